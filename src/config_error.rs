@@ -1,0 +1,90 @@
+//! Errors in task and policy files, located as `file:line:column`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A mistake in a file the user wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// 1-based; 0 when unknown.
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(file: &Path, line: u64, column: u64, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    /// An error at a YAML location.
+    pub fn at(file: &Path, loc: &serde_saphyr::Location, message: impl Into<String>) -> Self {
+        Self::new(file, loc.line(), loc.column(), message)
+    }
+
+    /// Converts a serde-saphyr error, keeping its location. The message is
+    /// the plain first line, without the snippet rendering.
+    pub fn from_yaml(file: &Path, e: &serde_saphyr::Error) -> Self {
+        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+        let text = e.to_string();
+        let message = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("invalid YAML")
+            .to_string();
+        let message = strip_location_suffix(&message);
+        Self::new(file, line, column, message)
+    }
+}
+
+/// serde-saphyr appends " at line X column Y"; we print the location first.
+fn strip_location_suffix(m: &str) -> String {
+    match m.rfind(" at line ") {
+        Some(i) => m[..i].to_string(),
+        None => m.to_string(),
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                self.line,
+                self.column,
+                self.message
+            )
+        } else {
+            write!(f, "{}: {}", self.file.display(), self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Several errors, reported together.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}

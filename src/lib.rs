@@ -1,0 +1,13 @@
+//! `runner`: runs LLM coding agents in CI with declarative tool permissions.
+//!
+//! The crate follows the flow of one run (DESIGN §1): [`task`] files are
+//! loaded and validated, the [`engine`] drives a [`provider`]'s model through
+//! the [`tools`], every call is decided by the [`policy`] engine, the agent
+//! works in an isolated copy of the [`workspace`], and [`report`] writes the
+//! transcript, diff, JUnit XML and summary.
+
+pub mod config_error;
+pub mod policy;
+pub mod process;
+pub mod tools;
+pub mod workspace;

@@ -1,0 +1,258 @@
+//! Decisions: one call's signatures against every layer of policy.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::file::{DefaultDecision, Policy};
+use super::signature::{Family, Signature};
+use crate::tools::{PathVisibility, Risk};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Allow,
+    Deny,
+}
+
+/// The decision on one call, as the transcript and `runner check` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    #[serde(rename = "decision")]
+    pub verdict: Verdict,
+    pub signatures: Vec<Signature>,
+    /// The rule that decided (`deny Bash(rm:*)`), or null for low risk or
+    /// the default.
+    pub rule: Option<String>,
+    pub reason: Option<String>,
+    /// The policy layer that decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// The task's policy plus any `--policy` files. Each layer decides on its
+/// own; a call runs only when every layer allows it.
+#[derive(Debug, Clone)]
+pub struct PolicySet {
+    layers: Vec<Policy>,
+}
+
+struct LayerResult {
+    allow: bool,
+    rule: Option<String>,
+    reason: Option<String>,
+}
+
+fn is_outside(sig: &Signature) -> bool {
+    matches!(sig.family, Family::Read | Family::Edit)
+        && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
+}
+
+fn in_git_dir(sig: &Signature) -> bool {
+    sig.family == Family::Edit
+        && sig
+            .specifier
+            .as_deref()
+            .is_some_and(|s| s.split('/').any(|seg| seg == ".git"))
+}
+
+impl PolicySet {
+    pub fn new(layers: Vec<Policy>) -> Self {
+        let layers = if layers.is_empty() {
+            vec![Policy::builtin_default()]
+        } else {
+            layers
+        };
+        Self { layers }
+    }
+
+    pub fn layers(&self) -> &[Policy] {
+        &self.layers
+    }
+
+    /// The risk of a tool in one layer, after that layer's overrides.
+    fn risk_in(layer: &Policy, tool: &str, is_mcp: bool, base: Risk) -> Risk {
+        if let Some(r) = layer.risk.get(tool) {
+            return *r;
+        }
+        if is_mcp && let Some(r) = layer.risk.get("mcp") {
+            return *r;
+        }
+        base
+    }
+
+    /// Decides a call of `tool` (with its default `risk`) whose signatures
+    /// are `sigs`.
+    pub fn decide(&self, tool: &str, risk: Risk, sigs: Vec<Signature>) -> Decision {
+        self.decide_with(tool, false, risk, sigs)
+    }
+
+    /// [`PolicySet::decide`] for MCP tools, whose risk `mcp:` may override.
+    pub fn decide_with(
+        &self,
+        tool: &str,
+        is_mcp: bool,
+        risk: Risk,
+        sigs: Vec<Signature>,
+    ) -> Decision {
+        let mut first_allow: Option<(LayerResult, &str)> = None;
+        for layer in &self.layers {
+            let risk = Self::risk_in(layer, tool, is_mcp, risk);
+            let r = Self::decide_layer(layer, risk, &sigs);
+            if !r.allow {
+                return Decision {
+                    verdict: Verdict::Deny,
+                    signatures: sigs,
+                    rule: r.rule,
+                    reason: r.reason,
+                    policy: Some(layer.source.clone()),
+                };
+            }
+            if first_allow
+                .as_ref()
+                .is_none_or(|(f, _)| f.rule.is_none() && r.rule.is_some())
+            {
+                first_allow = Some((r, &layer.source));
+            }
+        }
+        let (r, src) = first_allow.expect("at least one layer");
+        Decision {
+            verdict: Verdict::Allow,
+            signatures: sigs,
+            rule: r.rule,
+            reason: r.reason,
+            policy: Some(src.to_string()),
+        }
+    }
+
+    fn decide_layer(layer: &Policy, risk: Risk, sigs: &[Signature]) -> LayerResult {
+        // 1. Any deny rule matching any signature denies.
+        for sig in sigs {
+            for rule in layer.rules.iter().filter(|r| !r.allow) {
+                if rule.pattern.matches(sig, true) {
+                    return LayerResult {
+                        allow: false,
+                        rule: Some(format!("deny {}", rule.pattern.text)),
+                        reason: Some(match &rule.reason {
+                            Some(r) => format!("{sig} is denied by `{}`: {r}", rule.pattern.text),
+                            None => format!("{sig} is denied by `{}`", rule.pattern.text),
+                        }),
+                    };
+                }
+            }
+        }
+        // 2. Every signature must be allowed.
+        let mut deciding: Option<String> = None;
+        for sig in sigs {
+            let allows = layer.rules.iter().filter(|r| r.allow);
+            if let Some(why) = &sig.opaque {
+                match allows.clone().find(|r| r.pattern.matches(sig, false)) {
+                    Some(r) => {
+                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                        continue;
+                    }
+                    None => {
+                        return LayerResult {
+                            allow: false,
+                            rule: None,
+                            reason: Some(format!(
+                                "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it"
+                            )),
+                        };
+                    }
+                }
+            }
+            if is_outside(sig) {
+                match allows
+                    .clone()
+                    .find(|r| r.pattern.is_absolute_path() && r.pattern.matches(sig, false))
+                {
+                    Some(r) => {
+                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                        continue;
+                    }
+                    None => {
+                        return LayerResult {
+                            allow: false,
+                            rule: None,
+                            reason: Some(format!(
+                                "{sig} is outside the workspace; only an absolute allow rule can permit it"
+                            )),
+                        };
+                    }
+                }
+            }
+            if in_git_dir(sig) {
+                match allows
+                    .clone()
+                    .find(|r| r.pattern.names_git() && r.pattern.matches(sig, false))
+                {
+                    Some(r) => {
+                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                        continue;
+                    }
+                    None => {
+                        return LayerResult {
+                            allow: false,
+                            rule: None,
+                            reason: Some(format!(
+                                "{sig} writes into .git; only a rule naming .git can allow it"
+                            )),
+                        };
+                    }
+                }
+            }
+            if let Some(r) = allows.clone().find(|r| r.pattern.matches(sig, false)) {
+                deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                continue;
+            }
+            if risk == Risk::Low {
+                continue;
+            }
+            if layer.default == DefaultDecision::Allow {
+                deciding.get_or_insert("default allow".to_string());
+                continue;
+            }
+            return LayerResult {
+                allow: false,
+                rule: Some("default deny".into()),
+                reason: Some(
+                    format!(
+                        "no rule allows {sig} ({risk:?} risk) and the default of {} is deny",
+                        layer.source
+                    )
+                    .replace("Medium risk", "medium risk")
+                    .replace("High risk", "high risk"),
+                ),
+            };
+        }
+        LayerResult {
+            allow: true,
+            rule: deciding.clone(),
+            reason: if deciding.is_none() {
+                Some(if sigs.is_empty() {
+                    "nothing to check".into()
+                } else {
+                    "low risk".into()
+                })
+            } else {
+                None
+            },
+        }
+    }
+
+    /// True when some layer's deny rule matches `Read(rel)`.
+    pub fn read_denied(&self, rel: &str) -> bool {
+        let sig = Signature::new(Family::Read, rel);
+        self.layers.iter().any(|l| {
+            l.rules
+                .iter()
+                .any(|r| !r.allow && r.pattern.matches(&sig, true))
+        })
+    }
+}
+
+impl PathVisibility for PolicySet {
+    fn is_hidden(&self, rel: &str) -> bool {
+        self.read_denied(rel)
+    }
+}

@@ -1,0 +1,315 @@
+//! Rule patterns: `Family` or `Family(specifier)`, compiled for matching.
+//!
+//! Paths follow gitignore rules anchored at the workspace root: a pattern
+//! with an inner `/` is anchored, one without matches at any depth, `*` stays
+//! inside a segment and `**` crosses segments (globset with
+//! `literal_separator(true)`), and a pattern matching a folder matches
+//! everything inside it. Absolute patterns name absolute paths only.
+//! Bash patterns match word by word: `*` alone is any run of words, globs in
+//! a word match inside that word, `prefix:*` is `prefix *`.
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::shell::base_name;
+use super::signature::{Family, Signature};
+use super::words::split_words;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("empty rule")]
+    Empty,
+    #[error("unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool)")]
+    UnknownFamily(String),
+    #[error("unbalanced parentheses in `{0}`")]
+    Unbalanced(String),
+    #[error("invalid glob in `{rule}`: {message}")]
+    Glob { rule: String, message: String },
+}
+
+#[derive(Debug, Clone)]
+enum WordPat {
+    Any,
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+impl WordPat {
+    fn matches(&self, w: &str) -> bool {
+        match self {
+            WordPat::Any => true,
+            WordPat::Literal(l) => l == w,
+            WordPat::Glob(g) => g.is_match(w),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Spec {
+    /// `Family` or `Family(*)`.
+    All,
+    Path {
+        glob: GlobMatcher,
+        absolute: bool,
+        names_git: bool,
+    },
+    Words(Vec<WordPat>),
+    Name(GlobMatcher),
+}
+
+/// A compiled rule pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub text: String,
+    pub family: Family,
+    /// The specifier as written, for exact matches of opaque signatures.
+    raw_spec: Option<String>,
+    spec: Spec,
+}
+
+fn glob(rule: &str, pattern: &str, literal_separator: bool) -> Result<GlobMatcher, PatternError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(literal_separator)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| PatternError::Glob {
+            rule: rule.to_string(),
+            message: e.kind().to_string(),
+        })
+}
+
+impl Pattern {
+    pub fn parse(text: &str) -> Result<Self, PatternError> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(PatternError::Empty);
+        }
+        let (fam, spec) = match t.find('(') {
+            None => {
+                if t.contains(')') {
+                    return Err(PatternError::Unbalanced(t.into()));
+                }
+                (t, None)
+            }
+            Some(i) => {
+                if !t.ends_with(')') {
+                    return Err(PatternError::Unbalanced(t.into()));
+                }
+                (&t[..i], Some(&t[i + 1..t.len() - 1]))
+            }
+        };
+        let family =
+            Family::parse(fam.trim()).ok_or_else(|| PatternError::UnknownFamily(fam.into()))?;
+        if let Some(s) = spec {
+            let mut depth = 0i32;
+            for c in s.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                if depth < 0 {
+                    return Err(PatternError::Unbalanced(t.into()));
+                }
+            }
+            if depth != 0 && family != Family::Bash {
+                return Err(PatternError::Unbalanced(t.into()));
+            }
+        }
+        let compiled = match spec.map(str::trim) {
+            None | Some("*") | Some("") => Spec::All,
+            Some(s) => match family {
+                Family::Read | Family::Edit => {
+                    let absolute = s.starts_with('/');
+                    let body = s.strip_prefix("./").unwrap_or(s);
+                    let body = body.strip_suffix('/').unwrap_or(body);
+                    let anchored = absolute || body.contains('/');
+                    let full = if anchored {
+                        body.to_string()
+                    } else {
+                        format!("**/{body}")
+                    };
+                    Spec::Path {
+                        glob: glob(t, &full, true)?,
+                        absolute,
+                        names_git: body.split('/').any(|seg| seg == ".git"),
+                    }
+                }
+                Family::Bash => {
+                    let s = match s.strip_suffix(":*") {
+                        Some(prefix) => format!("{prefix} *"),
+                        None => s.to_string(),
+                    };
+                    let mut words = Vec::new();
+                    for w in split_words(&s) {
+                        words.push(if w == "*" {
+                            WordPat::Any
+                        } else if w.contains(['*', '?', '[']) {
+                            WordPat::Glob(glob(t, &w, false)?)
+                        } else {
+                            WordPat::Literal(w)
+                        });
+                    }
+                    Spec::Words(words)
+                }
+                Family::Mcp | Family::Tool | Family::Memory => Spec::Name(glob(t, s, false)?),
+            },
+        };
+        Ok(Self {
+            text: t.to_string(),
+            family,
+            raw_spec: spec.map(|s| s.trim().to_string()),
+            spec: compiled,
+        })
+    }
+
+    /// Does this pattern match the signature? `for_deny` compares programs
+    /// by base name; an allow rule matches the program only as written.
+    pub fn matches(&self, sig: &Signature, for_deny: bool) -> bool {
+        if sig.family != self.family {
+            return false;
+        }
+        if sig.opaque.is_some() {
+            // Only a rule naming the whole text allows an opaque signature;
+            // a deny rule may still match it word by word (below).
+            if !for_deny {
+                return self.raw_spec.as_deref() == sig.specifier.as_deref();
+            }
+        }
+        let spec = sig.specifier.as_deref().unwrap_or("");
+        match &self.spec {
+            Spec::All => true,
+            Spec::Path { glob, absolute, .. } => {
+                if spec.starts_with('/') != *absolute {
+                    return false;
+                }
+                // The path itself or any folder above it.
+                let mut p = spec;
+                loop {
+                    if glob.is_match(p) {
+                        return true;
+                    }
+                    match p.rfind('/') {
+                        Some(0) | None => return false,
+                        Some(i) => p = &p[..i],
+                    }
+                }
+            }
+            Spec::Words(pats) => {
+                let words = split_words(spec);
+                let words: Vec<String> = if for_deny {
+                    words
+                        .iter()
+                        .enumerate()
+                        .map(|(i, w)| {
+                            if i == 0 {
+                                base_name(w).to_string()
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect()
+                } else {
+                    words
+                };
+                let pats: Vec<WordPat> = if for_deny {
+                    pats.iter()
+                        .enumerate()
+                        .map(|(i, p)| match p {
+                            WordPat::Literal(l) if i == 0 => {
+                                WordPat::Literal(base_name(l).to_string())
+                            }
+                            other => other.clone(),
+                        })
+                        .collect()
+                } else {
+                    pats.clone()
+                };
+                match_words(&pats, &words)
+            }
+            Spec::Name(g) => g.is_match(spec),
+        }
+    }
+
+    /// True for path patterns that name `.git` (needed to write there).
+    pub fn names_git(&self) -> bool {
+        matches!(
+            self.spec,
+            Spec::Path {
+                names_git: true,
+                ..
+            }
+        )
+    }
+
+    /// True for absolute path patterns (needed for paths outside).
+    pub fn is_absolute_path(&self) -> bool {
+        matches!(self.spec, Spec::Path { absolute: true, .. })
+    }
+
+    pub fn is_all(&self) -> bool {
+        matches!(self.spec, Spec::All)
+    }
+}
+
+fn match_words(pats: &[WordPat], words: &[String]) -> bool {
+    match pats.split_first() {
+        None => words.is_empty(),
+        Some((WordPat::Any, rest)) => (0..=words.len()).any(|k| match_words(rest, &words[k..])),
+        Some((p, rest)) => match words.split_first() {
+            Some((w, wrest)) => p.matches(w) && match_words(rest, wrest),
+            None => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, s: &str) -> bool {
+        let pat = Pattern::parse(p).unwrap();
+        let sig = Signature::new(pat.family, s);
+        pat.matches(&sig, false)
+    }
+
+    #[test]
+    fn bash_words() {
+        assert!(m("Bash(cargo test:*)", "cargo test"));
+        assert!(m("Bash(cargo test:*)", "cargo test --release"));
+        assert!(!m("Bash(cargo test:*)", "cargo testx"));
+        assert!(m("Bash(git diff)", "git diff"));
+        assert!(!m("Bash(git diff)", "git diff --stat"));
+        assert!(!m("Bash(git diff *)", "git diff-index"));
+        assert!(m("Bash(npm run test-*)", "npm run test-unit"));
+        assert!(!m("Bash(git)", "/usr/bin/git"));
+    }
+
+    #[test]
+    fn paths() {
+        assert!(m("Edit(src/**)", "src/a/b.rs"));
+        assert!(!m("Edit(src/*.rs)", "src/a/b.rs"));
+        assert!(m("Read(.env)", "config/.env"));
+        assert!(m("Edit(.github)", ".github/workflows/ci.yml"));
+        assert!(!m("Edit(src/**)", "/abs/src/x"));
+        assert!(m("Read(/tmp/**)", "/tmp/x"));
+        assert!(!m("Read(/tmp/**)", "tmp/x"));
+        assert!(m("Read", "/etc/passwd"));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(matches!(
+            Pattern::parse("Frob(x)"),
+            Err(PatternError::UnknownFamily(_))
+        ));
+        assert!(matches!(
+            Pattern::parse("Read(x"),
+            Err(PatternError::Unbalanced(_))
+        ));
+        assert!(matches!(
+            Pattern::parse("Read(a[)"),
+            Err(PatternError::Glob { .. })
+        ));
+    }
+}

@@ -1,0 +1,220 @@
+//! Running shell commands for the bash tool and for checks.
+//!
+//! Each command runs in its own process group with stdin closed. Its output is
+//! captured with bounded memory (the first and last halves of the cap are
+//! kept, the rest is counted), and when the command ends, times out or is
+//! cancelled the whole group is killed, so no background job outlives it.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// What to run.
+pub struct CommandSpec<'a> {
+    pub script: &'a str,
+    pub cwd: &'a Path,
+    /// The whole environment; `None` inherits the runner's.
+    pub env: Option<&'a [(String, String)]>,
+    pub timeout: Duration,
+    /// Bytes kept of each stream.
+    pub max_output_bytes: usize,
+}
+
+/// One stream's captured text.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// The kept text; when truncated, head and tail joined by a marker.
+    pub text: String,
+    pub total_bytes: u64,
+    pub truncated: bool,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone)]
+pub struct CommandResult {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub duration: Duration,
+}
+
+impl CommandResult {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// Kills a process group when dropped (a cancelled or timed-out call).
+struct GroupGuard(i32);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: plain syscall; ESRCH (already gone) is fine.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
+    let half = cap / 2;
+    let mut head: Vec<u8> = Vec::with_capacity(half.min(64 * 1024));
+    let mut tail: std::collections::VecDeque<u8> = Default::default();
+    let mut total: u64 = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        total += n as u64;
+        let mut chunk = &buf[..n];
+        if head.len() < half {
+            let take = (half - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if !chunk.is_empty() {
+            let keep = cap - half;
+            if chunk.len() >= keep {
+                tail.clear();
+                tail.extend(&chunk[chunk.len() - keep..]);
+            } else {
+                let overflow = (tail.len() + chunk.len()).saturating_sub(keep);
+                tail.drain(..overflow);
+                tail.extend(chunk);
+            }
+        }
+    }
+    let kept = head.len() + tail.len();
+    let truncated = (kept as u64) < total;
+    let text = if truncated {
+        let omitted = total - kept as u64;
+        format!(
+            "{}\n[... {omitted} bytes omitted ...]\n{}",
+            String::from_utf8_lossy(&head),
+            String::from_utf8_lossy(tail.make_contiguous())
+        )
+    } else {
+        head.extend(tail);
+        String::from_utf8_lossy(&head).into_owned()
+    };
+    Captured {
+        text,
+        total_bytes: total,
+        truncated,
+    }
+}
+
+/// Runs `bash -c SCRIPT` as described by `spec`.
+pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> {
+    let start = Instant::now();
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(spec.script)
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(env) = spec.env {
+        cmd.env_clear();
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    let mut child = cmd.spawn()?;
+    let guard = GroupGuard(child.id().map(|p| p as i32).unwrap_or(0));
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    let cap = spec.max_output_bytes.max(2);
+    let out_task = tokio::spawn(read_capped(out, cap));
+    let err_task = tokio::spawn(read_capped(err, cap));
+
+    let (status, timed_out) = tokio::select! {
+        s = child.wait() => (Some(s?), false),
+        _ = tokio::time::sleep(spec.timeout) => (None, true),
+    };
+    // The shell is done (or out of time): end whatever it left running so
+    // that the pipes close.
+    kill_group(guard.0);
+    let status = match status {
+        Some(s) => Some(s),
+        None => child.wait().await.ok(),
+    };
+    let grace = Duration::from_secs(2);
+    let stdout = match tokio::time::timeout(grace, out_task).await {
+        Ok(Ok(c)) => c,
+        _ => Captured::default(),
+    };
+    let stderr = match tokio::time::timeout(grace, err_task).await {
+        Ok(Ok(c)) => c,
+        _ => Captured::default(),
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(CommandResult {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        signal: status.and_then(|s| s.signal()),
+        timed_out,
+        stdout,
+        stderr,
+        duration: start.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn caps_output_and_counts_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_shell(CommandSpec {
+            script: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2; exit 3",
+            cwd: dir.path(),
+            env: None,
+            timeout: Duration::from_secs(10),
+            max_output_bytes: 1000,
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.exit_code, Some(3));
+        assert!(r.stdout.truncated);
+        assert_eq!(r.stdout.total_bytes, 100000);
+        assert!(r.stdout.text.contains("99000 bytes omitted"));
+        assert_eq!(r.stderr.text, "err\n");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survived");
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let r = run_shell(CommandSpec {
+            script: &script,
+            cwd: dir.path(),
+            env: None,
+            timeout: Duration::from_millis(300),
+            max_output_bytes: 1000,
+        })
+        .await
+        .unwrap();
+        assert!(r.timed_out);
+        assert!(r.duration < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(!marker.exists(), "a background job outlived the timeout");
+    }
+}

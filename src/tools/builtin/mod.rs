@@ -1,0 +1,109 @@
+//! The built-in tools, one file each. To add a tool: write its file and add
+//! one line to [`all`].
+
+mod bash;
+mod edit_file;
+mod glob;
+mod grep;
+mod ls;
+#[cfg(feature = "test-tools")]
+mod probe;
+mod read_file;
+mod save_memory;
+mod write_file;
+
+use std::sync::Arc;
+
+use super::ToolContext;
+use super::tool::{DynTool, typed};
+use crate::policy::{Family, Signature};
+
+pub use bash::bash_is_read_only;
+
+/// Every built-in tool, in the order the model sees them.
+pub fn all() -> Vec<Arc<dyn DynTool>> {
+    vec![
+        typed(read_file::ReadFile),
+        typed(write_file::WriteFile),
+        typed(edit_file::EditFile),
+        typed(ls::Ls),
+        typed(glob::Glob),
+        typed(grep::Grep),
+        typed(bash::Bash),
+        typed(save_memory::SaveMemory),
+        #[cfg(feature = "test-tools")]
+        typed(probe::Probe),
+    ]
+}
+
+/// `Family(path)` signatures for a path argument, with the symlink target's
+/// spelling added when it differs (an allow must match both, a deny either).
+pub(crate) fn path_signatures(ctx: &ToolContext, family: Family, path: &str) -> Vec<Signature> {
+    ctx.workspace
+        .signature_paths(path)
+        .into_iter()
+        .map(|p| Signature::new(family, p))
+        .collect()
+}
+
+/// Reads a text file for editing, refusing binary files.
+pub(crate) fn read_text(path: &std::path::Path, shown: &str) -> Result<String, super::ToolError> {
+    let bytes = std::fs::read(path).map_err(|e| io_error(e, shown))?;
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Err(super::ToolError::validation(format!(
+            "{shown} is a binary file; it cannot be read or edited as text"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| super::ToolError::validation(format!("{shown} is not valid UTF-8 text")))
+}
+
+/// An I/O error as the model should read it.
+pub(crate) fn io_error(e: std::io::Error, shown: &str) -> super::ToolError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            super::ToolError::execution(format!("file not found: {shown}"))
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            super::ToolError::permission(format!("the file system refused access to {shown}"))
+        }
+        std::io::ErrorKind::IsADirectory => {
+            super::ToolError::validation(format!("{shown} is a folder, not a file; use ls"))
+        }
+        _ => super::ToolError::execution(format!("{shown}: {e}")),
+    }
+}
+
+/// A git-style diff of one file's text change, for metadata.
+pub(crate) fn text_diff(path: &str, old: Option<&str>, new: &str) -> String {
+    use crate::workspace::{ChangeKind, FileChange, FileContent, render_file_diff};
+    let content = |s: &str| FileContent {
+        bytes: s.as_bytes().to_vec(),
+        mode: 0o100644,
+        symlink: None,
+    };
+    render_file_diff(&FileChange {
+        path: path.to_string(),
+        kind: if old.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Added
+        },
+        old: old.map(content),
+        new: Some(content(new)),
+    })
+}
+
+/// Counts added and removed lines of a diff.
+pub(crate) fn diff_stats(diff: &str) -> (usize, usize) {
+    let mut add = 0;
+    let mut del = 0;
+    for l in diff.lines() {
+        if l.starts_with('+') && !l.starts_with("+++") {
+            add += 1;
+        } else if l.starts_with('-') && !l.starts_with("---") {
+            del += 1;
+        }
+    }
+    (add, del)
+}

@@ -1,0 +1,79 @@
+//! What a tool call may use besides its arguments.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::read_tracker::ReadTracker;
+use crate::workspace::{PathError, ResolvedPath, Workspace};
+
+/// Decides which workspace paths listing and search tools may show. The
+/// policy implements it: a path denied to `Read` is left out of what `grep`,
+/// `glob` and `ls` return (DESIGN §4).
+pub trait PathVisibility: Send + Sync {
+    /// `rel` is workspace-relative and `/`-separated.
+    fn is_hidden(&self, rel: &str) -> bool;
+}
+
+/// Shared state of one task's tool calls.
+pub struct ToolContext {
+    pub workspace: Workspace,
+    /// Where large results are spilled (`<out>/<task>/tool-results`). Files
+    /// there can be read with `read_file` by their absolute path.
+    pub spill_dir: Option<PathBuf>,
+    pub reads: ReadTracker,
+    pub visibility: Option<Arc<dyn PathVisibility>>,
+    /// Environment for commands; `None` inherits the runner's.
+    pub env: Option<Vec<(String, String)>>,
+    seq: AtomicU64,
+}
+
+impl ToolContext {
+    pub fn new(workspace: Workspace) -> Self {
+        Self {
+            workspace,
+            spill_dir: None,
+            reads: ReadTracker::default(),
+            visibility: None,
+            env: None,
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    pub fn with_spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
+    pub fn with_visibility(mut self, v: Arc<dyn PathVisibility>) -> Self {
+        self.visibility = Some(v);
+        self
+    }
+
+    /// Resolves a path argument inside the workspace (see [`Workspace::resolve`]).
+    pub fn resolve(&self, path: &str) -> Result<ResolvedPath, PathError> {
+        self.workspace.resolve(path)
+    }
+
+    /// True when listing tools must leave `rel` out.
+    pub fn is_hidden(&self, rel: &str) -> bool {
+        self.visibility.as_ref().is_some_and(|v| v.is_hidden(rel))
+    }
+
+    /// True when `path` is a spilled result file of this task.
+    pub fn is_spill_file(&self, path: &Path) -> bool {
+        match &self.spill_dir {
+            Some(dir) => {
+                let canon = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                let lexical = crate::workspace::normalize_lexically(path);
+                lexical.starts_with(&canon) || lexical.starts_with(dir)
+            }
+            None => false,
+        }
+    }
+
+    /// A number unique within this task, for spill file names.
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}

@@ -1,0 +1,26 @@
+//! The tool system (DESIGN §2).
+//!
+//! A tool is one type implementing [`Tool`]: its arguments are one Rust struct
+//! deriving `Deserialize` and `JsonSchema`, which is at once the type the tool
+//! receives, the validator of the model's JSON and the schema the model sees.
+//! The [`Registry`] holds tools behind the object-safe [`DynTool`], so
+//! built-in, test and MCP tools sit side by side, and renders their
+//! declarations in each provider's dialect. Adding a tool is one file in
+//! `builtin/` and one line in [`builtin::all`]; the engine never changes.
+
+pub mod builtin;
+mod context;
+mod declarations;
+mod output;
+mod read_tracker;
+mod registry;
+mod spill;
+mod tool;
+
+pub use context::{PathVisibility, ToolContext};
+pub use declarations::{Dialect, gemini_schema};
+pub use output::{ToolError, ToolErrorKind, ToolOutput};
+pub use read_tracker::ReadTracker;
+pub use registry::{Registry, RegistryError};
+pub use spill::{DEFAULT_MAX_RESULT_CHARS, spill_if_large};
+pub use tool::{Description, DynTool, Example, PreparedCall, Risk, Tool, ToolKind, typed};

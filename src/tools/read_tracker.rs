@@ -1,0 +1,59 @@
+//! Read-before-write tracking (seed 001's FileAccessTracker).
+//!
+//! Overwriting or editing an existing file is allowed only after the task has
+//! read it and while the file is still as it was read. This stops a model from
+//! clobbering a file it never looked at, or one that a command changed since.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What we remember of a file when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i128,
+    ino: u64,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        size: m.len(),
+        mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        ino: m.ino(),
+    })
+}
+
+/// Files read by a task, keyed by their real path.
+#[derive(Debug, Default)]
+pub struct ReadTracker {
+    seen: Mutex<HashMap<PathBuf, Stamp>>,
+}
+
+impl ReadTracker {
+    /// Records that `path` was read (or written) as it is now.
+    pub fn record(&self, path: &Path) {
+        if let Some(s) = stamp(path) {
+            self.seen.lock().unwrap().insert(path.to_path_buf(), s);
+        }
+    }
+
+    /// Checks that an existing file may be overwritten; `shown` is how the
+    /// path is named in the error.
+    pub fn check_fresh(&self, path: &Path, shown: &str) -> Result<(), String> {
+        let Some(now) = stamp(path) else {
+            return Ok(());
+        };
+        match self.seen.lock().unwrap().get(path) {
+            None => Err(format!(
+                "{shown} exists and has not been read in this task; read it with read_file first"
+            )),
+            Some(then) if *then != now => Err(format!(
+                "{shown} has changed since it was last read; read it again with read_file before changing it"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+}

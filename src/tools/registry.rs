@@ -1,0 +1,122 @@
+//! The registry: every tool a task can call, by name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::declarations::{Dialect, gemini_schema};
+use super::tool::{DynTool, ToolKind};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RegistryError {
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+    #[error("unknown tool `{name}`; known tools: {known}")]
+    Unknown { name: String, known: String },
+}
+
+/// Tools by name, in registration order for declarations.
+#[derive(Clone, Default)]
+pub struct Registry {
+    order: Vec<String>,
+    tools: BTreeMap<String, Arc<dyn DynTool>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The registry of the built-in tools.
+    pub fn builtin() -> Self {
+        let mut r = Self::new();
+        for t in super::builtin::all() {
+            r.register(t).expect("built-in tool names are unique");
+        }
+        r
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {
+        let name = tool.name().to_string();
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::Duplicate(name));
+        }
+        self.order.push(name.clone());
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Result<&Arc<dyn DynTool>, RegistryError> {
+        self.tools.get(name).ok_or_else(|| RegistryError::Unknown {
+            name: name.to_string(),
+            known: self.order.join(", "),
+        })
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.order.iter().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
+        self.order.iter().map(|n| &self.tools[n])
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Keeps only the named tools (in registration order). Unknown names are
+    /// an error naming them.
+    pub fn retain_named(&mut self, names: &[String]) -> Result<(), RegistryError> {
+        for n in names {
+            self.get(n)?;
+        }
+        self.order.retain(|n| names.contains(n));
+        self.tools.retain(|n, _| names.contains(n));
+        Ok(())
+    }
+
+    /// `plan` mode: read-only tools only.
+    pub fn read_only(&self) -> Self {
+        let mut r = Self::new();
+        for t in self.iter().filter(|t| t.kind() == ToolKind::ReadOnly) {
+            r.register(t.clone()).expect("names were unique");
+        }
+        r
+    }
+
+    /// The declarations of every tool in one provider's dialect.
+    pub fn declarations(&self, dialect: Dialect) -> Value {
+        let decls: Vec<Value> = self
+            .iter()
+            .map(|t| {
+                let (name, desc, schema) = (t.name(), t.description(), t.input_schema());
+                match dialect {
+                    Dialect::OpenAi => json!({
+                        "type": "function",
+                        "function": {"name": name, "description": desc, "parameters": schema}
+                    }),
+                    Dialect::Anthropic => json!({
+                        "name": name, "description": desc, "input_schema": schema
+                    }),
+                    Dialect::Gemini => json!({
+                        "name": name, "description": desc, "parameters": gemini_schema(&schema)
+                    }),
+                }
+            })
+            .collect();
+        match dialect {
+            Dialect::Gemini => json!([{ "functionDeclarations": decls }]),
+            _ => Value::Array(decls),
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! Workspace isolation: each task works on its own copy of the user's tree.
+//!
+//! The copy holds the tracked and untracked files that `.gitignore` does not
+//! exclude (the same walk ripgrep does), so build folders such as `target/` or
+//! `node_modules/` are left out, and `.git` is never copied. Files are copied
+//! with `std::fs::copy`, which on Linux uses `copy_file_range` and so shares
+//! extents on file systems that can (btrfs, xfs). Hard links would be faster
+//! but are unsafe: `echo >> file` in the copy would change the original.
+//! The walk and the copy run in parallel on ignore's walker.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::{WalkBuilder, WalkState};
+
+use super::atomic::atomic_write;
+use super::diff::{ChangeKind, FileChange, FileContent};
+use super::snapshot::{Snapshot, SnapshotEntry};
+
+/// A task's private copy of a workspace; removed when dropped.
+pub struct IsolatedWorkspace {
+    original: PathBuf,
+    dir: tempfile::TempDir,
+    snapshot: Snapshot,
+}
+
+/// Builds the walker every tree scan uses: hidden files included, `.gitignore`
+/// honoured with or without a `.git` folder, `.git` itself skipped.
+fn walker(root: &Path, excludes: &[PathBuf]) -> WalkBuilder {
+    let mut b = WalkBuilder::new(root);
+    b.hidden(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .ignore(true)
+        .parents(false)
+        .require_git(false)
+        .follow_links(false)
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .min(8),
+        );
+    let excludes: Vec<PathBuf> = excludes.to_vec();
+    b.filter_entry(move |e| {
+        if e.file_name() == ".git" {
+            return false;
+        }
+        !excludes.iter().any(|x| e.path() == x)
+    });
+    b
+}
+
+/// Lists the files of a tree as the runner sees them (see [`walker`]).
+pub fn walk_tree(root: &Path, excludes: &[PathBuf]) -> std::io::Result<Snapshot> {
+    let out = Mutex::new(BTreeMap::new());
+    let root_owned = root.to_path_buf();
+    walker(root, excludes).build_parallel().run(|| {
+        let out = &out;
+        let root = root_owned.clone();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let Some(ft) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            if ft.is_dir() {
+                return WalkState::Continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&root) else {
+                return WalkState::Continue;
+            };
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                return WalkState::Continue;
+            };
+            let link = if ft.is_symlink() {
+                std::fs::read_link(entry.path()).ok()
+            } else {
+                None
+            };
+            let rel = rel.to_string_lossy().into_owned();
+            out.lock()
+                .unwrap()
+                .insert(rel, SnapshotEntry::from_metadata(&meta, link));
+            WalkState::Continue
+        })
+    });
+    Ok(out.into_inner().unwrap())
+}
+
+impl IsolatedWorkspace {
+    /// Copies `original` into a fresh temporary folder, leaving out ignored
+    /// files, `.git` and the given absolute paths (such as the output folder).
+    pub fn create(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
+        let original = original.canonicalize()?;
+        let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
+        let dest_root = dir.path().to_path_buf();
+        let snapshot = Mutex::new(BTreeMap::new());
+        let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+        walker(&original, excludes).build_parallel().run(|| {
+            let snapshot = &snapshot;
+            let first_error = &first_error;
+            let src_root = original.clone();
+            let dest_root = dest_root.clone();
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Ok(rel) = entry.path().strip_prefix(&src_root) else {
+                    return WalkState::Continue;
+                };
+                if rel.as_os_str().is_empty() {
+                    return WalkState::Continue;
+                }
+                match copy_entry(entry.path(), &dest_root.join(rel)) {
+                    Ok(Some(rec)) => {
+                        snapshot
+                            .lock()
+                            .unwrap()
+                            .insert(rel.to_string_lossy().into_owned(), rec);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        let mut slot = first_error.lock().unwrap();
+                        if slot.is_none() {
+                            *slot = Some(std::io::Error::new(
+                                e.kind(),
+                                format!("copying {}: {e}", entry.path().display()),
+                            ));
+                        }
+                        return WalkState::Quit;
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+        if let Some(e) = first_error.into_inner().unwrap() {
+            return Err(e);
+        }
+        Ok(Self {
+            original,
+            dir,
+            snapshot: snapshot.into_inner().unwrap(),
+        })
+    }
+
+    /// The copy's root folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The original tree.
+    pub fn original(&self) -> &Path {
+        &self.original
+    }
+
+    /// The files as they were right after the copy.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// Compares the copy with the original and returns every changed file,
+    /// sorted by path. Only files whose size, mtime or mode changed are read.
+    pub fn changes(&self) -> std::io::Result<Vec<FileChange>> {
+        let now = walk_tree(self.path(), &[])?;
+        let mut changes = Vec::new();
+        for (rel, before) in &self.snapshot {
+            match now.get(rel) {
+                None => changes.push(FileChange {
+                    path: rel.clone(),
+                    kind: ChangeKind::Deleted,
+                    old: Some(FileContent::read(&self.original.join(rel))?),
+                    new: None,
+                }),
+                Some(after) if after != before => {
+                    let old = FileContent::read(&self.original.join(rel))?;
+                    let new = FileContent::read(&self.path().join(rel))?;
+                    if old != new {
+                        changes.push(FileChange {
+                            path: rel.clone(),
+                            kind: ChangeKind::Modified,
+                            old: Some(old),
+                            new: Some(new),
+                        });
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        for rel in now.keys() {
+            if !self.snapshot.contains_key(rel) {
+                changes.push(FileChange {
+                    path: rel.clone(),
+                    kind: ChangeKind::Added,
+                    old: None,
+                    new: Some(FileContent::read(&self.path().join(rel))?),
+                });
+            }
+        }
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(changes)
+    }
+}
+
+/// Copies one walked entry; returns its snapshot record for files and links.
+fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<SnapshotEntry>> {
+    let meta = src.symlink_metadata()?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        std::fs::create_dir_all(dest)?;
+        std::fs::set_permissions(dest, meta.permissions())?;
+        return Ok(None);
+    }
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if ft.is_symlink() {
+        let target = std::fs::read_link(src)?;
+        std::os::unix::fs::symlink(&target, dest)?;
+        let m = dest.symlink_metadata()?;
+        return Ok(Some(SnapshotEntry::from_metadata(&m, Some(target))));
+    }
+    if !ft.is_file() {
+        // Sockets, fifos and devices are not copied.
+        return Ok(None);
+    }
+    std::fs::copy(src, dest)?;
+    let m = dest.symlink_metadata()?;
+    Ok(Some(SnapshotEntry::from_metadata(&m, None)))
+}
+
+/// Why a change could not be applied to the original tree.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{path} changed in the original tree since the task started; not applied")]
+    Conflict { path: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Applies changes to `root`, first checking that every file still holds what
+/// the task started from, so a concurrent edit is never overwritten.
+pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<(), ApplyError> {
+    let io = |path: &str| {
+        let path = path.to_string();
+        move |source| ApplyError::Io {
+            path: path.clone(),
+            source,
+        }
+    };
+    for c in changes {
+        let p = root.join(&c.path);
+        let current = if p.symlink_metadata().is_ok() {
+            Some(FileContent::read(&p).map_err(io(&c.path))?)
+        } else {
+            None
+        };
+        if current != c.old {
+            return Err(ApplyError::Conflict {
+                path: c.path.clone(),
+            });
+        }
+    }
+    for c in changes {
+        let p = root.join(&c.path);
+        match &c.new {
+            None => std::fs::remove_file(&p).map_err(io(&c.path))?,
+            Some(new) => {
+                if let Some(target) = &new.symlink {
+                    let _ = std::fs::remove_file(&p);
+                    if let Some(parent) = p.parent() {
+                        std::fs::create_dir_all(parent).map_err(io(&c.path))?;
+                    }
+                    std::os::unix::fs::symlink(target, &p).map_err(io(&c.path))?;
+                } else {
+                    if p.symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_symlink())
+                    {
+                        std::fs::remove_file(&p).map_err(io(&c.path))?;
+                    }
+                    atomic_write(&p, &new.bytes).map_err(io(&c.path))?;
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(
+                        &p,
+                        std::fs::Permissions::from_mode(new.mode & 0o7777),
+                    )
+                    .map_err(io(&c.path))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl FileContent {
+    /// Reads a file or a symlink (its target, not followed).
+    pub fn read(path: &Path) -> std::io::Result<Self> {
+        let meta = path.symlink_metadata()?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(path)?;
+            return Ok(FileContent {
+                bytes: target.as_os_str().as_encoded_bytes().to_vec(),
+                mode: 0o120000,
+                symlink: Some(target),
+            });
+        }
+        Ok(FileContent {
+            bytes: std::fs::read(path)?,
+            mode: meta.mode(),
+            symlink: None,
+        })
+    }
+}

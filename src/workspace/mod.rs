@@ -1,0 +1,18 @@
+//! The workspace: where a task's agent works.
+//!
+//! Everything the agent touches goes through this module: path arguments are
+//! resolved here (and refused when they leave the workspace), files are written
+//! atomically, each task gets an isolated copy of the user's tree, and the copy
+//! is compared with the original to produce a git-style diff.
+
+mod atomic;
+mod diff;
+mod isolate;
+mod paths;
+mod snapshot;
+
+pub use atomic::{atomic_write, atomic_write_str};
+pub use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
+pub use isolate::{ApplyError, IsolatedWorkspace, apply_changes, walk_tree};
+pub use paths::{PathError, ResolvedPath, Workspace, normalize_lexically};
+pub use snapshot::{Snapshot, SnapshotEntry};

@@ -1,0 +1,260 @@
+//! Path safety: every path argument a model gives is resolved here.
+//!
+//! A path is accepted when, after `..` is resolved lexically *and* every
+//! symlink along it is followed, it still lies inside the workspace root.
+//! Doing both matters: `src/../../etc` escapes lexically, `src/link` escapes
+//! only once the link is followed. The lexical, workspace-relative spelling is
+//! kept too, because permission rules are written against what the model
+//! asked for as well as what it would really touch.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("empty path")]
+    Empty,
+    #[error("path `{0}` is outside the workspace")]
+    Outside(String),
+    #[error(
+        "path `{path}` resolves through a symlink to `{target}`, which is outside the workspace"
+    )]
+    SymlinkOutside { path: String, target: String },
+    #[error("path `{0}` contains a NUL byte")]
+    Nul(String),
+}
+
+/// A path argument resolved against the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// Workspace-relative, `/`-separated, `..` resolved; `.` for the root.
+    pub rel: String,
+    /// The absolute path with symlinks followed (for existing prefixes).
+    pub real: PathBuf,
+    /// Workspace-relative form of `real` when following symlinks changed it.
+    pub real_rel: Option<String>,
+}
+
+/// A workspace root. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Opens a workspace at `root`, which must exist and be a folder.
+    pub fn new(root: impl AsRef<Path>) -> std::io::Result<Self> {
+        let root = root.as_ref().canonicalize()?;
+        if !root.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a folder", root.display()),
+            ));
+        }
+        Ok(Self { root })
+    }
+
+    /// A workspace at `root` taken as written, without touching the disk
+    /// (policy tests use a root that does not exist).
+    pub fn lexical(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The canonical root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a path argument, refusing anything that leaves the workspace.
+    pub fn resolve(&self, input: &str) -> Result<ResolvedPath, PathError> {
+        if input.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if input.contains('\0') {
+            return Err(PathError::Nul(input.replace('\0', "\\0")));
+        }
+        let candidate = if Path::new(input).is_absolute() {
+            PathBuf::from(input)
+        } else {
+            self.root.join(input)
+        };
+        let lexical = normalize_lexically(&candidate);
+        let rel = match lexical.strip_prefix(&self.root) {
+            Ok(r) => to_slash(r),
+            Err(_) => return Err(PathError::Outside(input.to_string())),
+        };
+        let real = resolve_symlinks(&lexical);
+        let real_rel = match real.strip_prefix(&self.root) {
+            Ok(r) => to_slash(r),
+            Err(_) => {
+                return Err(PathError::SymlinkOutside {
+                    path: input.to_string(),
+                    target: real.display().to_string(),
+                });
+            }
+        };
+        let real_rel = (real_rel != rel).then_some(real_rel);
+        Ok(ResolvedPath {
+            rel,
+            real,
+            real_rel,
+        })
+    }
+
+    /// The spellings of a path for permission signatures: the path as asked
+    /// (workspace-relative, or absolute when outside) and, when following
+    /// symlinks leads elsewhere, the real target too. Never fails: a path that
+    /// [`Workspace::resolve`] refuses still gets its signatures, so the policy
+    /// can name it.
+    pub fn signature_paths(&self, input: &str) -> Vec<String> {
+        let candidate = if Path::new(input).is_absolute() {
+            PathBuf::from(input)
+        } else {
+            self.root.join(input)
+        };
+        let lexical = normalize_lexically(&candidate);
+        let real = resolve_symlinks(&lexical);
+        let spell = |p: &Path| match p.strip_prefix(&self.root) {
+            Ok(r) => to_slash(r),
+            Err(_) => p.display().to_string(),
+        };
+        let mut out = vec![spell(&lexical)];
+        let real = spell(&real);
+        if real != out[0] {
+            out.push(real);
+        }
+        out
+    }
+
+    /// The workspace-relative spelling of an absolute path under the root.
+    pub fn relative(&self, abs: &Path) -> Option<String> {
+        abs.strip_prefix(&self.root).ok().map(to_slash)
+    }
+}
+
+/// Converts a relative path to a `/`-separated string, `.` for empty.
+fn to_slash(p: &Path) -> String {
+    let s = p
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    if s.is_empty() { ".".to_string() } else { s }
+}
+
+/// Resolves `.` and `..` without touching the file system. `..` above the
+/// root stays at the root, as the kernel does.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() && !path.is_absolute() {
+                    out.push("..");
+                }
+                if path.is_absolute() && out.as_os_str().is_empty() {
+                    out.push("/");
+                }
+            }
+            Component::Normal(c) => out.push(c),
+        }
+    }
+    out
+}
+
+/// Follows symlinks on the longest existing prefix of an absolute, lexically
+/// normalised path and appends the part that does not exist yet.
+fn resolve_symlinks(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        match existing.canonicalize() {
+            Ok(canon) => {
+                let mut out = canon;
+                for part in rest.iter().rev() {
+                    out.push(part);
+                }
+                return normalize_lexically(&out);
+            }
+            Err(_) => {
+                // A dangling symlink: follow its target by hand so that a link
+                // to a not-yet-existing file outside is still caught.
+                if let Ok(target) = std::fs::read_link(&existing) {
+                    let base = existing.parent().unwrap_or(Path::new("/"));
+                    let joined = normalize_lexically(&base.join(target));
+                    let mut out = resolve_symlinks_depth(&joined, 40);
+                    for part in rest.iter().rev() {
+                        out.push(part);
+                    }
+                    return normalize_lexically(&out);
+                }
+                match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name.to_os_string());
+                        existing = parent.to_path_buf();
+                    }
+                    _ => return path.to_path_buf(),
+                }
+            }
+        }
+    }
+}
+
+fn resolve_symlinks_depth(path: &Path, depth: u32) -> PathBuf {
+    if depth == 0 {
+        // A symlink loop: report the path as is; it will not exist.
+        return path.to_path_buf();
+    }
+    resolve_symlinks(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_normalisation() {
+        assert_eq!(
+            normalize_lexically(Path::new("/a/b/../c")),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(normalize_lexically(Path::new("/../..")), PathBuf::from("/"));
+        assert_eq!(
+            normalize_lexically(Path::new("a/./b")),
+            PathBuf::from("a/b")
+        );
+    }
+
+    #[test]
+    fn resolve_inside_and_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        assert_eq!(ws.resolve("src/../a.txt").unwrap().rel, "a.txt");
+        assert_eq!(ws.resolve(".").unwrap().rel, ".");
+        assert!(matches!(ws.resolve("../x"), Err(PathError::Outside(_))));
+        assert!(matches!(
+            ws.resolve("/etc/passwd"),
+            Err(PathError::Outside(_))
+        ));
+        let abs = ws.root().join("src/new.rs");
+        assert_eq!(ws.resolve(abs.to_str().unwrap()).unwrap().rel, "src/new.rs");
+        std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
+        assert!(matches!(
+            ws.resolve("etc/passwd"),
+            Err(PathError::SymlinkOutside { .. })
+        ));
+        std::os::unix::fs::symlink("../../nowhere", dir.path().join("src/dangling")).unwrap();
+        assert!(matches!(
+            ws.resolve("src/dangling"),
+            Err(PathError::SymlinkOutside { .. })
+        ));
+        std::os::unix::fs::symlink("../a.txt", dir.path().join("src/inner")).unwrap();
+        let r = ws.resolve("src/inner").unwrap();
+        assert_eq!(r.rel, "src/inner");
+        assert_eq!(r.real_rel.as_deref(), Some("a.txt"));
+    }
+}
