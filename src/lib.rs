@@ -6,8 +6,14 @@
 //! works in an isolated copy of the [`workspace`], and [`report`] writes the
 //! transcript, diff, JUnit XML and summary.
 
+pub mod cli;
 pub mod config_error;
+pub mod engine;
 pub mod policy;
 pub mod process;
+pub mod provider;
+pub mod report;
+pub mod run;
+pub mod task;
 pub mod tools;
 pub mod workspace;

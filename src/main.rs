@@ -1,1 +1,162 @@
-fn main() {}
+//! The `runner` command line (DESIGN §5).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use runner::cli;
+use runner::run::Shard;
+use runner::task::{LoadOptions, ModelSpec};
+use runner::tools::{Dialect, Registry};
+
+#[derive(Parser)]
+#[command(
+    name = "runner",
+    version,
+    about = "Runs LLM coding agents in CI with declarative tool permissions"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run task files (paths or globs).
+    Run {
+        #[arg(required = true)]
+        tasks: Vec<String>,
+        /// Output folder.
+        #[arg(long, default_value = "runner-out")]
+        out: PathBuf,
+        /// A policy added to every task's policy; the strictest decision wins. Repeatable.
+        #[arg(long = "policy")]
+        policies: Vec<PathBuf>,
+        /// Override every task's model: PROVIDER:MODEL or scripted.
+        #[arg(long)]
+        model: Option<String>,
+        /// Tasks run in parallel.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run only shard K of N (stable by task name).
+        #[arg(long)]
+        shard: Option<Shard>,
+        /// Apply each passing task's changes to its original workspace.
+        #[arg(long)]
+        apply: bool,
+        /// Print only the final line.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Print every turn.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Check task and policy files; errors name file:line:column.
+    Validate {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Decide one tool call against a policy; prints JSON.
+    Check {
+        #[arg(long = "policy", required = true)]
+        policies: Vec<PathBuf>,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        tool: String,
+        args_json: String,
+    },
+    /// Print the tool declarations.
+    Tools {
+        #[arg(long, value_enum, default_value = "openai")]
+        format: Dialect,
+    },
+    /// Run one tool call (content on stdout, display line on stderr).
+    Tool {
+        name: String,
+        args_json: String,
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+    },
+    /// Print the JSON Schema of a file format.
+    Schema {
+        #[arg(value_enum)]
+        kind: cli::schema::SchemaKind,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { cli::EXIT_INVALID } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = rt.block_on(async move {
+        match cli.command {
+            Command::Run {
+                tasks,
+                out,
+                policies,
+                model,
+                jobs,
+                shard,
+                apply,
+                quiet,
+                verbose,
+            } => {
+                let model_override = match model.as_deref().map(ModelSpec::parse).transpose() {
+                    Ok(m) => m,
+                    Err(e) => {
+                        eprintln!("error: --model: {e}");
+                        return cli::EXIT_INVALID;
+                    }
+                };
+                let load = LoadOptions {
+                    model_override,
+                    registry: Registry::builtin(),
+                };
+                cli::run::run(cli::run::RunArgs {
+                    tasks,
+                    out,
+                    policies,
+                    load,
+                    jobs,
+                    shard,
+                    apply,
+                    quiet,
+                    verbose,
+                })
+                .await
+            }
+            Command::Validate { files } => cli::validate::validate(
+                &files,
+                &LoadOptions {
+                    model_override: None,
+                    registry: Registry::builtin(),
+                },
+            ),
+            Command::Check {
+                policies,
+                workspace,
+                tool,
+                args_json,
+            } => cli::check::check(&policies, &workspace, &tool, &args_json),
+            Command::Tools { format } => cli::tool::print_tools(format),
+            Command::Tool {
+                name,
+                args_json,
+                workspace,
+                policy,
+            } => cli::tool::run_tool(&name, &args_json, &workspace, policy.as_deref()).await,
+            Command::Schema { kind } => cli::schema::print_schema(kind),
+        }
+    });
+    std::process::exit(code);
+}

@@ -205,7 +205,9 @@ impl PolicySet {
                 deciding.get_or_insert(format!("allow {}", r.pattern.text));
                 continue;
             }
-            if risk == Risk::Low {
+            // A Read signature never needs an allow rule on its own: readers'
+            // file operands can only make a decision stricter (DESIGN §4).
+            if risk == Risk::Low || sig.family == Family::Read {
                 continue;
             }
             if layer.default == DefaultDecision::Allow {

@@ -1,0 +1,48 @@
+//! Task arguments: paths, or globs the shell did not expand (quoted in CI
+//! YAML, or on Windows).
+
+use std::path::{Path, PathBuf};
+
+/// Expands each argument; a glob that matches nothing is an error.
+pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for a in args {
+        let p = Path::new(a);
+        if p.exists() || !a.contains(['*', '?', '[']) {
+            if !p.is_file() {
+                return Err(format!("{a}: no such task file"));
+            }
+            out.push(p.to_path_buf());
+            continue;
+        }
+        let matcher = globset::GlobBuilder::new(a)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("{a}: invalid glob: {e}"))?
+            .compile_matcher();
+        // Walk from the part before the first glob character.
+        let literal: String = a.chars().take_while(|c| !"*?[{".contains(*c)).collect();
+        let base = match literal.rfind('/') {
+            Some(i) => PathBuf::from(&literal[..i.max(1)]),
+            None => PathBuf::from("."),
+        };
+        let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(&base)
+            .hidden(false)
+            .git_ignore(false)
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| e.into_path())
+            .filter(|p| {
+                let s = p.strip_prefix("./").unwrap_or(p);
+                matcher.is_match(s) || matcher.is_match(p)
+            })
+            .collect();
+        if found.is_empty() {
+            return Err(format!("{a}: no task files match"));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}

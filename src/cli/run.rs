@@ -1,0 +1,132 @@
+//! `runner run [OPTIONS] TASK...`
+
+use std::path::PathBuf;
+
+use futures::StreamExt;
+
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
+use crate::policy::load_policy_file;
+use crate::run::{
+    RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs, write_task_outputs,
+};
+use crate::task::{LoadOptions, load_tasks};
+use crate::workspace::apply_changes;
+
+pub struct RunArgs {
+    pub tasks: Vec<String>,
+    pub out: PathBuf,
+    pub policies: Vec<PathBuf>,
+    pub load: LoadOptions,
+    pub jobs: usize,
+    pub shard: Option<Shard>,
+    pub apply: bool,
+    pub quiet: bool,
+    pub verbose: bool,
+}
+
+pub async fn run(args: RunArgs) -> i32 {
+    let paths = match super::expand::expand_args(&args.tasks) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
+    };
+    let mut extra = Vec::new();
+    let mut errors = Vec::new();
+    for p in &args.policies {
+        match load_policy_file(p) {
+            Ok(l) => extra.push(l),
+            Err(es) => errors.extend(es),
+        }
+    }
+    let tasks = match load_tasks(&paths, &args.load) {
+        Ok(t) if errors.is_empty() => t,
+        Ok(_) => {
+            report_errors(&errors);
+            return EXIT_INVALID;
+        }
+        Err(es) => {
+            errors.extend(es);
+            report_errors(&errors);
+            return EXIT_INVALID;
+        }
+    };
+    let tasks: Vec<_> = match args.shard {
+        Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
+        None => tasks,
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!(
+            "error: cannot create output folder {}: {e}",
+            args.out.display()
+        );
+        return EXIT_INVALID;
+    }
+    let opts = RunOptions {
+        out_dir: args.out.clone(),
+        extra_policies: extra,
+        quiet: args.quiet,
+        verbose: args.verbose,
+        max_parallel_calls: 8,
+    };
+    if !args.quiet {
+        eprintln!(
+            "runner: {} task(s), {} at a time, outputs in {}",
+            tasks.len(),
+            args.jobs.max(1),
+            args.out.display()
+        );
+    }
+    let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
+        .map(|(i, t)| {
+            let opts = &opts;
+            async move {
+                let r = run_task(t, opts).await;
+                if let Err(e) = write_task_outputs(&opts.out_dir, &r) {
+                    eprintln!("error: writing outputs of {}: {e}", t.name);
+                }
+                if !opts.quiet {
+                    eprintln!(
+                        "[{}] {}: {}",
+                        t.name,
+                        format!("{:?}", r.transcript.outcome.status).to_lowercase(),
+                        r.transcript.outcome.reason
+                    );
+                }
+                (i, r)
+            }
+        })
+        .buffer_unordered(args.jobs.max(1))
+        .collect()
+        .await;
+    results.sort_by_key(|(i, _)| *i);
+    let mut results: Vec<TaskResult> = results.into_iter().map(|(_, r)| r).collect();
+    let mut failed = results.iter().any(|r| !r.passed());
+    if args.apply {
+        for r in results
+            .iter_mut()
+            .filter(|r| r.passed() && !r.changes.is_empty())
+        {
+            match apply_changes(&r.workspace, &r.changes) {
+                Ok(()) => eprintln!(
+                    "[{}] applied {} change(s) to {}",
+                    r.transcript.task,
+                    r.changes.len(),
+                    r.workspace.display()
+                ),
+                Err(e) => {
+                    eprintln!("error: [{}] --apply: {e}", r.transcript.task);
+                    failed = true;
+                }
+            }
+        }
+    }
+    if let Err(e) = write_run_outputs(&args.out, &results) {
+        eprintln!("error: writing run outputs: {e}");
+        return EXIT_FAILED;
+    }
+    let passed = results.iter().filter(|r| r.passed()).count();
+    println!("{passed} passed, {} failed", results.len() - passed);
+    if failed { EXIT_FAILED } else { EXIT_OK }
+}

@@ -1,0 +1,24 @@
+//! `runner schema task|policy|transcript`
+
+use schemars::JsonSchema;
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaKind {
+    Task,
+    Policy,
+    Transcript,
+}
+
+fn schema<T: JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default()
+}
+
+pub fn print_schema(kind: SchemaKind) -> i32 {
+    let v = match kind {
+        SchemaKind::Task => schema::<crate::task::TaskFile>(),
+        SchemaKind::Policy => schema::<crate::policy::PolicyFile>(),
+        SchemaKind::Transcript => schema::<crate::report::Transcript>(),
+    };
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    0
+}

@@ -1,0 +1,81 @@
+//! Events of a task, and the record of one tool call.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::policy::Decision;
+use crate::provider::Usage;
+use crate::tools::ToolErrorKind;
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    Ok,
+    Error,
+    Denied,
+}
+
+/// Everything about one tool call.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallRecord {
+    pub id: String,
+    pub tool: String,
+    pub turn: u32,
+    /// The batch of its turn it ran in (calls of one batch run in parallel).
+    pub batch: u32,
+    pub arguments: Value,
+    /// The decision, with the signatures and the deciding rule; null when
+    /// the call failed before the policy was asked (unknown tool, bad args).
+    pub decision: Option<Decision>,
+    pub status: CallStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ToolErrorKind>,
+    /// What the model received.
+    pub content: String,
+    pub display: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+    pub started_ms: u64,
+    pub duration_ms: u64,
+}
+
+/// Something that happened in a task.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    AttemptStarted {
+        attempt: u32,
+    },
+    TurnStarted {
+        turn: u32,
+    },
+    ModelResponded {
+        turn: u32,
+        text: String,
+        tool_calls: usize,
+        usage: Usage,
+        raw: Value,
+    },
+    ToolStarted {
+        turn: u32,
+        id: String,
+        tool: String,
+    },
+    ToolFinished {
+        record: ToolCallRecord,
+    },
+}
+
+/// Receives a task's events.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: &Event);
+}
+
+/// Discards events.
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _: &Event) {}
+}

@@ -1,0 +1,16 @@
+//! The agent loop (DESIGN §3).
+//!
+//! One conversation: the model answers, its tool calls go through the
+//! [`pipeline`] (arguments, paths, policy, execution), and the results go
+//! back, until the model stops calling tools or `max_turns` is reached. The
+//! calls of one turn are cut into [`batch`]es. Everything that happens is an
+//! [`Event`]; the transcript and the progress display are both built from
+//! them.
+
+mod agent;
+pub mod batch;
+mod events;
+pub mod pipeline;
+
+pub use agent::{AgentEnv, AgentLimits, AgentStop, run_agent, run_calls};
+pub use events::{CallStatus, Event, EventSink, NullSink, ToolCallRecord};

@@ -1,0 +1,172 @@
+//! One tool call, step by step: lookup, argument validation, input (path)
+//! validation, the permission decision, execution, result spilling.
+//! Each failure becomes an error result for the model, never a crash.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::events::{CallStatus, ToolCallRecord};
+use crate::policy::{Decision, PolicySet, Verdict};
+use crate::provider::ToolCallRequest;
+use crate::tools::{PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large};
+
+/// A call that passed validation and the policy, ready to run.
+pub struct Approved {
+    pub prepared: Box<dyn PreparedCall>,
+    pub decision: Decision,
+}
+
+/// The outcome of the checks before execution.
+pub enum Gate {
+    Run(Approved),
+    Refused {
+        error: ToolError,
+        decision: Option<Decision>,
+    },
+}
+
+/// Validates and decides a call. Cheap and synchronous.
+pub fn gate(
+    req: &ToolCallRequest,
+    registry: &Registry,
+    policy: &PolicySet,
+    ctx: &ToolContext,
+) -> Gate {
+    let tool = match registry.get(&req.name) {
+        Ok(t) => t,
+        Err(e) => {
+            return Gate::Refused {
+                error: ToolError::validation(e.to_string()),
+                decision: None,
+            };
+        }
+    };
+    let args = match (&req.arguments, &req.invalid_arguments) {
+        (Some(v), _) => v.clone(),
+        (None, Some(raw)) => {
+            let err = serde_json::from_str::<Value>(raw)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            return Gate::Refused {
+                error: ToolError::validation(format!(
+                    "the arguments of call {} to {} are not valid JSON ({err}); send a JSON object",
+                    req.id, req.name
+                )),
+                decision: None,
+            };
+        }
+        (None, None) => Value::Object(Default::default()),
+    };
+    let prepared = match tool.prepare(args, ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            // A path outside the workspace is refused here, before the
+            // policy; record what the policy would have seen too.
+            return Gate::Refused {
+                error: e,
+                decision: None,
+            };
+        }
+    };
+    let sigs = prepared.signatures(ctx);
+    let is_mcp = req.name.contains("__");
+    let decision = policy.decide_with(&req.name, is_mcp, tool.risk(), sigs);
+    if decision.verdict == Verdict::Deny {
+        let why = decision
+            .reason
+            .clone()
+            .unwrap_or_else(|| "denied by policy".into());
+        return Gate::Refused {
+            error: ToolError::permission(format!("{why}. Choose another way to reach the goal.")),
+            decision: Some(decision),
+        };
+    }
+    Gate::Run(Approved { prepared, decision })
+}
+
+/// Runs an approved call and spills a large result.
+pub async fn execute(
+    approved: Approved,
+    req: &ToolCallRequest,
+    registry: &Registry,
+    ctx: Arc<ToolContext>,
+) -> (Result<ToolOutput, ToolError>, Decision) {
+    let Approved { prepared, decision } = approved;
+    let mut result = prepared.run(ctx.clone()).await;
+    if let Ok(out) = &mut result {
+        let max = registry
+            .get(&req.name)
+            .ok()
+            .and_then(|t| t.max_result_chars());
+        if let Err(e) = spill_if_large(
+            out,
+            max,
+            ctx.spill_dir.as_deref(),
+            &req.name,
+            ctx.next_seq(),
+        ) {
+            result = Err(ToolError::execution(format!(
+                "the result was too large and could not be saved: {e}"
+            )));
+        }
+    }
+    (result, decision)
+}
+
+/// Builds the record of a finished call.
+pub fn record(
+    req: &ToolCallRequest,
+    turn: u32,
+    batch: u32,
+    started: Instant,
+    epoch: Instant,
+    result: Result<ToolOutput, ToolError>,
+    decision: Option<Decision>,
+) -> ToolCallRecord {
+    let arguments = req
+        .arguments
+        .clone()
+        .unwrap_or_else(|| Value::String(req.invalid_arguments.clone().unwrap_or_default()));
+    let (status, error_kind, content, display, metadata) = match result {
+        Ok(o) => (CallStatus::Ok, None, o.content, o.display, o.metadata),
+        Err(e) => {
+            let denied = decision
+                .as_ref()
+                .is_some_and(|d| d.verdict == Verdict::Deny);
+            let display = if denied {
+                format!("denied: {}", req.name)
+            } else {
+                format!("{} failed: {:?}", req.name, e.kind).to_lowercase()
+            };
+            (
+                if denied {
+                    CallStatus::Denied
+                } else {
+                    CallStatus::Error
+                },
+                Some(e.kind),
+                e.to_model_text(),
+                display,
+                e.metadata,
+            )
+        }
+    };
+    ToolCallRecord {
+        id: req.id.clone(),
+        tool: req.name.clone(),
+        turn,
+        batch,
+        arguments,
+        decision,
+        status,
+        error_kind,
+        content,
+        display,
+        metadata,
+        started_ms: started.duration_since(epoch).as_millis() as u64,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }
+}

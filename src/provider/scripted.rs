@@ -1,0 +1,117 @@
+//! The scripted provider: plays a task's `script:` turns in order.
+//!
+//! Each request gets the next turn; when the script runs out the model
+//! answers with no tool calls, which ends the conversation. Retries after
+//! failed checks continue the script where it stopped, so a script can show
+//! an agent fixing what a check found.
+
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use super::{ModelRequest, ModelTurn, Provider, ProviderError, ToolCallRequest, TurnFuture, Usage};
+use crate::task::ScriptTurn;
+
+pub struct ScriptedProvider {
+    turns: Vec<ScriptTurn>,
+    next: Mutex<usize>,
+}
+
+impl ScriptedProvider {
+    pub fn new(turns: Vec<ScriptTurn>) -> Self {
+        Self {
+            turns,
+            next: Mutex::new(0),
+        }
+    }
+}
+
+/// A rough token count (4 characters a token), so that budgets and reports
+/// have numbers to show for scripted runs.
+fn estimate_tokens(s: &str) -> u64 {
+    (s.chars().count() as u64).div_ceil(4)
+}
+
+impl Provider for ScriptedProvider {
+    fn name(&self) -> String {
+        "scripted".into()
+    }
+
+    fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
+        Box::pin(async move {
+            let index = {
+                let mut n = self.next.lock().map_err(|_| ProviderError {
+                    provider: "scripted".into(),
+                    message: "internal lock poisoned".into(),
+                })?;
+                let i = *n;
+                *n += 1;
+                i
+            };
+            let input: u64 = estimate_tokens(req.system)
+                + req
+                    .messages
+                    .iter()
+                    .map(|m| estimate_tokens(&serde_json::to_string(m).unwrap_or_default()))
+                    .sum::<u64>();
+            let Some(turn) = self.turns.get(index) else {
+                return Ok(ModelTurn {
+                    text: String::new(),
+                    tool_calls: vec![],
+                    usage: Usage {
+                        input_tokens: input,
+                        output_tokens: 0,
+                    },
+                    raw: json!({"script": "exhausted", "turn": index}),
+                });
+            };
+            let tool_calls = turn
+                .tool_calls
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    let id =
+                        c.id.clone()
+                            .unwrap_or_else(|| format!("call_{}_{}", index + 1, j + 1));
+                    match &c.raw_args {
+                        Some(raw) => match serde_json::from_str(raw) {
+                            Ok(v) => ToolCallRequest {
+                                id,
+                                name: c.name.clone(),
+                                arguments: Some(v),
+                                invalid_arguments: None,
+                            },
+                            Err(_) => ToolCallRequest {
+                                id,
+                                name: c.name.clone(),
+                                arguments: None,
+                                invalid_arguments: Some(raw.clone()),
+                            },
+                        },
+                        None => ToolCallRequest {
+                            id,
+                            name: c.name.clone(),
+                            arguments: Some(c.args.clone().unwrap_or_else(|| json!({}))),
+                            invalid_arguments: None,
+                        },
+                    }
+                })
+                .collect::<Vec<_>>();
+            let text = turn.text.clone().unwrap_or_default();
+            let output = estimate_tokens(&text)
+                + tool_calls
+                    .iter()
+                    .map(|c| estimate_tokens(&serde_json::to_string(c).unwrap_or_default()))
+                    .sum::<u64>();
+            Ok(ModelTurn {
+                raw: json!({"script_turn": index}),
+                text,
+                tool_calls,
+                usage: Usage {
+                    input_tokens: input,
+                    output_tokens: output,
+                },
+            })
+        })
+    }
+}

@@ -1,0 +1,87 @@
+//! junit.xml: one `<testsuite>` per task, named after it, carrying the
+//! task's properties (model, turns, calls, denied calls, tokens), holding one
+//! `<testcase>` with its failure, error or skip. Valid against the Jenkins
+//! xUnit schema, which allows no properties inside a testcase.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::transcript::{OutcomeStatus, Transcript};
+
+/// Renders the report of a run.
+pub fn render(transcripts: &[(&Transcript, String)]) -> String {
+    let mut report = Report::new("runner");
+    let mut total = Duration::ZERO;
+    for (t, transcript_path) in transcripts {
+        let time = Duration::from_millis(t.duration_ms);
+        total += time;
+        let status = match t.outcome.status {
+            OutcomeStatus::Passed => TestCaseStatus::success(),
+            OutcomeStatus::Failed => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(t.outcome.reason.clone()).set_type("failure");
+                s
+            }
+            OutcomeStatus::Error => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(t.outcome.reason.clone()).set_type("error");
+                s
+            }
+            OutcomeStatus::Cancelled => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("cancelled: {}", t.outcome.reason));
+                s
+            }
+        };
+        let mut case = TestCase::new(t.task.clone(), status);
+        case.set_classname(t.task_file.clone()).set_time(time);
+        let mut out = String::new();
+        if !t.final_answer.is_empty() {
+            out.push_str(&format!("Final answer:\n{}\n\n", t.final_answer));
+        }
+        out.push_str(&format!("Transcript: {transcript_path}\n"));
+        case.set_system_out(out);
+        let mut suite = TestSuite::new(t.task.clone());
+        suite.set_time(time);
+        let props = [
+            ("model", t.model.clone()),
+            ("outcome", format!("{:?}", t.outcome.status).to_lowercase()),
+            ("attempts", t.counts.attempts.to_string()),
+            ("turns", t.counts.turns.to_string()),
+            ("tool_calls", t.counts.tool_calls.to_string()),
+            ("denied_calls", t.counts.denied_calls.to_string()),
+            ("failed_calls", t.counts.failed_calls.to_string()),
+            ("input_tokens", t.usage.input_tokens.to_string()),
+            ("output_tokens", t.usage.output_tokens.to_string()),
+            ("changed_files", t.changes.len().to_string()),
+        ];
+        for (k, v) in props {
+            suite.add_property(Property::new(k, v));
+        }
+        suite.add_test_case(case);
+        report.add_test_suite(suite);
+    }
+    report.set_time(total);
+    strip_testsuites_skipped(&report.to_string().unwrap_or_default())
+}
+
+/// The Jenkins xUnit schema allows no `skipped` attribute on
+/// `<testsuites>` (it does on `<testsuite>`); quick-junit always writes it.
+fn strip_testsuites_skipped(xml: &str) -> String {
+    let Some(start) = xml.find("<testsuites") else {
+        return xml.to_string();
+    };
+    let end = start + xml[start..].find('>').unwrap_or(0);
+    let tag = &xml[start..end];
+    let cleaned = match tag.find(" skipped=\"") {
+        Some(i) => {
+            let close = tag[i + 10..]
+                .find('"')
+                .map_or(tag.len(), |j| i + 10 + j + 1);
+            format!("{}{}", &tag[..i], &tag[close..])
+        }
+        None => tag.to_string(),
+    };
+    format!("{}{}{}", &xml[..start], cleaned, &xml[end..])
+}

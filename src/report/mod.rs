@@ -1,0 +1,13 @@
+//! What a run leaves behind (DESIGN §5): transcript.json per task,
+//! changes.diff per task, junit.xml and summary.md for the run, and the
+//! progress lines on stderr. Reporters only read results; they never steer
+//! the run.
+
+pub mod junit;
+pub mod progress;
+pub mod summary;
+pub mod transcript;
+
+pub use transcript::{
+    CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder, TurnRecord,
+};

@@ -1,0 +1,44 @@
+//! summary.md: a table of tasks and outcomes, for people and for
+//! `$GITHUB_STEP_SUMMARY`.
+
+use super::transcript::{OutcomeStatus, Transcript};
+
+fn icon(s: OutcomeStatus) -> &'static str {
+    match s {
+        OutcomeStatus::Passed => "✅ passed",
+        OutcomeStatus::Failed => "❌ failed",
+        OutcomeStatus::Error => "💥 error",
+        OutcomeStatus::Cancelled => "⏹ cancelled",
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Renders the summary of a run.
+pub fn render(transcripts: &[&Transcript]) -> String {
+    let passed = transcripts
+        .iter()
+        .filter(|t| t.outcome.status == OutcomeStatus::Passed)
+        .count();
+    let mut s = format!("## runner: {passed}/{} tasks passed\n\n", transcripts.len());
+    s.push_str(
+        "| task | outcome | turns | tool calls | denied | changed files | tokens | reason |\n",
+    );
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
+    for t in transcripts {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            cell(&t.task),
+            icon(t.outcome.status),
+            t.counts.turns,
+            t.counts.tool_calls,
+            t.counts.denied_calls,
+            t.changes.len(),
+            t.usage.total(),
+            cell(&t.outcome.reason)
+        ));
+    }
+    s
+}

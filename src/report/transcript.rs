@@ -1,0 +1,168 @@
+//! transcript.json: everything a reviewer needs to trust a run.
+
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::{CallStatus, Event, EventSink, ToolCallRecord};
+use crate::provider::{Message, Usage};
+
+pub const TRANSCRIPT_VERSION: u32 = 1;
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// The agent finished and every check passed.
+    Passed,
+    /// Out of turns or time, a check failed, or a denial with fail_on_denial.
+    Failed,
+    /// An infrastructure problem (provider, workspace, output).
+    Error,
+    /// The run was interrupted.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outcome {
+    pub status: OutcomeStatus,
+    pub reason: String,
+}
+
+/// One model turn.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TurnRecord {
+    pub attempt: u32,
+    pub turn: u32,
+    pub text: String,
+    pub tool_calls: usize,
+    pub usage: Usage,
+    /// The provider's raw response.
+    pub raw: Value,
+}
+
+/// One check run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckRecord {
+    pub attempt: u32,
+    pub name: String,
+    pub command: String,
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub output: String,
+    pub duration_ms: u64,
+}
+
+/// A changed file.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedFile {
+    pub path: String,
+    pub change: String,
+}
+
+/// Counts that CI systems and the summary show.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Counts {
+    pub attempts: u32,
+    pub turns: u32,
+    pub tool_calls: u32,
+    pub denied_calls: u32,
+    pub failed_calls: u32,
+}
+
+/// The transcript of one task (`runner schema transcript`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Transcript {
+    pub version: u32,
+    pub task: String,
+    pub task_file: String,
+    pub model: String,
+    pub workspace: String,
+    pub mode: String,
+    pub started_at: String,
+    pub duration_ms: u64,
+    /// The policy layers, in order (every layer must allow a call).
+    pub policies: Vec<String>,
+    pub system_prompt: String,
+    pub messages: Vec<Message>,
+    pub turns: Vec<TurnRecord>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub checks: Vec<CheckRecord>,
+    pub usage: Usage,
+    pub counts: Counts,
+    pub changes: Vec<ChangedFile>,
+    pub final_answer: String,
+    pub outcome: Outcome,
+}
+
+#[derive(Default)]
+struct Recorded {
+    attempt: u32,
+    turns: Vec<TurnRecord>,
+    tool_calls: Vec<ToolCallRecord>,
+}
+
+/// Builds the transcript's turns and calls from events.
+#[derive(Default)]
+pub struct TranscriptRecorder {
+    inner: Mutex<Recorded>,
+}
+
+impl TranscriptRecorder {
+    pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
+        let mut r = self.inner.lock().unwrap();
+        (
+            std::mem::take(&mut r.turns),
+            std::mem::take(&mut r.tool_calls),
+        )
+    }
+}
+
+impl EventSink for TranscriptRecorder {
+    fn emit(&self, event: &Event) {
+        let mut r = self.inner.lock().unwrap();
+        match event {
+            Event::AttemptStarted { attempt } => r.attempt = *attempt,
+            Event::ModelResponded {
+                turn,
+                text,
+                tool_calls,
+                usage,
+                raw,
+            } => {
+                let attempt = r.attempt;
+                r.turns.push(TurnRecord {
+                    attempt,
+                    turn: *turn,
+                    text: text.clone(),
+                    tool_calls: *tool_calls,
+                    usage: *usage,
+                    raw: raw.clone(),
+                });
+            }
+            Event::ToolFinished { record } => r.tool_calls.push(record.clone()),
+            Event::TurnStarted { .. } | Event::ToolStarted { .. } => {}
+        }
+    }
+}
+
+impl Counts {
+    pub fn from(attempts: u32, turns: &[TurnRecord], calls: &[ToolCallRecord]) -> Self {
+        Self {
+            attempts,
+            turns: turns.len() as u32,
+            tool_calls: calls.len() as u32,
+            denied_calls: calls
+                .iter()
+                .filter(|c| c.status == CallStatus::Denied)
+                .count() as u32,
+            failed_calls: calls
+                .iter()
+                .filter(|c| c.status == CallStatus::Error)
+                .count() as u32,
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Running tasks end to end (DESIGN §1): prepare an isolated workspace, run
+//! the agent, run the checks (retrying with their output), diff the copy
+//! against the original, and write the outputs atomically.
+
+mod checks;
+mod outputs;
+mod prompt;
+mod shard;
+mod task_run;
+
+pub use outputs::{write_run_outputs, write_task_outputs};
+pub use prompt::system_prompt;
+pub use shard::{Shard, in_shard};
+pub use task_run::{RunOptions, TaskResult, run_task};

@@ -1,0 +1,43 @@
+//! Writing a run's files, each atomically.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::task_run::TaskResult;
+use crate::report::{junit, summary};
+use crate::workspace::{atomic_write, atomic_write_str};
+
+/// `OUT/<task>/transcript.json` and `OUT/<task>/changes.diff`.
+pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
+    let dir = out.join(&r.transcript.task);
+    std::fs::create_dir_all(&dir)?;
+    let json = serde_json::to_vec_pretty(&r.transcript).map_err(std::io::Error::other)?;
+    atomic_write(&dir.join("transcript.json"), &json)?;
+    atomic_write_str(&dir.join("changes.diff"), &r.diff)?;
+    Ok(())
+}
+
+/// `OUT/junit.xml` and `OUT/summary.md`, and the GitHub step summary.
+pub fn write_run_outputs(out: &Path, results: &[TaskResult]) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let pairs: Vec<_> = results
+        .iter()
+        .map(|r| {
+            let p = out.join(&r.transcript.task).join("transcript.json");
+            (&r.transcript, p.display().to_string())
+        })
+        .collect();
+    atomic_write_str(&out.join("junit.xml"), &junit::render(&pairs))?;
+    let transcripts: Vec<_> = results.iter().map(|r| &r.transcript).collect();
+    let md = summary::render(&transcripts);
+    atomic_write_str(&out.join("summary.md"), &md)?;
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        f.write_all(md.as_bytes())?;
+        f.write_all(b"\n")?;
+    }
+    Ok(())
+}

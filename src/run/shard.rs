@@ -1,0 +1,48 @@
+//! `--shard K/N`: a stable partition of tasks by name, for CI matrix jobs.
+//! A task always lands in the same shard, whatever order the files are
+//! given in, because the shard is a hash of its name.
+
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("invalid shard `{s}` (expected K/N, e.g. 1/3)"))?;
+        let index: u32 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid shard index `{k}`"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid shard count `{n}`"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("invalid shard `{s}`: K must be between 1 and N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// FNV-1a: stable across platforms and releases, unlike std's hasher.
+fn fnv1a(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Whether the task named `name` belongs to `shard`.
+pub fn in_shard(name: &str, shard: Shard) -> bool {
+    (fnv1a(name) % shard.count as u64) as u32 == shard.index - 1
+}

@@ -1,0 +1,330 @@
+//! Loading and validating task files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::duration::parse_duration;
+use super::model::{Mode, ModelSpec, PolicyRef, ScriptTurn, TaskFile};
+use crate::config_error::ConfigError;
+use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
+use crate::tools::Registry;
+
+const DEFAULT_MAX_TURNS: u32 = 20;
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What loading needs from the command line.
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    /// `--model`: replaces every task's model.
+    pub model_override: Option<ModelSpec>,
+    /// The tools a task may name (built-in ones).
+    pub registry: Registry,
+}
+
+/// A check, resolved.
+#[derive(Debug, Clone)]
+pub struct TaskCheck {
+    pub name: String,
+    pub run: String,
+    pub timeout: Duration,
+}
+
+/// A task ready to run: defaults applied, paths resolved, policy compiled.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub name: String,
+    pub file: PathBuf,
+    pub prompt: String,
+    pub model: ModelSpec,
+    /// The task's own policy layer (the built-in default when it names none).
+    pub policy: Policy,
+    pub workspace: PathBuf,
+    pub mode: Mode,
+    pub tools: Option<Vec<String>>,
+    pub max_turns: u32,
+    pub timeout: Duration,
+    pub checks: Vec<TaskCheck>,
+    pub retries: u32,
+    pub fail_on_denial: bool,
+    pub script: Vec<ScriptTurn>,
+}
+
+fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
+    std::fs::read_to_string(path).map_err(|e| {
+        vec![ConfigError::new(
+            path,
+            0,
+            0,
+            format!("cannot read file: {e}"),
+        )]
+    })
+}
+
+/// Parses and validates one task file.
+pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigError>> {
+    let text = read(path)?;
+    let tf: TaskFile =
+        serde_saphyr::from_str(&text).map_err(|e| vec![ConfigError::from_yaml(path, &e)])?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut errors = Vec::new();
+
+    let name = match &tf.name {
+        Some(n) => {
+            let v = n.value.trim().to_string();
+            if v.is_empty() || v.contains(['/', '\\']) || v == "." || v == ".." {
+                errors.push(ConfigError::at(
+                    path,
+                    &n.referenced,
+                    "name: must be non-empty and contain no `/` (it names the output folder)",
+                ));
+            }
+            v
+        }
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    if tf.prompt.trim().is_empty() {
+        errors.push(ConfigError::new(path, 0, 0, "prompt: must not be empty"));
+    }
+    let model = match (&opts.model_override, &tf.model) {
+        (Some(m), _) => Some(m.clone()),
+        (None, Some(m)) => match ModelSpec::parse(&m.value) {
+            Ok(spec) => Some(spec),
+            Err(e) => {
+                errors.push(ConfigError::at(path, &m.referenced, format!("model: {e}")));
+                None
+            }
+        },
+        (None, None) => Some(ModelSpec::parse("scripted").unwrap()),
+    };
+    if let Some(m) = &model
+        && m.is_scripted()
+        && tf.script.is_none()
+    {
+        errors.push(ConfigError::new(
+            path,
+            0,
+            0,
+            "script: required when the model is `scripted` (the model's turns)",
+        ));
+    }
+    let policy = match &tf.policy {
+        None => Some(Policy::builtin_default()),
+        Some(PolicyRef::Path(p)) => {
+            let file = dir.join(&p.value);
+            if !file.is_file() {
+                errors.push(ConfigError::at(
+                    path,
+                    &p.referenced,
+                    format!("policy: file {} not found", file.display()),
+                ));
+                None
+            } else {
+                match load_policy_file(&file) {
+                    Ok(pol) => Some(pol),
+                    Err(es) => {
+                        errors.extend(es);
+                        None
+                    }
+                }
+            }
+        }
+        Some(PolicyRef::Inline(pf)) => {
+            match Policy::compile(pf, path, format!("{} (inline policy)", path.display())) {
+                Ok(p) => Some(p),
+                Err(es) => {
+                    errors.extend(es);
+                    None
+                }
+            }
+        }
+    };
+    let workspace = match &tf.workspace {
+        Some(w) => {
+            let p = dir.join(&w.value);
+            if !p.is_dir() {
+                errors.push(ConfigError::at(
+                    path,
+                    &w.referenced,
+                    format!("workspace: folder {} not found", p.display()),
+                ));
+            }
+            p
+        }
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+    let tools = tf.tools.as_ref().map(|list| {
+        list.iter()
+            .filter_map(|t| {
+                if opts.registry.contains(&t.value) || t.value.contains("__") {
+                    Some(t.value.clone())
+                } else {
+                    errors.push(ConfigError::at(
+                        path,
+                        &t.referenced,
+                        format!(
+                            "tools: unknown tool `{}` (known: {})",
+                            t.value,
+                            opts.registry.names().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                    None
+                }
+            })
+            .collect::<Vec<_>>()
+    });
+    let timeout = match &tf.timeout {
+        Some(t) => parse_duration(&t.value.0).unwrap_or_else(|e| {
+            errors.push(ConfigError::at(
+                path,
+                &t.referenced,
+                format!("timeout: {e}"),
+            ));
+            DEFAULT_TIMEOUT
+        }),
+        None => DEFAULT_TIMEOUT,
+    };
+    if tf.max_turns == Some(0) {
+        errors.push(ConfigError::new(
+            path,
+            0,
+            0,
+            "max_turns: must be at least 1",
+        ));
+    }
+    let mut checks = Vec::new();
+    for (i, c) in tf.checks.iter().enumerate() {
+        let timeout = match &c.timeout {
+            Some(t) => parse_duration(&t.value.0).unwrap_or_else(|e| {
+                errors.push(ConfigError::at(
+                    path,
+                    &t.referenced,
+                    format!("checks[{i}].timeout: {e}"),
+                ));
+                DEFAULT_CHECK_TIMEOUT
+            }),
+            None => DEFAULT_CHECK_TIMEOUT,
+        };
+        if c.run.trim().is_empty() {
+            errors.push(ConfigError::new(
+                path,
+                0,
+                0,
+                format!("checks[{i}].run: must not be empty"),
+            ));
+        }
+        checks.push(super::TaskCheck {
+            name: c
+                .name
+                .clone()
+                .unwrap_or_else(|| c.run.lines().next().unwrap_or("").to_string()),
+            run: c.run.clone(),
+            timeout,
+        });
+    }
+    if let Some(script) = &tf.script {
+        for (i, turn) in script.iter().enumerate() {
+            for (j, call) in turn.tool_calls.iter().enumerate() {
+                if call.args.is_some() && call.raw_args.is_some() {
+                    errors.push(ConfigError::new(
+                        path,
+                        0,
+                        0,
+                        format!("script[{i}].tool_calls[{j}]: give `args` or `raw_args`, not both"),
+                    ));
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Task {
+        name,
+        file: path.to_path_buf(),
+        prompt: tf.prompt,
+        model: model.expect("checked"),
+        policy: policy.expect("checked"),
+        workspace,
+        mode: tf.mode,
+        tools,
+        max_turns: tf.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        timeout,
+        checks,
+        retries: tf.retries,
+        fail_on_denial: tf.fail_on_denial,
+        script: tf.script.unwrap_or_default(),
+    })
+}
+
+/// Loads every task, collecting all errors; names must be unique.
+pub fn load_tasks(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Task>, Vec<ConfigError>> {
+    let mut tasks = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen: HashMap<String, PathBuf> = HashMap::new();
+    for p in paths {
+        match load_task(p, opts) {
+            Ok(t) => {
+                if let Some(first) = seen.get(&t.name) {
+                    errors.push(ConfigError::new(
+                        p,
+                        0,
+                        0,
+                        format!(
+                            "name: duplicate task name `{}` (also used by {})",
+                            t.name,
+                            first.display()
+                        ),
+                    ));
+                } else {
+                    seen.insert(t.name.clone(), p.clone());
+                    tasks.push(t);
+                }
+            }
+            Err(es) => errors.extend(es),
+        }
+    }
+    if errors.is_empty() {
+        Ok(tasks)
+    } else {
+        Err(errors)
+    }
+}
+
+/// What kind of file `validate` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Task,
+    Policy,
+}
+
+/// Validates a task or policy file (told apart by their keys).
+pub fn validate_file(path: &Path, opts: &LoadOptions) -> Result<FileKind, Vec<ConfigError>> {
+    let text = read(path)?;
+    let v: serde_json::Value =
+        serde_saphyr::from_str(&text).map_err(|e| vec![ConfigError::from_yaml(path, &e)])?;
+    let is_task =
+        v.get("prompt").is_some() || v.get("script").is_some() || v.get("checks").is_some();
+    let is_policy = ["rules", "default", "risk", "tests"]
+        .iter()
+        .any(|k| v.get(k).is_some());
+    if is_task {
+        load_task(path, opts).map(|_| FileKind::Task)
+    } else if is_policy {
+        parse_policy_yaml(&text, path).map(|_| FileKind::Policy)
+    } else {
+        Err(vec![ConfigError::new(
+            path,
+            1,
+            1,
+            "neither a task file (it has no `prompt:`) nor a policy file (it has no `rules:` or `default:`)",
+        )])
+    }
+}

@@ -1,0 +1,13 @@
+//! Task files (DESIGN §6): the YAML model, defaults and validation.
+//!
+//! Parsing keeps the YAML location of every value that is checked after
+//! parsing (tool names, the policy path, durations), so each mistake is
+//! reported as `file:line:column` with the field it is about.
+
+mod duration;
+mod load;
+mod model;
+
+pub use duration::parse_duration;
+pub use load::{FileKind, LoadOptions, Task, TaskCheck, load_task, load_tasks, validate_file};
+pub use model::{Mode, ModelSpec, PolicyRef, ScriptCall, ScriptTurn, TaskFile};

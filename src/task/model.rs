@@ -1,0 +1,233 @@
+//! The task file as written.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use crate::policy::PolicyFile;
+
+/// `edit` (all tools) or `plan` (read-only tools only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Edit,
+    Plan,
+}
+
+/// `policy:` is a path (relative to the task file) or an inline policy.
+#[derive(Debug, Clone, JsonSchema)]
+#[serde(untagged)]
+pub enum PolicyRef {
+    Path(#[schemars(with = "String")] Spanned<String>),
+    Inline(Box<PolicyFile>),
+}
+
+impl<'de> Deserialize<'de> for PolicyRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SpannedPolicy::deserialize(d).map(|s| s.0)
+    }
+}
+
+/// Helper that deserializes `Spanned<PolicyAny>` and splits it.
+struct SpannedPolicy(PolicyRef);
+
+impl<'de> Deserialize<'de> for SpannedPolicy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s: Spanned<PolicyAny> = Spanned::deserialize(d)?;
+        Ok(SpannedPolicy(match s.value {
+            PolicyAny::Path(p) => PolicyRef::Path(Spanned::new(p, s.referenced, s.defined)),
+            PolicyAny::Inline(pf) => PolicyRef::Inline(pf),
+        }))
+    }
+}
+
+enum PolicyAny {
+    Path(String),
+    Inline(Box<PolicyFile>),
+}
+
+impl<'de> Deserialize<'de> for PolicyAny {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = PolicyAny;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a policy file path or an inline policy mapping")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PolicyAny, E> {
+                Ok(PolicyAny::Path(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<PolicyAny, A::Error> {
+                let pf =
+                    PolicyFile::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(PolicyAny::Inline(Box::new(pf)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One tool call of a scripted turn.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    pub name: String,
+    /// The arguments, any YAML mapping.
+    #[serde(default)]
+    pub args: Option<Value>,
+    /// Arguments as raw text, sent as is (to test malformed JSON).
+    #[serde(default)]
+    pub raw_args: Option<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// One scripted model turn: text, tool calls, or both.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptCall>,
+}
+
+/// A check run after the agent stops.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckEntry {
+    /// A bash script run in the task's workspace; exit 0 passes.
+    pub run: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Default 5m.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<Spanned<DurationText>>,
+}
+
+/// A duration as written (`10m`, `90s`, or seconds as a number).
+#[derive(Debug, Clone, JsonSchema)]
+#[schemars(transparent)]
+pub struct DurationText(pub String);
+
+impl<'de> Deserialize<'de> for DurationText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = DurationText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration such as 30s, 10m or 1h")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A task file (DESIGN §6). Unknown fields are errors.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    /// Default: the file's stem. Unique within a run.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub name: Option<Spanned<String>>,
+    /// What the agent is asked to do.
+    pub prompt: String,
+    /// `scripted`, `openai:MODEL`, `anthropic:MODEL` or `gemini:MODEL`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub model: Option<Spanned<String>>,
+    /// A policy file path (relative to this file) or an inline policy.
+    #[serde(default)]
+    pub policy: Option<PolicyRef>,
+    /// The workspace folder, relative to this file (default: the current directory).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub workspace: Option<Spanned<String>>,
+    #[serde(default)]
+    pub mode: Mode,
+    /// The tools the agent may use (default: all).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub tools: Option<Vec<Spanned<String>>>,
+    /// Default 20.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// Default 10m.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<Spanned<DurationText>>,
+    #[serde(default)]
+    pub checks: Vec<CheckEntry>,
+    /// Times to re-run the agent with the failed checks' output (default 0).
+    #[serde(default)]
+    pub retries: u32,
+    /// Fail the task when any call was denied (default false).
+    #[serde(default)]
+    pub fail_on_denial: bool,
+    /// The model's turns, for `model: scripted`.
+    #[serde(default)]
+    pub script: Option<Vec<ScriptTurn>>,
+}
+
+/// A parsed `model:` value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ModelSpec {
+    pub provider: String,
+    pub model: String,
+}
+
+impl ModelSpec {
+    pub const PROVIDERS: [&'static str; 4] = ["scripted", "openai", "anthropic", "gemini"];
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let (provider, model) = match s.split_once(':') {
+            Some((p, m)) => (p, m),
+            None => (s, ""),
+        };
+        if !Self::PROVIDERS.contains(&provider) {
+            return Err(format!(
+                "unknown provider `{provider}` in model `{s}` (expected scripted, openai:MODEL, anthropic:MODEL or gemini:MODEL)"
+            ));
+        }
+        if provider != "scripted" && model.is_empty() {
+            return Err(format!(
+                "model `{s}` names no model (write {provider}:MODEL)"
+            ));
+        }
+        Ok(Self {
+            provider: provider.to_string(),
+            model: model.to_string(),
+        })
+    }
+
+    pub fn is_scripted(&self) -> bool {
+        self.provider == "scripted"
+    }
+}
+
+impl std::fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.model.is_empty() {
+            f.write_str(&self.provider)
+        } else {
+            write!(f, "{}:{}", self.provider, self.model)
+        }
+    }
+}
