@@ -29,8 +29,9 @@ impl ConfigError {
     }
 
     /// Converts a serde-saphyr error, keeping its location. The message is
-    /// the plain first line, without the snippet rendering.
-    pub fn from_yaml(file: &Path, e: &serde_saphyr::Error) -> Self {
+    /// the plain first line, without the snippet rendering, and names the
+    /// field found at that line of `source` when the error does not.
+    pub fn from_yaml_in(file: &Path, source: &str, e: &serde_saphyr::Error) -> Self {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         let text = e.to_string();
         let message = text
@@ -39,9 +40,36 @@ impl ConfigError {
             .find(|l| !l.is_empty())
             .unwrap_or("invalid YAML")
             .to_string();
-        let message = strip_location_suffix(&message);
+        let mut message = strip_location_prefix(&strip_location_suffix(&message));
+        if let Some(key) = key_at_line(source, line)
+            && !message.contains(&key)
+        {
+            message = format!("{key}: {message}");
+        }
         Self::new(file, line, column, message)
     }
+}
+
+/// serde-saphyr may start with "error: line X column Y: ".
+fn strip_location_prefix(m: &str) -> String {
+    let m = m.strip_prefix("error: ").unwrap_or(m);
+    if let Some(rest) = m.strip_prefix("line ")
+        && let Some(i) = rest.find(": ")
+        && rest[..i].contains("column")
+    {
+        return rest[i + 2..].to_string();
+    }
+    m.to_string()
+}
+
+/// The mapping key written on a line (`  max_turns: many` gives `max_turns`).
+fn key_at_line(source: &str, line: u64) -> Option<String> {
+    let l = source.lines().nth((line as usize).checked_sub(1)?)?;
+    let t = l.trim_start().trim_start_matches("- ").trim_start();
+    let (key, _) = t.split_once(':')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| key.to_string())
 }
 
 /// serde-saphyr appends " at line X column Y"; we print the location first.

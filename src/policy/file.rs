@@ -246,8 +246,8 @@ fn paths(f: Family, spec: &str, ws: &Workspace) -> Vec<Signature> {
 
 /// Parses and compiles policy YAML.
 pub fn parse_policy_yaml(text: &str, file: &Path) -> Result<Policy, Vec<ConfigError>> {
-    let pf: PolicyFile =
-        serde_saphyr::from_str(text).map_err(|e| vec![ConfigError::from_yaml(file, &e)])?;
+    let pf: PolicyFile = serde_saphyr::from_str(text)
+        .map_err(|e| vec![ConfigError::from_yaml_in(file, text, &e)])?;
     Policy::compile(&pf, file, file.display().to_string())
 }
 

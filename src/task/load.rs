@@ -65,8 +65,8 @@ fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
 /// Parses and validates one task file.
 pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigError>> {
     let text = read(path)?;
-    let tf: TaskFile =
-        serde_saphyr::from_str(&text).map_err(|e| vec![ConfigError::from_yaml(path, &e)])?;
+    let tf: TaskFile = serde_saphyr::from_str(&text)
+        .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -308,8 +308,8 @@ pub enum FileKind {
 /// Validates a task or policy file (told apart by their keys).
 pub fn validate_file(path: &Path, opts: &LoadOptions) -> Result<FileKind, Vec<ConfigError>> {
     let text = read(path)?;
-    let v: serde_json::Value =
-        serde_saphyr::from_str(&text).map_err(|e| vec![ConfigError::from_yaml(path, &e)])?;
+    let v: serde_json::Value = serde_saphyr::from_str(&text)
+        .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
     let is_task =
         v.get("prompt").is_some() || v.get("script").is_some() || v.get("checks").is_some();
     let is_policy = ["rules", "default", "risk", "tests"]

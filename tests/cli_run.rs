@@ -1,0 +1,543 @@
+//! `runner run`, `validate`, `check` and `tool` through the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn runner() -> Command {
+    Command::cargo_bin("runner").unwrap()
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Copies the examples (tasks, policies, the shop) to a temp folder.
+fn examples() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["tasks", "policies", "examples"] {
+        copy_tree(&repo().join(d), &dir.path().join(d));
+    }
+    dir
+}
+
+fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = walk(root)
+        .into_iter()
+        .map(|p| {
+            (
+                p.strip_prefix(root).unwrap().display().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn examples_pass_and_their_diffs_apply_exactly() {
+    let dir = examples();
+    let shop = dir.path().join("examples/shop");
+    let before = snapshot(&shop);
+    let out = dir.path().join("out");
+    let o = runner()
+        .current_dir(dir.path())
+        .args(["run", "--out"])
+        .arg(&out)
+        .args([
+            "tasks/fix-typos.yaml",
+            "tasks/rename-function.yaml",
+            "tasks/denied-action.yaml",
+            "tasks/investigate.yaml",
+            "--jobs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(stdout.trim(), "4 passed, 0 failed");
+    assert_eq!(
+        snapshot(&shop),
+        before,
+        "the original workspace must stay untouched"
+    );
+
+    for task in [
+        "fix-typos",
+        "rename-function",
+        "denied-action",
+        "investigate",
+    ] {
+        let t: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(task).join("transcript.json")).unwrap())
+                .unwrap();
+        assert_eq!(t["outcome"]["status"], "passed", "{task}");
+        for c in t["tool_calls"].as_array().unwrap() {
+            assert!(c.get("decision").is_some() && c.get("duration_ms").is_some());
+        }
+        let diff = std::fs::read_to_string(out.join(task).join("changes.diff")).unwrap();
+        if task == "investigate" {
+            assert!(diff.is_empty(), "plan mode changes nothing");
+            continue;
+        }
+        // Apply with git to one copy and with --apply's twin (patch -p1) to
+        // another; both must equal what the agent produced.
+        let a = tempfile::tempdir().unwrap();
+        copy_tree(&shop, &a.path().join("shop"));
+        let ws = a.path().join("shop");
+        let st = Command::new("git")
+            .args(["apply", "--check", "-"])
+            .current_dir(&ws)
+            .stdin(std::fs::File::open(out.join(task).join("changes.diff")).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{task}: git apply --check failed:\n{diff}");
+        let st = Command::new("git")
+            .args(["apply", "-"])
+            .current_dir(&ws)
+            .stdin(std::fs::File::open(out.join(task).join("changes.diff")).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let b = tempfile::tempdir().unwrap();
+        copy_tree(&shop, &b.path().join("shop"));
+        let st = Command::new("patch")
+            .args(["-p1", "-s", "-i"])
+            .arg(out.join(task).join("changes.diff"))
+            .current_dir(b.path().join("shop"))
+            .status()
+            .unwrap();
+        assert!(st.success(), "{task}: patch -p1 failed");
+        assert_eq!(snapshot(&ws), snapshot(&b.path().join("shop")), "{task}");
+        assert_ne!(snapshot(&ws), before, "{task} changed something");
+    }
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("denied-action/transcript.json")).unwrap())
+            .unwrap();
+    assert_eq!(t["counts"]["denied_calls"], 2);
+    let denied: Vec<&serde_json::Value> = t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "denied")
+        .collect();
+    assert_eq!(denied[0]["decision"]["rule"], "deny Edit(.github/**)");
+    assert!(
+        denied[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("CI configuration is off limits")
+    );
+
+    // junit.xml: valid against the Jenkins xUnit schema and readable by a consumer.
+    let junit = out.join("junit.xml");
+    let xsd = repo().join("../shared/junit-10.xsd");
+    if xsd.exists() {
+        let st = Command::new("xmllint")
+            .args(["--noout", "--schema"])
+            .arg(&xsd)
+            .arg(&junit)
+            .status()
+            .expect("xmllint installed by .ci/run");
+        assert!(st.success(), "junit.xml does not validate");
+    }
+    let py = format!(
+        "import junitparser,sys\nx=junitparser.JUnitXml.fromfile(sys.argv[1])\nsuites=list(x)\nassert len(suites)==4, len(suites)\nfor s in suites:\n  props={{p.name:p.value for p in s.properties()}}\n  assert 'denied_calls' in props and 'model' in props, props\n  assert len(list(s))==1\nprint('ok')"
+    );
+    let o = Command::new("python3")
+        .args(["-c", &py])
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "junitparser: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("4/4 tasks passed"));
+}
+
+#[test]
+fn apply_writes_a_passing_task_back() {
+    let dir = examples();
+    let o = runner()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--quiet",
+            "--apply",
+            "--out",
+            "out",
+            "tasks/fix-typos.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let readme = std::fs::read_to_string(dir.path().join("examples/shop/README.md")).unwrap();
+    assert!(readme.contains("receive an email") && !readme.contains("recieve"));
+}
+
+#[test]
+fn a_failing_check_fails_the_run_and_retries_with_feedback() {
+    let dir = examples();
+    let o = runner()
+        .current_dir(dir.path())
+        .env("GITHUB_STEP_SUMMARY", dir.path().join("step.md"))
+        .args(["run", "--out", "out", "examples/failing/failing-check.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let t: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("out/failing-check/transcript.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(t["outcome"]["status"], "failed");
+    assert_eq!(t["counts"]["attempts"], 2);
+    assert_eq!(t["checks"].as_array().unwrap().len(), 2);
+    let feedback =
+        t["messages"].as_array().unwrap().iter().find(|m| {
+            m["role"] == "user" && m["content"].as_str().unwrap().contains("checks failed")
+        });
+    assert!(
+        feedback.is_some(),
+        "the retry carries the failed checks' output"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("<failure") && junit.contains("test -f CHANGELOG.md"));
+    assert!(
+        std::fs::read_to_string(dir.path().join("step.md"))
+            .unwrap()
+            .contains("failing-check")
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn broken_files_are_reported_with_location_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "policy.yaml",
+        "default: deny\nrules:\n  - allow: [\"Edit(src/**)\"]\n",
+    );
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("syntax.yaml", "prompt: [unclosed\n".into(), "syntax.yaml:"),
+        ("unknown.yaml", "prompt: hi\nscript: []\nbogus: 1\n".into(), "bogus"),
+        ("type.yaml", "prompt: hi\nscript: []\nmax_turns: many\n".into(), "max_turns"),
+        ("noprompt.yaml", "script: []\nmodel: scripted\n".into(), "prompt"),
+        ("badglob.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - allow: [\"Edit(src/[)\"]\n".into(), "badglob.yaml:5:"),
+        ("badrule.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - deny: [\"Frob(x)\"]\n".into(), "unknown family"),
+        ("badtool.yaml", "prompt: hi\nscript: []\ntools: [read_file, teleport]\n".into(), "badtool.yaml:3:"),
+        ("badtest.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - allow: [\"Bash(git:*)\"]\n  tests:\n    - {call: \"Bash(git push && rm -rf /)\", expect: allow}\n".into(), "policy test failed"),
+        ("badtimeout.yaml", "prompt: hi\nscript: []\ntimeout: 10 parsecs\n".into(), "timeout"),
+        ("badpolicypath.yaml", "prompt: hi\nscript: []\npolicy: nowhere.yaml\n".into(), "badpolicypath.yaml:3:"),
+    ];
+    for (name, text, expect) in &cases {
+        let p = write(d, name, text);
+        let o = runner().arg("validate").arg(&p).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(expect),
+            "{name}: expected `{expect}` in: {err}"
+        );
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.contains(&format!("{name}:")),
+            "{name}: no file in: {first}"
+        );
+        // `run` refuses before running anything: no output folder content.
+        let out = d.join(format!("out-{name}"));
+        let o = runner()
+            .arg("run")
+            .arg("--out")
+            .arg(&out)
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert!(!out.join("junit.xml").exists());
+    }
+    // The line:column is right for an unknown field.
+    let o = runner()
+        .arg("validate")
+        .arg(d.join("unknown.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("unknown.yaml:3:1"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Duplicate names across files.
+    let a = write(d, "a.yaml", "name: same\nprompt: hi\nscript: []\n");
+    let b = write(d, "b.yaml", "name: same\nprompt: hi\nscript: []\n");
+    let o = runner()
+        .args(["run", "--out"])
+        .arg(d.join("o"))
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("duplicate task name"));
+}
+
+#[test]
+fn batches_run_safe_calls_in_parallel_and_keep_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    let task = "prompt: probe\nworkspace: ws\nmax_turns: 3\nscript:\n  - tool_calls:\n      - {name: probe, args: {label: a, sleep_ms: 400}}\n      - {name: probe, args: {label: b, sleep_ms: 400}}\n      - {name: probe, args: {label: c, sleep_ms: 400}}\n      - {name: probe, args: {label: d, sleep_ms: 100, safe: false}}\n      - {name: probe, args: {label: e, sleep_ms: 300}}\n      - {name: probe, args: {label: f, sleep_ms: 10}}\n";
+    let p = write(d, "probe.yaml", task);
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("out"))
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("out/probe/transcript.json")).unwrap())
+            .unwrap();
+    let calls = t["tool_calls"].as_array().unwrap();
+    let labels: Vec<&str> = calls
+        .iter()
+        .map(|c| c["metadata"]["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["a", "b", "c", "d", "e", "f"],
+        "results in the model's order"
+    );
+    let span = |c: &serde_json::Value| {
+        (
+            c["metadata"]["start_ms"].as_u64().unwrap(),
+            c["metadata"]["end_ms"].as_u64().unwrap(),
+        )
+    };
+    let (a, b, c, dd, e, f) = (
+        span(&calls[0]),
+        span(&calls[1]),
+        span(&calls[2]),
+        span(&calls[3]),
+        span(&calls[4]),
+        span(&calls[5]),
+    );
+    // a, b, c overlap: one batch, wall time near one call.
+    let batch1 = a.1.max(b.1).max(c.1) - a.0.min(b.0).min(c.0);
+    assert!(
+        batch1 < 800,
+        "three 400 ms calls took {batch1} ms: not parallel"
+    );
+    // d runs alone, after the first batch and before the next.
+    assert!(
+        dd.0 >= a.1.max(b.1).max(c.1) && dd.1 <= e.0.min(f.0),
+        "the unsafe call splits the batches"
+    );
+    let batches: Vec<u64> = calls.iter().map(|c| c["batch"].as_u64().unwrap()).collect();
+    assert_eq!(batches, [0, 0, 0, 1, 2, 2]);
+    assert!(e.0.abs_diff(f.0) < 200, "e and f start together");
+}
+
+#[test]
+fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    let p = write(
+        d,
+        "t.yaml",
+        "prompt: x\nworkspace: ws\nscript:\n  - tool_calls:\n      - {name: read_file, raw_args: '{\"file_path\": '}\n      - {name: teleport, args: {}}\n      - {name: read_file, args: {path: x}}\n  - text: done\n",
+    );
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("out"))
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("out/t/transcript.json")).unwrap()).unwrap();
+    let calls = t["tool_calls"].as_array().unwrap();
+    assert!(
+        calls[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+    assert!(
+        calls[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `teleport`")
+    );
+    assert!(calls[2]["content"].as_str().unwrap().contains("file_path"));
+    assert!(calls.iter().all(|c| c["status"] == "error"));
+}
+
+#[test]
+fn check_prints_the_decision() {
+    let pol = repo().join("policies/ci.yaml");
+    let o = runner()
+        .args(["check", "--policy"])
+        .arg(&pol)
+        .args(["bash", r#"{"command":"git status && rm -rf /"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["rule"], "deny Bash(rm:*)");
+    assert_eq!(
+        v["signatures"],
+        serde_json::json!(["Bash(git status)", "Bash(rm -rf /)"])
+    );
+    let o = runner()
+        .args(["check", "--policy"])
+        .arg(&pol)
+        .args(["bash", r#"{"command":"git diff --stat"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let o = runner()
+        .args(["check", "--policy"])
+        .arg(&pol)
+        .args(["bash", "{not json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn tool_command_and_tools_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let o = runner()
+        .args([
+            "tool",
+            "read_file",
+            r#"{"file_path":"a.txt"}"#,
+            "--workspace",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "     1\thello\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("read a.txt"));
+    let o = runner()
+        .args([
+            "tool",
+            "read_file",
+            r#"{"file_path":"../x"}"#,
+            "--workspace",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let o = runner()
+        .args(["tool", "read_file", r#"{"nope":1}"#, "--workspace"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    for f in ["openai", "anthropic", "gemini"] {
+        let o = runner().args(["tools", "--format", f]).output().unwrap();
+        assert!(o.status.success());
+        let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    }
+    for k in ["task", "policy", "transcript"] {
+        let o = runner().args(["schema", k]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["properties"].is_object(), "{k}");
+    }
+}
+
+#[test]
+fn grep_finds_the_same_lines_as_ripgrep() {
+    // A large real tree: the cargo registry sources this project builds on.
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
+    let Some(src) = std::fs::read_dir(home.join("registry/src"))
+        .ok()
+        .and_then(|mut r| r.next())
+        .map(|e| e.unwrap().path())
+    else {
+        panic!("no cargo registry sources found");
+    };
+    let rg = Command::new("rg")
+        .args(["-n", "--no-heading", "fn main"])
+        .current_dir(&src)
+        .output()
+        .expect("rg installed by .ci/run");
+    let mut want: Vec<String> = String::from_utf8_lossy(&rg.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    want.sort();
+    assert!(want.len() > 50, "a large tree: {} matches", want.len());
+    let o = runner()
+        .args([
+            "tool",
+            "grep",
+            r#"{"pattern":"fn main","limit":1000000}"#,
+            "--workspace",
+        ])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let mut got: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    got.sort();
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+}
