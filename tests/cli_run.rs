@@ -172,8 +172,8 @@ fn examples_pass_and_their_diffs_apply_exactly() {
             .expect("xmllint installed by .ci/run");
         assert!(st.success(), "junit.xml does not validate");
     }
-    let py = format!(
-        "import junitparser,sys\nx=junitparser.JUnitXml.fromfile(sys.argv[1])\nsuites=list(x)\nassert len(suites)==4, len(suites)\nfor s in suites:\n  props={{p.name:p.value for p in s.properties()}}\n  assert 'denied_calls' in props and 'model' in props, props\n  assert len(list(s))==1\nprint('ok')"
+    let py = String::from(
+        "import junitparser,sys\nx=junitparser.JUnitXml.fromfile(sys.argv[1])\nsuites=list(x)\nassert len(suites)==4, len(suites)\nfor s in suites:\n  props={p.name:p.value for p in s.properties()}\n  assert 'denied_calls' in props and 'model' in props, props\n  assert len(list(s))==1\nprint('ok')",
     );
     let o = Command::new("python3")
         .args(["-c", &py])

@@ -98,7 +98,9 @@ pub async fn run_agent(
                 content: r.content.clone(),
                 is_error: r.status != super::CallStatus::Ok,
             });
-            env.sink.emit(&Event::ToolFinished { record: r });
+            env.sink.emit(&Event::ToolFinished {
+                record: Box::new(r),
+            });
         }
     }
 }
@@ -122,7 +124,7 @@ pub async fn run_calls(
         .collect();
     let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
     for (b, batch) in partition(&safe).into_iter().enumerate() {
-        let results = futures::stream::iter(batch.into_iter())
+        let results = futures::stream::iter(batch)
             .map(|i| {
                 let req = &calls[i];
                 async move {

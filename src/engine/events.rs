@@ -64,7 +64,7 @@ pub enum Event {
         tool: String,
     },
     ToolFinished {
-        record: ToolCallRecord,
+        record: Box<ToolCallRecord>,
     },
 }
 

@@ -829,11 +829,8 @@ impl Walker {
                     self.add_path(true, &a);
                 }
             }
-            "git" => {
-                // `git -c core.pager=...`/`alias.x=!cmd` runs arbitrary commands.
-                if args.iter().any(|a| a.starts_with("--exec-path")) {
-                    self.opaque("`git --exec-path` changes which programs git runs");
-                }
+            "git" if args.iter().any(|a| a.starts_with("--exec-path")) => {
+                self.opaque("`git --exec-path` changes which programs git runs");
             }
             p if SHELLS.contains(&p) => self.unwrap_shell(args, heredoc, prog),
             p if INTERPRETERS
@@ -870,10 +867,10 @@ impl Walker {
             } else if !after_dashdash && a.starts_with('-') && a.len() > 1 {
                 if matches!(a.as_str(), "-e" | "-f" | "--regexp" | "--file") {
                     pattern_given = true;
-                    if a == "-f" || a == "--file" {
-                        if let Some(f) = args.get(i + 1) {
-                            operands.push(f);
-                        }
+                    if (a == "-f" || a == "--file")
+                        && let Some(f) = args.get(i + 1)
+                    {
+                        operands.push(f);
                     }
                     i += 1;
                 } else if matches!(

@@ -143,7 +143,7 @@ impl EventSink for TranscriptRecorder {
                     raw: raw.clone(),
                 });
             }
-            Event::ToolFinished { record } => r.tool_calls.push(record.clone()),
+            Event::ToolFinished { record } => r.tool_calls.push((**record).clone()),
             Event::TurnStarted { .. } | Event::ToolStarted { .. } => {}
         }
     }

@@ -310,7 +310,7 @@ async fn attempts_loop(
 
 fn humanize(d: std::time::Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{}m", s / 60)
     } else if s > 0 {
         format!("{s}s")
