@@ -9,7 +9,6 @@ use serde_json::json;
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
 use crate::policy::{PolicySet, Verdict, load_policy_file};
 use crate::tools::{Registry, ToolContext, ToolErrorKind};
-use crate::workspace::Workspace;
 
 pub fn check(policies: &[std::path::PathBuf], workspace: &Path, tool: &str, args: &str) -> i32 {
     let mut layers = Vec::new();
@@ -23,19 +22,9 @@ pub fn check(policies: &[std::path::PathBuf], workspace: &Path, tool: &str, args
         }
     }
     let set = PolicySet::new(layers);
-    let args: serde_json::Value = match serde_json::from_str(args) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: ARGS_JSON is not valid JSON: {e}");
-            return EXIT_INVALID;
-        }
-    };
-    let ws = match Workspace::new(workspace) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: workspace {}: {e}", workspace.display());
-            return EXIT_INVALID;
-        }
+    let (args, ws) = match super::call_inputs(args, workspace) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let registry = Registry::builtin();
     let Ok(t) = registry.get(tool) else {

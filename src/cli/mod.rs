@@ -18,3 +18,20 @@ pub fn report_errors(errors: &[crate::config_error::ConfigError]) {
         eprintln!("error: {e}");
     }
 }
+
+/// Parses ARGS_JSON and opens the workspace of `check` and `tool`; on bad
+/// input prints the error and gives the exit code.
+pub fn call_inputs(
+    args: &str,
+    workspace: &std::path::Path,
+) -> Result<(serde_json::Value, crate::workspace::Workspace), i32> {
+    let args = serde_json::from_str(args).map_err(|e| {
+        eprintln!("error: ARGS_JSON is not valid JSON: {e}");
+        EXIT_INVALID
+    })?;
+    let ws = crate::workspace::Workspace::new(workspace).map_err(|e| {
+        eprintln!("error: workspace {}: {e}", workspace.display());
+        EXIT_INVALID
+    })?;
+    Ok((args, ws))
+}

@@ -9,7 +9,6 @@ use crate::engine::{AgentEnv, CallStatus, NullSink, run_calls};
 use crate::policy::{PolicySet, load_policy_file};
 use crate::provider::{ScriptedProvider, ToolCallRequest};
 use crate::tools::{Dialect, Registry, ToolContext};
-use crate::workspace::Workspace;
 
 pub fn print_tools(format: Dialect) -> i32 {
     let decls = Registry::builtin().declarations(format);
@@ -21,19 +20,9 @@ pub fn print_tools(format: Dialect) -> i32 {
 }
 
 pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&Path>) -> i32 {
-    let args: serde_json::Value = match serde_json::from_str(args) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: ARGS_JSON is not valid JSON: {e}");
-            return EXIT_INVALID;
-        }
-    };
-    let ws = match Workspace::new(workspace) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: workspace {}: {e}", workspace.display());
-            return EXIT_INVALID;
-        }
+    let (args, ws) = match super::call_inputs(args, workspace) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let registry = Registry::builtin();
     if !registry.contains(name) {
