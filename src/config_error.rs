@@ -41,7 +41,9 @@ impl ConfigError {
             .unwrap_or("invalid YAML")
             .to_string();
         let mut message = strip_location_prefix(&strip_location_suffix(&message));
-        if let Some(key) = key_at_line(source, line)
+        let names_a_field = message.contains("missing field") || message.contains("unknown field");
+        if !names_a_field
+            && let Some(key) = key_at_line(source, line)
             && !message.contains(&key)
         {
             message = format!("{key}: {message}");

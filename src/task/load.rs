@@ -35,6 +35,8 @@ pub struct TaskCheck {
 #[derive(Debug, Clone)]
 pub struct Task {
     pub name: String,
+    /// Where `name:` is written (line, column); (1, 1) when defaulted.
+    pub name_at: (u64, u64),
     pub file: PathBuf,
     pub prompt: String,
     pub model: ModelSpec,
@@ -246,8 +248,13 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     if !errors.is_empty() {
         return Err(errors);
     }
+    let name_at = tf
+        .name
+        .as_ref()
+        .map_or((1, 1), |n| (n.referenced.line(), n.referenced.column()));
     Ok(Task {
         name,
+        name_at,
         file: path.to_path_buf(),
         prompt: tf.prompt,
         model: model.expect("checked"),
@@ -275,8 +282,8 @@ pub fn load_tasks(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Task>, Ve
                 if let Some(first) = seen.get(&t.name) {
                     errors.push(ConfigError::new(
                         p,
-                        0,
-                        0,
+                        t.name_at.0,
+                        t.name_at.1,
                         format!(
                             "name: duplicate task name `{}` (also used by {})",
                             t.name,
