@@ -266,6 +266,7 @@ fn broken_files_are_reported_with_location_and_field() {
         ("badglob.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - allow: [\"Edit(src/[)\"]\n".into(), "badglob.yaml:5:"),
         ("badrule.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - deny: [\"Frob(x)\"]\n".into(), "unknown family"),
         ("badtool.yaml", "prompt: hi\nscript: []\ntools: [read_file, teleport]\n".into(), "badtool.yaml:3:"),
+        ("mcptool.yaml", "prompt: hi\nscript: []\ntools: [read_file, fs__read]\n".into(), "unknown tool `fs__read`"),
         ("badtest.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - allow: [\"Bash(git:*)\"]\n  tests:\n    - {call: \"Bash(git push && rm -rf /)\", expect: allow}\n".into(), "policy test failed"),
         ("badtimeout.yaml", "prompt: hi\nscript: []\ntimeout: 10 parsecs\n".into(), "timeout"),
         ("badpolicypath.yaml", "prompt: hi\nscript: []\npolicy: nowhere.yaml\n".into(), "badpolicypath.yaml:3:"),
@@ -540,4 +541,64 @@ fn grep_finds_the_same_lines_as_ripgrep() {
     got.sort();
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
+}
+
+#[test]
+fn tools_list_and_plan_mode_restrict_what_the_model_can_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    std::fs::write(d.join("ws/a.txt"), "a\n").unwrap();
+    let script = "script:\n  - tool_calls:\n      - {name: bash, args: {command: 'touch made'}}\n      - {name: write_file, args: {file_path: b.txt, content: x}}\n      - {name: read_file, args: {file_path: a.txt}}\n  - text: done\n";
+    let policy = "policy: {default: allow}\n";
+    let listed = write(
+        d,
+        "listed.yaml",
+        &format!("prompt: x\nworkspace: ws\ntools: [read_file]\n{policy}{script}"),
+    );
+    let plan = write(
+        d,
+        "plan.yaml",
+        &format!("prompt: x\nworkspace: ws\nmode: plan\n{policy}{script}"),
+    );
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("out"))
+        .arg(&listed)
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for task in ["listed", "plan"] {
+        let t: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.join(format!("out/{task}/transcript.json"))).unwrap(),
+        )
+        .unwrap();
+        let calls = t["tool_calls"].as_array().unwrap();
+        assert!(
+            calls[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("unknown tool `bash`"),
+            "{task}: {}",
+            calls[0]["content"]
+        );
+        assert!(
+            calls[1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("unknown tool `write_file`"),
+            "{task}"
+        );
+        assert_eq!(calls[2]["status"], "ok", "{task}");
+        assert!(
+            t["changes"].as_array().unwrap().is_empty(),
+            "{task} changed nothing"
+        );
+    }
 }

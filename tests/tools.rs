@@ -504,5 +504,7 @@ fn registry_rejects_duplicates_and_filters_plan_mode() {
             && !plan.contains(&"bash".to_string())
             && !plan.contains(&"edit_file".to_string())
     );
-    assert!(reg.retain_named(&["nope".to_string()]).is_err());
+    // An unknown name narrows, never widens: only read_file is left.
+    reg.retain_named(&["read_file".to_string(), "nope".to_string()]);
+    assert_eq!(reg.names().collect::<Vec<_>>(), ["read_file"]);
 }

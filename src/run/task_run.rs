@@ -62,7 +62,7 @@ fn make_provider(task: &Task) -> Result<Box<dyn Provider>, String> {
 pub fn task_registry(task: &Task, base: &Registry) -> Registry {
     let mut r = base.clone();
     if let Some(names) = &task.tools {
-        let _ = r.retain_named(names);
+        r.retain_named(names);
     }
     if task.mode == Mode::Plan {
         r.read_only()

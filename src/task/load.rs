@@ -165,7 +165,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let tools = tf.tools.as_ref().map(|list| {
         list.iter()
             .filter_map(|t| {
-                if opts.registry.contains(&t.value) || t.value.contains("__") {
+                if opts.registry.contains(&t.value) {
                     Some(t.value.clone())
                 } else {
                     errors.push(ConfigError::at(

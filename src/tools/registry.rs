@@ -74,15 +74,12 @@ impl Registry {
         self.order.is_empty()
     }
 
-    /// Keeps only the named tools (in registration order). Unknown names are
-    /// an error naming them.
-    pub fn retain_named(&mut self, names: &[String]) -> Result<(), RegistryError> {
-        for n in names {
-            self.get(n)?;
-        }
+    /// Keeps only the named tools (in registration order). A name that is
+    /// not registered only ever narrows the set: it never widens it. Task
+    /// loading reports unknown names as errors before this is called.
+    pub fn retain_named(&mut self, names: &[String]) {
         self.order.retain(|n| names.contains(n));
         self.tools.retain(|n, _| names.contains(n));
-        Ok(())
     }
 
     /// `plan` mode: read-only tools only.

@@ -152,7 +152,9 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
             Component::RootDir => out.push("/"),
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() && !path.is_absolute() {
+                // `..` cancels a name, never another `..` of a relative path.
+                let last_is_parent = out.components().next_back() == Some(Component::ParentDir);
+                if last_is_parent || (!out.pop() && !path.is_absolute()) {
                     out.push("..");
                 }
                 if path.is_absolute() && out.as_os_str().is_empty() {
@@ -165,9 +167,17 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// Most dangling links followed by hand before giving up (as the kernel's
+/// ELOOP limit does).
+const MAX_LINK_HOPS: u32 = 40;
+
 /// Follows symlinks on the longest existing prefix of an absolute, lexically
 /// normalised path and appends the part that does not exist yet.
 fn resolve_symlinks(path: &Path) -> PathBuf {
+    resolve_symlinks_within(path, MAX_LINK_HOPS)
+}
+
+fn resolve_symlinks_within(path: &Path, hops_left: u32) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
@@ -182,10 +192,15 @@ fn resolve_symlinks(path: &Path) -> PathBuf {
             Err(_) => {
                 // A dangling symlink: follow its target by hand so that a link
                 // to a not-yet-existing file outside is still caught.
-                if let Ok(target) = std::fs::read_link(&existing) {
+                // A loop (`a -> b -> a`) also fails to canonicalize: stop
+                // after MAX_LINK_HOPS and report the path as written; it
+                // cannot be opened anyway.
+                if hops_left > 0
+                    && let Ok(target) = std::fs::read_link(&existing)
+                {
                     let base = existing.parent().unwrap_or(Path::new("/"));
                     let joined = normalize_lexically(&base.join(target));
-                    let mut out = resolve_symlinks_depth(&joined, 40);
+                    let mut out = resolve_symlinks_within(&joined, hops_left - 1);
                     for part in rest.iter().rev() {
                         out.push(part);
                     }
@@ -201,14 +216,6 @@ fn resolve_symlinks(path: &Path) -> PathBuf {
             }
         }
     }
-}
-
-fn resolve_symlinks_depth(path: &Path, depth: u32) -> PathBuf {
-    if depth == 0 {
-        // A symlink loop: report the path as is; it will not exist.
-        return path.to_path_buf();
-    }
-    resolve_symlinks(path)
 }
 
 #[cfg(test)]
@@ -252,6 +259,10 @@ mod tests {
             ws.resolve("src/dangling"),
             Err(PathError::SymlinkOutside { .. })
         ));
+        // A symlink loop resolves (to itself) instead of recursing forever.
+        std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        assert_eq!(ws.resolve("loop-a/x").unwrap().rel, "loop-a/x");
         std::os::unix::fs::symlink("../a.txt", dir.path().join("src/inner")).unwrap();
         let r = ws.resolve("src/inner").unwrap();
         assert_eq!(r.rel, "src/inner");
