@@ -435,7 +435,7 @@ fn check_prints_the_decision() {
     assert_eq!(v["rule"], "deny Bash(rm:*)");
     assert_eq!(
         v["signatures"],
-        serde_json::json!(["Bash(git status)", "Bash(rm -rf /)"])
+        serde_json::json!(["Bash(git status)", "Bash(rm -rf /)", "Edit(/)"])
     );
     let o = runner()
         .args(["check", "--policy"])

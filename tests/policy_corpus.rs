@@ -10,7 +10,7 @@ use serde_json::json;
 const POLICY: &str = r#"
 default: deny
 rules:
-  - allow: ["Bash(git status)", "Bash(git diff:*)", "Bash(cargo test:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(find:*)", "Bash(xargs:*)", "Edit(src/**)", "Bash(timeout:*)", "Bash(env:*)", "Bash(bash:*)", "Bash(sh:*)", "Bash(eval:*)", "Bash(nice:*)"]
+  - allow: ["Bash(git status)", "Bash(git diff:*)", "Bash(cargo test:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(find:*)", "Bash(xargs:*)", "Edit(src/**)", "Bash(timeout:*)", "Bash(env:*)", "Bash(bash:*)", "Bash(sh:*)", "Bash(eval:*)", "Bash(nice:*)", "Bash(sed:*)", "Bash(cp:*)", "Bash(sort:*)", "Bash(head:*)"]
   - deny: ["Bash(rm:*)", "Bash(curl:*)", "Read(.env)", "Edit(.github/**)"]
     reason: off limits
 "#;
@@ -54,6 +54,9 @@ fn corpus() {
         (bash("cargo test --workspace"), A),
         (bash("git status && git diff"), A),
         (bash("echo hi > src/out.txt"), A),
+        (bash("sed -i s/x/y/ src/a.rs"), A),
+        (bash("cat src/*.rs"), A),
+        (bash("head -n 5 src/a.rs"), A),
         (
             (
                 "edit_file",
@@ -101,6 +104,16 @@ fn corpus() {
         (bash("git diff-index HEAD"), D),
         (bash("echo 'unterminated"), D),
         (bash("cd .github && echo x > workflows/ci.yml"), D),
+        (bash("cat .en?"), D),
+        (bash("cat .e*"), D),
+        (bash("cat .{env,x}"), D),
+        (bash("F=.env; cat $F"), D),
+        (bash("head -n 1 .env"), D),
+        (bash("sed -i s/a/b/ .github/workflows/ci.yml"), D),
+        (bash("sed -n p .env"), D),
+        (bash("cp src/a.rs .github/workflows/ci.yml"), D),
+        (bash("sort -o .github/workflows/ci.yml src/a.rs"), D),
+        (bash("cp .env src/leak.txt"), D),
         (("read_file", json!({"file_path": "src/link"})), D),
         (("read_file", json!({"file_path": "src/../.env"})), D),
         (("read_file", json!({"file_path": "/etc/passwd"})), D),

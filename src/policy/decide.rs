@@ -217,14 +217,10 @@ impl PolicySet {
             return LayerResult {
                 allow: false,
                 rule: Some("default deny".into()),
-                reason: Some(
-                    format!(
-                        "no rule allows {sig} ({risk:?} risk) and the default of {} is deny",
-                        layer.source
-                    )
-                    .replace("Medium risk", "medium risk")
-                    .replace("High risk", "high risk"),
-                ),
+                reason: Some(format!(
+                    "no rule allows {sig} ({risk} risk) and the default of {} is deny",
+                    layer.source
+                )),
             };
         }
         LayerResult {

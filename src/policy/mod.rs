@@ -8,8 +8,10 @@
 //! it directly.
 
 mod decide;
+mod expand;
 mod file;
 mod pattern;
+pub mod programs;
 pub mod shell;
 mod signature;
 pub mod words;

@@ -52,7 +52,12 @@ enum Spec {
         absolute: bool,
         names_git: bool,
     },
-    Words(Vec<WordPat>),
+    /// The words as written (for allow rules) and with the program by its
+    /// base name (for deny rules: `/bin/rm` is `rm`).
+    Words {
+        as_written: Vec<WordPat>,
+        by_base_name: Vec<WordPat>,
+    },
     Name(GlobMatcher),
 }
 
@@ -150,7 +155,20 @@ impl Pattern {
                             WordPat::Literal(w)
                         });
                     }
-                    Spec::Words(words)
+                    let by_base_name = words
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| match p {
+                            WordPat::Literal(l) if i == 0 => {
+                                WordPat::Literal(base_name(l).to_string())
+                            }
+                            other => other.clone(),
+                        })
+                        .collect();
+                    Spec::Words {
+                        as_written: words,
+                        by_base_name,
+                    }
                 }
                 Family::Mcp | Family::Tool | Family::Memory => Spec::Name(glob(t, s, false)?),
             },
@@ -195,37 +213,19 @@ impl Pattern {
                     }
                 }
             }
-            Spec::Words(pats) => {
-                let words = split_words(spec);
-                let words: Vec<String> = if for_deny {
-                    words
-                        .iter()
-                        .enumerate()
-                        .map(|(i, w)| {
-                            if i == 0 {
-                                base_name(w).to_string()
-                            } else {
-                                w.clone()
-                            }
-                        })
-                        .collect()
+            Spec::Words {
+                as_written,
+                by_base_name,
+            } => {
+                let mut words = split_words(spec);
+                if for_deny {
+                    if let Some(first) = words.first_mut() {
+                        *first = base_name(first).to_string();
+                    }
+                    match_words(by_base_name, &words)
                 } else {
-                    words
-                };
-                let pats: Vec<WordPat> = if for_deny {
-                    pats.iter()
-                        .enumerate()
-                        .map(|(i, p)| match p {
-                            WordPat::Literal(l) if i == 0 => {
-                                WordPat::Literal(base_name(l).to_string())
-                            }
-                            other => other.clone(),
-                        })
-                        .collect()
-                } else {
-                    pats.clone()
-                };
-                match_words(&pats, &words)
+                    match_words(as_written, &words)
+                }
             }
             Spec::Name(g) => g.is_match(spec),
         }

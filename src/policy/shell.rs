@@ -19,8 +19,13 @@ use std::path::Path;
 use brush_parser::ast;
 use brush_parser::word::{WordPiece, WordPieceWithSource};
 
+use super::expand::{MAX_EXPANSION, expand_glob, has_glob};
+use super::programs::{self, READ_ONLY_GIT, READ_ONLY_PROGRAMS};
 use super::signature::{Family, Signature};
 use crate::workspace::Workspace;
+
+/// The word that stands for `<(...)`/`>(...)` among a command's arguments.
+const PROCESS_SUBSTITUTION: &str = "<(...)";
 
 /// Scripts longer than this are not analysed (fail closed).
 pub const MAX_SCRIPT_CHARS: usize = 10_000;
@@ -53,116 +58,6 @@ pub struct ShellAnalysis {
     /// Why the script cannot be analysed, when it cannot.
     pub opaque: Option<String>,
 }
-
-const READ_ONLY_PROGRAMS: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "wc",
-    "echo",
-    "printf",
-    "pwd",
-    "true",
-    "false",
-    "sleep",
-    "stat",
-    "file",
-    "du",
-    "df",
-    "tree",
-    "sort",
-    "uniq",
-    "cut",
-    "tr",
-    "diff",
-    "cmp",
-    "which",
-    "type",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "date",
-    "env",
-    "printenv",
-    "whoami",
-    "id",
-    "uname",
-    "nl",
-    "tac",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "jq",
-    "test",
-    "[",
-    "less",
-    "more",
-    "column",
-    "seq",
-    "od",
-    "xxd",
-    "hexdump",
-    "strings",
-];
-
-const READ_ONLY_GIT: &[&str] = &[
-    "status",
-    "diff",
-    "log",
-    "show",
-    "blame",
-    "rev-parse",
-    "ls-files",
-    "branch",
-    "describe",
-    "grep",
-    "shortlog",
-    "cat-file",
-];
-
-/// Programs whose operands (after options) are files they read; the value
-/// is how many leading operands are not files (a pattern, a script).
-const READERS: &[(&str, usize)] = &[
-    ("cat", 0),
-    ("head", 0),
-    ("tail", 0),
-    ("less", 0),
-    ("more", 0),
-    ("nl", 0),
-    ("tac", 0),
-    ("wc", 0),
-    ("sort", 0),
-    ("uniq", 0),
-    ("cut", 0),
-    ("diff", 0),
-    ("cmp", 0),
-    ("od", 0),
-    ("xxd", 0),
-    ("hexdump", 0),
-    ("strings", 0),
-    ("base64", 0),
-    ("md5sum", 0),
-    ("sha1sum", 0),
-    ("sha256sum", 0),
-    ("sha512sum", 0),
-    ("file", 0),
-    ("grep", 1),
-    ("egrep", 1),
-    ("fgrep", 1),
-    ("rg", 1),
-    ("sed", 1),
-    ("awk", 1),
-    ("jq", 1),
-    ("cp", 0),
-    ("source", 0),
-    (".", 0),
-];
 
 /// Variables whose assignment changes what a command runs or loads.
 fn is_risky_variable(name: &str) -> bool {
@@ -306,7 +201,7 @@ impl Walker {
                 self.compound(cc);
                 if let Some(r) = redirs {
                     for io in &r.0 {
-                        self.redirect(io, None);
+                        self.redirect(io);
                     }
                 }
             }
@@ -314,7 +209,7 @@ impl Walker {
                 self.compound(&f.body.0);
                 if let Some(r) = &f.body.1 {
                     for io in &r.0 {
-                        self.redirect(io, None);
+                        self.redirect(io);
                     }
                 }
             }
@@ -322,7 +217,7 @@ impl Walker {
                 self.extended_test(&t.expr);
                 if let Some(r) = redirs {
                     for io in &r.0 {
-                        self.redirect(io, None);
+                        self.redirect(io);
                     }
                 }
             }
@@ -511,7 +406,7 @@ impl Walker {
                 }
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if is_prefix {
-                        self.assignment(a, is_prefix);
+                        self.assignment(a);
                     } else {
                         // `env A=1 cmd`, `export A=1`: an argument that looks
                         // like an assignment; the program decides.
@@ -522,7 +417,7 @@ impl Walker {
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                     self.compound_list(&sub.list);
                     words.push(WordValue {
-                        text: "<(...)".into(),
+                        text: PROCESS_SUBSTITUTION.into(),
                         dynamic: true,
                         unquoted_magic: false,
                     });
@@ -537,7 +432,7 @@ impl Walker {
             .first()
             .is_some_and(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"));
         for io in redirects {
-            self.redirect(io, None);
+            self.redirect(io);
         }
         if let Some(first) = words.first() {
             if first.dynamic {
@@ -562,7 +457,7 @@ impl Walker {
         }
     }
 
-    fn assignment(&mut self, a: &ast::Assignment, _prefix: bool) {
+    fn assignment(&mut self, a: &ast::Assignment) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, idx) => {
@@ -636,7 +531,7 @@ impl Walker {
         }
     }
 
-    fn redirect(&mut self, io: &ast::IoRedirect, _fd: Option<i32>) {
+    fn redirect(&mut self, io: &ast::IoRedirect) {
         use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
         match io {
             R::File(_, kind, target) => match target {
@@ -823,12 +718,6 @@ impl Walker {
                 let rest = skip_options(args, &["-n", "-d", "--interval"]);
                 self.script(&rest.join(" "));
             }
-            "tee" => {
-                for a in args.iter().filter(|a| !a.starts_with('-')) {
-                    let a = a.clone();
-                    self.add_path(true, &a);
-                }
-            }
             "git" if args.iter().any(|a| a.starts_with("--exec-path")) => {
                 self.opaque("`git --exec-path` changes which programs git runs");
             }
@@ -849,80 +738,28 @@ impl Walker {
             }
             _ => {}
         }
-        self.reader_operands(prog, args);
+        self.file_operands(prog, args);
     }
 
-    fn reader_operands(&mut self, prog: &str, args: &[String]) {
-        let Some(&(_, skip)) = READERS.iter().find(|(p, _)| *p == prog) else {
-            return;
-        };
-        let mut operands: Vec<&String> = Vec::new();
-        let mut pattern_given = false;
-        let mut after_dashdash = false;
-        let mut i = 0;
-        while i < args.len() {
-            let a = &args[i];
-            if !after_dashdash && a == "--" {
-                after_dashdash = true;
-            } else if !after_dashdash && a.starts_with('-') && a.len() > 1 {
-                if matches!(a.as_str(), "-e" | "-f" | "--regexp" | "--file") {
-                    pattern_given = true;
-                    if (a == "-f" || a == "--file")
-                        && let Some(f) = args.get(i + 1)
-                    {
-                        operands.push(f);
-                    }
-                    i += 1;
-                } else if matches!(
-                    prog,
-                    "head"
-                        | "tail"
-                        | "cut"
-                        | "sort"
-                        | "uniq"
-                        | "awk"
-                        | "grep"
-                        | "rg"
-                        | "sed"
-                        | "diff"
-                ) && matches!(
-                    a.as_str(),
-                    "-n" | "-c"
-                        | "-d"
-                        | "-f"
-                        | "-k"
-                        | "-t"
-                        | "-A"
-                        | "-B"
-                        | "-C"
-                        | "-m"
-                        | "-F"
-                        | "-v"
-                        | "-g"
-                        | "-t "
-                        | "--type"
-                ) && !(prog == "grep" && matches!(a.as_str(), "-v" | "-c" | "-F"))
-                    && !(prog == "sed" && a == "-n")
-                {
-                    i += 1;
+    /// `Read`/`Edit` paths for the file operands of well-known programs. A
+    /// file operand only known at run time (`cat $F`) fails closed: the
+    /// policy could not tell which file it is.
+    fn file_operands(&mut self, prog: &str, args: &[String]) {
+        let ops = programs::file_operands(prog, args);
+        for (write, list) in [(false, ops.reads), (true, ops.writes)] {
+            for f in list {
+                if f == PROCESS_SUBSTITUTION {
+                    continue;
                 }
-            } else {
-                operands.push(a);
+                if f.contains(['$', '`']) || f.starts_with('~') {
+                    let verb = if write { "writes" } else { "reads" };
+                    self.opaque(format!(
+                        "`{prog}` {verb} `{f}`, a file only known when the script runs"
+                    ));
+                    continue;
+                }
+                self.add_path(write, &f);
             }
-            i += 1;
-        }
-        let skip = if pattern_given { 0 } else { skip };
-        let files: Vec<String> = operands.into_iter().skip(skip).cloned().collect();
-        let files = if prog == "cp" && files.len() > 1 {
-            files[..files.len() - 1].to_vec()
-        } else {
-            files
-        };
-        for f in files {
-            if f.contains(['*', '?', '[']) || f.starts_with('$') {
-                continue;
-            }
-            self.add_path(false, &f);
         }
     }
 
@@ -1101,15 +938,6 @@ impl ShellAnalysis {
                             .iter()
                             .any(|w| w == "--output" || w.starts_with("--output="));
                 }
-                if p == "sed" {
-                    return !c
-                        .words
-                        .iter()
-                        .any(|w| w.starts_with("-i") || w == "--in-place");
-                }
-                if p == "env" {
-                    return false;
-                }
                 READ_ONLY_PROGRAMS.contains(&p)
             })
     }
@@ -1138,14 +966,32 @@ impl ShellAnalysis {
         for (family, list) in [(Family::Edit, &self.writes), (Family::Read, &self.reads)] {
             for (path, cwds) in list {
                 for c in cwds {
-                    let joined = if path.starts_with('/') {
-                        path.clone()
+                    let dir = Path::new(cwd).join(c);
+                    let paths = if has_glob(path) {
+                        match expand_glob(&ws.root().join(&dir), path) {
+                            Some(p) => p,
+                            None => {
+                                let why =
+                                    format!("`{path}` matches more than {MAX_EXPANSION} files");
+                                return vec![Signature::opaque(
+                                    Family::Bash,
+                                    self.text.clone(),
+                                    why,
+                                )];
+                            }
+                        }
                     } else {
-                        let base = Path::new(cwd).join(c).join(path);
-                        base.to_string_lossy().into_owned()
+                        vec![path.clone()]
                     };
-                    for p in ws.signature_paths(&joined) {
-                        push(Signature::new(family, p));
+                    for path in paths {
+                        let joined = if path.starts_with('/') {
+                            path
+                        } else {
+                            dir.join(path).to_string_lossy().into_owned()
+                        };
+                        for p in ws.signature_paths(&joined) {
+                            push(Signature::new(family, p));
+                        }
                     }
                 }
             }

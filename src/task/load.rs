@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::duration::parse_duration;
-use super::model::{Mode, ModelSpec, PolicyRef, ScriptTurn, TaskFile};
+use super::model::{DurationText, Mode, ModelSpec, PolicyRef, ScriptTurn, TaskFile};
 use crate::config_error::ConfigError;
 use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
 use crate::tools::Registry;
+use serde_saphyr::Spanned;
 
 const DEFAULT_MAX_TURNS: u32 = 20;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -61,6 +62,28 @@ fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
             0,
             format!("cannot read file: {e}"),
         )]
+    })
+}
+
+/// An optional duration field: its value, or `default`; a bad value is an
+/// error at its location.
+fn duration_field(
+    path: &Path,
+    value: &Option<Spanned<DurationText>>,
+    field: &str,
+    default: Duration,
+    errors: &mut Vec<ConfigError>,
+) -> Duration {
+    let Some(v) = value else {
+        return default;
+    };
+    parse_duration(&v.value.0).unwrap_or_else(|e| {
+        errors.push(ConfigError::at(
+            path,
+            &v.referenced,
+            format!("{field}: {e}"),
+        ));
+        default
     })
 }
 
@@ -182,17 +205,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             })
             .collect::<Vec<_>>()
     });
-    let timeout = match &tf.timeout {
-        Some(t) => parse_duration(&t.value.0).unwrap_or_else(|e| {
-            errors.push(ConfigError::at(
-                path,
-                &t.referenced,
-                format!("timeout: {e}"),
-            ));
-            DEFAULT_TIMEOUT
-        }),
-        None => DEFAULT_TIMEOUT,
-    };
+    let timeout = duration_field(path, &tf.timeout, "timeout", DEFAULT_TIMEOUT, &mut errors);
     if tf.max_turns == Some(0) {
         errors.push(ConfigError::new(
             path,
@@ -203,17 +216,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     }
     let mut checks = Vec::new();
     for (i, c) in tf.checks.iter().enumerate() {
-        let timeout = match &c.timeout {
-            Some(t) => parse_duration(&t.value.0).unwrap_or_else(|e| {
-                errors.push(ConfigError::at(
-                    path,
-                    &t.referenced,
-                    format!("checks[{i}].timeout: {e}"),
-                ));
-                DEFAULT_CHECK_TIMEOUT
-            }),
-            None => DEFAULT_CHECK_TIMEOUT,
-        };
+        let field = format!("checks[{i}].timeout");
+        let timeout = duration_field(path, &c.timeout, &field, DEFAULT_CHECK_TIMEOUT, &mut errors);
         if c.run.trim().is_empty() {
             errors.push(ConfigError::new(
                 path,

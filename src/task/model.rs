@@ -26,23 +26,16 @@ pub enum PolicyRef {
 
 impl<'de> Deserialize<'de> for PolicyRef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        SpannedPolicy::deserialize(d).map(|s| s.0)
-    }
-}
-
-/// Helper that deserializes `Spanned<PolicyAny>` and splits it.
-struct SpannedPolicy(PolicyRef);
-
-impl<'de> Deserialize<'de> for SpannedPolicy {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Through `Spanned` so that a path keeps its location for errors.
         let s: Spanned<PolicyAny> = Spanned::deserialize(d)?;
-        Ok(SpannedPolicy(match s.value {
+        Ok(match s.value {
             PolicyAny::Path(p) => PolicyRef::Path(Spanned::new(p, s.referenced, s.defined)),
             PolicyAny::Inline(pf) => PolicyRef::Inline(pf),
-        }))
+        })
     }
 }
 
+/// A string or a mapping, before the path gets its span back.
 enum PolicyAny {
     Path(String),
     Inline(Box<PolicyFile>),

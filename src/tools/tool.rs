@@ -35,6 +35,16 @@ pub enum Risk {
     High,
 }
 
+impl std::fmt::Display for Risk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        })
+    }
+}
+
 /// An example call shown to the model.
 #[derive(Debug, Clone)]
 pub struct Example {
