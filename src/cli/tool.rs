@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
-use crate::engine::{AgentEnv, CallStatus, NullSink, run_calls};
+use crate::engine::{CallStatus, NullSink, ToolEnv, run_calls};
 use crate::policy::{PolicySet, load_policy_file};
-use crate::provider::{ScriptedProvider, ToolCallRequest};
+use crate::provider::ToolCallRequest;
 use crate::tools::{Dialect, Registry, ToolContext};
 
 pub fn print_tools(format: Dialect) -> i32 {
@@ -51,13 +51,10 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     };
     let set = Arc::new(PolicySet::new(layers));
     let ctx = Arc::new(ToolContext::new(ws).with_visibility(set.clone()));
-    let provider = ScriptedProvider::new(vec![]);
-    let env = AgentEnv {
-        provider: &provider,
+    let env = ToolEnv {
         registry: &registry,
         policy: &set,
         ctx,
-        system: "",
         sink: &NullSink,
         epoch: std::time::Instant::now(),
     };

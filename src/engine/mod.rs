@@ -9,8 +9,10 @@
 
 mod agent;
 pub mod batch;
+mod calls;
 mod events;
 pub mod pipeline;
 
-pub use agent::{AgentEnv, AgentLimits, AgentStop, run_agent, run_calls};
+pub use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
+pub use calls::{ToolEnv, run_calls};
 pub use events::{CallStatus, Event, EventSink, NullSink, ToolCallRecord};

@@ -63,8 +63,8 @@ pub fn gate(
     let prepared = match tool.prepare(args, ctx) {
         Ok(p) => p,
         Err(e) => {
-            // A path outside the workspace is refused here, before the
-            // policy; record what the policy would have seen too.
+            // Bad arguments, or a path outside the workspace: refused here,
+            // before the policy is asked.
             return Gate::Refused {
                 error: e,
                 decision: None,

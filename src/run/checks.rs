@@ -76,19 +76,46 @@ pub fn feedback(failed: &[&CheckRecord]) -> String {
                 c.exit_code.map_or("none".into(), |c| c.to_string())
             )
         };
-        let mut out: String = c
-            .output
-            .chars()
-            .rev()
-            .take(FEEDBACK_CHARS)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        if c.output.chars().count() > FEEDBACK_CHARS {
-            out = format!("[... earlier output cut]\n{out}");
-        }
+        // The end of the output is where compilers and test runners say
+        // what failed.
+        let skip = c.output.chars().count().saturating_sub(FEEDBACK_CHARS);
+        let out = match c.output.char_indices().nth(skip) {
+            Some((at, _)) if skip > 0 => format!("[... earlier output cut]\n{}", &c.output[at..]),
+            _ => c.output.clone(),
+        };
         s.push_str(&format!("\n$ {}\n({status})\n{out}\n", c.command));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(output: String) -> CheckRecord {
+        CheckRecord {
+            attempt: 1,
+            name: "t".into(),
+            command: "make test".into(),
+            passed: false,
+            exit_code: Some(2),
+            timed_out: false,
+            output,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn feedback_keeps_the_end_of_long_output() {
+        let long = format!("{}é{}", "a".repeat(10_000), "END");
+        let f = feedback(&[&failed(long)]);
+        assert!(
+            f.contains("[... earlier output cut]")
+                && f.contains("éEND")
+                && f.contains("exit code 2")
+        );
+        assert!(f.len() < FEEDBACK_CHARS + 200);
+        let short = feedback(&[&failed("boom".into())]);
+        assert!(short.contains("boom") && !short.contains("cut"));
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
-use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, run_agent};
+use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::policy::{Policy, PolicySet};
 use crate::provider::{Message, Provider, ScriptedProvider, Usage};
 use crate::report::progress::{Fanout, ProgressLines};
@@ -98,7 +98,9 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut system = String::new();
     let mut changes = Vec::new();
 
-    let setup = (|| -> Result<(IsolatedWorkspace, Arc<ToolContext>), String> {
+    // The provider first: a task that cannot reach its model should not
+    // pay for a copy of the workspace.
+    let setup = make_provider(task).and_then(|provider| {
         let excludes: Vec<PathBuf> = opts.out_dir.canonicalize().into_iter().collect();
         let iso = IsolatedWorkspace::create(&task.workspace, &excludes).map_err(|e| {
             format!(
@@ -110,24 +112,26 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         let ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
             .with_visibility(policy.clone());
-        Ok((iso, Arc::new(ctx)))
-    })();
+        Ok((provider, iso, Arc::new(ctx)))
+    });
 
-    let outcome = match (setup, make_provider(task)) {
-        (Err(e), _) | (_, Err(e)) => Outcome {
+    let outcome = match setup {
+        Err(e) => Outcome {
             status: OutcomeStatus::Error,
             reason: e,
         },
-        (Ok((iso, ctx)), Ok(provider)) => {
+        Ok((provider, iso, ctx)) => {
             system = system_prompt(task, &registry, iso.path());
             let env = AgentEnv {
                 provider: provider.as_ref(),
-                registry: &registry,
-                policy: &policy,
-                ctx: ctx.clone(),
                 system: &system,
-                sink: &sink,
-                epoch,
+                tools: ToolEnv {
+                    registry: &registry,
+                    policy: &policy,
+                    ctx: ctx.clone(),
+                    sink: &sink,
+                    epoch,
+                },
             };
             let limits = AgentLimits {
                 max_turns: task.max_turns,
@@ -227,7 +231,7 @@ async fn attempts_loop(
     loop {
         *attempts += 1;
         let attempt = *attempts;
-        env.sink.emit(&Event::AttemptStarted { attempt });
+        env.tools.sink.emit(&Event::AttemptStarted { attempt });
         let remaining = task.timeout.saturating_sub(epoch.elapsed());
         let stop =
             match tokio::time::timeout(remaining, run_agent(env, messages, limits, usage)).await {
@@ -266,7 +270,8 @@ async fn attempts_loop(
                 reason: "the agent finished".into(),
             };
         }
-        let results = run_checks(&task.checks, workdir, env.ctx.env.as_deref(), attempt).await;
+        let results =
+            run_checks(&task.checks, workdir, env.tools.ctx.env.as_deref(), attempt).await;
         let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
         let summary = if failed.is_empty() {
             None

@@ -40,8 +40,16 @@ impl ToolContext {
         }
     }
 
+    /// Sets the spill folder, made absolute once here so that
+    /// [`ToolContext::is_spill_file`] compares paths without touching the disk.
     pub fn with_spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.spill_dir = Some(dir.into());
+        let dir = dir.into();
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            std::env::current_dir().unwrap_or_default().join(dir)
+        };
+        self.spill_dir = Some(crate::workspace::normalize_lexically(&dir));
         self
     }
 
@@ -60,16 +68,14 @@ impl ToolContext {
         self.visibility.as_ref().is_some_and(|v| v.is_hidden(rel))
     }
 
-    /// True when `path` is a spilled result file of this task.
+    /// True when `path` (as the model gave it, absolute) is a spilled
+    /// result file of this task.
     pub fn is_spill_file(&self, path: &Path) -> bool {
-        match &self.spill_dir {
-            Some(dir) => {
-                let canon = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-                let lexical = crate::workspace::normalize_lexically(path);
-                lexical.starts_with(&canon) || lexical.starts_with(dir)
-            }
-            None => false,
-        }
+        path.is_absolute()
+            && self
+                .spill_dir
+                .as_ref()
+                .is_some_and(|dir| crate::workspace::normalize_lexically(path).starts_with(dir))
     }
 
     /// A number unique within this task, for spill file names.

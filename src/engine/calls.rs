@@ -1,0 +1,90 @@
+//! Running one turn's tool calls: gated, batched, recorded.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+
+use super::batch::partition;
+use super::events::{Event, EventSink, ToolCallRecord};
+use super::pipeline::{Gate, execute, gate, record};
+use crate::policy::PolicySet;
+use crate::tools::{Registry, ToolContext};
+
+/// What tool calls run against: the tools, the policy, the workspace.
+pub struct ToolEnv<'a> {
+    pub registry: &'a Registry,
+    pub policy: &'a PolicySet,
+    pub ctx: Arc<ToolContext>,
+    pub sink: &'a dyn EventSink,
+    /// Start of the task, for call timestamps.
+    pub epoch: Instant,
+}
+
+/// Runs one turn's calls in batches; records come back in the model's order.
+pub async fn run_calls(
+    env: &ToolEnv<'_>,
+    calls: &[crate::provider::ToolCallRequest],
+    turn: u32,
+    max_parallel: usize,
+) -> Vec<ToolCallRecord> {
+    // Classify with a first look at each call; the real gate runs again
+    // right before its batch, so a file changed by an earlier batch (a new
+    // symlink, say) is seen.
+    let safe: Vec<bool> = calls
+        .iter()
+        .map(|c| match gate(c, env.registry, env.policy, &env.ctx) {
+            Gate::Run(a) => a.prepared.is_concurrency_safe(),
+            Gate::Refused { .. } => true,
+        })
+        .collect();
+    let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
+    for (b, batch) in partition(&safe).into_iter().enumerate() {
+        let results = futures::stream::iter(batch)
+            .map(|i| {
+                let req = &calls[i];
+                async move {
+                    let started = Instant::now();
+                    env.sink.emit(&Event::ToolStarted {
+                        turn,
+                        id: req.id.clone(),
+                        tool: req.name.clone(),
+                    });
+                    let rec = match gate(req, env.registry, env.policy, &env.ctx) {
+                        Gate::Refused { error, decision } => record(
+                            req,
+                            turn,
+                            b as u32,
+                            started,
+                            env.epoch,
+                            Err(error),
+                            decision,
+                        ),
+                        Gate::Run(approved) => {
+                            let (result, decision) =
+                                execute(approved, req, env.registry, env.ctx.clone()).await;
+                            record(
+                                req,
+                                turn,
+                                b as u32,
+                                started,
+                                env.epoch,
+                                result,
+                                Some(decision),
+                            )
+                        }
+                    };
+                    (i, rec)
+                }
+            })
+            .buffered(max_parallel.max(1))
+            .collect::<Vec<_>>()
+            .await;
+        for (i, rec) in results {
+            out[i] = Some(rec);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every call recorded"))
+        .collect()
+}
