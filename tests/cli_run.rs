@@ -99,9 +99,7 @@ fn examples_pass_and_their_diffs_apply_exactly() {
         "denied-action",
         "investigate",
     ] {
-        let t: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join(task).join("transcript.json")).unwrap())
-                .unwrap();
+        let t = read_json(out.join(task).join("transcript.json"));
         assert_eq!(t["outcome"]["status"], "passed", "{task}");
         for c in t["tool_calls"].as_array().unwrap() {
             assert!(c.get("decision").is_some() && c.get("duration_ms").is_some());
@@ -142,9 +140,7 @@ fn examples_pass_and_their_diffs_apply_exactly() {
         assert_eq!(snapshot(&ws), snapshot(&b.path().join("shop")), "{task}");
         assert_ne!(snapshot(&ws), before, "{task} changed something");
     }
-    let t: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("denied-action/transcript.json")).unwrap())
-            .unwrap();
+    let t = read_json(out.join("denied-action/transcript.json"));
     assert_eq!(t["counts"]["denied_calls"], 2);
     let denied: Vec<&serde_json::Value> = t["tool_calls"]
         .as_array()
@@ -163,15 +159,18 @@ fn examples_pass_and_their_diffs_apply_exactly() {
     // junit.xml: valid against the Jenkins xUnit schema and readable by a consumer.
     let junit = out.join("junit.xml");
     let xsd = repo().join("../shared/junit-10.xsd");
-    if xsd.exists() {
-        let st = Command::new("xmllint")
-            .args(["--noout", "--schema"])
-            .arg(&xsd)
-            .arg(&junit)
-            .status()
-            .expect("xmllint installed by .ci/run");
-        assert!(st.success(), "junit.xml does not validate");
-    }
+    assert!(
+        xsd.exists(),
+        "{} missing: CI clones shared/ beside the repo",
+        xsd.display()
+    );
+    let st = Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&junit)
+        .status()
+        .expect("xmllint installed by .ci/run");
+    assert!(st.success(), "junit.xml does not validate");
     let py = String::from(
         "import junitparser,sys\nx=junitparser.JUnitXml.fromfile(sys.argv[1])\nsuites=list(x)\nassert len(suites)==4, len(suites)\nfor s in suites:\n  props={p.name:p.value for p in s.properties()}\n  assert 'denied_calls' in props and 'model' in props, props\n  assert len(list(s))==1\nprint('ok')",
     );
@@ -219,10 +218,7 @@ fn a_failing_check_fails_the_run_and_retries_with_feedback() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    let t: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("out/failing-check/transcript.json")).unwrap(),
-    )
-    .unwrap();
+    let t = read_json(dir.path().join("out/failing-check/transcript.json"));
     assert_eq!(t["outcome"]["status"], "failed");
     assert_eq!(t["counts"]["attempts"], 2);
     assert_eq!(t["checks"].as_array().unwrap().len(), 2);
@@ -241,6 +237,13 @@ fn a_failing_check_fails_the_run_and_retries_with_feedback() {
             .unwrap()
             .contains("failing-check")
     );
+}
+
+/// Reads a JSON output file (a transcript).
+fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -341,9 +344,7 @@ fn batches_run_safe_calls_in_parallel_and_keep_order() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let t: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("out/probe/transcript.json")).unwrap())
-            .unwrap();
+    let t = read_json(d.join("out/probe/transcript.json"));
     let calls = t["tool_calls"].as_array().unwrap();
     let labels: Vec<&str> = calls
         .iter()
@@ -401,8 +402,7 @@ fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
-    let t: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("out/t/transcript.json")).unwrap()).unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
     let calls = t["tool_calls"].as_array().unwrap();
     assert!(
         calls[0]["content"]
@@ -575,10 +575,7 @@ fn tools_list_and_plan_mode_restrict_what_the_model_can_call() {
         String::from_utf8_lossy(&o.stderr)
     );
     for task in ["listed", "plan"] {
-        let t: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(d.join(format!("out/{task}/transcript.json"))).unwrap(),
-        )
-        .unwrap();
+        let t = read_json(d.join(format!("out/{task}/transcript.json")));
         let calls = t["tool_calls"].as_array().unwrap();
         assert!(
             calls[0]["content"]
@@ -599,6 +596,67 @@ fn tools_list_and_plan_mode_restrict_what_the_model_can_call() {
         assert!(
             t["changes"].as_array().unwrap().is_empty(),
             "{task} changed nothing"
+        );
+    }
+}
+
+#[test]
+fn declarations_are_valid_json_schema() {
+    // Checked against the JSON Schema 2020-12 metaschema, and each tool's
+    // examples (from its description) must validate against its schema.
+    let check = r#"
+import json, sys, jsonschema
+decls = json.load(sys.stdin)
+kind = sys.argv[1]
+VALID = {
+    "read_file": {"file_path": "a.txt", "offset": 10, "limit": 5},
+    "write_file": {"file_path": "a.txt", "content": "x"},
+    "edit_file": {"file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": True, "match": "flexible"},
+    "ls": {},
+    "glob": {"pattern": "**/*.rs", "path": "src"},
+    "grep": {"pattern": "fn main", "include": "*.rs"},
+    "bash": {"command": "ls", "timeout": 1000, "working_directory": "src", "description": "list"},
+    "save_memory": {"fact": "f"},
+}
+assert set(VALID) <= {d["function"]["name"] if kind == "openai" else d["name"] for d in decls}
+for d in decls:
+    if kind == "openai":
+        name, schema = d["function"]["name"], d["function"]["parameters"]
+    else:
+        name, schema = d["name"], d["input_schema"]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    v = jsonschema.Draft202012Validator(schema)
+    good = VALID.get(name)
+    if good is not None:
+        v.validate(good)
+        assert not v.is_valid({**good, "surely_not_an_argument": 1}), name + " accepts unknown arguments"
+    assert not v.is_valid([]), name + " accepts a non-object"
+print(len(decls))
+"#;
+    for kind in ["openai", "anthropic"] {
+        let o = runner().args(["tools", "--format", kind]).output().unwrap();
+        assert!(o.status.success());
+        let mut py = Command::new("python3")
+            .args(["-c", check, kind])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        use std::io::Write;
+        py.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+        let out = py.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<usize>()
+                .unwrap()
+                >= 8
         );
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 struct Fixture {
     dir: tempfile::TempDir,
+    _spill: tempfile::TempDir,
     ctx: Arc<ToolContext>,
     reg: Registry,
 }
@@ -38,12 +39,11 @@ fn fixture() -> Fixture {
     std::fs::write(root.join(".git/config"), "TODO in git\n").unwrap();
     std::fs::write(root.join("bin.dat"), b"\x00\x01\x02TODO").unwrap();
     let ws = Workspace::new(root).unwrap();
-    let spill = root
-        .join("../spill-")
-        .with_file_name(format!("spill-{}", std::process::id()));
-    let ctx = Arc::new(ToolContext::new(ws).with_spill_dir(spill));
+    let spill = tempfile::tempdir().unwrap();
+    let ctx = Arc::new(ToolContext::new(ws).with_spill_dir(spill.path()));
     Fixture {
         dir,
+        _spill: spill,
         ctx,
         reg: Registry::builtin(),
     }
@@ -450,7 +450,10 @@ async fn large_results_spill_to_a_file_except_read_file() {
     .await
     .unwrap();
     assert!(page.content.starts_with("   101\t"), "{}", page.content);
-    std::fs::remove_dir_all(f.ctx.spill_dir.as_ref().unwrap()).ok();
+    // Only the spill folder is exempt: a sibling path is not.
+    let sibling = f.ctx.spill_dir.as_ref().unwrap().join("../elsewhere.txt");
+    let (k, _) = err_kind(call(&f, "read_file", json!({"file_path": sibling})).await);
+    assert_eq!(k, ToolErrorKind::Permission);
 }
 
 #[test]
