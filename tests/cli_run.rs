@@ -660,3 +660,51 @@ print(len(decls))
         );
     }
 }
+
+#[test]
+fn a_symlink_made_earlier_in_the_turn_is_seen_by_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    std::fs::write(d.join("ws/.env"), "SECRET=1\n").unwrap();
+    // One turn: bash makes `notes` point at .env (through python, which the
+    // policy cannot see into; `ln -s .env notes` itself would be denied
+    // as a read of .env), then read_file reads
+    // `notes`. The read is decided after the link exists, so Read(.env)
+    // is among its signatures and the deny holds.
+    let p = write(
+        d,
+        "t.yaml",
+        r#"prompt: x
+workspace: ws
+policy:
+  default: allow
+  rules:
+    - deny: ["Read(.env)"]
+script:
+  - tool_calls:
+      - name: bash
+        args:
+          command: python3 -c "import os; os.symlink('.env', 'notes')"
+      - {name: read_file, args: {file_path: notes}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("out"))
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = read_json(d.join("out/t/transcript.json"));
+    let calls = t["tool_calls"].as_array().unwrap();
+    assert_eq!(calls[0]["status"], "ok", "{}", calls[0]["content"]);
+    assert_eq!(calls[1]["status"], "denied", "{}", calls[1]["content"]);
+    assert!(!calls[1]["content"].as_str().unwrap().contains("SECRET"));
+}

@@ -28,20 +28,34 @@ pub async fn run_calls(
     turn: u32,
     max_parallel: usize,
 ) -> Vec<ToolCallRecord> {
-    // Classify with a first look at each call; the real gate runs again
-    // right before its batch, so a file changed by an earlier batch (a new
-    // symlink, say) is seen.
-    let safe: Vec<bool> = calls
+    // Gate every call once to learn which may run in parallel. The first
+    // batch runs on these gates; later batches are gated again right before
+    // they run, so what an earlier batch changed (a new symlink, say) is seen.
+    let mut first: Vec<Option<Gate>> = calls
         .iter()
-        .map(|c| match gate(c, env.registry, env.policy, &env.ctx) {
-            Gate::Run(a) => a.prepared.is_concurrency_safe(),
-            Gate::Refused { .. } => true,
+        .map(|c| Some(gate(c, env.registry, env.policy, &env.ctx)))
+        .collect();
+    let safe: Vec<bool> = first
+        .iter()
+        .map(|g| match g {
+            Some(Gate::Run(a)) => a.prepared.is_concurrency_safe(),
+            _ => true,
         })
         .collect();
     let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
     for (b, batch) in partition(&safe).into_iter().enumerate() {
-        let results = futures::stream::iter(batch)
+        let gates: Vec<(usize, Gate)> = batch
+            .into_iter()
             .map(|i| {
+                let g = match first[i].take() {
+                    Some(g) if b == 0 => g,
+                    _ => gate(&calls[i], env.registry, env.policy, &env.ctx),
+                };
+                (i, g)
+            })
+            .collect();
+        let results = futures::stream::iter(gates)
+            .map(|(i, gated)| {
                 let req = &calls[i];
                 async move {
                     let started = Instant::now();
@@ -50,7 +64,7 @@ pub async fn run_calls(
                         id: req.id.clone(),
                         tool: req.name.clone(),
                     });
-                    let rec = match gate(req, env.registry, env.policy, &env.ctx) {
+                    let rec = match gated {
                         Gate::Refused { error, decision } => record(
                             req,
                             turn,
