@@ -246,6 +246,31 @@ fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Runs one task file (`name.yaml`, workspace `ws/` with `files`) and
+/// returns its transcript; the run must pass.
+fn run_single(name: &str, task: &str, files: &[(&str, &str)]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    for (f, text) in files {
+        std::fs::write(d.join("ws").join(f), text).unwrap();
+    }
+    let p = write(d, &format!("{name}.yaml"), task);
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("out"))
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_json(d.join("out").join(name).join("transcript.json"))
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -327,24 +352,8 @@ fn broken_files_are_reported_with_location_and_field() {
 
 #[test]
 fn batches_run_safe_calls_in_parallel_and_keep_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir(d.join("ws")).unwrap();
     let task = "prompt: probe\nworkspace: ws\nmax_turns: 3\nscript:\n  - tool_calls:\n      - {name: probe, args: {label: a, sleep_ms: 400}}\n      - {name: probe, args: {label: b, sleep_ms: 400}}\n      - {name: probe, args: {label: c, sleep_ms: 400}}\n      - {name: probe, args: {label: d, sleep_ms: 100, safe: false}}\n      - {name: probe, args: {label: e, sleep_ms: 300}}\n      - {name: probe, args: {label: f, sleep_ms: 10}}\n";
-    let p = write(d, "probe.yaml", task);
-    let o = runner()
-        .args(["run", "-q", "--out"])
-        .arg(d.join("out"))
-        .arg(&p)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let t = read_json(d.join("out/probe/transcript.json"));
+    let t = run_single("probe", task, &[]);
     let calls = t["tool_calls"].as_array().unwrap();
     let labels: Vec<&str> = calls
         .iter()
@@ -387,22 +396,11 @@ fn batches_run_safe_calls_in_parallel_and_keep_order() {
 
 #[test]
 fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir(d.join("ws")).unwrap();
-    let p = write(
-        d,
-        "t.yaml",
+    let t = run_single(
+        "t",
         "prompt: x\nworkspace: ws\nscript:\n  - tool_calls:\n      - {name: read_file, raw_args: '{\"file_path\": '}\n      - {name: teleport, args: {}}\n      - {name: read_file, args: {path: x}}\n  - text: done\n",
+        &[],
     );
-    let o = runner()
-        .args(["run", "-q", "--out"])
-        .arg(d.join("out"))
-        .arg(&p)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let t = read_json(d.join("out/t/transcript.json"));
     let calls = t["tool_calls"].as_array().unwrap();
     assert!(
         calls[0]["content"]
@@ -663,18 +661,13 @@ print(len(decls))
 
 #[test]
 fn a_symlink_made_earlier_in_the_turn_is_seen_by_the_policy() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir(d.join("ws")).unwrap();
-    std::fs::write(d.join("ws/.env"), "SECRET=1\n").unwrap();
     // One turn: bash makes `notes` point at .env (through python, which the
     // policy cannot see into; `ln -s .env notes` itself would be denied
     // as a read of .env), then read_file reads
     // `notes`. The read is decided after the link exists, so Read(.env)
     // is among its signatures and the deny holds.
-    let p = write(
-        d,
-        "t.yaml",
+    let t = run_single(
+        "t",
         r#"prompt: x
 workspace: ws
 policy:
@@ -689,20 +682,8 @@ script:
       - {name: read_file, args: {file_path: notes}}
   - text: done
 "#,
+        &[(".env", "SECRET=1\n")],
     );
-    let o = runner()
-        .args(["run", "-q", "--out"])
-        .arg(d.join("out"))
-        .arg(&p)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let t = read_json(d.join("out/t/transcript.json"));
     let calls = t["tool_calls"].as_array().unwrap();
     assert_eq!(calls[0]["status"], "ok", "{}", calls[0]["content"]);
     assert_eq!(calls[1]["status"], "denied", "{}", calls[1]["content"]);
