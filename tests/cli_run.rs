@@ -298,6 +298,13 @@ fn broken_files_are_reported_with_location_and_field() {
         ("badtest.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - allow: [\"Bash(git:*)\"]\n  tests:\n    - {call: \"Bash(git push && rm -rf /)\", expect: allow}\n".into(), "policy test failed"),
         ("badtimeout.yaml", "prompt: hi\nscript: []\ntimeout: 10 parsecs\n".into(), "timeout"),
         ("badpolicypath.yaml", "prompt: hi\nscript: []\npolicy: nowhere.yaml\n".into(), "badpolicypath.yaml:3:"),
+        ("emptyprompt.yaml", "script: []\nprompt: \"  \"\n".into(), "emptyprompt.yaml:2:9: prompt"),
+        ("noscript.yaml", "prompt: hi\nmodel: scripted\n".into(), "noscript.yaml:2:8: script"),
+        ("zeroturns.yaml", "prompt: hi\nscript: []\nmax_turns: 0\n".into(), "zeroturns.yaml:3:12: max_turns"),
+        ("emptycheck.yaml", "prompt: hi\nscript: []\nchecks:\n  - run: \"\"\n".into(), "emptycheck.yaml:4:"),
+        ("bothargs.yaml", "prompt: hi\nscript:\n  - tool_calls:\n      - {name: ls, args: {}, raw_args: \"{}\"}\n".into(), "bothargs.yaml:4:"),
+        ("emptyrule.yaml", "prompt: hi\nscript: []\npolicy:\n  rules:\n    - reason: nothing\n".into(), "emptyrule.yaml:5:"),
+        ("badrisk.yaml", "prompt: hi\nscript: []\npolicy:\n  risk:\n    \"a b\": low\n".into(), "badrisk.yaml:5:"),
     ];
     for (name, text, expect) in &cases {
         let p = write(d, name, text);
@@ -308,11 +315,11 @@ fn broken_files_are_reported_with_location_and_field() {
             err.contains(expect),
             "{name}: expected `{expect}` in: {err}"
         );
-        let first = err.lines().next().unwrap_or("");
-        assert!(
-            first.contains(&format!("{name}:")),
-            "{name}: no file in: {first}"
-        );
+        // Every message is `file:line:column: ...`.
+        let located = regex::Regex::new(&format!(r"{}:\d+:\d+: ", regex::escape(name))).unwrap();
+        for line in err.lines().filter(|l| l.contains(".yaml")) {
+            assert!(located.is_match(line), "{name}: not located: {line}");
+        }
         // `run` refuses before running anything: no output folder content.
         let out = d.join(format!("out-{name}"));
         let o = runner()

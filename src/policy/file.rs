@@ -58,10 +58,12 @@ pub struct PolicyFile {
     #[serde(default)]
     pub default: DefaultDecision,
     #[serde(default)]
-    pub rules: Vec<RuleEntry>,
+    #[schemars(with = "Vec<RuleEntry>")]
+    pub rules: Vec<Spanned<RuleEntry>>,
     /// Risk overrides by tool name, or `mcp` for every MCP tool.
     #[serde(default)]
-    pub risk: BTreeMap<String, Risk>,
+    #[schemars(with = "BTreeMap<String, Risk>")]
+    pub risk: BTreeMap<String, Spanned<Risk>>,
     #[serde(default)]
     pub tests: Vec<PolicyTest>,
 }
@@ -99,13 +101,13 @@ impl Policy {
     pub fn compile(pf: &PolicyFile, file: &Path, source: String) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
         let mut rules = Vec::new();
-        for entry in &pf.rules {
+        for spanned in &pf.rules {
+            let entry = &spanned.value;
             if entry.allow.is_none() && entry.deny.is_none() {
-                errors.push(ConfigError::new(
+                errors.push(ConfigError::at(
                     file,
-                    0,
-                    0,
-                    "a rule needs `allow:` or `deny:`",
+                    &spanned.referenced,
+                    "rules: a rule needs `allow:` or `deny:`",
                 ));
             }
             for (allow, list) in [(true, &entry.allow), (false, &entry.deny)] {
@@ -125,16 +127,15 @@ impl Policy {
                 }
             }
         }
-        for key in pf.risk.keys() {
+        for (key, level) in &pf.risk {
             if key != "mcp"
                 && !key
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             {
-                errors.push(ConfigError::new(
+                errors.push(ConfigError::at(
                     file,
-                    0,
-                    0,
+                    &level.referenced,
                     format!("risk: `{key}` is not a tool name or `mcp`"),
                 ));
             }
@@ -143,7 +144,7 @@ impl Policy {
             source,
             default: pf.default,
             rules,
-            risk: pf.risk.clone(),
+            risk: pf.risk.iter().map(|(k, v)| (k.clone(), v.value)).collect(),
         };
         if errors.is_empty() {
             errors.extend(policy.run_tests(&pf.tests, file));

@@ -77,20 +77,20 @@ impl Provider for ScriptedProvider {
                         Some(raw) => match serde_json::from_str(raw) {
                             Ok(v) => ToolCallRequest {
                                 id,
-                                name: c.name.clone(),
+                                name: c.name.value.clone(),
                                 arguments: Some(v),
                                 invalid_arguments: None,
                             },
                             Err(_) => ToolCallRequest {
                                 id,
-                                name: c.name.clone(),
+                                name: c.name.value.clone(),
                                 arguments: None,
                                 invalid_arguments: Some(raw.clone()),
                             },
                         },
                         None => ToolCallRequest {
                             id,
-                            name: c.name.clone(),
+                            name: c.name.value.clone(),
                             arguments: Some(c.args.clone().unwrap_or_else(|| json!({}))),
                             invalid_arguments: None,
                         },

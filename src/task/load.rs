@@ -115,8 +115,12 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    if tf.prompt.trim().is_empty() {
-        errors.push(ConfigError::new(path, 0, 0, "prompt: must not be empty"));
+    if tf.prompt.value.trim().is_empty() {
+        errors.push(ConfigError::at(
+            path,
+            &tf.prompt.referenced,
+            "prompt: must not be empty",
+        ));
     }
     let model = match (&opts.model_override, &tf.model) {
         (Some(m), _) => Some(m.clone()),
@@ -133,10 +137,15 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         && m.is_scripted()
         && tf.script.is_none()
     {
+        // Point at `model:` when written, else at the top of the file.
+        let (line, column) = tf
+            .model
+            .as_ref()
+            .map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
         errors.push(ConfigError::new(
             path,
-            0,
-            0,
+            line,
+            column,
             "script: required when the model is `scripted` (the model's turns)",
         ));
     }
@@ -206,11 +215,12 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             .collect::<Vec<_>>()
     });
     let timeout = duration_field(path, &tf.timeout, "timeout", DEFAULT_TIMEOUT, &mut errors);
-    if tf.max_turns == Some(0) {
-        errors.push(ConfigError::new(
+    if let Some(m) = &tf.max_turns
+        && m.value == 0
+    {
+        errors.push(ConfigError::at(
             path,
-            0,
-            0,
+            &m.referenced,
             "max_turns: must be at least 1",
         ));
     }
@@ -218,11 +228,10 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     for (i, c) in tf.checks.iter().enumerate() {
         let field = format!("checks[{i}].timeout");
         let timeout = duration_field(path, &c.timeout, &field, DEFAULT_CHECK_TIMEOUT, &mut errors);
-        if c.run.trim().is_empty() {
-            errors.push(ConfigError::new(
+        if c.run.value.trim().is_empty() {
+            errors.push(ConfigError::at(
                 path,
-                0,
-                0,
+                &c.run.referenced,
                 format!("checks[{i}].run: must not be empty"),
             ));
         }
@@ -230,8 +239,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             name: c
                 .name
                 .clone()
-                .unwrap_or_else(|| c.run.lines().next().unwrap_or("").to_string()),
-            run: c.run.clone(),
+                .unwrap_or_else(|| c.run.value.lines().next().unwrap_or("").to_string()),
+            run: c.run.value.clone(),
             timeout,
         });
     }
@@ -239,10 +248,9 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         for (i, turn) in script.iter().enumerate() {
             for (j, call) in turn.tool_calls.iter().enumerate() {
                 if call.args.is_some() && call.raw_args.is_some() {
-                    errors.push(ConfigError::new(
+                    errors.push(ConfigError::at(
                         path,
-                        0,
-                        0,
+                        &call.name.referenced,
                         format!("script[{i}].tool_calls[{j}]: give `args` or `raw_args`, not both"),
                     ));
                 }
@@ -260,13 +268,13 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         name,
         name_at,
         file: path.to_path_buf(),
-        prompt: tf.prompt,
+        prompt: tf.prompt.value,
         model: model.expect("checked"),
         policy: policy.expect("checked"),
         workspace,
         mode: tf.mode,
         tools,
-        max_turns: tf.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        max_turns: tf.max_turns.map_or(DEFAULT_MAX_TURNS, |m| m.value),
         timeout,
         checks,
         retries: tf.retries,

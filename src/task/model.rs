@@ -69,7 +69,8 @@ impl<'de> Deserialize<'de> for PolicyAny {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptCall {
-    pub name: String,
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
     /// The arguments, any YAML mapping.
     #[serde(default)]
     pub args: Option<Value>,
@@ -95,7 +96,8 @@ pub struct ScriptTurn {
 #[serde(deny_unknown_fields)]
 pub struct CheckEntry {
     /// A bash script run in the task's workspace; exit 0 passes.
-    pub run: String,
+    #[schemars(with = "String")]
+    pub run: Spanned<String>,
     #[serde(default)]
     pub name: Option<String>,
     /// Default 5m.
@@ -140,7 +142,8 @@ pub struct TaskFile {
     #[schemars(with = "Option<String>")]
     pub name: Option<Spanned<String>>,
     /// What the agent is asked to do.
-    pub prompt: String,
+    #[schemars(with = "String")]
+    pub prompt: Spanned<String>,
     /// `scripted`, `openai:MODEL`, `anthropic:MODEL` or `gemini:MODEL`.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
@@ -160,7 +163,8 @@ pub struct TaskFile {
     pub tools: Option<Vec<Spanned<String>>>,
     /// Default 20.
     #[serde(default)]
-    pub max_turns: Option<u32>,
+    #[schemars(with = "Option<u32>")]
+    pub max_turns: Option<Spanned<u32>>,
     /// Default 10m.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
