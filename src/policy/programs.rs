@@ -4,8 +4,8 @@
 //! `Edit(path)` signatures from this table: the files a reader reads (`cat`,
 //! `grep PATTERN FILE`, `sed -f SCRIPT`), and the files a writer writes
 //! (`sed -i`, `sort -o`, the target of `cp`, every operand of `rm`, `mv`,
-//! `touch`, `tee`). So a deny rule on a path holds whichever program
-//! touches it. Options that take a value are skipped with their value; an
+//! `touch`, `tee`, `find -delete`, `git diff --output`). So a deny rule on a
+//! path holds whichever program touches it. Options that take a value are skipped with their value; an
 //! unknown option is taken for a flag, which at worst adds a signature and
 //! so only makes a decision stricter.
 
@@ -223,6 +223,12 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
         }
         return out;
     }
+    if program == "find" {
+        return find_operands(args);
+    }
+    if program == "git" {
+        return git_operands(args);
+    }
     let Some(spec) = SPECS.iter().find(|s| s.programs.contains(&program)) else {
         return out;
     };
@@ -283,6 +289,79 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
             out.writes.push(files[1].clone());
         }
         _ => out.reads.extend(files),
+    }
+    out
+}
+
+/// `find ROOTS... EXPRESSION`: the roots are read, and written when the
+/// expression has `-delete`; `-fprint FILE` and its kind write FILE.
+fn find_operands(args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    let mut i = 0;
+    // Leading `-H`, `-L`, `-P`, `-D debug`, `-Olevel`.
+    while i < args.len() && matches!(args[i].as_str(), "-H" | "-L" | "-P" | "-D" | "--")
+        || args.get(i).is_some_and(|a| a.starts_with("-O"))
+    {
+        i += if args[i] == "-D" { 2 } else { 1 };
+    }
+    let mut roots = Vec::new();
+    while i < args.len()
+        && !args[i].starts_with('-')
+        && !matches!(args[i].as_str(), "(" | "!" | ",")
+    {
+        roots.push(args[i].clone());
+        i += 1;
+    }
+    if roots.is_empty() {
+        roots.push(".".to_string());
+    }
+    let mut deletes = false;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-delete" => deletes = true,
+            "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
+                out.writes.extend(args.get(i + 1).cloned());
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if deletes {
+        out.writes.extend(roots);
+    } else {
+        out.reads.extend(roots);
+    }
+    out
+}
+
+/// git writes files named by `--output` (diff, log, show) and by
+/// `format-patch -o`; the other writes of git stay inside `.git` and the
+/// worktree that git subcommand rules govern.
+fn git_operands(args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    let format_patch = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|sub| sub == "format-patch");
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if let Some(v) = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("--output-directory="))
+        {
+            out.writes.push(v.to_string());
+        } else if a == "--output" || a == "--output-directory" || (format_patch && a == "-o") {
+            out.writes.extend(args.get(i + 1).cloned());
+            i += 1;
+        } else if format_patch
+            && let Some(v) = a.strip_prefix("-o")
+            && !v.is_empty()
+        {
+            out.writes.push(v.to_string());
+        }
+        i += 1;
     }
     out
 }
@@ -388,5 +467,12 @@ mod tests {
         assert_eq!(ops("dd if=a of=b"), (v(&["a"]), v(&["b"])));
         assert_eq!(ops("cut -d , -f 1 f"), (v(&["f"]), v(&[])));
         assert_eq!(ops("make all"), (v(&[]), v(&[])));
+        assert_eq!(ops("find src -name x"), (v(&["src"]), v(&[])));
+        assert_eq!(ops("find -L a b -delete"), (v(&[]), v(&["a", "b"])));
+        assert_eq!(ops("find -fprint out"), (v(&["."]), v(&["out"])));
+        assert_eq!(ops("git diff --output=o"), (v(&[]), v(&["o"])));
+        assert_eq!(ops("git log --output o"), (v(&[]), v(&["o"])));
+        assert_eq!(ops("git format-patch -o dir HEAD~1"), (v(&[]), v(&["dir"])));
+        assert_eq!(ops("git commit -o x"), (v(&[]), v(&[])));
     }
 }

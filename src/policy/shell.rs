@@ -811,13 +811,8 @@ impl Walker {
                     self.command_words(&args[start..end], false, level + 1);
                     i = end;
                 }
-                "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                    if let Some(f) = args.get(i + 1) {
-                        let f = f.clone();
-                        self.add_path(true, &f);
-                    }
-                    i += 1;
-                }
+                // Files find writes (`-delete`, `-fprint`) come from
+                // `programs::file_operands`.
                 _ => {}
             }
             i += 1;
