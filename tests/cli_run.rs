@@ -149,6 +149,21 @@ fn examples_pass_and_their_diffs_apply_exactly() {
         .filter(|c| c["status"] == "denied")
         .collect();
     assert_eq!(denied[0]["decision"]["rule"], "deny Edit(.github/**)");
+    assert_eq!(denied[0]["decision"]["decision"], "deny");
+    assert!(
+        denied[0]["decision"]["reason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty())
+    );
+    assert!(
+        denied[0]["decision"]["signatures"]
+            .as_array()
+            .is_some_and(|s| s
+                .iter()
+                .any(|s| s["family"] == "Edit" && s["specifier"] == ".github/workflows/ci.yml")),
+        "{}",
+        denied[0]["decision"]
+    );
     assert!(
         denied[0]["content"]
             .as_str()

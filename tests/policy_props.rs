@@ -1,0 +1,267 @@
+//! Properties of the permission engine, checked on generated inputs:
+//! - adding a deny rule (or a whole policy layer) never turns a denial into
+//!   an allow;
+//! - a compound command is allowed only if each of its parts is;
+//! - normalising a path twice gives the same result as once;
+//! - the shell splitter, the rule parser and the policy loader never panic,
+//!   whatever text they are given.
+
+use proptest::prelude::*;
+use runner::policy::{Pattern, PolicySet, Verdict, parse_policy_yaml, shell};
+use runner::tools::{Registry, ToolContext};
+use runner::workspace::{Workspace, normalize_lexically};
+use serde_json::json;
+use std::path::Path;
+
+/// Commands a model might send, harmless and hostile. No `cd`: it changes
+/// how the commands after it resolve paths, so a part alone is another call.
+const COMMANDS: &[&str] = &[
+    "git status",
+    "git diff --stat",
+    "git push --force",
+    "cargo test",
+    "cargo testx",
+    "rm -rf /",
+    "rm src/a.rs",
+    "curl x",
+    "cat .env",
+    "cat src/a.rs",
+    "cat src/../.env",
+    "cat src/link",
+    "echo hi",
+    "echo x > src/o.txt",
+    "echo x > .github/ci.yml",
+    "echo x >> src/a.rs",
+    "ls src",
+    "sed -i s/a/b/ src/a.rs",
+    "sed -n p .env",
+    "find . -delete",
+    "find src -name '*.rs'",
+    "sh -c 'rm x'",
+    "bash -c 'git status'",
+    "$X -rf /",
+    "env rm x",
+    "env FOO=1 git status",
+    "FOO=1 cargo test",
+    "timeout 5 cargo test",
+    "xargs rm",
+    "echo $(cat .env)",
+    "cp src/a.rs src/b.rs",
+    "tee .github/ci.yml",
+    "sort -o src/s src/a.rs",
+    "head -n 1 src/a.rs",
+];
+
+const SEPARATORS: &[&str] = &[" && ", " || ", "; ", " | ", "\n", " & "];
+
+const PATTERNS: &[&str] = &[
+    "Bash(git:*)",
+    "Bash(git status)",
+    "Bash(git diff:*)",
+    "Bash(cargo test:*)",
+    "Bash(rm:*)",
+    "Bash(curl:*)",
+    "Bash(echo:*)",
+    "Bash(cat:*)",
+    "Bash(ls:*)",
+    "Bash(sed:*)",
+    "Bash(find:*)",
+    "Bash(sh:*)",
+    "Bash(bash:*)",
+    "Bash(env:*)",
+    "Bash(xargs:*)",
+    "Bash(cp:*)",
+    "Bash(tee:*)",
+    "Bash(sort:*)",
+    "Bash(head:*)",
+    "Bash(timeout:*)",
+    "Bash(*)",
+    "Edit(src/**)",
+    "Edit(.github/**)",
+    "Edit(**)",
+    "Read(.env)",
+    "Read(src/**)",
+];
+
+/// A policy as YAML: a default and some allow/deny rules.
+fn policy_yaml(default_allow: bool, rules: &[(bool, usize)]) -> String {
+    let mut y = format!(
+        "default: {}\nrules:{}\n",
+        if default_allow { "allow" } else { "deny" },
+        if rules.is_empty() { " []" } else { "" }
+    );
+    for (allow, i) in rules {
+        let kind = if *allow { "allow" } else { "deny" };
+        y.push_str(&format!("  - {kind}: [\"{}\"]\n", PATTERNS[*i]));
+    }
+    y
+}
+
+fn rules() -> impl Strategy<Value = Vec<(bool, usize)>> {
+    prop::collection::vec((any::<bool>(), 0..PATTERNS.len()), 0..6)
+}
+
+/// A workspace with the files the commands name, made once per test.
+fn workspace() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join(".github")).unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(root.join("src/a.rs"), "a\n").unwrap();
+    std::os::unix::fs::symlink("../.env", root.join("src/link")).unwrap();
+    let ws = Workspace::new(root).unwrap();
+    (dir, ws)
+}
+
+fn decide_bash(ws: &Workspace, layers: &[String], command: &str) -> Verdict {
+    let set = PolicySet::new(
+        layers
+            .iter()
+            .map(|y| parse_policy_yaml(y, Path::new("p.yaml")).unwrap())
+            .collect(),
+    );
+    let reg = Registry::builtin();
+    let bash = reg.get("bash").unwrap();
+    let ctx = ToolContext::new(ws.clone());
+    let prepared = bash.prepare(json!({ "command": command }), &ctx).unwrap();
+    set.decide("bash", bash.risk(), prepared.signatures(&ctx))
+        .verdict
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn adding_a_deny_rule_never_allows_more(
+        default_allow in any::<bool>(),
+        rules in rules(),
+        extra in 0..PATTERNS.len(),
+        at in 0usize..7,
+        cmd in 0..COMMANDS.len(),
+    ) {
+        let (_dir, ws) = workspace();
+        let before = decide_bash(&ws, &[policy_yaml(default_allow, &rules)], COMMANDS[cmd]);
+        let mut more = rules.clone();
+        more.insert(at.min(more.len()), (false, extra));
+        let after = decide_bash(&ws, &[policy_yaml(default_allow, &more)], COMMANDS[cmd]);
+        if before == Verdict::Deny {
+            prop_assert_eq!(after, Verdict::Deny, "deny {} allowed `{}`", PATTERNS[extra], COMMANDS[cmd]);
+        }
+    }
+
+    #[test]
+    fn adding_a_layer_never_allows_more(
+        a in (any::<bool>(), rules()),
+        b in (any::<bool>(), rules()),
+        cmd in 0..COMMANDS.len(),
+    ) {
+        let (_dir, ws) = workspace();
+        let one = vec![policy_yaml(a.0, &a.1)];
+        let two = vec![policy_yaml(a.0, &a.1), policy_yaml(b.0, &b.1)];
+        if decide_bash(&ws, &one, COMMANDS[cmd]) == Verdict::Deny {
+            prop_assert_eq!(decide_bash(&ws, &two, COMMANDS[cmd]), Verdict::Deny);
+        }
+    }
+
+    #[test]
+    fn a_compound_command_is_allowed_only_if_each_part_is(
+        default_allow in any::<bool>(),
+        rules in rules(),
+        parts in prop::collection::vec(0..COMMANDS.len(), 2..4),
+        seps in prop::collection::vec(0..SEPARATORS.len(), 3),
+        wrap in 0usize..4,
+    ) {
+        let (_dir, ws) = workspace();
+        let layers = vec![policy_yaml(default_allow, &rules)];
+        let mut script = COMMANDS[parts[0]].to_string();
+        for (i, p) in parts.iter().enumerate().skip(1) {
+            script.push_str(SEPARATORS[seps[i - 1]]);
+            script.push_str(COMMANDS[*p]);
+        }
+        // The same list inside a subshell, a group or a substitution.
+        let script = match wrap {
+            1 => format!("( {script} )"),
+            2 => format!("{{ {script}; }}"),
+            3 => format!("echo \"$( {script} )\""),
+            _ => script,
+        };
+        if decide_bash(&ws, &layers, &script) == Verdict::Allow {
+            for p in &parts {
+                prop_assert_eq!(
+                    decide_bash(&ws, &layers, COMMANDS[*p]),
+                    Verdict::Allow,
+                    "`{}` allowed but its part `{}` is not", script, COMMANDS[*p]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn normalising_a_path_twice_changes_nothing(
+        abs in any::<bool>(),
+        parts in prop::collection::vec(prop::sample::select(vec!["a", "b", "..", ".", "", "c.d", "..."]), 0..8),
+    ) {
+        let text = format!("{}{}", if abs { "/" } else { "" }, parts.join("/"));
+        let once = normalize_lexically(Path::new(&text));
+        let twice = normalize_lexically(&once);
+        prop_assert_eq!(&once, &twice, "from `{}`", text);
+        prop_assert!(once.components().all(|c| c != std::path::Component::CurDir));
+    }
+
+    #[test]
+    fn signature_paths_are_already_normal(
+        parts in prop::collection::vec(prop::sample::select(vec!["src", "a.rs", "..", ".", "link", "new", ".env"]), 1..6),
+    ) {
+        let (_dir, ws) = workspace();
+        let text = parts.join("/");
+        for spelled in ws.signature_paths(&text) {
+            let again = ws.signature_paths(&spelled);
+            prop_assert_eq!(again[0].clone(), spelled.clone(), "from `{}`", text);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_shell_splitter_never_panics_on_any_text(script in any::<String>()) {
+        let (_dir, ws) = workspace_cached();
+        let a = shell::analyze(&script);
+        let _ = a.is_read_only();
+        let _ = a.signatures(ws, ".");
+    }
+
+    #[test]
+    fn the_shell_splitter_never_panics_on_shell_like_text(
+        script in r#"([a-z.]{1,4}|[ \t\n;&|<>(){}$`'"\\*?\[\]=#~!-]|<<|>>|&&|\|\||\$\(|<\(|>\(|2>&1|EOF|-c|-exec|\{\}|sh|eval|env|xargs|find|cd){0,40}"#
+    ) {
+        let (_dir, ws) = workspace_cached();
+        let a = shell::analyze(&script);
+        let _ = a.is_read_only();
+        let _ = a.signatures(ws, "src");
+    }
+
+    #[test]
+    fn the_rule_parser_never_panics(
+        text in r#"(Bash|Edit|Read|Mcp|Tool|Frob|bash|[()*:/\\ .a-z!\[\]{}?,-]){0,24}"#,
+        any_text in any::<String>(),
+    ) {
+        let _ = Pattern::parse(&text);
+        let _ = Pattern::parse(&any_text);
+    }
+
+    #[test]
+    fn the_policy_loader_never_panics(
+        text in r#"(default: |allow|deny|rules:|tests:|risk:|\n|  - |\[|\]|"|Bash\(|Edit\(|\)|:\*|x|\{|\}|call: |expect: |, ){0,30}"#,
+    ) {
+        let _ = parse_policy_yaml(&text, Path::new("fuzz.yaml"));
+    }
+}
+
+/// One workspace shared by the no-panic properties (they only read it).
+fn workspace_cached() -> &'static (tempfile::TempDir, Workspace) {
+    static WS: std::sync::OnceLock<(tempfile::TempDir, Workspace)> = std::sync::OnceLock::new();
+    WS.get_or_init(workspace)
+}
