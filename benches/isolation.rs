@@ -10,6 +10,8 @@
 //! - `cp -a`: everything, `.git` and ignored build folders included.
 //!
 //! Prints a Markdown table (median of `BENCH_ROUNDS`, default 3, rounds).
+//! Each timed run starts after `sync`, so the figures are the time to a copy
+//! in the page cache, not the disk's writeback of the run before.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,7 +63,14 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// Flushes dirty pages so that one method's writeback does not slow the
+/// next one down (on a slow disk it otherwise dominates every figure).
+fn settle() {
+    let _ = Command::new("sync").status();
+}
+
 fn time_runner(repo: &Path) -> Duration {
+    settle();
     let start = Instant::now();
     let ws = IsolatedWorkspace::create(repo, &[]).expect("copy");
     let took = start.elapsed();
@@ -72,6 +81,7 @@ fn time_runner(repo: &Path) -> Duration {
 fn time_worktree(repo: &Path, scratch: &Path) -> Duration {
     let dest = scratch.join("wt");
     let d = dest.to_str().unwrap();
+    settle();
     let start = Instant::now();
     git(repo, &["worktree", "add", "-q", "--detach", d, "HEAD"]);
     let took = start.elapsed();
@@ -81,6 +91,7 @@ fn time_worktree(repo: &Path, scratch: &Path) -> Duration {
 
 fn time_cp(repo: &Path, scratch: &Path) -> Duration {
     let dest = scratch.join("cp");
+    settle();
     let start = Instant::now();
     let st = Command::new("cp")
         .arg("-a")
