@@ -49,6 +49,23 @@ enum Command {
         /// Print every turn.
         #[arg(long, short)]
         verbose: bool,
+        /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
+        #[arg(long = "param", value_name = "NAME=VALUE", value_parser = runner::task::params::parse_param)]
+        params: Vec<(String, String)>,
+        /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
+        /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
+        /// argument after it.
+        #[arg(long, num_args = 0.., value_name = "FILE")]
+        files: Option<Vec<String>>,
+    },
+    /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).
+    Merge {
+        /// The merged output folder.
+        #[arg(long, required = true)]
+        out: PathBuf,
+        /// The shards' output folders.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
     },
     /// Check task and policy files; errors name file:line:column.
     Validate {
@@ -110,6 +127,8 @@ fn main() {
                 apply,
                 quiet,
                 verbose,
+                params,
+                files,
             } => {
                 let model_override = match model.as_deref().map(ModelSpec::parse).transpose() {
                     Ok(m) => m,
@@ -121,6 +140,9 @@ fn main() {
                 let load = LoadOptions {
                     model_override,
                     registry: Registry::builtin(),
+                    params: params.into_iter().collect(),
+                    files: files.unwrap_or_default(),
+                    params_optional: false,
                 };
                 cli::run::run(cli::run::RunArgs {
                     tasks,
@@ -135,9 +157,13 @@ fn main() {
                 })
                 .await
             }
+            Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
             Command::Validate { files } => cli::validate::validate(
                 &files,
                 &LoadOptions {
+                    params: Default::default(),
+                    files: Default::default(),
+                    params_optional: true,
                     model_override: None,
                     registry: Registry::builtin(),
                 },

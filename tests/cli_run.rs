@@ -3,15 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-fn runner() -> Command {
-    Command::cargo_bin("runner").unwrap()
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{read_json, repo, runner, write};
 
 fn copy_tree(from: &Path, to: &Path) {
     let st = Command::new("cp")
@@ -254,13 +247,6 @@ fn a_failing_check_fails_the_run_and_retries_with_feedback() {
     );
 }
 
-/// Reads a JSON output file (a transcript).
-fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 /// Runs one task file (`name.yaml`, workspace `ws/` with `files`) and
 /// returns its transcript; the run must pass.
 fn run_single(name: &str, task: &str, files: &[(&str, &str)]) -> serde_json::Value {
@@ -284,12 +270,6 @@ fn run_single(name: &str, task: &str, files: &[(&str, &str)]) -> serde_json::Val
         String::from_utf8_lossy(&o.stderr)
     );
     read_json(d.join("out").join(name).join("transcript.json"))
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 #[test]

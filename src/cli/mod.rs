@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod expand;
+pub mod merge;
 pub mod run;
 pub mod schema;
 pub mod tool;

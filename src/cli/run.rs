@@ -35,8 +35,12 @@ pub async fn run(args: RunArgs) -> i32 {
     let mut extra = Vec::new();
     let mut errors = Vec::new();
     for p in &args.policies {
-        match load_policy_file(p) {
-            Ok(l) => extra.push(l),
+        match load_policy_file(p).map(|l| l.bind_files(&args.load.files)) {
+            Ok(Ok(l)) => extra.push(l),
+            Ok(Err(e)) => {
+                eprintln!("error: {e}");
+                return EXIT_INVALID;
+            }
             Err(es) => errors.extend(es),
         }
     }
@@ -52,6 +56,13 @@ pub async fn run(args: RunArgs) -> i32 {
             return EXIT_INVALID;
         }
     };
+    // A --param no task declares is a typo, not something to ignore.
+    for name in args.load.params.keys() {
+        if !tasks.iter().any(|t| t.params.contains_key(name)) {
+            eprintln!("error: --param {name}: no task declares a parameter `{name}`");
+            return EXIT_INVALID;
+        }
+    }
     let tasks: Vec<_> = match args.shard {
         Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
         None => tasks,

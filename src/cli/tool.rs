@@ -47,6 +47,7 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
             default: crate::policy::DefaultDecision::Allow,
             rules: vec![],
             risk: Default::default(),
+            file_templates: vec![],
         }],
     };
     let set = Arc::new(PolicySet::new(layers));

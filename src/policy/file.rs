@@ -84,7 +84,22 @@ pub struct Policy {
     pub default: DefaultDecision,
     pub rules: Vec<Rule>,
     pub risk: BTreeMap<String, Risk>,
+    /// Rules written with `{{files}}`, made concrete by [`Policy::bind_files`].
+    pub file_templates: Vec<FileTemplate>,
 }
+
+/// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
+/// per file given with `--files` (a pre-commit hook's staged files), and no
+/// rule at all when none are given.
+#[derive(Debug, Clone)]
+pub struct FileTemplate {
+    pub allow: bool,
+    pub text: String,
+    pub reason: Option<String>,
+}
+
+/// The placeholder [`FileTemplate`]s expand.
+pub const FILES_PLACEHOLDER: &str = "{{files}}";
 
 impl Policy {
     /// The policy used when a task names none: low-risk calls only.
@@ -94,13 +109,40 @@ impl Policy {
             default: DefaultDecision::Deny,
             rules: vec![],
             risk: BTreeMap::new(),
+            file_templates: vec![],
         }
+    }
+
+    /// Adds one rule per file for each `{{files}}` template. A file name that
+    /// does not make a valid pattern (glob characters) is an error.
+    pub fn bind_files(mut self, files: &[String]) -> Result<Self, String> {
+        for t in std::mem::take(&mut self.file_templates) {
+            for f in files {
+                // Anchored and escaped: exactly this file, at the root.
+                let f = f.strip_prefix("./").unwrap_or(f);
+                let exact = if f.starts_with('/') {
+                    globset::escape(f)
+                } else {
+                    format!("./{}", globset::escape(f))
+                };
+                let text = t.text.replace(FILES_PLACEHOLDER, &exact);
+                let pattern = Pattern::parse(&text)
+                    .map_err(|e| format!("{}: `{text}` from --files: {e}", self.source))?;
+                self.rules.push(Rule {
+                    allow: t.allow,
+                    pattern,
+                    reason: t.reason.clone(),
+                });
+            }
+        }
+        Ok(self)
     }
 
     /// Compiles a parsed file; `file` is used in error locations.
     pub fn compile(pf: &PolicyFile, file: &Path, source: String) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
         let mut rules = Vec::new();
+        let mut file_templates = Vec::new();
         for spanned in &pf.rules {
             let entry = &spanned.value;
             if entry.allow.is_none() && entry.deny.is_none() {
@@ -112,6 +154,14 @@ impl Policy {
             }
             for (allow, list) in [(true, &entry.allow), (false, &entry.deny)] {
                 for p in list.iter().flatten() {
+                    if p.value.contains(FILES_PLACEHOLDER) {
+                        file_templates.push(FileTemplate {
+                            allow,
+                            text: p.value.clone(),
+                            reason: entry.reason.clone(),
+                        });
+                        continue;
+                    }
                     match Pattern::parse(&p.value) {
                         Ok(pattern) => rules.push(Rule {
                             allow,
@@ -145,6 +195,7 @@ impl Policy {
             default: pf.default,
             rules,
             risk: pf.risk.iter().map(|(k, v)| (k.clone(), v.value)).collect(),
+            file_templates,
         };
         if errors.is_empty() {
             errors.extend(policy.run_tests(&pf.tests, file));

@@ -1,7 +1,7 @@
 //! Rule patterns: `Family` or `Family(specifier)`, compiled for matching.
 //!
 //! Paths follow gitignore rules anchored at the workspace root: a pattern
-//! with an inner `/` is anchored, one without matches at any depth, `*` stays
+//! with an inner `/` or a leading `./` is anchored, one without matches at any depth, `*` stays
 //! inside a segment and `**` crosses segments (globset with
 //! `literal_separator(true)`), and a pattern matching a folder matches
 //! everything inside it. Absolute patterns name absolute paths only.
@@ -126,9 +126,10 @@ impl Pattern {
             Some(s) => match family {
                 Family::Read | Family::Edit => {
                     let absolute = s.starts_with('/');
+                    // `./name` anchors at the root, as `/name` does in gitignore.
                     let body = s.strip_prefix("./").unwrap_or(s);
                     let body = body.strip_suffix('/').unwrap_or(body);
-                    let anchored = absolute || body.contains('/');
+                    let anchored = absolute || body.contains('/') || s.starts_with("./");
                     let full = if anchored {
                         body.to_string()
                     } else {

@@ -82,6 +82,9 @@ pub struct Transcript {
     pub model: String,
     pub workspace: String,
     pub mode: String,
+    /// The task's parameters with the values used.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub parameters: std::collections::BTreeMap<String, String>,
     pub started_at: String,
     pub duration_ms: u64,
     /// The policy layers, in order (every layer must allow a call).

@@ -8,7 +8,7 @@ mod prompt;
 mod shard;
 mod task_run;
 
-pub use outputs::{write_run_outputs, write_task_outputs};
+pub use outputs::{write_run_outputs, write_run_reports, write_task_outputs};
 pub use prompt::system_prompt;
 pub use shard::{Shard, in_shard};
 pub use task_run::{RunOptions, TaskResult, run_task};

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::task_run::TaskResult;
-use crate::report::{junit, summary};
+use crate::report::{Transcript, junit, summary};
 use crate::workspace::{atomic_write, atomic_write_str};
 
 /// `OUT/<task>/transcript.json` and `OUT/<task>/changes.diff`.
@@ -19,17 +19,23 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
 
 /// `OUT/junit.xml` and `OUT/summary.md`, and the GitHub step summary.
 pub fn write_run_outputs(out: &Path, results: &[TaskResult]) -> std::io::Result<()> {
+    let transcripts: Vec<&Transcript> = results.iter().map(|r| &r.transcript).collect();
+    write_run_reports(out, &transcripts)
+}
+
+/// The run-level reports from the tasks' transcripts (also used to merge
+/// the outputs of several shards).
+pub fn write_run_reports(out: &Path, transcripts: &[&Transcript]) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
-    let pairs: Vec<_> = results
+    let pairs: Vec<_> = transcripts
         .iter()
-        .map(|r| {
-            let p = out.join(&r.transcript.task).join("transcript.json");
-            (&r.transcript, p.display().to_string())
+        .map(|t| {
+            let p = out.join(&t.task).join("transcript.json");
+            (*t, p.display().to_string())
         })
         .collect();
     atomic_write_str(&out.join("junit.xml"), &junit::render(&pairs))?;
-    let transcripts: Vec<_> = results.iter().map(|r| &r.transcript).collect();
-    let md = summary::render(&transcripts);
+    let md = summary::render(transcripts);
     atomic_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()

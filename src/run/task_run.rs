@@ -187,6 +187,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         model: task.model.to_string(),
         workspace: task.workspace.display().to_string(),
         mode: format!("{:?}", task.mode).to_lowercase(),
+        parameters: task.params.clone(),
         started_at,
         duration_ms: epoch.elapsed().as_millis() as u64,
         policies: policy.layers().iter().map(|l| l.source.clone()).collect(),

@@ -1,11 +1,12 @@
 //! Loading and validating task files.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::duration::parse_duration;
 use super::model::{DurationText, Mode, ModelSpec, PolicyRef, ScriptTurn, TaskFile};
+use super::params;
 use crate::config_error::ConfigError;
 use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
 use crate::tools::Registry;
@@ -22,6 +23,13 @@ pub struct LoadOptions {
     pub model_override: Option<ModelSpec>,
     /// The tools a task may name (built-in ones).
     pub registry: Registry,
+    /// `--param NAME=VALUE`, for every task that declares NAME.
+    pub params: BTreeMap<String, String>,
+    /// `--files`: the value of `{{files}}` and of `Edit({{files}})` rules.
+    pub files: Vec<String>,
+    /// `runner validate`: a parameter without a value is not an error (its
+    /// placeholder is kept as written).
+    pub params_optional: bool,
 }
 
 /// A check, resolved.
@@ -52,6 +60,8 @@ pub struct Task {
     pub retries: u32,
     pub fail_on_denial: bool,
     pub script: Vec<ScriptTurn>,
+    /// Declared parameters with their values (`files` not included).
+    pub params: BTreeMap<String, String>,
 }
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
@@ -115,6 +125,54 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
+    let mut params = BTreeMap::new();
+    for (name, decl) in &tf.parameters {
+        if name == params::FILES {
+            errors.push(ConfigError::at(
+                path,
+                &decl.referenced,
+                "parameters: `files` is built in (the names given with --files)",
+            ));
+            continue;
+        }
+        match opts
+            .params
+            .get(name)
+            .map(String::as_str)
+            .or(decl.value.default_value())
+        {
+            Some(v) => {
+                params.insert(name.clone(), v.to_string());
+            }
+            None if opts.params_optional => {
+                params.insert(name.clone(), format!("{{{{{name}}}}}"));
+            }
+            None => errors.push(ConfigError::at(
+                path,
+                &decl.referenced,
+                format!("parameters.{name}: no value (give --param {name}=VALUE or a default)"),
+            )),
+        }
+    }
+    let mut values = params.clone();
+    values.insert(params::FILES.to_string(), opts.files.join(" "));
+    let mut render = |field: &str, text: &Spanned<String>| -> String {
+        params::render(&text.value, &values).unwrap_or_else(|e| {
+            errors.push(ConfigError::at(
+                path,
+                &text.referenced,
+                format!("{field}: {e}"),
+            ));
+            text.value.clone()
+        })
+    };
+    let prompt = render("prompt", &tf.prompt);
+    let check_runs: Vec<String> = tf
+        .checks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| render(&format!("checks[{i}].run"), &c.run))
+        .collect();
     if tf.prompt.value.trim().is_empty() {
         errors.push(ConfigError::at(
             path,
@@ -162,7 +220,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
                 None
             } else {
                 match load_policy_file(&file) {
-                    Ok(pol) => Some(pol),
+                    Ok(pol) => bind_files(pol, path, &p.referenced, &opts.files, &mut errors),
                     Err(es) => {
                         errors.extend(es);
                         None
@@ -172,7 +230,13 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         }
         Some(PolicyRef::Inline(pf)) => {
             match Policy::compile(pf, path, format!("{} (inline policy)", path.display())) {
-                Ok(p) => Some(p),
+                Ok(p) => {
+                    let at = pf
+                        .rules
+                        .first()
+                        .map_or(serde_saphyr::Location::UNKNOWN, |r| r.referenced);
+                    bind_files(p, path, &at, &opts.files, &mut errors)
+                }
                 Err(es) => {
                     errors.extend(es);
                     None
@@ -239,8 +303,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             name: c
                 .name
                 .clone()
-                .unwrap_or_else(|| c.run.value.lines().next().unwrap_or("").to_string()),
-            run: c.run.value.clone(),
+                .unwrap_or_else(|| check_runs[i].lines().next().unwrap_or("").to_string()),
+            run: check_runs[i].clone(),
             timeout,
         });
     }
@@ -268,7 +332,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         name,
         name_at,
         file: path.to_path_buf(),
-        prompt: tf.prompt.value,
+        prompt,
         model: model.expect("checked"),
         policy: policy.expect("checked"),
         workspace,
@@ -280,7 +344,26 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
         script: tf.script.unwrap_or_default(),
+        params,
     })
+}
+
+/// Adds the `{{files}}` rules of a policy; a file name that makes no valid
+/// rule is an error at the task's `policy:`.
+fn bind_files(
+    policy: Policy,
+    path: &Path,
+    at: &serde_saphyr::Location,
+    files: &[String],
+    errors: &mut Vec<ConfigError>,
+) -> Option<Policy> {
+    match policy.bind_files(files) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            errors.push(ConfigError::at(path, at, format!("policy: {e}")));
+            None
+        }
+    }
 }
 
 /// Loads every task, collecting all errors; names must be unique.

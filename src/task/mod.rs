@@ -7,6 +7,7 @@
 mod duration;
 mod load;
 mod model;
+pub mod params;
 
 pub use duration::parse_duration;
 pub use load::{FileKind, LoadOptions, Task, TaskCheck, load_task, load_tasks, validate_file};

@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use super::params::ParamDecl;
 use crate::policy::PolicyFile;
 
 /// `edit` (all tools) or `plan` (read-only tools only).
@@ -180,6 +181,11 @@ pub struct TaskFile {
     /// The model's turns, for `model: scripted`.
     #[serde(default)]
     pub script: Option<Vec<ScriptTurn>>,
+    /// Values for `{{name}}` in the prompt and checks: a default, or
+    /// `{default, description}`; without a default, `--param` must set it.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, ParamDecl>")]
+    pub parameters: std::collections::BTreeMap<String, Spanned<ParamDecl>>,
 }
 
 /// A parsed `model:` value.

@@ -1,0 +1,106 @@
+//! `runner merge --out DIR SHARD_OUT...`: joins the output folders of
+//! several `--shard K/N` runs (CI matrix jobs) into one: every task folder is
+//! copied, and junit.xml and summary.md are written for all of them, as if
+//! one run had run every task. The exit code is that of the whole run.
+
+use std::path::{Path, PathBuf};
+
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK};
+use crate::report::{OutcomeStatus, Transcript};
+use crate::run::write_run_reports;
+use crate::workspace::atomic_write;
+
+/// One task folder of a shard's output.
+struct Found {
+    transcript: Transcript,
+    dir: PathBuf,
+}
+
+fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let file = entry.path().join("transcript.json");
+        if !file.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let transcript: Transcript = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a runner transcript: {e}", file.display()))?;
+        found.push(Found {
+            transcript,
+            dir: entry.path(),
+        });
+    }
+    if found.is_empty() && !dir.join("junit.xml").is_file() {
+        return Err(format!(
+            "{}: not a runner output folder (no junit.xml, no task transcripts)",
+            dir.display()
+        ));
+    }
+    Ok(found)
+}
+
+pub fn merge(out: &Path, shards: &[PathBuf]) -> i32 {
+    let mut all: Vec<Found> = Vec::new();
+    for dir in shards {
+        match read_shard(dir) {
+            Ok(f) => all.extend(f),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_INVALID;
+            }
+        }
+    }
+    all.sort_by(|a, b| a.transcript.task.cmp(&b.transcript.task));
+    for pair in all.windows(2) {
+        if pair[0].transcript.task == pair[1].transcript.task {
+            eprintln!(
+                "error: task `{}` is in both {} and {}",
+                pair[0].transcript.task,
+                pair[0].dir.display(),
+                pair[1].dir.display()
+            );
+            return EXIT_INVALID;
+        }
+    }
+    for f in &all {
+        let dest = out.join(&f.transcript.task);
+        if dest == f.dir {
+            continue;
+        }
+        if let Err(e) = copy_files(&f.dir, &dest) {
+            eprintln!("error: copying {}: {e}", f.dir.display());
+            return EXIT_FAILED;
+        }
+    }
+    let transcripts: Vec<&Transcript> = all.iter().map(|f| &f.transcript).collect();
+    if let Err(e) = write_run_reports(out, &transcripts) {
+        eprintln!("error: writing {}: {e}", out.display());
+        return EXIT_FAILED;
+    }
+    let passed = transcripts
+        .iter()
+        .filter(|t| t.outcome.status == OutcomeStatus::Passed)
+        .count();
+    println!("{passed} passed, {} failed", transcripts.len() - passed);
+    if passed == transcripts.len() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Copies the files of one task folder (not recursive: a task folder holds
+/// files only), each atomically.
+fn copy_files(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            atomic_write(&to.join(entry.file_name()), &std::fs::read(entry.path())?)?;
+        }
+    }
+    Ok(())
+}

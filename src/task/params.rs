@@ -1,0 +1,91 @@
+//! Task parameters: `parameters:` in a task, `--param k=v` on the command
+//! line, and `{{name}}` in the prompt and the checks.
+//!
+//! Rendering happens when the task loads, so a typo in a placeholder or a
+//! missing value is a load error with a location, never a prompt sent to a
+//! model with `{{target}}` still in it. `{{files}}` is built in: the file
+//! names given with `--files` (a pre-commit hook's staged files), separated
+//! by spaces; policies may write `Edit({{files}})` for one rule per file.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The built-in parameter holding `--files`.
+pub const FILES: &str = "files";
+
+/// One declared parameter: a default value, or a mapping with a default and
+/// a description. Without a default, `--param` must give a value.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ParamDecl {
+    Default(String),
+    Full {
+        #[serde(default)]
+        default: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+    },
+}
+
+impl ParamDecl {
+    pub fn default_value(&self) -> Option<&str> {
+        match self {
+            ParamDecl::Default(v) => Some(v),
+            ParamDecl::Full { default, .. } => default.as_deref(),
+        }
+    }
+}
+
+/// Replaces every `{{ name }}` in `text` with its value. Fails on the first
+/// name without a value, and on an unclosed `{{`.
+pub fn render(text: &str, values: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            return Err("`{{` without a closing `}}`".to_string());
+        };
+        let name = after[..end].trim();
+        match values.get(name) {
+            Some(v) => out.push_str(v),
+            None => {
+                let known: Vec<&str> = values.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "`{{{{{name}}}}}` is not a declared parameter (declared: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses one `--param NAME=VALUE`.
+pub fn parse_param(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("--param `{s}`: expected NAME=VALUE")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_and_refuses_unknown_names() {
+        let v: BTreeMap<String, String> = [("a".to_string(), "x".to_string())].into();
+        assert_eq!(render("{{a}}-{{ a }}", &v).unwrap(), "x-x");
+        assert_eq!(render("no braces", &v).unwrap(), "no braces");
+        assert!(render("{{b}}", &v).unwrap_err().contains("`{{b}}`"));
+        assert!(render("{{a", &v).is_err());
+        assert_eq!(parse_param("k=v=w").unwrap(), ("k".into(), "v=w".into()));
+        assert!(parse_param("=v").is_err());
+    }
+}
