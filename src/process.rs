@@ -49,11 +49,45 @@ impl CommandResult {
 }
 
 /// Kills a process group when dropped (a cancelled or timed-out call).
+/// Kills a process group when dropped, and keeps it in [`LIVE_GROUPS`]
+/// until then.
 struct GroupGuard(i32);
+
+impl GroupGuard {
+    fn new(pgid: i32) -> Self {
+        if pgid > 0 {
+            LIVE_GROUPS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(pgid);
+        }
+        Self(pgid)
+    }
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         kill_group(self.0);
+        LIVE_GROUPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.0);
+    }
+}
+
+/// The process groups of commands still running, for [`kill_all_groups`].
+static LIVE_GROUPS: std::sync::Mutex<std::collections::BTreeSet<i32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Kills every process group a command started and that is still alive:
+/// for an exit that cannot wait for the normal teardown (a second signal).
+pub fn kill_all_groups() {
+    let groups = LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for pgid in groups {
+        kill_group(pgid);
     }
 }
 
@@ -133,7 +167,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
     }
     let mut child = cmd.spawn()?;
-    let guard = GroupGuard(child.id().map(|p| p as i32).unwrap_or(0));
+    let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
     let cap = spec.max_output_bytes.max(2);

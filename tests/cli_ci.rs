@@ -262,3 +262,105 @@ fn shards_cover_every_task_once_whatever_the_order_and_merge() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Processes whose command line is exactly `words`.
+fn processes_running(words: &[&str]) -> usize {
+    let want: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| *c == want)
+        .count()
+}
+
+#[test]
+fn sigterm_cancels_the_run_and_still_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    // A distinctive duration, to find the process.
+    let sleeper = ["sleep", "41.25"];
+    let slow = format!(
+        "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120}}}}\n",
+        sleeper[0], sleeper[1]
+    );
+    let a = write(d, "a-slow.yaml", &slow);
+    let b = write(
+        d,
+        "b-later.yaml",
+        "prompt: never started\nworkspace: ws\nscript: []\n",
+    );
+    let out = d.join("out");
+    let mut child = runner()
+        .args(["run", "--jobs", "1", "--out"])
+        .arg(&out)
+        .arg(&a)
+        .arg(&b)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the agent's command runs, then cancel as CI does.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_running(&sleeper) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    // It stops long before the 41 s command would have ended.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("runner did not stop after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("SIGTERM"), "{err}");
+    assert_eq!(
+        processes_running(&sleeper),
+        0,
+        "the agent's command survived"
+    );
+
+    for task in ["a-slow", "b-later"] {
+        let t = read_json(out.join(task).join("transcript.json"));
+        assert_eq!(
+            t["outcome"]["status"], "cancelled",
+            "{task}: {}",
+            t["outcome"]
+        );
+    }
+    let t = read_json(out.join("a-slow/transcript.json"));
+    assert_eq!(t["tool_calls"][0]["tool"], "bash", "{}", t["tool_calls"]);
+    assert_eq!(t["tool_calls"][0]["status"], "cancelled");
+    assert_eq!(t["tool_calls"][0]["decision"]["decision"], "allow");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(
+        junit
+            .matches("name=\"outcome\" value=\"cancelled\"")
+            .count(),
+        2,
+        "{junit}"
+    );
+    assert!(junit.contains("<skipped message=\"cancelled"), "{junit}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("a-slow") && summary.contains("b-later"),
+        "{summary}"
+    );
+    assert!(summary.to_lowercase().contains("cancelled"), "{summary}");
+}

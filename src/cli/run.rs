@@ -7,7 +7,8 @@ use futures::StreamExt;
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
 use crate::policy::load_policy_file;
 use crate::run::{
-    RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs, write_task_outputs,
+    Cancel, RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs,
+    write_task_outputs,
 };
 use crate::task::{LoadOptions, load_tasks};
 use crate::workspace::apply_changes;
@@ -80,7 +81,9 @@ pub async fn run(args: RunArgs) -> i32 {
         quiet: args.quiet,
         verbose: args.verbose,
         max_parallel_calls: 8,
+        cancel: Cancel::default(),
     };
+    watch_signals(opts.cancel.clone());
     if !args.quiet {
         eprintln!(
             "runner: {} task(s), {} at a time, outputs in {}",
@@ -140,4 +143,38 @@ pub async fn run(args: RunArgs) -> i32 {
     let passed = results.iter().filter(|r| r.passed()).count();
     println!("{passed} passed, {} failed", results.len() - passed);
     if failed { EXIT_FAILED } else { EXIT_OK }
+}
+
+/// The first SIGINT or SIGTERM cancels the run (tasks stop, outputs are
+/// written, outcome `cancelled`); a second one kills every command's
+/// process group and exits at once with 130 (SIGINT) or 143 (SIGTERM).
+fn watch_signals(cancel: Cancel) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        eprintln!("warning: cannot listen for SIGINT/SIGTERM; a cancelled run writes no outputs");
+        return;
+    };
+    tokio::spawn(async move {
+        let mut seen = 0;
+        loop {
+            let name = tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+            seen += 1;
+            if seen == 1 {
+                eprintln!(
+                    "runner: {name}: cancelling the running tasks and writing their outputs (send it again to exit at once)"
+                );
+                cancel.cancel(name);
+            } else {
+                eprintln!("runner: {name} again: exiting now");
+                crate::process::kill_all_groups();
+                std::process::exit(if name == "SIGINT" { 130 } else { 143 });
+            }
+        }
+    });
 }

@@ -75,7 +75,7 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     eprintln!("{}", rec.display);
     match rec.status {
         CallStatus::Ok => EXIT_OK,
-        CallStatus::Denied => EXIT_FAILED,
+        CallStatus::Denied | CallStatus::Cancelled => EXIT_FAILED,
         CallStatus::Error => {
             if rec.error_kind == Some(crate::tools::ToolErrorKind::Validation)
                 && rec.decision.is_none()

@@ -7,7 +7,7 @@ use futures::StreamExt;
 
 use super::batch::partition;
 use super::events::{Event, EventSink, ToolCallRecord};
-use super::pipeline::{Gate, execute, gate, record};
+use super::pipeline::{Gate, call_arguments, execute, gate, record};
 use crate::policy::PolicySet;
 use crate::tools::{Registry, ToolContext};
 
@@ -61,8 +61,15 @@ pub async fn run_calls(
                     let started = Instant::now();
                     env.sink.emit(&Event::ToolStarted {
                         turn,
+                        batch: b as u32,
                         id: req.id.clone(),
                         tool: req.name.clone(),
+                        arguments: call_arguments(req),
+                        decision: match &gated {
+                            Gate::Run(a) => Some(a.decision.clone()),
+                            Gate::Refused { decision, .. } => decision.clone(),
+                        },
+                        started_ms: started.duration_since(env.epoch).as_millis() as u64,
                     });
                     let rec = match gated {
                         Gate::Refused { error, decision } => record(

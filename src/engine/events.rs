@@ -15,6 +15,8 @@ pub enum CallStatus {
     Ok,
     Error,
     Denied,
+    /// The run was cancelled while the call ran.
+    Cancelled,
 }
 
 /// Everything about one tool call.
@@ -60,8 +62,13 @@ pub enum Event {
     },
     ToolStarted {
         turn: u32,
+        batch: u32,
         id: String,
         tool: String,
+        arguments: Value,
+        /// Null when the call is refused before the policy is asked.
+        decision: Option<Decision>,
+        started_ms: u64,
     },
     ToolFinished {
         record: Box<ToolCallRecord>,

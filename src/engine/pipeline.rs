@@ -117,6 +117,13 @@ pub async fn execute(
 }
 
 /// Builds the record of a finished call.
+/// The arguments as recorded: the JSON, or the text when it was not JSON.
+pub fn call_arguments(req: &ToolCallRequest) -> Value {
+    req.arguments
+        .clone()
+        .unwrap_or_else(|| Value::String(req.invalid_arguments.clone().unwrap_or_default()))
+}
+
 pub fn record(
     req: &ToolCallRequest,
     turn: u32,
@@ -126,10 +133,7 @@ pub fn record(
     result: Result<ToolOutput, ToolError>,
     decision: Option<Decision>,
 ) -> ToolCallRecord {
-    let arguments = req
-        .arguments
-        .clone()
-        .unwrap_or_else(|| Value::String(req.invalid_arguments.clone().unwrap_or_default()));
+    let arguments = call_arguments(req);
     let (status, error_kind, content, display, metadata) = match result {
         Ok(o) => (CallStatus::Ok, None, o.content, o.display, o.metadata),
         Err(e) => {

@@ -39,6 +39,7 @@ impl EventSink for ProgressLines {
                     CallStatus::Ok => "ok",
                     CallStatus::Error => "error",
                     CallStatus::Denied => "DENIED",
+                    CallStatus::Cancelled => "cancelled",
                 };
                 let mut l = format!(
                     "{} {mark}: {} ({} ms)",

@@ -106,6 +106,8 @@ struct Recorded {
     attempt: u32,
     turns: Vec<TurnRecord>,
     tool_calls: Vec<ToolCallRecord>,
+    /// Calls started and not finished yet, by id.
+    running: Vec<ToolCallRecord>,
 }
 
 /// Builds the transcript's turns and calls from events.
@@ -115,8 +117,12 @@ pub struct TranscriptRecorder {
 }
 
 impl TranscriptRecorder {
+    /// The turns and calls so far; calls still running (the run was
+    /// cancelled under them) are recorded as `cancelled`.
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
         let mut r = self.inner.lock().unwrap();
+        let running = std::mem::take(&mut r.running);
+        r.tool_calls.extend(running);
         (
             std::mem::take(&mut r.turns),
             std::mem::take(&mut r.tool_calls),
@@ -146,8 +152,35 @@ impl EventSink for TranscriptRecorder {
                     raw: raw.clone(),
                 });
             }
-            Event::ToolFinished { record } => r.tool_calls.push((**record).clone()),
-            Event::TurnStarted { .. } | Event::ToolStarted { .. } => {}
+            Event::ToolStarted {
+                turn,
+                batch,
+                id,
+                tool,
+                arguments,
+                decision,
+                started_ms,
+            } => r.running.push(ToolCallRecord {
+                id: id.clone(),
+                tool: tool.clone(),
+                turn: *turn,
+                batch: *batch,
+                arguments: arguments.clone(),
+                decision: decision.clone(),
+                status: CallStatus::Cancelled,
+                error_kind: None,
+                content: "the run was cancelled before the call finished".into(),
+                display: format!("cancelled: {tool}"),
+                metadata: serde_json::Value::Null,
+                started_ms: *started_ms,
+                duration_ms: 0,
+            }),
+            Event::ToolFinished { record } => {
+                r.running
+                    .retain(|c| c.id != record.id || c.turn != record.turn);
+                r.tool_calls.push((**record).clone());
+            }
+            Event::TurnStarted { .. } => {}
         }
     }
 }

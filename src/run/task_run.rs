@@ -25,6 +25,8 @@ pub struct RunOptions {
     pub quiet: bool,
     pub verbose: bool,
     pub max_parallel_calls: usize,
+    /// Fired by SIGINT/SIGTERM: tasks stop and record `cancelled`.
+    pub cancel: super::Cancel,
 }
 
 /// What a task produced.
@@ -71,6 +73,13 @@ pub fn task_registry(task: &Task, base: &Registry) -> Registry {
     }
 }
 
+/// Why a task could not start.
+enum SetupError {
+    Failure(String),
+    Cancelled(String),
+}
+use SetupError::{Cancelled, Failure};
+
 /// Runs one task. Never fails: problems become the outcome.
 pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let epoch = Instant::now();
@@ -100,15 +109,20 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
 
     // The provider first: a task that cannot reach its model should not
     // pay for a copy of the workspace.
-    let setup = make_provider(task).and_then(|provider| {
+    let setup = if let Some(why) = opts.cancel.reason() {
+        Err(Cancelled(format!("cancelled before it started ({why})")))
+    } else {
+        make_provider(task).map_err(Failure)
+    };
+    let setup = setup.and_then(|provider| {
         let excludes: Vec<PathBuf> = opts.out_dir.canonicalize().into_iter().collect();
         let iso = IsolatedWorkspace::create(&task.workspace, &excludes).map_err(|e| {
-            format!(
+            Failure(format!(
                 "could not prepare the workspace copy of {}: {e}",
                 task.workspace.display()
-            )
+            ))
         })?;
-        let ws = Workspace::new(iso.path()).map_err(|e| e.to_string())?;
+        let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
         let ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
             .with_visibility(policy.clone());
@@ -116,8 +130,12 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     });
 
     let outcome = match setup {
-        Err(e) => Outcome {
+        Err(Failure(e)) => Outcome {
             status: OutcomeStatus::Error,
+            reason: e,
+        },
+        Err(Cancelled(e)) => Outcome {
+            status: OutcomeStatus::Cancelled,
             reason: e,
         },
         Ok((provider, iso, ctx)) => {
@@ -138,19 +156,25 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                 max_parallel: opts.max_parallel_calls,
                 max_tokens_total: 0,
             };
-            let outcome = attempts_loop(
-                task,
-                &env,
-                &limits,
-                &mut messages,
-                &mut usage,
-                &mut checks,
-                &mut final_answer,
-                &mut attempts,
-                epoch,
-                iso.path(),
-            )
-            .await;
+            // Dropping the agent on cancellation kills what it runs.
+            let outcome = tokio::select! {
+                o = attempts_loop(
+                    task,
+                    &env,
+                    &limits,
+                    &mut messages,
+                    &mut usage,
+                    &mut checks,
+                    &mut final_answer,
+                    &mut attempts,
+                    epoch,
+                    iso.path(),
+                ) => o,
+                why = opts.cancel.cancelled() => Outcome {
+                    status: OutcomeStatus::Cancelled,
+                    reason: format!("cancelled ({why})"),
+                },
+            };
             match iso.changes() {
                 Ok(c) => {
                     changes = c;
