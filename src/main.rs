@@ -49,6 +49,9 @@ enum Command {
         /// Print every turn.
         #[arg(long, short)]
         verbose: bool,
+        /// stdout: `text` (a final summary line) or `json` (every event as a JSON line).
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::run::OutputFormat,
         /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
         #[arg(long = "param", value_name = "NAME=VALUE", value_parser = runner::task::params::parse_param)]
         params: Vec<(String, String)>,
@@ -127,6 +130,7 @@ fn main() {
                 apply,
                 quiet,
                 verbose,
+                format,
                 params,
                 files,
             } => {
@@ -154,6 +158,7 @@ fn main() {
                     apply,
                     quiet,
                     verbose,
+                    format,
                 })
                 .await
             }

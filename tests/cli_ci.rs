@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 mod common;
-use common::{read_json, runner, stderr, write};
+use common::{examples, python, read_json, runner, stderr, write};
 
 const PARAM_TASK: &str = r#"
 prompt: "Write {{greeting}} into {{target}}."
@@ -299,6 +299,7 @@ fn sigterm_cancels_the_run_and_still_writes_every_output() {
         .arg(&out)
         .arg(&a)
         .arg(&b)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -363,4 +364,96 @@ fn sigterm_cancels_the_run_and_still_writes_every_output() {
         "{summary}"
     );
     assert!(summary.to_lowercase().contains("cancelled"), "{summary}");
+}
+
+#[test]
+fn format_json_streams_events_that_match_their_schema() {
+    let dir = examples();
+    let d = dir.path();
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "--format", "json", "--jobs", "2", "--out", "out"])
+        .args(["tasks/fix-typos.yaml", "tasks/denied-action.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let schema = runner().args(["schema", "events"]).output().unwrap();
+    assert!(schema.status.success());
+    let schema_file = write(
+        d,
+        "events.schema.json",
+        &String::from_utf8_lossy(&schema.stdout),
+    );
+    let check = r#"
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+lines = sys.stdin.read().splitlines()
+events = [json.loads(l) for l in lines]
+for e in events:
+    v.validate(e)
+# Nonsense is refused, so the check above means something.
+assert not v.is_valid({"time_ms": 1, "event": "no_such_event"})
+assert events[0]["event"] == "run_started" and events[-1]["event"] == "run_finished"
+for task in events[0]["tasks"]:
+    kinds = [e["event"] for e in events if e.get("task") == task]
+    assert kinds[0] == "task_started" and kinds[-1] == "task_finished", kinds
+    t = json.load(open(f"{out}/{task}/transcript.json"))
+    assert kinds.count("tool_finished") == len(t["tool_calls"]), task
+print(len(events))
+"#;
+    let out_dir = d.join("out");
+    let out = python(
+        check,
+        &[schema_file.to_str().unwrap(), out_dir.to_str().unwrap()],
+        &o.stdout,
+    );
+    assert!(out.trim().parse::<usize>().unwrap() > 10, "{out}");
+    // Nothing but JSON lines on stdout: the summary line is an event.
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("passed, "));
+}
+
+#[test]
+fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
+    let dir = examples();
+    let d = dir.path();
+    // `script` gives the runner a terminal.
+    let o = std::process::Command::new("script")
+        .current_dir(d)
+        .env_remove("CI")
+        .args(["-qec"])
+        .arg(format!(
+            "{} run --out out tasks/fix-typos.yaml tasks/denied-action.yaml",
+            assert_cmd::cargo::cargo_bin("runner").display()
+        ))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    let tty = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{tty}");
+    // Denials and outcomes are printed above the live lines.
+    assert!(tty.contains("[denied-action] edit_file DENIED"), "{tty}");
+    assert!(tty.contains("[fix-typos] passed"), "{tty}");
+    assert!(tty.contains("2 passed, 0 failed"), "{tty}");
+    // Successful calls only move the live line; in CI each is a line.
+    assert!(!tty.contains("read_file ok"), "{tty}");
+
+    let o = runner()
+        .current_dir(d)
+        .env("CI", "true")
+        .args(["run", "--out", "out2", "tasks/fix-typos.yaml"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        !err.contains('\u{1b}'),
+        "escape codes in CI output: {err:?}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[fix-typos] read_file ok")),
+        "{err}"
+    );
 }

@@ -4,26 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{read_json, repo, runner, write};
-
-fn copy_tree(from: &Path, to: &Path) {
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
-
-/// Copies the examples (tasks, policies, the shop) to a temp folder.
-fn examples() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for d in ["tasks", "policies", "examples"] {
-        copy_tree(&repo().join(d), &dir.path().join(d));
-    }
-    dir
-}
+use common::{copy_tree, examples, python, read_json, repo, runner, write};
 
 fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = walk(root)
@@ -636,28 +617,8 @@ print(len(decls))
     for kind in ["openai", "anthropic"] {
         let o = runner().args(["tools", "--format", kind]).output().unwrap();
         assert!(o.status.success());
-        let mut py = Command::new("python3")
-            .args(["-c", check, kind])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3");
-        use std::io::Write;
-        py.stdin.take().unwrap().write_all(&o.stdout).unwrap();
-        let out = py.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{kind}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse::<usize>()
-                .unwrap()
-                >= 8
-        );
+        let out = python(check, &[kind], &o.stdout);
+        assert!(out.trim().parse::<usize>().unwrap() >= 8, "{kind}: {out}");
     }
 }
 

@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use futures::StreamExt;
 
 use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
+use std::sync::Arc;
+
 use crate::policy::load_policy_file;
+use crate::report::bars::Bars;
+use crate::report::events::JsonLines;
+use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
 use crate::run::{
     Cancel, RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs,
     write_task_outputs,
@@ -23,6 +28,40 @@ pub struct RunArgs {
     pub apply: bool,
     pub quiet: bool,
     pub verbose: bool,
+    pub format: OutputFormat,
+}
+
+/// What `runner run` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The final `N passed, M failed` line (progress goes to stderr).
+    Text,
+    /// Every event as a JSON line (`runner schema events`).
+    Json,
+}
+
+/// Bars in a terminal, plain lines otherwise (CI sets `CI`), JSON on
+/// stdout with `--format json` (plain lines on stderr then).
+fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
+    use std::io::IsTerminal;
+    let verbosity = if args.quiet {
+        Verbosity::Quiet
+    } else if args.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    let human: Box<dyn RunReporter> =
+        if verbosity != Verbosity::Quiet && !in_ci && std::io::stderr().is_terminal() {
+            Box::new(Bars::new(args.verbose))
+        } else {
+            Box::new(PlainLines { verbosity })
+        };
+    match args.format {
+        OutputFormat::Text => Arc::from(human),
+        OutputFormat::Json => Arc::new(Reporters(vec![Box::new(JsonLines::default()), human])),
+    }
 }
 
 pub async fn run(args: RunArgs) -> i32 {
@@ -78,19 +117,15 @@ pub async fn run(args: RunArgs) -> i32 {
     let opts = RunOptions {
         out_dir: args.out.clone(),
         extra_policies: extra,
-        quiet: args.quiet,
-        verbose: args.verbose,
+        reporter: reporter(&args),
         max_parallel_calls: 8,
         cancel: Cancel::default(),
     };
     watch_signals(opts.cancel.clone());
+    let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
+    opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {
-        eprintln!(
-            "runner: {} task(s), {} at a time, outputs in {}",
-            tasks.len(),
-            args.jobs.max(1),
-            args.out.display()
-        );
+        eprintln!("runner: outputs in {}", args.out.display());
     }
     let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
         .map(|(i, t)| {
@@ -99,14 +134,6 @@ pub async fn run(args: RunArgs) -> i32 {
                 let r = run_task(t, opts).await;
                 if let Err(e) = write_task_outputs(&opts.out_dir, &r) {
                     eprintln!("error: writing outputs of {}: {e}", t.name);
-                }
-                if !opts.quiet {
-                    eprintln!(
-                        "[{}] {}: {}",
-                        t.name,
-                        format!("{:?}", r.transcript.outcome.status).to_lowercase(),
-                        r.transcript.outcome.reason
-                    );
                 }
                 (i, r)
             }
@@ -141,7 +168,10 @@ pub async fn run(args: RunArgs) -> i32 {
         return EXIT_FAILED;
     }
     let passed = results.iter().filter(|r| r.passed()).count();
-    println!("{passed} passed, {} failed", results.len() - passed);
+    opts.reporter.run_finished(passed, results.len() - passed);
+    if args.format == OutputFormat::Text {
+        println!("{passed} passed, {} failed", results.len() - passed);
+    }
     if failed { EXIT_FAILED } else { EXIT_OK }
 }
 

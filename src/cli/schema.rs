@@ -7,6 +7,8 @@ pub enum SchemaKind {
     Task,
     Policy,
     Transcript,
+    /// The lines of `runner run --format json`.
+    Events,
 }
 
 fn schema<T: JsonSchema>() -> serde_json::Value {
@@ -18,6 +20,7 @@ pub fn print_schema(kind: SchemaKind) -> i32 {
         SchemaKind::Task => schema::<crate::task::TaskFile>(),
         SchemaKind::Policy => schema::<crate::policy::PolicyFile>(),
         SchemaKind::Transcript => schema::<crate::report::Transcript>(),
+        SchemaKind::Events => schema::<crate::report::events::EventLine>(),
     };
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     0

@@ -3,6 +3,8 @@
 //! progress lines on stderr. Reporters only read results; they never steer
 //! the run.
 
+pub mod bars;
+pub mod events;
 pub mod junit;
 pub mod progress;
 pub mod summary;

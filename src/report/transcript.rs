@@ -25,6 +25,17 @@ pub enum OutcomeStatus {
     Cancelled,
 }
 
+impl OutcomeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeStatus::Passed => "passed",
+            OutcomeStatus::Failed => "failed",
+            OutcomeStatus::Error => "error",
+            OutcomeStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Outcome {
     pub status: OutcomeStatus,

@@ -9,7 +9,7 @@ use super::prompt::system_prompt;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::policy::{Policy, PolicySet};
 use crate::provider::{Message, Provider, ScriptedProvider, Usage};
-use crate::report::progress::{Fanout, ProgressLines};
+use crate::report::progress::{Fanout, RunReporter, TaskEvents};
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
 use crate::task::{Mode, Task};
@@ -22,8 +22,8 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// `--policy` layers, added to each task's policy.
     pub extra_policies: Vec<Policy>,
-    pub quiet: bool,
-    pub verbose: bool,
+    /// Told about every task and event (progress lines, bars, JSON).
+    pub reporter: Arc<dyn RunReporter>,
     pub max_parallel_calls: usize,
     /// Fired by SIGINT/SIGTERM: tasks stop and record `cancelled`.
     pub cancel: super::Cancel,
@@ -86,10 +86,10 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let started_at = now_rfc3339();
     let task_out = opts.out_dir.join(&task.name);
     let recorder = TranscriptRecorder::default();
-    let progress = ProgressLines {
-        task: task.name.clone(),
-        verbose: opts.verbose,
-        quiet: opts.quiet,
+    opts.reporter.task_started(&task.name);
+    let progress = TaskEvents {
+        task: &task.name,
+        reporter: opts.reporter.as_ref(),
     };
     let sink = Fanout(vec![&recorder, &progress]);
     let mut layers = vec![task.policy.clone()];
@@ -232,6 +232,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         final_answer,
         outcome,
     };
+    opts.reporter.task_finished(&task.name, &transcript.outcome);
     TaskResult {
         transcript,
         diff,

@@ -37,3 +37,46 @@ pub fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Copies a folder with `cp -a`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Copies the examples (tasks, policies, the shop) to a temp folder.
+pub fn examples() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["tasks", "policies", "examples"] {
+        copy_tree(&repo().join(d), &dir.path().join(d));
+    }
+    dir
+}
+
+/// Runs a Python script with `args`, feeding `stdin`; panics with its
+/// stderr unless it succeeds, and returns its stdout.
+pub fn python(script: &str, args: &[&str], stdin: &[u8]) -> String {
+    use std::io::Write;
+    let mut py = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    py.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "python: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

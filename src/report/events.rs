@@ -1,0 +1,123 @@
+//! `--format json`: the run as a stream of JSON lines on stdout, one event a
+//! line, flushed as it happens, so another program can follow a run live.
+//!
+//! The schema (`runner schema events`) is [`EventLine`]: when it happened,
+//! the task it belongs to, and either a run-level event (`run_started`,
+//! `task_started`, `task_finished`, `run_finished`) or one of the agent's
+//! events (`turn_started`, `model_responded`, `tool_started`,
+//! `tool_finished`, `attempt_started`). Fields are only ever added.
+
+use std::io::Write;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::progress::RunReporter;
+use super::transcript::{Outcome, OutcomeStatus};
+use crate::engine::Event;
+
+/// Version of the event stream's format.
+pub const EVENTS_VERSION: u32 = 1;
+
+/// One line of the stream.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventLine<'a> {
+    /// Milliseconds since the run started.
+    pub time_ms: u64,
+    /// The task the event belongs to; absent for run-level events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<&'a str>,
+    #[serde(flatten)]
+    pub event: AnyEvent<'a>,
+}
+
+/// A run-level event or an agent event; both carry their kind in `event`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnyEvent<'a> {
+    Run(RunEvent),
+    Agent(&'a Event),
+}
+
+/// What happens to the run as a whole.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    RunStarted {
+        version: u32,
+        tasks: Vec<String>,
+        jobs: usize,
+    },
+    TaskStarted {},
+    TaskFinished {
+        status: OutcomeStatus,
+        reason: String,
+    },
+    RunFinished {
+        passed: usize,
+        failed: usize,
+    },
+}
+
+/// Writes the stream to stdout.
+pub struct JsonLines {
+    start: Instant,
+}
+
+impl Default for JsonLines {
+    fn default() -> Self {
+        Self {
+            start: Instant::now(),
+        }
+    }
+}
+
+impl JsonLines {
+    fn write(&self, task: Option<&str>, event: AnyEvent) {
+        let line = EventLine {
+            time_ms: self.start.elapsed().as_millis() as u64,
+            task,
+            event,
+        };
+        if let Ok(json) = serde_json::to_string(&line) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{json}");
+            let _ = out.flush();
+        }
+    }
+}
+
+impl RunReporter for JsonLines {
+    fn run_started(&self, tasks: &[String], jobs: usize) {
+        self.write(
+            None,
+            AnyEvent::Run(RunEvent::RunStarted {
+                version: EVENTS_VERSION,
+                tasks: tasks.to_vec(),
+                jobs,
+            }),
+        );
+    }
+    fn task_started(&self, task: &str) {
+        self.write(Some(task), AnyEvent::Run(RunEvent::TaskStarted {}));
+    }
+    fn event(&self, task: &str, event: &Event) {
+        self.write(Some(task), AnyEvent::Agent(event));
+    }
+    fn task_finished(&self, task: &str, outcome: &Outcome) {
+        self.write(
+            Some(task),
+            AnyEvent::Run(RunEvent::TaskFinished {
+                status: outcome.status,
+                reason: outcome.reason.clone(),
+            }),
+        );
+    }
+    fn run_finished(&self, passed: usize, failed: usize) {
+        self.write(
+            None,
+            AnyEvent::Run(RunEvent::RunFinished { passed, failed }),
+        );
+    }
+}
