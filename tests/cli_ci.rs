@@ -457,3 +457,101 @@ fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
         "{err}"
     );
 }
+
+/// Runs `pre-commit try-repo` on this repository's hook in `sample`.
+fn try_hook(sample: &Path, home: &Path, files: &[&str]) -> std::process::Output {
+    let bin_dir = assert_cmd::cargo::cargo_bin("runner")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("pre-commit")
+        .current_dir(sample)
+        .env("PATH", path)
+        .env("PRE_COMMIT_HOME", home)
+        .env("CI", "true")
+        .arg("try-repo")
+        .arg(common::repo())
+        .arg("runner")
+        .arg("--files")
+        .args(files)
+        .output()
+        .expect("pre-commit (pip install pre-commit)")
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+#[test]
+fn the_pre_commit_hook_passes_and_fails_as_the_task_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = dir.path().join("sample");
+    let home = dir.path().join("pre-commit-home");
+    write(&sample, "notes.txt", "We recieve mail.\n");
+    write(&sample, "other.txt", "They recieve too.\n");
+    write(&sample, ".gitignore", ".runner-out/\n");
+    write(
+        &sample,
+        "tasks/pre-commit/typos.yaml",
+        r#"
+prompt: "Fix spelling mistakes in these files: {{files}}"
+workspace: ../..
+policy:
+  default: deny
+  rules:
+    - allow: ["Edit({{files}})"]
+script:
+  - tool_calls:
+      - {name: read_file, args: {file_path: notes.txt}}
+  - tool_calls:
+      - {name: edit_file, args: {file_path: notes.txt, old_string: recieve, new_string: receive}}
+checks:
+  - run: "! grep -n recieve {{files}}"
+"#,
+    );
+    git(&sample, &["init", "-q"]);
+    git(&sample, &["add", "-A"]);
+    git(&sample, &["commit", "-qm", "start"]);
+
+    // The task fixes notes.txt: it passes, its change is applied, and the
+    // hook fails because it modified a file (as a formatter's does).
+    let o = try_hook(&sample, &home, &["notes.txt"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(text.contains("files were modified by this hook"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(sample.join("notes.txt")).unwrap(),
+        "We receive mail.\n"
+    );
+
+    // Staged again, there is nothing left to fix: the task and the hook pass.
+    git(&sample, &["add", "notes.txt"]);
+    let o = try_hook(&sample, &home, &["notes.txt"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    assert!(text.contains("Passed"), "{text}");
+
+    // other.txt is staged, the agent may only edit it, its edit of
+    // notes.txt is denied and the check on other.txt fails: so does the hook.
+    let o = try_hook(&sample, &home, &["other.txt"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(!text.contains("files were modified"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(sample.join("other.txt")).unwrap(),
+        "They recieve too.\n"
+    );
+    let t = read_json(sample.join(".runner-out/typos/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "failed", "{}", t["outcome"]);
+}
