@@ -114,6 +114,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // Warnings (a provider's retries) go to stderr; RUNNER_LOG=debug and
+    // the like show more.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUNNER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -107,6 +107,18 @@ pub async fn run(args: RunArgs) -> i32 {
         Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
         None => tasks,
     };
+    // A model that cannot be reached for want of a key is an input error:
+    // say so before anything runs.
+    let mut bad_model = false;
+    for t in &tasks {
+        if let Err(e) = crate::run::provider_config(t) {
+            eprintln!("error: {}: task `{}`: {e}", t.file.display(), t.name);
+            bad_model = true;
+        }
+    }
+    if bad_model {
+        return EXIT_INVALID;
+    }
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         eprintln!(
             "error: cannot create output folder {}: {e}",

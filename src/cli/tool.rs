@@ -65,7 +65,7 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
         arguments: Some(args),
         invalid_arguments: None,
     };
-    let rec = run_calls(&env, std::slice::from_ref(&req), 1, 1)
+    let rec = run_calls(&env, std::slice::from_ref(&req), 1, 1, vec![])
         .await
         .remove(0);
     print!("{}", rec.content);

@@ -1,6 +1,7 @@
 //! The conversation loop.
 
 use super::calls::{ToolEnv, run_calls};
+use super::early::EarlyStarts;
 use super::events::Event;
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, Usage};
 
@@ -50,17 +51,50 @@ pub async fn run_agent(
         }
         turn += 1;
         env.tools.sink.emit(&Event::TurnStarted { turn });
-        let reply = env
-            .provider
-            .complete(ModelRequest {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
+        let reply = {
+            let request = env.provider.complete(ModelRequest {
                 system: env.system,
                 messages,
                 tools: env.tools.registry,
-            })
-            .await;
+                early: Some(&tx),
+            });
+            tokio::pin!(request);
+            // Drive the model's answer, start calls it finished, and let the
+            // started ones progress, all at once.
+            let reply = loop {
+                enum Step<R> {
+                    Reply(R),
+                    Call(usize, crate::provider::ToolCallRequest),
+                    Progress,
+                }
+                let step = tokio::select! {
+                    r = &mut request => Step::Reply(r),
+                    Some((i, c)) = rx.recv() => Step::Call(i, c),
+                    _ = early.next_done(), if early.is_running() => Step::Progress,
+                };
+                match step {
+                    Step::Reply(r) => break r,
+                    Step::Call(i, c) => early.offer(i, c),
+                    Step::Progress => {}
+                }
+            };
+            while let Ok((i, c)) = rx.try_recv() {
+                early.offer(i, c);
+            }
+            reply
+        };
         let reply = match reply {
             Ok(r) => r,
-            Err(e) => return AgentStop::ProviderFailed(e),
+            Err(e) => {
+                for r in early.abandon().await {
+                    env.tools.sink.emit(&Event::ToolFinished {
+                        record: Box::new(r),
+                    });
+                }
+                return AgentStop::ProviderFailed(e);
+            }
         };
         usage.add(reply.usage);
         env.tools.sink.emit(&Event::ModelResponded {
@@ -73,11 +107,20 @@ pub async fn run_agent(
         messages.push(Message::Assistant {
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
+            replay: reply.replay.clone(),
         });
+        let finished = early.finish(&reply.tool_calls).await;
         if reply.tool_calls.is_empty() {
             return AgentStop::Finished { text: reply.text };
         }
-        let records = run_calls(&env.tools, &reply.tool_calls, turn, limits.max_parallel).await;
+        let records = run_calls(
+            &env.tools,
+            &reply.tool_calls,
+            turn,
+            limits.max_parallel,
+            finished,
+        )
+        .await;
         for r in records {
             messages.push(Message::Tool {
                 call_id: r.id.clone(),

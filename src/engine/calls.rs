@@ -9,6 +9,7 @@ use super::batch::partition;
 use super::events::{Event, EventSink, ToolCallRecord};
 use super::pipeline::{Gate, call_arguments, execute, gate, record};
 use crate::policy::PolicySet;
+use crate::provider::ToolCallRequest;
 use crate::tools::{Registry, ToolContext};
 
 /// What tool calls run against: the tools, the policy, the workspace.
@@ -21,19 +22,60 @@ pub struct ToolEnv<'a> {
     pub epoch: Instant,
 }
 
+/// Runs one gated call: announces it, executes it when approved, records it.
+pub async fn run_one(
+    env: &ToolEnv<'_>,
+    req: &ToolCallRequest,
+    gated: Gate,
+    turn: u32,
+    batch: u32,
+) -> ToolCallRecord {
+    let started = Instant::now();
+    env.sink.emit(&Event::ToolStarted {
+        turn,
+        batch,
+        id: req.id.clone(),
+        tool: req.name.clone(),
+        arguments: call_arguments(req),
+        decision: match &gated {
+            Gate::Run(a) => Some(a.decision.clone()),
+            Gate::Refused { decision, .. } => decision.clone(),
+        },
+        started_ms: started.duration_since(env.epoch).as_millis() as u64,
+    });
+    match gated {
+        Gate::Refused { error, decision } => {
+            record(req, turn, batch, started, env.epoch, Err(error), decision)
+        }
+        Gate::Run(approved) => {
+            let (result, decision) = execute(approved, req, env.registry, env.ctx.clone()).await;
+            record(req, turn, batch, started, env.epoch, result, Some(decision))
+        }
+    }
+}
+
 /// Runs one turn's calls in batches; records come back in the model's order.
+/// `finished[i]` holds the record of a call that already ran while the model
+/// was streaming (see [`super::early`]); such calls are a prefix of the
+/// first batch and are not run again.
 pub async fn run_calls(
     env: &ToolEnv<'_>,
-    calls: &[crate::provider::ToolCallRequest],
+    calls: &[ToolCallRequest],
     turn: u32,
     max_parallel: usize,
+    mut finished: Vec<Option<ToolCallRecord>>,
 ) -> Vec<ToolCallRecord> {
+    finished.resize(calls.len(), None);
     // Gate every call once to learn which may run in parallel. The first
     // batch runs on these gates; later batches are gated again right before
     // they run, so what an earlier batch changed (a new symlink, say) is seen.
     let mut first: Vec<Option<Gate>> = calls
         .iter()
-        .map(|c| Some(gate(c, env.registry, env.policy, &env.ctx)))
+        .zip(&finished)
+        .map(|(c, done)| {
+            done.is_none()
+                .then(|| gate(c, env.registry, env.policy, &env.ctx))
+        })
         .collect();
     let safe: Vec<bool> = first
         .iter()
@@ -42,10 +84,11 @@ pub async fn run_calls(
             _ => true,
         })
         .collect();
-    let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
+    let mut out = finished;
     for (b, batch) in partition(&safe).into_iter().enumerate() {
         let gates: Vec<(usize, Gate)> = batch
             .into_iter()
+            .filter(|&i| out[i].is_none())
             .map(|i| {
                 let g = match first[i].take() {
                     Some(g) if b == 0 => g,
@@ -54,53 +97,14 @@ pub async fn run_calls(
                 (i, g)
             })
             .collect();
-        let results = futures::stream::iter(gates)
-            .map(|(i, gated)| {
-                let req = &calls[i];
-                async move {
-                    let started = Instant::now();
-                    env.sink.emit(&Event::ToolStarted {
-                        turn,
-                        batch: b as u32,
-                        id: req.id.clone(),
-                        tool: req.name.clone(),
-                        arguments: call_arguments(req),
-                        decision: match &gated {
-                            Gate::Run(a) => Some(a.decision.clone()),
-                            Gate::Refused { decision, .. } => decision.clone(),
-                        },
-                        started_ms: started.duration_since(env.epoch).as_millis() as u64,
-                    });
-                    let rec = match gated {
-                        Gate::Refused { error, decision } => record(
-                            req,
-                            turn,
-                            b as u32,
-                            started,
-                            env.epoch,
-                            Err(error),
-                            decision,
-                        ),
-                        Gate::Run(approved) => {
-                            let (result, decision) =
-                                execute(approved, req, env.registry, env.ctx.clone()).await;
-                            record(
-                                req,
-                                turn,
-                                b as u32,
-                                started,
-                                env.epoch,
-                                result,
-                                Some(decision),
-                            )
-                        }
-                    };
-                    (i, rec)
-                }
-            })
-            .buffered(max_parallel.max(1))
-            .collect::<Vec<_>>()
-            .await;
+        let results =
+            futures::stream::iter(gates)
+                .map(|(i, gated)| async move {
+                    (i, run_one(env, &calls[i], gated, turn, b as u32).await)
+                })
+                .buffered(max_parallel.max(1))
+                .collect::<Vec<_>>()
+                .await;
         for (i, rec) in results {
             out[i] = Some(rec);
         }

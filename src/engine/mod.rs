@@ -10,6 +10,7 @@
 mod agent;
 pub mod batch;
 mod calls;
+mod early;
 mod events;
 pub mod pipeline;
 

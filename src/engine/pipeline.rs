@@ -46,13 +46,13 @@ pub fn gate(
     let args = match (&req.arguments, &req.invalid_arguments) {
         (Some(v), _) => v.clone(),
         (None, Some(raw)) => {
-            let err = serde_json::from_str::<Value>(raw)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
+            let why = match serde_json::from_str::<Value>(raw) {
+                Err(e) => format!("are not valid JSON ({e})"),
+                Ok(_) => "are not a JSON object".to_string(),
+            };
             return Gate::Refused {
                 error: ToolError::validation(format!(
-                    "the arguments of call {} to {} are not valid JSON ({err}); send a JSON object",
+                    "the arguments of call {} to {} {why}; send a JSON object",
                     req.id, req.name
                 )),
                 decision: None,

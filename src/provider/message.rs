@@ -45,6 +45,11 @@ pub enum Message {
         text: String,
         #[serde(default)]
         tool_calls: Vec<ToolCallRequest>,
+        /// The vendor's own form of this message, sent back verbatim on
+        /// later turns when the vendor needs it (Gemini's thought
+        /// signatures).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Value>,
     },
     Tool {
         call_id: String,
@@ -62,4 +67,6 @@ pub struct ModelTurn {
     pub usage: Usage,
     /// The provider's raw response, kept for the transcript.
     pub raw: Value,
+    /// See [`Message::Assistant`]'s `replay`.
+    pub replay: Option<Value>,
 }

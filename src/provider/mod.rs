@@ -2,24 +2,44 @@
 //!
 //! The engine speaks [`Message`]s and gets back a [`ModelTurn`]; each provider
 //! translates to its vendor's wire format. `scripted` plays a task's
-//! `script:` and needs no network: the examples and most tests use it.
+//! `script:` and needs no network: the examples and most tests use it. The
+//! HTTP clients (`openai`, `anthropic`, `gemini`) are written by hand over
+//! reqwest with tolerant types; [`http`] holds what they share (retries,
+//! timeouts, server-sent events) and [`assemble`] joins streamed tool calls.
 
+mod anthropic;
+mod assemble;
+pub mod config;
+mod gemini;
+pub mod http;
 mod message;
+mod openai;
 mod scripted;
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub use anthropic::AnthropicProvider;
+pub use config::{ModelOptions, ProviderConfig, Vendor};
+pub use gemini::GeminiProvider;
 pub use message::{Message, ModelTurn, ToolCallRequest, Usage};
+pub use openai::OpenAiProvider;
 pub use scripted::ScriptedProvider;
 
 use crate::tools::Registry;
+
+/// Where a streaming provider hands each tool call, with its position in
+/// the turn, as soon as its arguments are complete, so the engine can start
+/// read-only calls while the model is still streaming the rest.
+pub type EarlyCalls = tokio::sync::mpsc::UnboundedSender<(usize, ToolCallRequest)>;
 
 /// What the engine asks of a model.
 pub struct ModelRequest<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a Registry,
+    /// Set when the engine can start calls before the turn ends.
+    pub early: Option<&'a EarlyCalls>,
 }
 
 /// A failure to get a turn from the model: an infrastructure error.
@@ -38,4 +58,14 @@ pub trait Provider: Send + Sync {
     /// `scripted`, `openai:gpt-4.1` ...
     fn name(&self) -> String;
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> TurnFuture<'a>;
+}
+
+/// The HTTP provider for a resolved configuration.
+pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, String> {
+    let client = http::client()?;
+    Ok(match cfg.vendor {
+        Vendor::OpenAi => Box::new(OpenAiProvider::new(cfg, client)),
+        Vendor::Anthropic => Box::new(AnthropicProvider::new(cfg, client)),
+        Vendor::Gemini => Box::new(GeminiProvider::new(cfg, client)),
+    })
 }

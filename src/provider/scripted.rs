@@ -63,6 +63,7 @@ impl Provider for ScriptedProvider {
                         output_tokens: 0,
                     },
                     raw: json!({"script": "exhausted", "turn": index}),
+                    replay: None,
                 });
             };
             let tool_calls = turn
@@ -105,6 +106,7 @@ impl Provider for ScriptedProvider {
                     .sum::<u64>();
             Ok(ModelTurn {
                 raw: json!({"script_turn": index}),
+                replay: None,
                 text,
                 tool_calls,
                 usage: Usage {

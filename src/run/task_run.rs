@@ -8,7 +8,8 @@ use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::policy::{Policy, PolicySet};
-use crate::provider::{Message, Provider, ScriptedProvider, Usage};
+use crate::provider::config::resolve;
+use crate::provider::{Message, Provider, ProviderConfig, ScriptedProvider, Usage, http_provider};
 use crate::report::progress::{Fanout, RunReporter, TaskEvents};
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
@@ -50,14 +51,20 @@ fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
-fn make_provider(task: &Task) -> Result<Box<dyn Provider>, String> {
+/// The configuration of a task's HTTP model from the environment and its
+/// `model_options` (`None` for `scripted`). The error names what to set.
+pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, String> {
     if task.model.is_scripted() {
-        return Ok(Box::new(ScriptedProvider::new(task.script.clone())));
+        return Ok(None);
     }
-    Err(format!(
-        "provider `{}` is not available in this build; use `scripted`",
-        task.model.provider
-    ))
+    resolve(&task.model, &task.model_options, |k| std::env::var(k).ok()).map(Some)
+}
+
+fn make_provider(task: &Task) -> Result<Box<dyn Provider>, String> {
+    match provider_config(task)? {
+        None => Ok(Box::new(ScriptedProvider::new(task.script.clone()))),
+        Some(cfg) => http_provider(cfg),
+    }
 }
 
 /// The tools a task gets: its `tools:` list, read-only ones in plan mode.
@@ -154,7 +161,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             let limits = AgentLimits {
                 max_turns: task.max_turns,
                 max_parallel: opts.max_parallel_calls,
-                max_tokens_total: 0,
+                max_tokens_total: task.max_tokens_total,
             };
             // Dropping the agent on cancellation kills what it runs.
             let outcome = tokio::select! {

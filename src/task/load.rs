@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::duration::parse_duration;
-use super::model::{DurationText, Mode, ModelSpec, PolicyRef, ScriptTurn, TaskFile};
+use super::model::{
+    DurationText, Mode, ModelOptionsFile, ModelSpec, PolicyRef, ScriptTurn, TaskFile,
+};
 use super::params;
 use crate::config_error::ConfigError;
 use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
+use crate::provider::ModelOptions;
 use crate::tools::Registry;
 use serde_saphyr::Spanned;
 
@@ -62,6 +65,9 @@ pub struct Task {
     pub script: Vec<ScriptTurn>,
     /// Declared parameters with their values (`files` not included).
     pub params: BTreeMap<String, String>,
+    pub model_options: ModelOptions,
+    /// 0: no limit.
+    pub max_tokens_total: u64,
 }
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
@@ -95,6 +101,51 @@ fn duration_field(
         ));
         default
     })
+}
+
+/// `model_options:`, checked.
+fn model_options(
+    path: &Path,
+    file: Option<&ModelOptionsFile>,
+    errors: &mut Vec<ConfigError>,
+) -> ModelOptions {
+    let Some(f) = file else {
+        return ModelOptions::default();
+    };
+    let mut dur = |v: &Option<Spanned<DurationText>>, field: &str| {
+        v.as_ref().map(|_| {
+            duration_field(
+                path,
+                v,
+                &format!("model_options.{field}"),
+                Duration::ZERO,
+                errors,
+            )
+        })
+    };
+    let request_timeout = dur(&f.request_timeout, "request_timeout");
+    let idle_timeout = dur(&f.idle_timeout, "idle_timeout");
+    if let Some(u) = &f.base_url
+        && !(u.value.starts_with("http://") || u.value.starts_with("https://"))
+    {
+        errors.push(ConfigError::at(
+            path,
+            &u.referenced,
+            format!(
+                "model_options.base_url: `{}` must start with http:// or https://",
+                u.value
+            ),
+        ));
+    }
+    ModelOptions {
+        temperature: f.temperature,
+        max_tokens: f.max_tokens,
+        base_url: f.base_url.as_ref().map(|u| u.value.clone()),
+        stream: f.stream,
+        request_timeout,
+        idle_timeout,
+        max_retries: f.max_retries,
+    }
 }
 
 /// Parses and validates one task file.
@@ -308,6 +359,16 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             timeout,
         });
     }
+    let model_options = model_options(path, tf.model_options.as_ref(), &mut errors);
+    if let Some(m) = &tf.max_tokens_total
+        && m.value == 0
+    {
+        errors.push(ConfigError::at(
+            path,
+            &m.referenced,
+            "max_tokens_total: must be at least 1 (leave it out for no limit)",
+        ));
+    }
     if let Some(script) = &tf.script {
         for (i, turn) in script.iter().enumerate() {
             for (j, call) in turn.tool_calls.iter().enumerate() {
@@ -343,6 +404,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         checks,
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
+        model_options,
+        max_tokens_total: tf.max_tokens_total.map_or(0, |m| m.value),
         script: tf.script.unwrap_or_default(),
         params,
     })

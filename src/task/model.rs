@@ -134,6 +134,39 @@ impl<'de> Deserialize<'de> for DurationText {
     }
 }
 
+/// `model_options:` as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelOptionsFile {
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Most tokens one answer may have (Anthropic: default 8192).
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The endpoint, instead of `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` or
+    /// `GEMINI_BASE_URL`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub base_url: Option<Spanned<String>>,
+    /// Stream answers (default true); false for servers that stream tool
+    /// calls badly.
+    #[serde(default)]
+    pub stream: Option<bool>,
+    /// Limit of one request (default 10m).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub request_timeout: Option<Spanned<DurationText>>,
+    /// Longest silence inside a streamed answer (default 2m).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub idle_timeout: Option<Spanned<DurationText>>,
+    /// Retries of a failed request: connection errors, timeouts, 408, 409,
+    /// 429, 5xx (default 4).
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+}
+
 /// A task file (DESIGN §6). Unknown fields are errors.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -181,6 +214,14 @@ pub struct TaskFile {
     /// The model's turns, for `model: scripted`.
     #[serde(default)]
     pub script: Option<Vec<ScriptTurn>>,
+    /// Options for an HTTP model (ignored by `scripted`).
+    #[serde(default)]
+    pub model_options: Option<ModelOptionsFile>,
+    /// Stop, failed, once the task has used this many tokens (input and
+    /// output, all turns and attempts). Default: no limit.
+    #[serde(default)]
+    #[schemars(with = "Option<u64>")]
+    pub max_tokens_total: Option<Spanned<u64>>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

@@ -1,6 +1,9 @@
 //! Helpers shared by the tests that drive the `runner` binary.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod fake_llm;
+pub mod wire;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,0 +1,212 @@
+//! Where a provider's endpoint, key and options come from.
+//!
+//! The vendors' usual variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, ...)
+//! give the key and endpoint; a task's `model_options` may set the endpoint
+//! and the sampling options. Everything is resolved before a run starts, so
+//! a missing key stops the run with exit 2 instead of failing every task.
+
+use std::time::Duration;
+
+use crate::task::ModelSpec;
+
+/// Options a task may set for its model (`model_options:`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelOptions {
+    pub temperature: Option<f64>,
+    /// Most tokens one answer may have.
+    pub max_tokens: Option<u64>,
+    /// Overrides the endpoint variable.
+    pub base_url: Option<String>,
+    /// Streaming on (the default) or off, for servers that stream tool
+    /// calls badly.
+    pub stream: Option<bool>,
+    /// Limit of one request, retries not included (default 10m).
+    pub request_timeout: Option<Duration>,
+    /// Longest silence inside a streamed answer (default 2m).
+    pub idle_timeout: Option<Duration>,
+    /// Retries after a failed request (default 4).
+    pub max_retries: Option<u32>,
+}
+
+/// An API key: never printed, never serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    /// The key itself, for the request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// The vendors this build speaks to over HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl Vendor {
+    pub fn from_provider(name: &str) -> Option<Self> {
+        match name {
+            "openai" => Some(Self::OpenAi),
+            "anthropic" => Some(Self::Anthropic),
+            "gemini" => Some(Self::Gemini),
+            _ => None,
+        }
+    }
+    pub fn key_var(self) -> &'static str {
+        match self {
+            Self::OpenAi => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::Gemini => "GEMINI_API_KEY",
+        }
+    }
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Self::OpenAi => "OPENAI_BASE_URL",
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+            Self::Gemini => "GEMINI_BASE_URL",
+        }
+    }
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::OpenAi => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+        }
+    }
+}
+
+/// Everything needed to talk to one model.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub vendor: Vendor,
+    pub model: String,
+    /// Without a trailing slash.
+    pub base_url: String,
+    /// `None` only for an OpenAI-compatible server at a custom address
+    /// (Ollama, llama.cpp and vLLM need none).
+    pub api_key: Option<ApiKey>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub stream: bool,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+}
+
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+
+/// Resolves a model's configuration; `var` reads the environment (a
+/// function so tests need not change the process's environment). The
+/// error names the variable to set.
+pub fn resolve(
+    spec: &ModelSpec,
+    options: &ModelOptions,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<ProviderConfig, String> {
+    let vendor = Vendor::from_provider(&spec.provider)
+        .ok_or_else(|| format!("`{spec}` is not an HTTP provider"))?;
+    let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    let custom_url = options
+        .base_url
+        .clone()
+        .or_else(|| var(vendor.base_url_var()));
+    let base_url = custom_url
+        .clone()
+        .unwrap_or_else(|| vendor.default_base_url().to_string())
+        .trim_end_matches('/')
+        .to_string();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "the base URL `{base_url}` of {spec} must start with http:// or https://"
+        ));
+    }
+    let api_key = var(vendor.key_var()).map(ApiKey::new);
+    let keyless_ok = vendor == Vendor::OpenAi && custom_url.is_some();
+    if api_key.is_none() && !keyless_ok {
+        return Err(format!(
+            "{spec} needs an API key: set {}{}",
+            vendor.key_var(),
+            if vendor == Vendor::OpenAi {
+                " (or OPENAI_BASE_URL for a local OpenAI-compatible server that needs none)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(ProviderConfig {
+        vendor,
+        model: spec.model.clone(),
+        base_url,
+        api_key,
+        temperature: options.temperature,
+        max_tokens: options.max_tokens,
+        stream: options.stream.unwrap_or(true),
+        request_timeout: options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+        idle_timeout: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
+        max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> ModelSpec {
+        ModelSpec::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_missing_key_names_the_variable() {
+        let e = resolve(&spec("anthropic:claude"), &ModelOptions::default(), |_| {
+            None
+        })
+        .unwrap_err();
+        assert!(e.contains("ANTHROPIC_API_KEY"), "{e}");
+        let e = resolve(&spec("openai:gpt"), &ModelOptions::default(), |_| None).unwrap_err();
+        assert!(e.contains("OPENAI_API_KEY"), "{e}");
+    }
+
+    #[test]
+    fn a_local_openai_compatible_server_needs_no_key() {
+        let c = resolve(&spec("openai:llama3"), &ModelOptions::default(), |v| {
+            (v == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:11434/v1/".to_string())
+        })
+        .unwrap();
+        assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
+        assert!(c.api_key.is_none());
+        assert!(c.stream);
+    }
+
+    #[test]
+    fn task_options_win_over_variables_and_keys_stay_hidden() {
+        let opts = ModelOptions {
+            base_url: Some("http://localhost:9/v1".into()),
+            stream: Some(false),
+            ..Default::default()
+        };
+        let c = resolve(&spec("openai:m"), &opts, |v| match v {
+            "OPENAI_BASE_URL" => Some("http://elsewhere/v1".into()),
+            "OPENAI_API_KEY" => Some("sk-secret".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.base_url, "http://localhost:9/v1");
+        assert!(!c.stream);
+        assert!(!format!("{c:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,352 @@
+//! The HTTP transport shared by the vendors' clients: one POST with a total
+//! deadline, the retry loop (exponential backoff with jitter, `Retry-After`
+//! honoured), and a server-sent-events reader with an idle timeout.
+//!
+//! Retrying is decided here from what failed ([`Failure::retryable`]): a
+//! connection error, a timeout, 408, 409, 429, 5xx, or a stream cut short
+//! before any of its tool calls was handed to the engine. Everything else
+//! (400, 401, an `error` event, a malformed answer) fails at once.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use backon::BackoffBuilder;
+use eventsource_stream::Eventsource;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::ProviderError;
+use super::config::ProviderConfig;
+
+/// One failed attempt.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub message: String,
+    pub retryable: bool,
+    /// What the server asked for (`Retry-After`, `retry-after-ms`).
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: false,
+            retry_after: None,
+        }
+    }
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+            retry_after: None,
+        }
+    }
+}
+
+/// The longest wait a `Retry-After` may impose.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// Runs `attempt` until it succeeds, fails for good, or the retries are
+/// spent. The error names the provider, the attempts and the last failure,
+/// with the key (if it ever appears) masked.
+pub async fn with_retries<T, F, Fut>(
+    cfg: &ProviderConfig,
+    provider: &str,
+    mut attempt: F,
+) -> Result<T, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Failure>>,
+{
+    let mut backoff = backon::ExponentialBuilder::default()
+        .with_jitter()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(Duration::from_secs(30))
+        .with_max_times(cfg.max_retries as usize)
+        .build();
+    let mut tries = 0u32;
+    loop {
+        tries += 1;
+        let failure = match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(f) => f,
+        };
+        let next = if failure.retryable {
+            backoff.next()
+        } else {
+            None
+        };
+        let Some(delay) = next else {
+            let mut message = failure.message;
+            if failure.retryable && tries > 1 {
+                message = format!("{message} (gave up after {tries} attempts)");
+            }
+            if let Some(key) = &cfg.api_key
+                && !key.expose().is_empty()
+            {
+                message = message.replace(key.expose(), "***");
+            }
+            return Err(ProviderError {
+                provider: provider.to_string(),
+                message,
+            });
+        };
+        let delay = failure
+            .retry_after
+            .map(|d| d.min(MAX_RETRY_AFTER))
+            .unwrap_or(delay);
+        tracing::warn!(
+            "{provider}: {} (attempt {tries}); retrying in {} ms",
+            failure.message,
+            delay.as_millis()
+        );
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// Whether an HTTP status is worth another try.
+pub fn retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
+}
+
+/// `Retry-After` (seconds, or an HTTP date) and OpenAI's `retry-after-ms`.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let v = text("retry-after")?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when =
+        time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc2822).ok()?;
+    let wait = when - time::OffsetDateTime::now_utc();
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+/// The vendor's error text from an error body (`{"error": {"message": ...}}`
+/// for all three), else the start of the body.
+pub fn error_text(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let found = parsed.as_ref().and_then(|v| {
+        let e = v.get("error").unwrap_or(v);
+        e.get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| e.as_str().map(str::to_string))
+    });
+    found.unwrap_or_else(|| body.chars().take(500).collect())
+}
+
+/// Sends one POST and checks the status. The body of a failed answer is
+/// read (within the deadline) for the vendor's message.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &Value,
+    deadline: Instant,
+) -> Result<reqwest::Response, Failure> {
+    let mut req = client.post(url).json(body);
+    for (k, v) in headers {
+        req = req.header(*k, v);
+    }
+    let sent = tokio::time::timeout_at(deadline, req.send()).await;
+    let resp = match sent {
+        Err(_) => return Err(Failure::transient("the request timed out")),
+        Ok(Err(e)) => {
+            let what = if e.is_connect() {
+                "cannot connect"
+            } else if e.is_timeout() {
+                "the request timed out"
+            } else {
+                "the request failed"
+            };
+            return Err(Failure::transient(format!(
+                "{what} to {}: {}",
+                strip_query(url),
+                source_chain(&e)
+            )));
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let wait = retry_after(resp.headers());
+    let text = tokio::time::timeout_at(deadline, resp.text())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    Err(Failure {
+        message: format!("HTTP {}: {}", status.as_u16(), error_text(&text)),
+        retryable: retryable_status(status.as_u16()),
+        retry_after: wait,
+    })
+}
+
+/// Reads a whole JSON body within the deadline.
+pub async fn read_json(resp: reqwest::Response, deadline: Instant) -> Result<Value, Failure> {
+    let bytes = match tokio::time::timeout_at(deadline, resp.bytes()).await {
+        Err(_) => return Err(Failure::transient("the request timed out")),
+        Ok(Err(e)) => {
+            return Err(Failure::transient(format!(
+                "the answer was cut: {}",
+                source_chain(&e)
+            )));
+        }
+        Ok(Ok(b)) => b,
+    };
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Failure::fatal(format!(
+            "the answer is not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+        ))
+    })
+}
+
+fn strip_query(url: &str) -> &str {
+    url.split('?').next().unwrap_or(url)
+}
+
+fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    /// `message` when the server named none.
+    pub event: String,
+    pub data: String,
+}
+
+type EventItem = Result<eventsource_stream::Event, String>;
+
+/// Reads server-sent events with an idle timeout per event and the
+/// request's deadline.
+pub struct SseReader {
+    inner: Pin<Box<dyn Stream<Item = EventItem> + Send>>,
+    idle: Duration,
+    deadline: Instant,
+    /// Events read so far.
+    pub count: usize,
+}
+
+impl SseReader {
+    pub fn new(resp: reqwest::Response, idle: Duration, deadline: Instant) -> Self {
+        let inner = resp
+            .bytes_stream()
+            .eventsource()
+            .map(|r| r.map_err(|e| e.to_string()));
+        Self {
+            inner: Box::pin(inner),
+            idle,
+            deadline,
+            count: 0,
+        }
+    }
+
+    /// The next event; `None` at the end of the stream. A silence longer
+    /// than the idle timeout and a broken connection are errors.
+    pub async fn next(&mut self) -> Result<Option<SseEvent>, Failure> {
+        let until = (Instant::now() + self.idle).min(self.deadline);
+        match tokio::time::timeout_at(until, self.inner.next()).await {
+            Err(_) if until == self.deadline => {
+                Err(Failure::transient("the request timed out while streaming"))
+            }
+            Err(_) => Err(Failure::transient(format!(
+                "the stream stalled: no data for {} s (idle timeout)",
+                self.idle.as_secs_f64()
+            ))),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(e))) => Err(Failure::transient(format!("the stream was cut: {e}"))),
+            Ok(Some(Ok(ev))) => {
+                self.count += 1;
+                Ok(Some(SseEvent {
+                    event: ev.event,
+                    data: ev.data,
+                }))
+            }
+        }
+    }
+}
+
+/// Builds the shared HTTP client.
+pub fn client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .user_agent(concat!("runner/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn retry_after_in_seconds_milliseconds_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn which_statuses_are_retried() {
+        for s in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(retryable_status(s), "{s}");
+        }
+        for s in [400, 401, 403, 404, 422] {
+            assert!(!retryable_status(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn error_text_finds_the_vendor_message() {
+        assert_eq!(
+            error_text(r#"{"error":{"message":"Rate limit","type":"x"}}"#),
+            "Rate limit"
+        );
+        assert_eq!(
+            error_text(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            error_text("<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+    }
+}

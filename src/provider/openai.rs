@@ -1,0 +1,331 @@
+//! `openai:MODEL`: Chat Completions with tools, streamed or not.
+//!
+//! Written for OpenAI and for the servers that copy its API (Ollama, vLLM,
+//! llama.cpp, OpenRouter): every field is optional, tool-call deltas are
+//! joined by `index` (or by position when a server leaves it out), a call
+//! sent whole in one chunk is fine, and a stream that ends after its
+//! `finish_reason` but without `[DONE]` is accepted. A stream that ends
+//! before either is an error, never a silent short answer.
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use super::assemble::CallAssembler;
+use super::config::ProviderConfig;
+use super::http::{Failure, SseReader, post, read_json, with_retries};
+use super::{
+    EarlyCalls, Message, ModelRequest, ModelTurn, Provider, ToolCallRequest, TurnFuture, Usage,
+};
+use crate::tools::Dialect;
+
+pub struct OpenAiProvider {
+    cfg: ProviderConfig,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    pub fn new(cfg: ProviderConfig, client: reqwest::Client) -> Self {
+        Self { cfg, client }
+    }
+
+    fn body(&self, req: &ModelRequest<'_>) -> Value {
+        let mut messages = vec![json!({"role": "system", "content": req.system})];
+        messages.extend(req.messages.iter().map(wire_message));
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.cfg.model));
+        body.insert("messages".into(), Value::Array(messages));
+        let tools = req.tools.declarations(Dialect::OpenAi);
+        if tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), tools);
+        }
+        if let Some(t) = self.cfg.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = self.cfg.max_tokens {
+            body.insert("max_tokens".into(), json!(m));
+        }
+        body.insert("stream".into(), json!(self.cfg.stream));
+        if self.cfg.stream {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Value::Object(body)
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.cfg.api_key {
+            Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
+            None => vec![],
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        early: Option<&EarlyCalls>,
+    ) -> Result<ModelTurn, Failure> {
+        let deadline = Instant::now() + self.cfg.request_timeout;
+        let url = format!("{}/chat/completions", self.cfg.base_url);
+        let resp = post(&self.client, &url, &self.headers(), body, deadline).await?;
+        if self.cfg.stream {
+            read_stream(SseReader::new(resp, self.cfg.idle_timeout, deadline), early).await
+        } else {
+            parse_response(read_json(resp, deadline).await?)
+        }
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> String {
+        format!("openai:{}", self.cfg.model)
+    }
+
+    fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
+        Box::pin(async move {
+            let body = self.body(&req);
+            let name = self.name();
+            with_retries(&self.cfg, &name, || self.attempt(&body, req.early)).await
+        })
+    }
+}
+
+/// A conversation message in Chat Completions form.
+fn wire_message(m: &Message) -> Value {
+    match m {
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant {
+            text, tool_calls, ..
+        } => {
+            let mut o = Map::new();
+            o.insert("role".into(), json!("assistant"));
+            let content = if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            o.insert("content".into(), content);
+            if !tool_calls.is_empty() {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": argument_text(c)}
+                        })
+                    })
+                    .collect();
+                o.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(o)
+        }
+        Message::Tool {
+            call_id, content, ..
+        } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+    }
+}
+
+/// The arguments as the model sent them.
+pub fn argument_text(c: &ToolCallRequest) -> String {
+    match (&c.arguments, &c.invalid_arguments) {
+        (_, Some(raw)) => raw.clone(),
+        (Some(v), None) => v.to_string(),
+        (None, None) => "{}".into(),
+    }
+}
+
+fn usage_of(v: &Value) -> Option<Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input_tokens: n("prompt_tokens"),
+        output_tokens: n("completion_tokens"),
+    })
+}
+
+/// Text of a `content` that is a string, null, or a list of parts.
+fn content_text(c: Option<&Value>) -> String {
+    match c {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// A non-streamed answer.
+fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
+    if let Some(e) = raw.get("error") {
+        return Err(Failure::fatal(format!(
+            "error in the answer: {}",
+            super::http::error_text(&json!({ "error": e }).to_string())
+        )));
+    }
+    let message = raw
+        .pointer("/choices/0/message")
+        .ok_or_else(|| Failure::fatal(format!("the answer has no choices[0].message: {raw}")))?;
+    let mut asm = CallAssembler::new("call_");
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for (i, c) in calls.iter().enumerate() {
+            let f = c.get("function").unwrap_or(c);
+            let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+            let id = c.get("id").and_then(Value::as_str);
+            match f.get("arguments") {
+                Some(Value::String(s)) => asm.push(i as u64, id, Some(name), s),
+                Some(v @ Value::Object(_)) => asm.push_whole(i as u64, id, name, v),
+                _ => asm.push(i as u64, id, Some(name), ""),
+            }
+        }
+    }
+    Ok(ModelTurn {
+        text: content_text(message.get("content")),
+        tool_calls: asm.finish(),
+        usage: usage_of(&raw).unwrap_or_default(),
+        raw,
+        replay: None,
+    })
+}
+
+/// A streamed answer, handing each finished tool call to `early`.
+async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<ModelTurn, Failure> {
+    let mut asm = CallAssembler::new("call_");
+    let mut text = String::new();
+    let mut usage = None;
+    let mut finish: Option<String> = None;
+    let mut done = false;
+    let (mut id, mut model) = (Value::Null, Value::Null);
+    let cut = |asm: &CallAssembler, why: String| Failure {
+        message: why,
+        // A retry would ask again for calls already started.
+        retryable: !asm.any_handed_out(),
+        retry_after: None,
+    };
+    loop {
+        let ev = match sse.next().await {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break,
+            Err(f) => return Err(cut(&asm, f.message)),
+        };
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            done = true;
+            break;
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            Failure::fatal(format!(
+                "a stream chunk is not JSON ({e}): {}",
+                data.chars().take(200).collect::<String>()
+            ))
+        })?;
+        if let Some(e) = chunk.get("error") {
+            return Err(Failure::fatal(format!(
+                "error event in the stream: {}",
+                super::http::error_text(&json!({ "error": e }).to_string())
+            )));
+        }
+        if id.is_null() {
+            id = chunk.get("id").cloned().unwrap_or(Value::Null);
+            model = chunk.get("model").cloned().unwrap_or(Value::Null);
+        }
+        if let Some(u) = usage_of(&chunk) {
+            usage = Some(u);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            continue;
+        };
+        let delta = choice
+            .get("delta")
+            .or_else(|| choice.get("message"))
+            .unwrap_or(&Value::Null);
+        text.push_str(&content_text(delta.get("content")));
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (pos, c) in calls.iter().enumerate() {
+                let key = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                let f = c.get("function").unwrap_or(&Value::Null);
+                let name = f.get("name").and_then(Value::as_str);
+                let id = c.get("id").and_then(Value::as_str);
+                match f.get("arguments") {
+                    Some(Value::String(s)) => asm.push(key, id, name, s),
+                    Some(v @ Value::Object(_)) => {
+                        asm.push_whole(key, id, name.unwrap_or_default(), v)
+                    }
+                    _ => asm.push(key, id, name, ""),
+                }
+                asm.complete_before(key, early);
+            }
+        }
+        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+            finish = Some(r.to_string());
+            asm.complete_all(early);
+        }
+    }
+    if !done && finish.is_none() {
+        return Err(cut(
+            &asm,
+            "the stream ended before the answer was complete (no finish_reason, no [DONE])".into(),
+        ));
+    }
+    asm.complete_all(early);
+    let tool_calls = asm.finish();
+    let usage = usage.unwrap_or_default();
+    let raw = json!({
+        "id": id,
+        "model": model,
+        "object": "chat.completion",
+        "streamed_events": sse.count,
+        "choices": [{
+            "index": 0,
+            "message": wire_message(&Message::Assistant {
+                text: text.clone(),
+                tool_calls: tool_calls.clone(),
+                replay: None,
+            }),
+            "finish_reason": finish,
+        }],
+        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens},
+    });
+    Ok(ModelTurn {
+        text,
+        tool_calls,
+        usage,
+        raw,
+        replay: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_messages_keep_calls_and_raw_bad_arguments() {
+        let m = Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCallRequest {
+                id: "c1".into(),
+                name: "ls".into(),
+                arguments: None,
+                invalid_arguments: Some("{oops".into()),
+            }],
+            replay: None,
+        };
+        let w = wire_message(&m);
+        assert_eq!(w["content"], Value::Null);
+        assert_eq!(w["tool_calls"][0]["function"]["arguments"], "{oops");
+    }
+
+    #[test]
+    fn a_plain_answer_with_list_content_parses() {
+        let t = parse_response(json!({
+            "choices": [{"message": {"content": [{"type": "text", "text": "hi"}]}}]
+        }))
+        .unwrap();
+        assert_eq!(t.text, "hi");
+        assert!(t.tool_calls.is_empty());
+        assert_eq!(t.usage, Usage::default());
+    }
+}
