@@ -598,3 +598,48 @@ fn the_examples_run_unchanged_against_an_openai_compatible_server() {
             .all(|r| r.header("authorization").is_none())
     );
 }
+
+#[test]
+fn anthropic_and_gemini_answer_without_streaming_too() {
+    let cases = [
+        (
+            Vendor::Anthropic,
+            "/v1/messages",
+            json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-claude",
+                   "content": [{"type": "text", "text": "Listing."},
+                               {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}],
+                   "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 5}}),
+            json!({"content": [{"type": "text", "text": "Two files."}], "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ),
+        (
+            Vendor::Gemini,
+            "/v1beta/models/fake-gemini:generateContent",
+            json!({"candidates": [{"content": {"role": "model", "parts": [
+                       {"text": "Listing."}, {"functionCall": {"name": "ls", "args": {}}}]},
+                   "finishReason": "STOP"}],
+                   "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 5}}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Two files."}]},
+                   "finishReason": "STOP"}],
+                   "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1}}),
+        ),
+    ];
+    for (v, path, first, second) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), v, "model_options: {stream: false}\n");
+        let server = FakeServer::queue(vec![Reply::json(200, &first), Reply::json(200, &second)]);
+        let (out, t) = run(dir.path(), v, &server);
+        assert!(out.status.success(), "{v:?}: {}", stderr(&out));
+        assert_eq!(t["tool_calls"][0]["tool"], "ls");
+        assert_eq!(t["tool_calls"][0]["status"], "ok");
+        assert_eq!(
+            t["usage"],
+            json!({"input_tokens": 12, "output_tokens": 6}),
+            "{v:?}"
+        );
+        assert_eq!(t["turns"][1]["text"], "Two files.");
+        let reqs = server.requests();
+        assert_eq!(reqs[0].path, path);
+        let results = wire::tool_results(v, &reqs[1].body);
+        assert!(results[0].1.contains("a.txt"), "{v:?}: {results:?}");
+    }
+}
