@@ -4,10 +4,12 @@
 //! loaded and validated, the [`engine`] drives a [`provider`]'s model through
 //! the [`tools`], every call is decided by the [`policy`] engine, the agent
 //! works in an isolated copy of the [`workspace`], and [`report`] writes the
-//! transcript, diff, JUnit XML and summary.
+//! transcript, diff, JUnit XML and summary. What an allowed command can
+//! reach is limited by [`contain`] (environment, redaction, sandbox).
 
 pub mod cli;
 pub mod config_error;
+pub mod contain;
 pub mod engine;
 pub mod policy;
 pub mod process;

@@ -20,6 +20,8 @@ pub struct CommandSpec<'a> {
     pub timeout: Duration,
     /// Bytes kept of each stream.
     pub max_output_bytes: usize,
+    /// Sandbox and limits applied to the command before it starts.
+    pub confine: Option<std::sync::Arc<crate::contain::Confinement>>,
 }
 
 /// One stream's captured text.
@@ -166,6 +168,13 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         cmd.env_clear();
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
     }
+    if let Some(c) = spec.confine.clone() {
+        // SAFETY: `apply` makes only system calls (no allocation, no locks),
+        // which is what may run between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || c.apply());
+        }
+    }
     let mut child = cmd.spawn()?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
     let out = child.stdout.take().expect("piped");
@@ -222,6 +231,7 @@ mod tests {
             env: None,
             timeout: Duration::from_secs(10),
             max_output_bytes: 1000,
+            confine: None,
         })
         .await
         .unwrap();
@@ -243,6 +253,7 @@ mod tests {
             env: None,
             timeout: Duration::from_millis(300),
             max_output_bytes: 1000,
+            confine: None,
         })
         .await
         .unwrap();

@@ -96,6 +96,14 @@ pub async fn execute(
 ) -> (Result<ToolOutput, ToolError>, Decision) {
     let Approved { prepared, decision } = approved;
     let mut result = prepared.run(ctx.clone()).await;
+    // Secrets never reach the model, a spill file or the transcript.
+    match &mut result {
+        Ok(out) => {
+            redact_in_place(&mut out.content);
+            redact_in_place(&mut out.display);
+        }
+        Err(e) => redact_in_place(&mut e.message),
+    }
     if let Ok(out) = &mut result {
         let max = registry
             .get(&req.name)
@@ -114,6 +122,12 @@ pub async fn execute(
         }
     }
     (result, decision)
+}
+
+fn redact_in_place(s: &mut String) {
+    if let std::borrow::Cow::Owned(r) = crate::contain::redact(s) {
+        *s = r;
+    }
 }
 
 /// Builds the record of a finished call.

@@ -3,6 +3,7 @@
 //! lines so they stay in the scrollback. Used only when stderr is a
 //! terminal and `CI` is not set; CI logs get [`super::progress::PlainLines`].
 
+use crate::contain::redact;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -67,13 +68,13 @@ impl RunReporter for Bars {
             Event::ToolFinished { record } if record.status == CallStatus::Denied => {
                 let _ = self
                     .multi
-                    .println(format!("[{task}] {}", call_line(record)));
+                    .println(redact(&format!("[{task}] {}", call_line(record))));
             }
             other => {
                 if self.verbose
                     && let Some(line) = event_line(other, true)
                 {
-                    let _ = self.multi.println(format!("[{task}] {line}"));
+                    let _ = self.multi.println(redact(&format!("[{task}] {line}")));
                 }
             }
         }
@@ -89,10 +90,10 @@ impl RunReporter for Bars {
             b.finish_and_clear();
             self.multi.remove(&b);
         }
-        let _ = self.multi.println(format!(
+        let _ = self.multi.println(redact(&format!(
             "[{task}] {}: {}",
             outcome.status.as_str(),
             outcome.reason
-        ));
+        )));
     }
 }

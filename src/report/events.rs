@@ -82,7 +82,7 @@ impl JsonLines {
         };
         if let Ok(json) = serde_json::to_string(&line) {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{json}");
+            let _ = writeln!(out, "{}", crate::contain::redact(&json));
             let _ = out.flush();
         }
     }

@@ -123,7 +123,7 @@ pub fn event_line(event: &Event, verbose: bool) -> Option<String> {
 
 fn say(line: std::fmt::Arguments) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}", crate::contain::redact(&line.to_string()));
 }
 
 impl RunReporter for PlainLines {

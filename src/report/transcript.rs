@@ -96,6 +96,10 @@ pub struct Transcript {
     /// The task's parameters with the values used.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub parameters: std::collections::BTreeMap<String, String>,
+    /// What confined the task's commands: `landlock (ABI 6): ...`, `off`,
+    /// or why the sandbox was unavailable.
+    #[serde(default)]
+    pub sandbox: String,
     pub started_at: String,
     pub duration_ms: u64,
     /// The policy layers, in order (every layer must allow a call).

@@ -15,6 +15,7 @@ pub async fn run_checks(
     checks: &[TaskCheck],
     cwd: &Path,
     env: Option<&[(String, String)]>,
+    confine: Option<&std::sync::Arc<crate::contain::Confinement>>,
     attempt: u32,
 ) -> Vec<CheckRecord> {
     let mut out = Vec::new();
@@ -25,6 +26,7 @@ pub async fn run_checks(
             env,
             timeout: c.timeout,
             max_output_bytes: CHECK_OUTPUT_BYTES,
+            confine: confine.cloned(),
         })
         .await
         {
@@ -43,7 +45,7 @@ pub async fn run_checks(
                     passed: r.success(),
                     exit_code: r.exit_code,
                     timed_out: r.timed_out,
-                    output,
+                    output: crate::contain::redact(&output).into_owned(),
                     duration_ms: r.duration.as_millis() as u64,
                 }
             }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::task_run::TaskResult;
+use crate::contain::redact;
 use crate::report::{Transcript, junit, summary};
 use crate::workspace::{atomic_write, atomic_write_str};
 
@@ -11,9 +12,11 @@ use crate::workspace::{atomic_write, atomic_write_str};
 pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     let dir = out.join(&r.transcript.task);
     std::fs::create_dir_all(&dir)?;
-    let json = serde_json::to_vec_pretty(&r.transcript).map_err(std::io::Error::other)?;
-    atomic_write(&dir.join("transcript.json"), &json)?;
-    atomic_write_str(&dir.join("changes.diff"), &r.diff)?;
+    // Tool results were redacted as they came; this catches the rest (the
+    // model's own text, a diff that writes a secret into a file).
+    let json = serde_json::to_string_pretty(&r.transcript).map_err(std::io::Error::other)?;
+    atomic_write(&dir.join("transcript.json"), redact(&json).as_bytes())?;
+    atomic_write_str(&dir.join("changes.diff"), &redact(&r.diff))?;
     Ok(())
 }
 
@@ -34,8 +37,8 @@ pub fn write_run_reports(out: &Path, transcripts: &[&Transcript]) -> std::io::Re
             (*t, p.display().to_string())
         })
         .collect();
-    atomic_write_str(&out.join("junit.xml"), &junit::render(&pairs))?;
-    let md = summary::render(transcripts);
+    atomic_write_str(&out.join("junit.xml"), &redact(&junit::render(&pairs)))?;
+    let md = redact(&summary::render(transcripts)).into_owned();
     atomic_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()

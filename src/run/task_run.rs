@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
+use crate::contain::{Confinement, scrubbed_env};
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::policy::{Policy, PolicySet};
 use crate::provider::config::resolve;
@@ -49,6 +50,14 @@ fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+/// The runner's environment (names and values that are not UTF-8 are left
+/// out).
+fn runner_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }
 
 /// The configuration of a task's HTTP model from the environment and its
@@ -113,6 +122,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut attempts = 0;
     let mut system = String::new();
     let mut changes = Vec::new();
+    let mut sandbox_note = String::new();
 
     // The provider first: a task that cannot reach its model should not
     // pay for a copy of the workspace.
@@ -130,10 +140,27 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             ))
         })?;
         let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
-        let ctx = ToolContext::new(ws)
+        // The task's own temp folder: commands may write there and in the
+        // copy, nowhere else (under the sandbox).
+        let tmp = tempfile::Builder::new()
+            .prefix("runner-tmp-")
+            .tempdir()
+            .map_err(|e| Failure(format!("could not create the task's temp folder: {e}")))?;
+        let mut writable = vec![iso.path().to_path_buf(), tmp.path().to_path_buf()];
+        writable.extend(task.sandbox.write.iter().cloned());
+        let (confine, note) = Confinement::new(&task.sandbox, &writable).map_err(Failure)?;
+        sandbox_note = note;
+        let mut env = scrubbed_env(runner_env(), &task.env);
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            env.retain(|(k, _)| k != var);
+            env.push((var.to_string(), tmp.path().display().to_string()));
+        }
+        let mut ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
             .with_visibility(policy.clone());
-        Ok((provider, iso, Arc::new(ctx)))
+        ctx.env = Some(env);
+        ctx.confine = confine.map(Arc::new);
+        Ok((provider, (iso, tmp), Arc::new(ctx)))
     });
 
     let outcome = match setup {
@@ -145,7 +172,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             status: OutcomeStatus::Cancelled,
             reason: e,
         },
-        Ok((provider, iso, ctx)) => {
+        Ok((provider, (iso, _task_tmp), ctx)) => {
             system = system_prompt(task, &registry, iso.path());
             let env = AgentEnv {
                 provider: provider.as_ref(),
@@ -219,6 +246,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         workspace: task.workspace.display().to_string(),
         mode: format!("{:?}", task.mode).to_lowercase(),
         parameters: task.params.clone(),
+        sandbox: sandbox_note,
         started_at,
         duration_ms: epoch.elapsed().as_millis() as u64,
         policies: policy.layers().iter().map(|l| l.source.clone()).collect(),
@@ -303,8 +331,14 @@ async fn attempts_loop(
                 reason: "the agent finished".into(),
             };
         }
-        let results =
-            run_checks(&task.checks, workdir, env.tools.ctx.env.as_deref(), attempt).await;
+        let results = run_checks(
+            &task.checks,
+            workdir,
+            env.tools.ctx.env.as_deref(),
+            env.tools.ctx.confine.as_ref(),
+            attempt,
+        )
+        .await;
         let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
         let summary = if failed.is_empty() {
             None

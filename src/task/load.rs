@@ -8,8 +8,10 @@ use super::duration::parse_duration;
 use super::model::{
     DurationText, Mode, ModelOptionsFile, ModelSpec, PolicyRef, ScriptTurn, TaskFile,
 };
+use super::model::{LimitsFile, SandboxFile, SandboxModeFile};
 use super::params;
 use crate::config_error::ConfigError;
+use crate::contain::{EnvSettings, SandboxMode, SandboxSettings};
 use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
 use crate::provider::ModelOptions;
 use crate::tools::Registry;
@@ -66,6 +68,8 @@ pub struct Task {
     /// Declared parameters with their values (`files` not included).
     pub params: BTreeMap<String, String>,
     pub model_options: ModelOptions,
+    pub env: EnvSettings,
+    pub sandbox: SandboxSettings,
     /// 0: no limit.
     pub max_tokens_total: u64,
 }
@@ -101,6 +105,60 @@ fn duration_field(
         ));
         default
     })
+}
+
+/// `sandbox:` and `limits:`, with `write` paths made absolute.
+fn sandbox_settings(
+    dir: &Path,
+    sandbox: Option<&SandboxFile>,
+    limits: Option<&LimitsFile>,
+) -> SandboxSettings {
+    let mut s = SandboxSettings::default();
+    let mode = |m: SandboxModeFile| match m {
+        SandboxModeFile::BestEffort => SandboxMode::BestEffort,
+        SandboxModeFile::Required => SandboxMode::Required,
+        SandboxModeFile::Off => SandboxMode::Off,
+    };
+    match sandbox {
+        None => {}
+        Some(SandboxFile::Mode(m)) => s.mode = mode(*m),
+        Some(SandboxFile::Switch(on)) => {
+            s.mode = if *on {
+                SandboxMode::BestEffort
+            } else {
+                SandboxMode::Off
+            }
+        }
+        Some(SandboxFile::Full(f)) => {
+            if let Some(m) = f.mode {
+                s.mode = mode(m);
+            }
+            s.network = f.network.unwrap_or(true);
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            s.write = f
+                .write
+                .iter()
+                .map(|w| match (w.strip_prefix("~/"), &home) {
+                    (Some(rest), Some(h)) => h.join(rest),
+                    _ => absolute(&dir.join(w)),
+                })
+                .collect();
+        }
+    }
+    if let Some(l) = limits {
+        s.cpu_seconds = l.cpu_seconds;
+        s.memory_bytes = l.memory_mb.map(|m| m.saturating_mul(1024 * 1024));
+    }
+    s
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    crate::workspace::normalize_lexically(&p)
 }
 
 /// `model_options:`, checked.
@@ -360,6 +418,14 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         });
     }
     let model_options = model_options(path, tf.model_options.as_ref(), &mut errors);
+    let sandbox = sandbox_settings(dir, tf.sandbox.as_ref(), tf.limits.as_ref());
+    let env = tf
+        .env
+        .as_ref()
+        .map_or_else(EnvSettings::default, |e| EnvSettings {
+            pass: e.pass.clone(),
+            set: e.set.clone(),
+        });
     if let Some(m) = &tf.max_tokens_total
         && m.value == 0
     {
@@ -405,6 +471,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
         model_options,
+        env,
+        sandbox,
         max_tokens_total: tf.max_tokens_total.map_or(0, |m| m.value),
         script: tf.script.unwrap_or_default(),
         params,

@@ -134,6 +134,65 @@ impl<'de> Deserialize<'de> for DurationText {
     }
 }
 
+/// `env:` as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvFile {
+    /// Secret-looking variables (`*_TOKEN`, `*_KEY`, ...) to pass on anyway.
+    #[serde(default)]
+    pub pass: Vec<String>,
+    /// Variables to set for commands and checks.
+    #[serde(default)]
+    pub set: std::collections::BTreeMap<String, String>,
+}
+
+/// `sandbox:` modes as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeFile {
+    BestEffort,
+    Required,
+    Off,
+}
+
+/// `sandbox:` as written: a mode, or the long form.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SandboxFile {
+    /// `off` and `on` read as booleans in YAML 1.1: false is `off`, true
+    /// `best-effort`.
+    Switch(bool),
+    Mode(SandboxModeFile),
+    Full(SandboxFull),
+}
+
+/// `sandbox: {mode, network, write}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFull {
+    #[serde(default)]
+    pub mode: Option<SandboxModeFile>,
+    /// Whether commands may use the network (default true).
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// More folders commands may write (relative to the task file; `~/`
+    /// for the home folder), such as `~/.cargo`.
+    #[serde(default)]
+    pub write: Vec<String>,
+}
+
+/// `limits:` as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// CPU seconds a command may use.
+    #[serde(default)]
+    pub cpu_seconds: Option<u64>,
+    /// Memory (address space) a command may use, in MiB.
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+}
+
 /// `model_options:` as written.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -217,6 +276,17 @@ pub struct TaskFile {
     /// Options for an HTTP model (ignored by `scripted`).
     #[serde(default)]
     pub model_options: Option<ModelOptionsFile>,
+    /// The environment of commands and checks.
+    #[serde(default)]
+    pub env: Option<EnvFile>,
+    /// Where commands and checks may write, and whether they may use the
+    /// network: `best-effort` (default), `required`, `off`, or
+    /// `{mode, network, write}`.
+    #[serde(default)]
+    pub sandbox: Option<SandboxFile>,
+    /// Per-command limits.
+    #[serde(default)]
+    pub limits: Option<LimitsFile>,
     /// Stop, failed, once the task has used this many tokens (input and
     /// output, all turns and attempts). Default: no limit.
     #[serde(default)]

@@ -25,6 +25,8 @@ pub struct ToolContext {
     pub visibility: Option<Arc<dyn PathVisibility>>,
     /// Environment for commands; `None` inherits the runner's.
     pub env: Option<Vec<(String, String)>>,
+    /// Sandbox and limits for commands.
+    pub confine: Option<Arc<crate::contain::Confinement>>,
     seq: AtomicU64,
 }
 
@@ -36,6 +38,7 @@ impl ToolContext {
             reads: ReadTracker::default(),
             visibility: None,
             env: None,
+            confine: None,
             seq: AtomicU64::new(0),
         }
     }

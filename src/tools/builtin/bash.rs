@@ -105,6 +105,7 @@ impl Tool for Bash {
             env: ctx.env.as_deref(),
             timeout,
             max_output_bytes: MAX_STREAM_BYTES,
+            confine: ctx.confine.clone(),
         })
         .await
         .map_err(|e| ToolError::execution(format!("could not start bash: {e}")))?;

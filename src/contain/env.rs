@@ -1,0 +1,102 @@
+//! The environment commands get: the runner's, less what looks like a
+//! secret, plus what the task sets.
+//!
+//! A name is secret-looking when it ends in `_KEY`, `_KEY_ID`, `_TOKEN`,
+//! `_SECRET`, `_SECRETS`, `_PASSWORD`, `_CREDENTIALS` or `_PAT`, or contains
+//! `PASSWORD`, `PASSWD` or `SECRET` (any case). That covers `GITHUB_TOKEN`,
+//! `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`,
+//! `AWS_SECRET_ACCESS_KEY`, `NPM_TOKEN` and the like. A task that needs one
+//! lists it under `env.pass`.
+
+use std::collections::BTreeMap;
+
+/// A task's `env:`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EnvSettings {
+    /// Secret-looking variables passed on anyway.
+    pub pass: Vec<String>,
+    /// Variables set (or replaced) for commands.
+    pub set: BTreeMap<String, String>,
+}
+
+/// Whether a variable name looks like it holds a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    const SUFFIXES: [&str; 8] = [
+        "_KEY",
+        "_KEY_ID",
+        "_TOKEN",
+        "_SECRET",
+        "_SECRETS",
+        "_PASSWORD",
+        "_CREDENTIALS",
+        "_PAT",
+    ];
+    SUFFIXES.iter().any(|s| n.ends_with(s))
+        || ["PASSWORD", "PASSWD", "SECRET"]
+            .iter()
+            .any(|w| n.contains(w))
+        || matches!(n.as_str(), "TOKEN" | "API_KEY" | "APIKEY")
+}
+
+/// The environment for commands, from `vars` (the runner's), in name order.
+pub fn scrubbed_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+    settings: &EnvSettings,
+) -> Vec<(String, String)> {
+    let mut out: BTreeMap<String, String> = vars
+        .into_iter()
+        .filter(|(k, _)| !is_secret_name(k) || settings.pass.iter().any(|p| p == k))
+        .collect();
+    for (k, v) in &settings.set {
+        out.insert(k.clone(), v.clone());
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for n in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "anthropic_api_key",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "DB_PASSWORD",
+            "MYSQL_PWD_PASSWORD",
+            "CLIENT_SECRET",
+            "NPM_TOKEN",
+            "GH_PAT",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "KEYBOARD",
+            "CARGO_HOME",
+            "TOKENIZERS_PARALLELISM",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn pass_keeps_and_set_adds() {
+        let vars = [("PATH", "/bin"), ("NPM_TOKEN", "n"), ("GITHUB_TOKEN", "g")]
+            .map(|(k, v)| (k.to_string(), v.to_string()));
+        let s = EnvSettings {
+            pass: vec!["NPM_TOKEN".into()],
+            set: [("CI".to_string(), "true".to_string())].into(),
+        };
+        let env = scrubbed_env(vars, &s);
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["CI", "NPM_TOKEN", "PATH"]);
+    }
+}

@@ -1,0 +1,20 @@
+//! Containing what the agent runs (DESIGN §4 is about what may run; this is
+//! about what an allowed command can then do).
+//!
+//! - [`env`]: commands and checks get the runner's environment without the
+//!   variables that look like secrets, unless a task passes them on.
+//! - [`redact`]: the values of those variables, and well-known token shapes,
+//!   become `[REDACTED]` in everything the model sees and every output.
+//! - [`sandbox`]: on Linux, Landlock lets commands write only inside the
+//!   task's workspace copy and its private temp folder; seccomp can cut the
+//!   network; rlimits bound CPU time and memory. All of it is prepared in
+//!   the runner and applied in the child between `fork` and `exec` with
+//!   plain system calls.
+
+pub mod env;
+pub mod redact;
+pub mod sandbox;
+
+pub use env::{EnvSettings, is_secret_name, scrubbed_env};
+pub use redact::{Redactor, redact};
+pub use sandbox::{Confinement, SandboxMode, SandboxSettings, landlock_abi};

@@ -1,0 +1,131 @@
+//! `[REDACTED]` for secrets in everything the runner writes or shows.
+//!
+//! Two sources: the values of the secret-looking variables present when the
+//! run started (see [`super::env`]; values shorter than 6 characters are
+//! left alone, they would redact ordinary words), and token shapes that are
+//! secrets wherever they come from: GitHub tokens (`ghp_`, `gho_`, `ghs_`,
+//! `ghu_`, `ghr_`, `github_pat_`), `sk-...` API keys, AWS access key ids
+//! (`AKIA...`), Google API keys (`AIza...`), Slack tokens (`xox?-`) and
+//! PEM private key blocks.
+//!
+//! The process-wide redactor is set once by `runner run` ([`init`]); tool
+//! results are redacted before the model sees them or they are spilled, and
+//! every output file is redacted again as it is written.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+pub const MARK: &str = "[REDACTED]";
+const MIN_VALUE_LEN: usize = 6;
+
+const SHAPES: &[&str] = &[
+    r"gh[pousr]_[A-Za-z0-9]{30,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"sk-[A-Za-z0-9_\-]{20,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bAIza[0-9A-Za-z_\-]{35}",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"-----BEGIN[A-Z ]* PRIVATE KEY-----[\s\S]*?(-----END[A-Z ]* PRIVATE KEY-----|\z)",
+];
+
+/// Replaces secrets in text.
+#[derive(Debug)]
+pub struct Redactor {
+    /// Longest first, so a value containing another is replaced whole.
+    values: Vec<String>,
+    shapes: Regex,
+}
+
+impl Redactor {
+    /// A redactor for these secret values and the built-in shapes.
+    pub fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let mut values: Vec<String> = values
+            .into_iter()
+            .map(|v| v.trim().to_string())
+            .filter(|v| v.len() >= MIN_VALUE_LEN)
+            .collect();
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        let shapes = Regex::new(&SHAPES.join("|")).expect("valid token shapes");
+        Self { values, shapes }
+    }
+
+    /// From the values of the secret-looking variables in `vars`.
+    pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self::new(
+            vars.into_iter()
+                .filter(|(k, _)| super::is_secret_name(k))
+                .map(|(_, v)| v),
+        )
+    }
+
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for v in &self.values {
+            if out.contains(v.as_str()) {
+                out = Cow::Owned(out.replace(v.as_str(), MARK));
+            }
+        }
+        if self.shapes.is_match(&out) {
+            out = Cow::Owned(self.shapes.replace_all(&out, MARK).into_owned());
+        }
+        out
+    }
+}
+
+static GLOBAL: OnceLock<Redactor> = OnceLock::new();
+
+/// Sets the process-wide redactor from the environment (first call wins).
+pub fn init() {
+    let _ = GLOBAL
+        .set(Redactor::from_env(std::env::vars_os().filter_map(
+            |(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)),
+        )));
+}
+
+/// Redacts with the process-wide redactor (shapes only until [`init`]).
+pub fn redact(text: &str) -> Cow<'_, str> {
+    GLOBAL.get_or_init(|| Redactor::new([])).redact(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_shapes_are_replaced() {
+        let r = Redactor::from_env([
+            ("MY_TOKEN".to_string(), "hunter2-very-secret".to_string()),
+            ("SHORT_KEY".to_string(), "abc".to_string()),
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+        ]);
+        let text = "token=hunter2-very-secret path=/usr/bin:/bin abc \
+                    ghp_0123456789abcdefghijABCDEFGHIJ012345 AKIAIOSFODNN7EXAMPLE \
+                    sk-proj-abcdefghijklmnopqrstuvwx";
+        let out = r.redact(text);
+        assert_eq!(
+            out,
+            "token=[REDACTED] path=/usr/bin:/bin abc [REDACTED] [REDACTED] [REDACTED]"
+        );
+    }
+
+    #[test]
+    fn private_key_blocks_go_whole() {
+        let r = Redactor::new([]);
+        let text = "a\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAA\n-----END OPENSSH PRIVATE KEY-----\nz";
+        assert_eq!(r.redact(text), "a\n[REDACTED]\nz");
+        // Cut short (a capped output): everything after the header goes.
+        assert_eq!(
+            r.redact("-----BEGIN RSA PRIVATE KEY-----\nMIIE"),
+            "[REDACTED]"
+        );
+    }
+
+    #[test]
+    fn clean_text_is_not_copied() {
+        let r = Redactor::new(["secret-value".to_string()]);
+        assert!(matches!(r.redact("nothing here"), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,406 @@
+//! The Linux sandbox for bash commands and checks.
+//!
+//! Landlock (kernel 5.13+) limits writes to the task's workspace copy, its
+//! private temp folder, `/dev/null` and the paths a task adds; everything
+//! stays readable and executable. `network: false` installs a seccomp filter
+//! that refuses `socket(AF_INET | AF_INET6)` and `io_uring_setup` (and every
+//! system call of a foreign ABI, which could reach `socketcall`), and, where
+//! Landlock has network rules (ABI 4+), also denies TCP bind and connect.
+//! CPU-time and memory limits are rlimits.
+//!
+//! The ruleset and the filter are built in the runner ([`Confinement::new`]);
+//! the child only makes system calls ([`Confinement::apply`]), which is what
+//! may safely run between `fork` and `exec` in a threaded program.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// `sandbox:` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Sandbox where the kernel can; otherwise run unsandboxed and say so.
+    #[default]
+    BestEffort,
+    /// Fail the task where the kernel cannot sandbox.
+    Required,
+    Off,
+}
+
+/// A task's `sandbox:` and `limits:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxSettings {
+    pub mode: SandboxMode,
+    /// Whether commands may use the network (default true).
+    pub network: bool,
+    /// More folders commands may write (absolute, or relative to the task
+    /// file; `~/` is the home folder).
+    pub write: Vec<PathBuf>,
+    /// RLIMIT_CPU, seconds.
+    pub cpu_seconds: Option<u64>,
+    /// RLIMIT_AS, bytes.
+    pub memory_bytes: Option<u64>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::BestEffort,
+            network: true,
+            write: Vec::new(),
+            cpu_seconds: None,
+            memory_bytes: None,
+        }
+    }
+}
+
+// Landlock's ABI (include/uapi/linux/landlock.h).
+const ACCESS_FS_EXECUTE: u64 = 1 << 0;
+const ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
+const ACCESS_FS_READ_FILE: u64 = 1 << 2;
+const ACCESS_FS_READ_DIR: u64 = 1 << 3;
+const ACCESS_FS_TRUNCATE: u64 = 1 << 14;
+const ACCESS_FS_IOCTL_DEV: u64 = 1 << 15;
+const ACCESS_NET_BIND_TCP: u64 = 1 << 0;
+const ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
+const CREATE_RULESET_VERSION: u32 = 1 << 0;
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The file-system rights Landlock knows at `abi`.
+fn fs_rights(abi: i32) -> u64 {
+    let mut all = (1u64 << 13) - 1; // ABI 1: EXECUTE ..= MAKE_SYM
+    if abi >= 2 {
+        all |= 1 << 13; // REFER
+    }
+    if abi >= 3 {
+        all |= ACCESS_FS_TRUNCATE;
+    }
+    if abi >= 5 {
+        all |= ACCESS_FS_IOCTL_DEV;
+    }
+    all
+}
+
+/// The Landlock ABI version of this kernel, or why there is none.
+pub fn landlock_abi() -> Result<i32, String> {
+    // SAFETY: the documented version query: no attribute, size 0.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    if v >= 1 {
+        Ok(v as i32)
+    } else {
+        let e = std::io::Error::last_os_error();
+        Err(match e.raw_os_error() {
+            Some(libc::ENOSYS) => "the kernel has no Landlock".to_string(),
+            Some(libc::EOPNOTSUPP) => "Landlock is disabled in this kernel".to_string(),
+            _ => format!("Landlock is unavailable: {e}"),
+        })
+    }
+}
+
+/// What a child applies to itself before `exec`.
+#[derive(Debug)]
+pub struct Confinement {
+    ruleset: Option<OwnedFd>,
+    filter: Vec<libc::sock_filter>,
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    /// For the transcript: what is enforced.
+    pub description: String,
+}
+
+impl Confinement {
+    /// Builds the sandbox for commands writing to `writable` folders.
+    /// `Ok(None)`: sandbox off, or unavailable under best-effort (the
+    /// description says which, through `Err` only for `required`).
+    pub fn new(
+        settings: &SandboxSettings,
+        writable: &[PathBuf],
+    ) -> Result<(Option<Confinement>, String), String> {
+        let mut rlimits = Vec::new();
+        if let Some(s) = settings.cpu_seconds {
+            rlimits.push((libc::RLIMIT_CPU, s));
+        }
+        if let Some(b) = settings.memory_bytes {
+            rlimits.push((libc::RLIMIT_AS, b));
+        }
+        if settings.mode == SandboxMode::Off {
+            let c = (!rlimits.is_empty()).then(|| Confinement {
+                ruleset: None,
+                filter: Vec::new(),
+                rlimits,
+                description: "off".into(),
+            });
+            return Ok((c, "off".into()));
+        }
+        let abi = match landlock_abi() {
+            Ok(a) => a,
+            Err(why) if settings.mode == SandboxMode::Required => {
+                return Err(format!("sandbox: required, but {why}"));
+            }
+            Err(why) => {
+                let d = format!("unavailable ({why}): commands ran unsandboxed (best-effort)");
+                let c = (!rlimits.is_empty()).then(|| Confinement {
+                    ruleset: None,
+                    filter: Vec::new(),
+                    rlimits,
+                    description: d.clone(),
+                });
+                return Ok((c, d));
+            }
+        };
+        let ruleset = build_ruleset(abi, writable, !settings.network)
+            .map_err(|e| format!("cannot build the Landlock ruleset: {e}"))?;
+        let filter = if settings.network {
+            Vec::new()
+        } else {
+            network_filter()
+        };
+        let description = format!(
+            "landlock (ABI {abi}): writes only in {}; network {}",
+            writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if settings.network {
+                "on"
+            } else {
+                "off (seccomp)"
+            }
+        );
+        Ok((
+            Some(Confinement {
+                ruleset: Some(ruleset),
+                filter,
+                rlimits,
+                description: description.clone(),
+            }),
+            description,
+        ))
+    }
+
+    /// Applies the confinement to the calling process. Only system calls:
+    /// safe between `fork` and `exec`.
+    pub fn apply(&self) -> std::io::Result<()> {
+        for &(res, value) in &self.rlimits {
+            // For CPU time the hard limit is a second later, so the command
+            // first gets SIGXCPU (which says why) rather than SIGKILL.
+            let hard = if res == libc::RLIMIT_CPU {
+                value + 1
+            } else {
+                value
+            };
+            let lim = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: hard,
+            };
+            // SAFETY: plain system call on a stack value.
+            if unsafe { libc::setrlimit(res, &lim) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if self.ruleset.is_none() && self.filter.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: plain system calls; `filter` outlives the call and the
+        // kernel copies the program.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = &self.ruleset
+                && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if !self.filter.is_empty() {
+                let prog = libc::sock_fprog {
+                    len: self.filter.len() as u16,
+                    filter: self.filter.as_ptr() as *mut libc::sock_filter,
+                };
+                if libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn build_ruleset(abi: i32, writable: &[PathBuf], no_network: bool) -> std::io::Result<OwnedFd> {
+    let all = fs_rights(abi);
+    let attr = RulesetAttr {
+        handled_access_fs: all,
+        handled_access_net: if no_network && abi >= 4 {
+            ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP
+        } else {
+            0
+        },
+    };
+    // Kernels before ABI 4 know only the first field.
+    let size = if abi >= 4 {
+        std::mem::size_of::<RulesetAttr>()
+    } else {
+        std::mem::size_of::<u64>()
+    };
+    // SAFETY: a valid attribute of the size given.
+    let fd = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, &attr, size, 0u32) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a new descriptor (close-on-exec).
+    let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let read =
+        ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR | (all & ACCESS_FS_IOCTL_DEV);
+    add_rule(&ruleset, Path::new("/"), read)?;
+    let dev_null = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | (all & ACCESS_FS_TRUNCATE);
+    add_rule(&ruleset, Path::new("/dev/null"), dev_null)?;
+    for dir in writable {
+        add_rule(&ruleset, dir, all)?;
+    }
+    Ok(ruleset)
+}
+
+fn add_rule(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let access = if file.metadata()?.is_dir() {
+        access
+    } else {
+        // Rules on files take only the rights that apply to files.
+        access
+            & (ACCESS_FS_EXECUTE
+                | ACCESS_FS_WRITE_FILE
+                | ACCESS_FS_READ_FILE
+                | ACCESS_FS_TRUNCATE
+                | ACCESS_FS_IOCTL_DEV)
+    };
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: file.as_raw_fd(),
+    };
+    // SAFETY: valid descriptors and a packed attribute, as the ABI wants.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        ));
+    }
+    Ok(())
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const AUDIT_ARCH: u32 = 0;
+
+fn stmt(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    }
+}
+
+/// A seccomp program refusing IPv4/IPv6 sockets and io_uring with EPERM.
+fn network_filter() -> Vec<libc::sock_filter> {
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let nr_socket = libc::SYS_socket as u32;
+    let nr_uring = libc::SYS_io_uring_setup as u32;
+    vec![
+        // 0: a foreign ABI (32-bit calls on a 64-bit kernel) is refused.
+        stmt(BPF_LD | BPF_W | BPF_ABS, 4),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
+        stmt(BPF_RET | BPF_K, deny),
+        // 3: the system call number; x32 numbers are refused.
+        stmt(BPF_LD | BPF_W | BPF_ABS, 0),
+        jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1),
+        stmt(BPF_RET | BPF_K, deny),
+        // 6:
+        jump(BPF_JMP | BPF_JEQ | BPF_K, nr_uring, 0, 1),
+        stmt(BPF_RET | BPF_K, deny),
+        // 8:
+        jump(BPF_JMP | BPF_JEQ | BPF_K, nr_socket, 1, 0),
+        stmt(BPF_RET | BPF_K, allow),
+        // 10: socket(domain, ...): the low half of args[0].
+        stmt(BPF_LD | BPF_W | BPF_ABS, 16),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, libc::AF_INET as u32, 2, 0),
+        jump(BPF_JMP | BPF_JEQ | BPF_K, libc::AF_INET6 as u32, 1, 0),
+        stmt(BPF_RET | BPF_K, allow),
+        stmt(BPF_RET | BPF_K, deny),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rights_grow_with_the_abi() {
+        assert_eq!(fs_rights(1), 0x1fff);
+        assert_eq!(fs_rights(3), 0x7fff);
+        assert_eq!(fs_rights(6), 0xffff);
+    }
+
+    #[test]
+    fn off_without_limits_confines_nothing() {
+        let s = SandboxSettings {
+            mode: SandboxMode::Off,
+            ..Default::default()
+        };
+        let (c, d) = Confinement::new(&s, &[]).unwrap();
+        assert!(c.is_none());
+        assert_eq!(d, "off");
+    }
+}

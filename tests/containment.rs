@@ -1,0 +1,284 @@
+//! What an allowed command can reach: the scrubbed environment, redaction
+//! of secrets in every output and in what the model receives, and the
+//! Landlock/seccomp sandbox. Commands go through python3 so that the
+//! policy cannot see the paths: only the sandbox stands in the way.
+
+mod common;
+
+use std::path::Path;
+
+use common::fake_llm::FakeServer;
+use common::wire::{self, Vendor, call, turn};
+use common::{read_json, runner, stderr, write};
+use serde_json::{Value, json};
+
+const GH_SECRET: &str = "gh-secret-value-4242";
+const PW_SECRET: &str = "pw-secret-value-9999";
+const NPM_SECRET: &str = "npm-secret-value-1111";
+
+/// A task whose scripted model runs each command with bash, under a policy
+/// that allows them all.
+fn task_with_commands(dir: &Path, extra: &str, commands: &[&str]) {
+    let calls: String = commands
+        .iter()
+        .map(|c| {
+            format!(
+                "  - tool_calls:\n      - {{name: bash, args: {{command: {}}}}}\n",
+                serde_json::to_string(c).unwrap()
+            )
+        })
+        .collect();
+    write(
+        dir,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n{extra}script:\n{calls}"
+        ),
+    );
+}
+
+fn run(dir: &Path) -> (std::process::Output, Value) {
+    let out = runner()
+        .current_dir(dir)
+        .env("CI", "true")
+        .env("GITHUB_TOKEN", GH_SECRET)
+        .env("MY_SERVICE_PASSWORD", PW_SECRET)
+        .env("NPM_TOKEN", NPM_SECRET)
+        .env("HOME", dir.join("home"))
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(dir.join("out/t/transcript.json"));
+    (out, t)
+}
+
+fn results(t: &Value) -> Vec<String> {
+    t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn all_outputs(dir: &Path, out: &std::process::Output) -> String {
+    let mut s = String::new();
+    for f in [
+        "out/t/transcript.json",
+        "out/junit.xml",
+        "out/summary.md",
+        "out/t/changes.diff",
+    ] {
+        s.push_str(&std::fs::read_to_string(dir.join(f)).unwrap());
+    }
+    s.push_str(&stderr(out));
+    s.push_str(&String::from_utf8_lossy(&out.stdout));
+    s
+}
+
+#[test]
+fn env_run_by_the_agent_shows_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    task_with_commands(
+        dir.path(),
+        "env:\n  pass: [NPM_TOKEN]\n  set: {GREETING: hello}\n",
+        &["env | sort"],
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let env = &results(&t)[0];
+    assert!(env.contains("GREETING=hello"), "{env}");
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains("GITHUB_TOKEN"), "{env}");
+    assert!(!env.contains("MY_SERVICE_PASSWORD"), "{env}");
+    // Passed on by the task, but its value is still a secret in outputs.
+    assert!(env.contains("NPM_TOKEN=[REDACTED]"), "{env}");
+    // The command's temp folder is the task's own.
+    assert!(env.contains("TMPDIR=/"), "{env}");
+    let all = all_outputs(dir.path(), &out);
+    for s in [GH_SECRET, PW_SECRET, NPM_SECRET] {
+        assert!(!all.contains(s), "{s} leaked");
+    }
+}
+
+#[test]
+fn a_secret_printed_by_a_command_is_redacted_in_outputs_and_for_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    // A file that happens to hold the CI token and a key-shaped string.
+    let shaped = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    write(
+        dir.path(),
+        "ws/notes.txt",
+        &format!("token: {GH_SECRET}\nold key: {shaped}\n"),
+    );
+    write(
+        dir.path(),
+        "task.yaml",
+        "name: t\nprompt: show the notes\nmodel: openai:fake\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n",
+    );
+    let server = FakeServer::queue(vec![
+        wire::reply(
+            Vendor::OpenAi,
+            &turn(
+                "",
+                vec![
+                    call("c1", "bash", json!({"command": "cat notes.txt"})),
+                    call("c2", "read_file", json!({"file_path": "notes.txt"})),
+                ],
+            ),
+        ),
+        wire::reply(Vendor::OpenAi, &turn("Done.", vec![])),
+    ]);
+    let out = runner()
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env("GITHUB_TOKEN", GH_SECRET)
+        .env("HOME", dir.path().join("home"))
+        .env("OPENAI_API_KEY", "sk-test-redaction-key-000")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .args(["run", "-v", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    for r in results(&t) {
+        assert_eq!(r.matches("[REDACTED]").count(), 2, "{r}");
+    }
+    let sent = server.requests()[1].body.to_string();
+    assert!(sent.contains("[REDACTED]"), "{sent}");
+    assert!(
+        !sent.contains(GH_SECRET) && !sent.contains(shaped),
+        "the model saw a secret"
+    );
+    let all = all_outputs(dir.path(), &out);
+    assert!(!all.contains(GH_SECRET) && !all.contains(shaped));
+}
+
+/// Commands that write outside the workspace, each through python3 so the
+/// policy sees no path.
+fn escape_attempts(outside: &Path) -> Vec<String> {
+    let py = |code: &str| format!("python3 -c \"{code}\"");
+    vec![
+        py("import os; open(os.path.expanduser('~/x'), 'w').write('x')"),
+        py("open('/etc/runner-sandbox-test', 'w').write('x')"),
+        py("open('../outside.txt', 'w').write('x')"),
+        py("open('link/x', 'w').write('x')"),
+        py(&format!(
+            "open('{}/abs.txt', 'w').write('x')",
+            outside.display()
+        )),
+        py("open('inside.txt', 'w').write('inside')"),
+        py(
+            "import tempfile; f = tempfile.NamedTemporaryFile(delete=False); f.write(b'ok'); print('tmp ok')",
+        ),
+    ]
+}
+
+fn sandbox_case(mode: &str) -> (tempfile::TempDir, std::process::Output, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside-dir");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::os::unix::fs::symlink(&outside, dir.path().join("ws/link")).unwrap();
+    let cmds = escape_attempts(&outside);
+    let cmds: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    task_with_commands(dir.path(), &format!("sandbox: {mode}\n"), &cmds);
+    let (out, t) = run(dir.path());
+    (dir, out, t)
+}
+
+#[test]
+fn with_the_sandbox_writes_outside_the_workspace_fail_and_inside_succeed() {
+    let (dir, out, t) = sandbox_case("required");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        t["sandbox"].as_str().unwrap().starts_with("landlock"),
+        "{}",
+        t["sandbox"]
+    );
+    let r = results(&t);
+    for (i, what) in ["~/x", "/etc", "..", "a symlink", "an absolute path"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            r[i].contains("PermissionError"),
+            "writing through {what} was not refused: {}",
+            r[i]
+        );
+    }
+    assert!(!dir.path().join("home/x").exists());
+    assert!(!Path::new("/etc/runner-sandbox-test").exists());
+    assert!(!dir.path().join("outside.txt").exists());
+    assert!(!dir.path().join("outside-dir/x").exists());
+    assert!(!dir.path().join("outside-dir/abs.txt").exists());
+    assert!(!r[5].contains("Error"), "{}", r[5]);
+    assert!(r[6].contains("tmp ok"), "{}", r[6]);
+    let diff = std::fs::read_to_string(dir.path().join("out/t/changes.diff")).unwrap();
+    assert!(diff.contains("+inside"), "{diff}");
+}
+
+#[test]
+fn with_the_sandbox_off_the_same_writes_succeed() {
+    // The control case: the test above can fail.
+    let (dir, out, t) = sandbox_case("off");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(t["sandbox"], "off");
+    assert!(dir.path().join("home/x").exists());
+    assert!(dir.path().join("outside-dir/abs.txt").exists());
+    let _ = std::fs::remove_file("/etc/runner-sandbox-test");
+}
+
+#[test]
+fn network_off_refuses_inet_sockets() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    task_with_commands(
+        dir.path(),
+        "sandbox: {mode: required, network: false}\n",
+        &[
+            "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)\"",
+            "python3 -c \"import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\"",
+            "python3 -c \"import socket; socket.socket(socket.AF_UNIX); print('unix ok')\"",
+        ],
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    assert!(r[0].contains("PermissionError"), "{}", r[0]);
+    assert!(r[1].contains("PermissionError"), "{}", r[1]);
+    assert!(r[2].contains("unix ok"), "{}", r[2]);
+    assert!(t["sandbox"].as_str().unwrap().contains("network off"));
+}
+
+#[test]
+fn limits_bound_cpu_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    task_with_commands(
+        dir.path(),
+        "limits: {cpu_seconds: 1, memory_mb: 200}\n",
+        &[
+            "python3 -c \"b = bytearray(400 * 1024 * 1024)\"; echo exit=$?",
+            "python3 -c \"b = bytearray(50 * 1024 * 1024); print('small ok')\"",
+            "timeout 20 bash -c 'while :; do :; done'; echo exit=$?",
+        ],
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    assert!(
+        r[0].contains("MemoryError") && r[0].contains("exit=1"),
+        "{}",
+        r[0]
+    );
+    assert!(r[1].contains("small ok"), "{}", r[1]);
+    // SIGXCPU after one CPU second: 128 + 24, long before `timeout`.
+    assert!(r[2].contains("exit=152"), "{}", r[2]);
+}
