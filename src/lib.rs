@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config_error;
 pub mod contain;
 pub mod engine;
+pub mod mcp;
 pub mod policy;
 pub mod process;
 pub mod provider;

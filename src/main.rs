@@ -88,6 +88,10 @@ enum Command {
     Tools {
         #[arg(long, value_enum, default_value = "openai")]
         format: Dialect,
+        /// List the tools this task gets: its `tools:` and mode applied,
+        /// its MCP servers started and asked.
+        #[arg(long)]
+        task: Option<PathBuf>,
     },
     /// Run one tool call (content on stdout, display line on stderr).
     Tool {
@@ -191,7 +195,11 @@ fn main() {
                 tool,
                 args_json,
             } => cli::check::check(&policies, &workspace, &tool, &args_json),
-            Command::Tools { format } => cli::tool::print_tools(format),
+            Command::Tools { format, task: None } => cli::tool::print_tools(format),
+            Command::Tools {
+                format,
+                task: Some(task),
+            } => cli::tool::print_task_tools(format, &task).await,
             Command::Tool {
                 name,
                 args_json,

@@ -50,13 +50,15 @@ impl CommandResult {
     }
 }
 
-/// Kills a process group when dropped (a cancelled or timed-out call).
-/// Kills a process group when dropped, and keeps it in [`LIVE_GROUPS`]
-/// until then.
-struct GroupGuard(i32);
+/// Kills a process group when dropped (a cancelled or timed-out call, an
+/// MCP server at the end of its task), and keeps it in [`LIVE_GROUPS`]
+/// until then so that [`kill_all_groups`] can reach it.
+pub struct GroupGuard(i32);
 
 impl GroupGuard {
-    fn new(pgid: i32) -> Self {
+    /// Guards the group `pgid` (a child started with `process_group(0)`
+    /// has its pid as group id).
+    pub fn new(pgid: i32) -> Self {
         if pgid > 0 {
             LIVE_GROUPS
                 .lock()
@@ -64,6 +66,13 @@ impl GroupGuard {
                 .insert(pgid);
         }
         Self(pgid)
+    }
+}
+
+impl GroupGuard {
+    /// Kills the group now (it is also killed when dropped).
+    pub fn kill(&self) {
+        kill_group(self.0);
     }
 }
 

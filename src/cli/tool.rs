@@ -19,6 +19,61 @@ pub fn print_tools(format: Dialect) -> i32 {
     EXIT_OK
 }
 
+/// The declarations of the tools one task gets, MCP servers included.
+pub async fn print_task_tools(format: Dialect, task: &Path) -> i32 {
+    let opts = crate::task::LoadOptions {
+        params: Default::default(),
+        files: Default::default(),
+        params_optional: true,
+        model_override: None,
+        registry: Registry::builtin(),
+    };
+    let task = match crate::task::load_task(task, &opts) {
+        Ok(t) => t,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("{e}");
+            }
+            return super::EXIT_INVALID;
+        }
+    };
+    let mut registry = crate::run::task_registry(&task, &Registry::builtin());
+    if !task.mcp_servers.is_empty() && task.mode != crate::task::Mode::Plan {
+        let logs = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: cannot create a temp folder: {e}");
+                return 1;
+            }
+        };
+        let started =
+            match crate::mcp::McpServers::start(&task.mcp_servers, &task.workspace, logs.path())
+                .await
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", task.file.display());
+                    return 1;
+                }
+            };
+        for w in &started.warnings {
+            eprintln!("warning: {w}");
+        }
+        for t in started.tools {
+            if let Err(e) = registry.register(t) {
+                eprintln!("warning: {e}");
+            }
+        }
+        let mut servers = started.servers;
+        servers.shutdown().await;
+    }
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&registry.declarations(format)).unwrap_or_default()
+    );
+    EXIT_OK
+}
+
 pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&Path>) -> i32 {
     let (args, ws) = match super::call_inputs(args, workspace) {
         Ok(x) => x,

@@ -100,7 +100,7 @@ where
             .unwrap_or(delay);
         tracing::warn!(
             "{provider}: {} (attempt {tries}); retrying in {} ms",
-            failure.message,
+            crate::contain::redact(&failure.message),
             delay.as_millis()
         );
         tokio::time::sleep(delay).await;

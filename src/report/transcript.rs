@@ -100,6 +100,9 @@ pub struct Transcript {
     /// or why the sandbox was unavailable.
     #[serde(default)]
     pub sandbox: String,
+    /// Things the run went on without: MCP servers skipped, tools left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub started_at: String,
     pub duration_ms: u64,
     /// The policy layers, in order (every layer must allow a call).

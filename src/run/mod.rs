@@ -13,4 +13,4 @@ pub use cancel::Cancel;
 pub use outputs::{write_run_outputs, write_run_reports, write_task_outputs};
 pub use prompt::system_prompt;
 pub use shard::{Shard, in_shard};
-pub use task_run::{RunOptions, TaskResult, provider_config, run_task};
+pub use task_run::{RunOptions, TaskResult, provider_config, run_task, task_registry};

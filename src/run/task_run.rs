@@ -8,6 +8,7 @@ use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
 use crate::contain::{Confinement, scrubbed_env};
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
+use crate::mcp::McpServers;
 use crate::policy::{Policy, PolicySet};
 use crate::provider::config::resolve;
 use crate::provider::{Message, Provider, ProviderConfig, ScriptedProvider, Usage, http_provider};
@@ -111,7 +112,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut layers = vec![task.policy.clone()];
     layers.extend(opts.extra_policies.iter().cloned());
     let policy = Arc::new(PolicySet::new(layers));
-    let registry = task_registry(task, &Registry::builtin());
+    let mut registry = task_registry(task, &Registry::builtin());
 
     let mut messages = vec![Message::User {
         content: task.prompt.clone(),
@@ -123,6 +124,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut system = String::new();
     let mut changes = Vec::new();
     let mut sandbox_note = String::new();
+    let mut warnings: Vec<String> = Vec::new();
 
     // The provider first: a task that cannot reach its model should not
     // pay for a copy of the workspace.
@@ -172,7 +174,35 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             status: OutcomeStatus::Cancelled,
             reason: e,
         },
-        Ok((provider, (iso, _task_tmp), ctx)) => {
+        Ok((provider, (iso, _task_tmp), ctx)) => 'arm: {
+            let mut mcp = if task.mcp_servers.is_empty() {
+                McpServers::default()
+            } else {
+                match McpServers::start(&task.mcp_servers, iso.path(), &task_out).await {
+                    Err(e) => {
+                        break 'arm Outcome {
+                            status: OutcomeStatus::Error,
+                            reason: e,
+                        };
+                    }
+                    Ok(started) => {
+                        warnings.extend(started.warnings);
+                        if task.mode == Mode::Plan && !started.tools.is_empty() {
+                            warnings.push(
+                                "plan mode: the MCP servers' tools were not offered (they may write)"
+                                    .into(),
+                            );
+                        } else {
+                            for t in started.tools {
+                                if let Err(e) = registry.register(t) {
+                                    warnings.push(format!("MCP tool left out: {e}"));
+                                }
+                            }
+                        }
+                        started.servers
+                    }
+                }
+            };
             system = system_prompt(task, &registry, iso.path());
             let env = AgentEnv {
                 provider: provider.as_ref(),
@@ -209,6 +239,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                     reason: format!("cancelled ({why})"),
                 },
             };
+            mcp.shutdown().await;
             match iso.changes() {
                 Ok(c) => {
                     changes = c;
@@ -247,6 +278,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         mode: format!("{:?}", task.mode).to_lowercase(),
         parameters: task.params.clone(),
         sandbox: sandbox_note,
+        warnings,
         started_at,
         duration_ms: epoch.elapsed().as_millis() as u64,
         policies: policy.layers().iter().map(|l| l.source.clone()).collect(),

@@ -8,10 +8,11 @@ use super::duration::parse_duration;
 use super::model::{
     DurationText, Mode, ModelOptionsFile, ModelSpec, PolicyRef, ScriptTurn, TaskFile,
 };
-use super::model::{LimitsFile, SandboxFile, SandboxModeFile};
+use super::model::{LimitsFile, McpServerFile, SandboxFile, SandboxModeFile};
 use super::params;
 use crate::config_error::ConfigError;
 use crate::contain::{EnvSettings, SandboxMode, SandboxSettings};
+use crate::mcp::McpServerSpec;
 use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
 use crate::provider::ModelOptions;
 use crate::tools::Registry;
@@ -70,6 +71,7 @@ pub struct Task {
     pub model_options: ModelOptions,
     pub env: EnvSettings,
     pub sandbox: SandboxSettings,
+    pub mcp_servers: Vec<McpServerSpec>,
     /// 0: no limit.
     pub max_tokens_total: u64,
 }
@@ -105,6 +107,52 @@ fn duration_field(
         ));
         default
     })
+}
+
+/// `mcp_servers:`, checked: names must be usable in `NAME__TOOL` and
+/// `Mcp(NAME/TOOL)`.
+fn mcp_servers(
+    path: &Path,
+    dir: &Path,
+    servers: &BTreeMap<String, Spanned<McpServerFile>>,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<McpServerSpec> {
+    let mut out = Vec::new();
+    for (name, s) in servers {
+        let valid = !name.is_empty()
+            && !name.contains("__")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            errors.push(ConfigError::at(
+                path,
+                &s.referenced,
+                format!(
+                    "mcp_servers.{name}: a server name is letters, digits, `-` and `_` (no `__`)"
+                ),
+            ));
+            continue;
+        }
+        let timeout = duration_field(
+            path,
+            &s.value.timeout,
+            &format!("mcp_servers.{name}.timeout"),
+            crate::mcp::DEFAULT_CALL_TIMEOUT,
+            errors,
+        );
+        out.push(McpServerSpec {
+            name: name.clone(),
+            command: s.value.command.clone(),
+            args: s.value.args.clone(),
+            env: s.value.env.clone(),
+            cwd: s.value.cwd.as_ref().map(|c| absolute(&dir.join(c))),
+            required: s.value.required,
+            tools: s.value.tools.clone(),
+            timeout,
+        });
+    }
+    out
 }
 
 /// `sandbox:` and `limits:`, with `write` paths made absolute.
@@ -419,6 +467,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     }
     let model_options = model_options(path, tf.model_options.as_ref(), &mut errors);
     let sandbox = sandbox_settings(dir, tf.sandbox.as_ref(), tf.limits.as_ref());
+    let mcp_servers = mcp_servers(path, dir, &tf.mcp_servers, &mut errors);
     let env = tf
         .env
         .as_ref()
@@ -473,6 +522,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         model_options,
         env,
         sandbox,
+        mcp_servers,
         max_tokens_total: tf.max_tokens_total.map_or(0, |m| m.value),
         script: tf.script.unwrap_or_default(),
         params,

@@ -134,6 +134,37 @@ impl<'de> Deserialize<'de> for DurationText {
     }
 }
 
+/// One `mcp_servers:` entry as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerFile {
+    /// The program (looked up on PATH).
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The server's environment, added to PATH, HOME and LANG.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Its working folder, relative to the task file (default: the task's
+    /// workspace copy).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Fail the task when the server cannot start (default true).
+    #[serde(default = "default_true")]
+    pub required: bool,
+    /// Register only these tools (default: all).
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Limit of one call (default 60s).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<Spanned<DurationText>>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
 /// `env:` as written.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -279,6 +310,10 @@ pub struct TaskFile {
     /// The environment of commands and checks.
     #[serde(default)]
     pub env: Option<EnvFile>,
+    /// MCP servers whose tools the agent gets, by name.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, McpServerFile>")]
+    pub mcp_servers: std::collections::BTreeMap<String, Spanned<McpServerFile>>,
     /// Where commands and checks may write, and whether they may use the
     /// network: `best-effort` (default), `required`, `off`, or
     /// `{mode, network, write}`.

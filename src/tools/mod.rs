@@ -23,4 +23,6 @@ pub use output::{ToolError, ToolErrorKind, ToolOutput};
 pub use read_tracker::ReadTracker;
 pub use registry::{Registry, RegistryError};
 pub use spill::{DEFAULT_MAX_RESULT_CHARS, spill_if_large};
-pub use tool::{Description, DynTool, Example, PreparedCall, Risk, Tool, ToolKind, typed};
+pub use tool::{
+    CallFuture, Description, DynTool, Example, PreparedCall, Risk, Tool, ToolKind, typed,
+};

@@ -1,0 +1,176 @@
+//! One MCP server over stdio: started in its own process group with a
+//! minimal environment and its stderr in a log file, spoken to with rmcp,
+//! stopped with its whole group.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::Value;
+
+use super::McpServerSpec;
+use crate::process::GroupGuard;
+
+/// Variables a server gets from the runner's environment; the rest of its
+/// environment is what the task gives it.
+pub const SAFE_VARS: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ"];
+
+/// How long a server may take to start and list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A tool a server offers.
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// A running server.
+pub struct McpServer {
+    pub name: String,
+    pub call_timeout: Duration,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    peer: rmcp::Peer<RoleClient>,
+    /// Set to the exit status when the server process ends.
+    exited: tokio::sync::watch::Receiver<Option<String>>,
+    _group: GroupGuard,
+}
+
+impl McpServer {
+    /// Starts the server and lists its tools.
+    pub async fn start(
+        spec: &McpServerSpec,
+        default_cwd: &std::path::Path,
+        log: PathBuf,
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+        let mut cmd = tokio::process::Command::new(&spec.command);
+        cmd.args(&spec.args)
+            .current_dir(spec.cwd.as_deref().unwrap_or(default_cwd))
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        for var in SAFE_VARS {
+            if let Some(v) = std::env::var_os(var) {
+                cmd.env(var, v);
+            }
+        }
+        cmd.envs(&spec.env);
+        if let Some(dir) = log.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let log_file = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
+        cmd.stderr(log_file);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start `{}`: {e}", spec.command))?;
+        let group = GroupGuard::new(child.id().map_or(0, |p| p as i32));
+        let stdout = child.stdout.take().expect("piped");
+        let stdin = child.stdin.take().expect("piped");
+        // The child is owned by its group guard from here on; reap it when
+        // it exits, and tell pending calls, which would otherwise wait for
+        // their timeout.
+        let (exit_tx, exited) = tokio::sync::watch::channel(None);
+        tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(s) => s.to_string(),
+                Err(e) => e.to_string(),
+            };
+            let _ = exit_tx.send(Some(status));
+        });
+        let started = tokio::time::timeout(START_TIMEOUT, async {
+            let service =
+                ().serve((stdout, stdin))
+                    .await
+                    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let tools = service
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("listing its tools failed: {e}"))?;
+            Ok::<_, String>((service, tools))
+        })
+        .await
+        .map_err(|_| {
+            format!(
+                "it did not answer within {} s (see {})",
+                START_TIMEOUT.as_secs(),
+                log.display()
+            )
+        })?;
+        let (service, tools) = started.map_err(|e| format!("{e} (see {})", log.display()))?;
+        let tools = tools
+            .into_iter()
+            .map(|t| ServerTool {
+                name: t.name.to_string(),
+                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            })
+            .collect();
+        let peer = service.peer().clone();
+        Ok((
+            Arc::new(McpServer {
+                name: spec.name.clone(),
+                call_timeout: spec.timeout,
+                service: tokio::sync::Mutex::new(Some(service)),
+                peer,
+                exited,
+                _group: group,
+            }),
+            tools,
+        ))
+    }
+
+    /// Calls a tool; the result is the `CallToolResult` as JSON.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: serde_json::Map<String, Value>,
+    ) -> Result<Value, CallError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let mut exited = self.exited.clone();
+        let gone = async move {
+            match exited.wait_for(Option::is_some).await {
+                Ok(status) => format!("it exited: {}", status.clone().unwrap_or_default()),
+                Err(_) => "it exited".to_string(),
+            }
+        };
+        let call = tokio::time::timeout(self.call_timeout, self.peer.call_tool(params));
+        let answer = tokio::select! {
+            a = call => a,
+            why = gone => return Err(CallError::Gone(why)),
+        };
+        match answer {
+            Err(_) => Err(CallError::Timeout(self.call_timeout)),
+            Ok(Err(e)) => Err(if self.peer.is_transport_closed() {
+                CallError::Gone(e.to_string())
+            } else {
+                CallError::Failed(e.to_string())
+            }),
+            Ok(Ok(r)) => Ok(serde_json::to_value(r).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// Closes the session; dropping the server then kills its group.
+    pub async fn shutdown(&self) {
+        if let Some(s) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), s.cancel()).await;
+        }
+        self._group.kill();
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug)]
+pub enum CallError {
+    Timeout(Duration),
+    /// The server is gone (it exited or closed its pipes).
+    Gone(String),
+    Failed(String),
+}

@@ -1,0 +1,283 @@
+//! MCP servers as tool sources, with real server processes: the reference
+//! filesystem server from npm (installed by .ci/run under
+//! target/mcp-servers) and a small server on the Python `mcp` package
+//! (tests/fixtures/mcp_test_server.py).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{read_json, repo, runner, stderr, write};
+use serde_json::Value;
+
+/// The filesystem server's entry point.
+fn fs_server() -> PathBuf {
+    let p = repo().join(
+        "target/mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+    );
+    assert!(
+        p.exists(),
+        "{} is missing: run .ci/run, or npm install --prefix target/mcp-servers @modelcontextprotocol/server-filesystem",
+        p.display()
+    );
+    p
+}
+
+fn test_server() -> PathBuf {
+    repo().join("tests/fixtures/mcp_test_server.py")
+}
+
+fn run(dir: &Path) -> (std::process::Output, Value) {
+    let out = runner()
+        .current_dir(dir)
+        .env("CI", "true")
+        .env("OPENAI_API_KEY", "sk-runner-test-key-not-for-servers")
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(dir.join("out/t/transcript.json"));
+    (out, t)
+}
+
+fn calls(t: &Value) -> Vec<(String, String, String)> {
+    t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["tool"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_filesystem_server_under_allow_and_deny_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "alpha from the workspace\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: use the filesystem server
+workspace: ws
+policy:
+  default: deny
+  rules:
+    - allow: ["Mcp(fs/read_text_file)", "Mcp(fs/list_directory)"]
+    - deny: ["Mcp(fs/write_file)"]
+      reason: the server may not write
+mcp_servers:
+  fs:
+    command: node
+    args: ["{}", "."]
+    tools: [read_text_file, list_directory, write_file]
+script:
+  - tool_calls:
+      - {{name: fs__read_text_file, args: {{path: a.txt}}}}
+      - {{name: fs__list_directory, args: {{path: .}}}}
+  - tool_calls:
+      - {{name: fs__write_file, args: {{path: b.txt, content: written}}}}
+  - tool_calls:
+      - {{name: fs__create_directory, args: {{path: newdir}}}}
+"#,
+            fs_server().display()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = calls(&t);
+    assert_eq!(c[0].1, "ok", "{c:?}");
+    assert!(c[0].2.contains("alpha from the workspace"), "{c:?}");
+    assert_eq!(c[1].1, "ok");
+    assert!(c[1].2.contains("a.txt"), "{c:?}");
+    // Denied by the Mcp rule, before the server is asked.
+    assert_eq!(c[2].1, "denied", "{c:?}");
+    assert!(c[2].2.contains("the server may not write"), "{c:?}");
+    let d = &t["tool_calls"][2]["decision"];
+    assert_eq!(
+        d["signatures"][0],
+        serde_json::json!({"family": "Mcp", "specifier": "fs/write_file"}),
+        "{d}"
+    );
+    // Left off the allowlist: never registered.
+    assert_eq!(c[3].1, "error");
+    assert!(
+        c[3].2.contains("unknown tool `fs__create_directory`"),
+        "{c:?}"
+    );
+    assert!(!dir.path().join("ws/b.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/t/changes.diff")).unwrap(),
+        ""
+    );
+    // The server's whole result is kept in the transcript.
+    assert!(t["tool_calls"][0]["metadata"]["content"].is_array());
+}
+
+#[test]
+fn runner_tools_lists_a_tasks_mcp_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "prompt: x\nworkspace: ws\nmcp_servers:\n  fs:\n    command: node\n    args: [\"{}\", \".\"]\n    tools: [read_text_file]\nscript: []\n",
+            fs_server().display()
+        ),
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .args(["tools", "--task", "task.yaml", "--format", "gemini"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let decls: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = decls[0]["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read_file") && names.contains(&"fs__read_text_file"));
+    assert!(!names.contains(&"fs__write_file"));
+    // Gemini's dialect: no JSON Schema keywords it rejects.
+    let text = out.stdout.iter().map(|&b| b as char).collect::<String>();
+    assert!(!text.contains("$schema") && !text.contains("additionalProperties"));
+}
+
+#[test]
+fn a_server_command_that_does_not_exist() {
+    for required in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        write(
+            dir.path(),
+            "task.yaml",
+            &format!(
+                "name: t\nprompt: x\nworkspace: ws\nmcp_servers:\n  ghost:\n    command: no-such-mcp-server-xyz\n    required: {required}\nscript:\n  - tool_calls:\n      - {{name: ls, args: {{}}}}\n"
+            ),
+        );
+        let (out, t) = run(dir.path());
+        let status = t["outcome"]["status"].as_str().unwrap();
+        if required {
+            assert_eq!(out.status.code(), Some(1));
+            assert_eq!(status, "error");
+            let reason = t["outcome"]["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("`ghost`") && reason.contains("no-such-mcp-server-xyz"),
+                "{reason}"
+            );
+        } else {
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(status, "passed");
+            let w = t["warnings"][0].as_str().unwrap();
+            assert!(w.contains("`ghost`") && w.contains("skipped"), "{w}");
+            assert_eq!(t["tool_calls"][0]["status"], "ok");
+        }
+    }
+}
+
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
+
+#[test]
+fn a_server_that_exits_mid_run_turns_its_calls_into_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let marker = format!("runner-mcp-marker-{}", std::process::id());
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: x
+workspace: ws
+policy:
+  default: deny
+  rules:
+    - allow: ["Mcp(t/*)"]
+mcp_servers:
+  t:
+    command: python3
+    args: ["{}", "{marker}"]
+    env: {{GREETING: hello}}
+script:
+  - tool_calls:
+      - {{name: t__echo, args: {{text: hi there}}}}
+  - tool_calls:
+      - {{name: t__env_names, args: {{}}}}
+  - tool_calls:
+      - {{name: t__crash, args: {{}}}}
+  - tool_calls:
+      - {{name: t__echo, args: {{text: still there?}}}}
+  - tool_calls:
+      - {{name: ls, args: {{}}}}
+"#,
+            test_server().display()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = calls(&t);
+    assert_eq!((c[0].1.as_str(), c[0].2.as_str()), ("ok", "hi there"));
+    // The server's environment: the safe set and its own env, no keys.
+    let names: Vec<&str> = c[1].2.lines().collect();
+    assert!(
+        names.contains(&"PATH") && names.contains(&"GREETING"),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"OPENAI_API_KEY") && !names.contains(&"CI"),
+        "{names:?}"
+    );
+    assert_eq!(c[2].1, "error", "{c:?}");
+    assert_eq!(c[3].1, "error", "{c:?}");
+    assert!(c[3].2.contains("MCP server `t`"), "{c:?}");
+    // The run went on.
+    assert_eq!(c[4].1, "ok");
+    assert_eq!(t["outcome"]["status"], "passed");
+    // Its stderr went to the task's log, not to ours.
+    let log = std::fs::read_to_string(dir.path().join("out/t/mcp-t.log")).unwrap();
+    assert!(log.contains("testserver starting"), "{log}");
+    assert!(!stderr(&out).contains("testserver starting"));
+    // The server's process group is gone with it.
+    assert_eq!(
+        processes_with(&marker),
+        0,
+        "a server process outlived the task"
+    );
+}
+
+#[test]
+fn the_process_group_of_a_healthy_server_is_stopped_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let marker = format!("runner-mcp-healthy-{}", std::process::id());
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: ws\npolicy: {{default: allow}}\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\", \"{marker}\"]\nscript:\n  - tool_calls:\n      - {{name: t__echo, args: {{text: one}}}}\n",
+            test_server().display()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(t["tool_calls"][0]["content"], "one");
+    assert_eq!(
+        processes_with(&marker),
+        0,
+        "a server process outlived the task"
+    );
+}
