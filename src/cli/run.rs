@@ -130,7 +130,7 @@ pub async fn run(args: RunArgs) -> i32 {
         out_dir: args.out.clone(),
         extra_policies: extra,
         reporter: reporter(&args),
-        max_parallel_calls: 8,
+        max_parallel_calls: 16,
         cancel: Cancel::default(),
     };
     watch_signals(opts.cancel.clone());

@@ -8,12 +8,12 @@
 //! `content_block_stop`. A stream without `message_stop` is cut short.
 
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use super::assemble::CallAssembler;
+use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, error_text, post, read_json, with_retries};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Provider, TurnFuture, Usage};
+use super::http::{Failure, SseReader, error_text};
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
 use crate::tools::Dialect;
 
 /// The API version this client speaks.
@@ -21,22 +21,32 @@ pub const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` is required by the API; this is used when a task sets none.
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 
-pub struct AnthropicProvider {
-    cfg: ProviderConfig,
-    client: reqwest::Client,
-}
+/// The Messages API.
+pub struct Anthropic;
 
-impl AnthropicProvider {
-    pub fn new(cfg: ProviderConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+impl WireFormat for Anthropic {
+    fn vendor(&self) -> &'static str {
+        "anthropic"
     }
 
-    fn body(&self, req: &ModelRequest<'_>) -> Value {
+    fn url(&self, cfg: &ProviderConfig) -> String {
+        format!("{}/v1/messages", cfg.base_url)
+    }
+
+    fn headers(&self, cfg: &ProviderConfig) -> Vec<(&'static str, String)> {
+        let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
+        if let Some(k) = &cfg.api_key {
+            headers.push(("x-api-key", k.expose().to_string()));
+        }
+        headers
+    }
+
+    fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.cfg.model));
+        body.insert("model".into(), json!(cfg.model));
         body.insert(
             "max_tokens".into(),
-            json!(self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+            json!(cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
         );
         if !req.system.is_empty() {
             body.insert("system".into(), json!(req.system));
@@ -46,100 +56,67 @@ impl AnthropicProvider {
         if tools.as_array().is_some_and(|t| !t.is_empty()) {
             body.insert("tools".into(), tools);
         }
-        if let Some(t) = self.cfg.temperature {
+        if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if self.cfg.stream {
+        if cfg.stream {
             body.insert("stream".into(), json!(true));
         }
         Value::Object(body)
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        early: Option<&EarlyCalls>,
-    ) -> Result<ModelTurn, Failure> {
-        let deadline = Instant::now() + self.cfg.request_timeout;
-        let url = format!("{}/v1/messages", self.cfg.base_url);
-        let mut headers = vec![("anthropic-version", API_VERSION.to_string())];
-        if let Some(k) = &self.cfg.api_key {
-            headers.push(("x-api-key", k.expose().to_string()));
-        }
-        let resp = post(&self.client, &url, &headers, body, deadline).await?;
-        if self.cfg.stream {
-            read_stream(SseReader::new(resp, self.cfg.idle_timeout, deadline), early).await
-        } else {
-            parse_response(read_json(resp, deadline).await?)
-        }
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn name(&self) -> String {
-        format!("anthropic:{}", self.cfg.model)
+    fn parse(&self, raw: Value) -> Result<ModelTurn, Failure> {
+        parse_response(raw)
     }
 
-    fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
-        Box::pin(async move {
-            let body = self.body(&req);
-            let name = self.name();
-            with_retries(&self.cfg, &name, || self.attempt(&body, req.early)).await
-        })
+    fn read_stream<'a>(
+        &'a self,
+        sse: SseReader,
+        early: Option<&'a EarlyCalls>,
+    ) -> StreamFuture<'a> {
+        Box::pin(read_stream(sse, early))
     }
 }
 
 /// The conversation as Messages API messages, same roles merged.
 fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = match m {
-            Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
-            Message::Assistant {
-                text, tool_calls, ..
-            } => {
-                let mut b = Vec::new();
-                if !text.is_empty() {
-                    b.push(json!({"type": "text", "text": text}));
-                }
-                for c in tool_calls {
-                    // `input` must be an object; bad arguments were answered
-                    // with an error result that quotes them.
-                    let input = c
-                        .arguments
-                        .clone()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
-                    b.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
-                }
-                ("assistant", b)
+    let items = messages.iter().map(|m| match m {
+        Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
+        Message::Assistant {
+            text, tool_calls, ..
+        } => {
+            let mut b = Vec::new();
+            if !text.is_empty() {
+                b.push(json!({"type": "text", "text": text}));
             }
-            Message::Tool {
-                call_id,
-                content,
-                is_error,
-                ..
-            } => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": content,
-                    "is_error": is_error,
-                })],
-            ),
-        };
-        if blocks.is_empty() {
-            continue;
+            for c in tool_calls {
+                // `input` must be an object; bad arguments were answered
+                // with an error result that quotes them.
+                let input = c
+                    .arguments
+                    .clone()
+                    .filter(Value::is_object)
+                    .unwrap_or_else(|| json!({}));
+                b.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            }
+            ("assistant", b)
         }
-        match out.last_mut() {
-            Some((r, b)) if *r == role => b.extend(blocks),
-            _ => out.push((role, blocks)),
-        }
-    }
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
+        Message::Tool {
+            call_id,
+            content,
+            is_error,
+            ..
+        } => (
+            "user",
+            vec![json!({
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": content,
+                "is_error": is_error,
+            })],
+        ),
+    });
+    merge_roles(items, "content")
 }
 
 fn usage_of(u: Option<&Value>) -> Usage {

@@ -8,28 +8,44 @@
 //! that ends before a `finishReason` was cut short.
 
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use super::assemble::CallAssembler;
+use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, error_text, post, read_json, with_retries};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Provider, TurnFuture, Usage};
+use super::http::{Failure, SseReader, error_text};
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
 use crate::tools::Dialect;
 
 /// Ids made up for calls Gemini sent without one; they are not sent back.
 const LOCAL_ID: &str = "gemini_call_";
 
-pub struct GeminiProvider {
-    cfg: ProviderConfig,
-    client: reqwest::Client,
-}
+/// `generateContent` and `streamGenerateContent`.
+pub struct Gemini;
 
-impl GeminiProvider {
-    pub fn new(cfg: ProviderConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+impl WireFormat for Gemini {
+    fn vendor(&self) -> &'static str {
+        "gemini"
     }
 
-    fn body(&self, req: &ModelRequest<'_>) -> Value {
+    fn url(&self, cfg: &ProviderConfig) -> String {
+        if cfg.stream {
+            format!(
+                "{}/models/{}:streamGenerateContent?alt=sse",
+                cfg.base_url, cfg.model
+            )
+        } else {
+            format!("{}/models/{}:generateContent", cfg.base_url, cfg.model)
+        }
+    }
+
+    fn headers(&self, cfg: &ProviderConfig) -> Vec<(&'static str, String)> {
+        match &cfg.api_key {
+            Some(k) => vec![("x-goog-api-key", k.expose().to_string())],
+            None => vec![],
+        }
+    }
+
+    fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(wire_contents(req.messages)));
         if !req.system.is_empty() {
@@ -47,10 +63,10 @@ impl GeminiProvider {
             body.insert("tools".into(), tools);
         }
         let mut gen_cfg = Map::new();
-        if let Some(t) = self.cfg.temperature {
+        if let Some(t) = cfg.temperature {
             gen_cfg.insert("temperature".into(), json!(t));
         }
-        if let Some(m) = self.cfg.max_tokens {
+        if let Some(m) = cfg.max_tokens {
             gen_cfg.insert("maxOutputTokens".into(), json!(m));
         }
         if !gen_cfg.is_empty() {
@@ -59,63 +75,29 @@ impl GeminiProvider {
         Value::Object(body)
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        early: Option<&EarlyCalls>,
-    ) -> Result<ModelTurn, Failure> {
-        let deadline = Instant::now() + self.cfg.request_timeout;
-        let url = if self.cfg.stream {
-            format!(
-                "{}/models/{}:streamGenerateContent?alt=sse",
-                self.cfg.base_url, self.cfg.model
-            )
-        } else {
-            format!(
-                "{}/models/{}:generateContent",
-                self.cfg.base_url, self.cfg.model
-            )
-        };
-        let headers: Vec<(&str, String)> = match &self.cfg.api_key {
-            Some(k) => vec![("x-goog-api-key", k.expose().to_string())],
-            None => vec![],
-        };
-        let resp = post(&self.client, &url, &headers, body, deadline).await?;
-        if self.cfg.stream {
-            read_stream(SseReader::new(resp, self.cfg.idle_timeout, deadline), early).await
-        } else {
-            let raw = read_json(resp, deadline).await?;
-            let mut turn = Turn::new();
-            turn.add_chunk(&raw, None)?;
-            if turn.finish.is_none() && turn.parts.is_empty() {
-                return Err(Failure::fatal(format!(
-                    "the answer has no candidates: {raw}"
-                )));
-            }
-            Ok(turn.into_model_turn(raw))
+    fn parse(&self, raw: Value) -> Result<ModelTurn, Failure> {
+        let mut turn = Turn::new();
+        turn.add_chunk(&raw, None)?;
+        if turn.finish.is_none() && turn.parts.is_empty() {
+            return Err(Failure::fatal(format!(
+                "the answer has no candidates: {raw}"
+            )));
         }
-    }
-}
-
-impl Provider for GeminiProvider {
-    fn name(&self) -> String {
-        format!("gemini:{}", self.cfg.model)
+        Ok(turn.into_model_turn(raw))
     }
 
-    fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
-        Box::pin(async move {
-            let body = self.body(&req);
-            let name = self.name();
-            with_retries(&self.cfg, &name, || self.attempt(&body, req.early)).await
-        })
+    fn read_stream<'a>(
+        &'a self,
+        sse: SseReader,
+        early: Option<&'a EarlyCalls>,
+    ) -> StreamFuture<'a> {
+        Box::pin(read_stream(sse, early))
     }
 }
 
 /// The conversation as `contents`, same roles merged.
 fn wire_contents(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, parts) = match m {
+    let items = messages.iter().map(|m| match m {
             Message::User { content } => ("user", vec![json!({"text": content})]),
             Message::Assistant {
                 text,
@@ -161,18 +143,8 @@ fn wire_contents(messages: &[Message]) -> Vec<Value> {
                 }
                 ("user", vec![json!({ "functionResponse": r })])
             }
-        };
-        if parts.is_empty() {
-            continue;
-        }
-        match out.last_mut() {
-            Some((r, p)) if *r == role => p.extend(parts),
-            _ => out.push((role, parts)),
-        }
-    }
-    out.into_iter()
-        .map(|(role, parts)| json!({"role": role, "parts": parts}))
-        .collect()
+    });
+    merge_roles(items, "parts")
 }
 
 /// A turn built from one answer or many stream chunks.

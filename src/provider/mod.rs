@@ -9,6 +9,7 @@
 
 mod anthropic;
 mod assemble;
+mod client;
 pub mod config;
 mod gemini;
 pub mod http;
@@ -19,11 +20,12 @@ mod scripted;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use anthropic::AnthropicProvider;
+pub use anthropic::Anthropic;
+pub use client::{HttpProvider, WireFormat};
 pub use config::{ModelOptions, ProviderConfig, Vendor};
-pub use gemini::GeminiProvider;
+pub use gemini::Gemini;
 pub use message::{Message, ModelTurn, ToolCallRequest, Usage};
-pub use openai::OpenAiProvider;
+pub use openai::OpenAi;
 pub use scripted::ScriptedProvider;
 
 use crate::tools::Registry;
@@ -64,8 +66,8 @@ pub trait Provider: Send + Sync {
 pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, String> {
     let client = http::client()?;
     Ok(match cfg.vendor {
-        Vendor::OpenAi => Box::new(OpenAiProvider::new(cfg, client)),
-        Vendor::Anthropic => Box::new(AnthropicProvider::new(cfg, client)),
-        Vendor::Gemini => Box::new(GeminiProvider::new(cfg, client)),
+        Vendor::OpenAi => Box::new(HttpProvider::new(OpenAi, cfg, client)),
+        Vendor::Anthropic => Box::new(HttpProvider::new(Anthropic, cfg, client)),
+        Vendor::Gemini => Box::new(HttpProvider::new(Gemini, cfg, client)),
     })
 }

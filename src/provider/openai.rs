@@ -8,83 +8,66 @@
 //! before either is an error, never a silent short answer.
 
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use super::assemble::CallAssembler;
+use super::client::{StreamFuture, WireFormat};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, post, read_json, with_retries};
-use super::{
-    EarlyCalls, Message, ModelRequest, ModelTurn, Provider, ToolCallRequest, TurnFuture, Usage,
-};
+use super::http::{Failure, SseReader};
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, Usage};
 use crate::tools::Dialect;
 
-pub struct OpenAiProvider {
-    cfg: ProviderConfig,
-    client: reqwest::Client,
-}
+/// Chat Completions.
+pub struct OpenAi;
 
-impl OpenAiProvider {
-    pub fn new(cfg: ProviderConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+impl WireFormat for OpenAi {
+    fn vendor(&self) -> &'static str {
+        "openai"
     }
 
-    fn body(&self, req: &ModelRequest<'_>) -> Value {
-        let mut messages = vec![json!({"role": "system", "content": req.system})];
-        messages.extend(req.messages.iter().map(wire_message));
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.cfg.model));
-        body.insert("messages".into(), Value::Array(messages));
-        let tools = req.tools.declarations(Dialect::OpenAi);
-        if tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), tools);
-        }
-        if let Some(t) = self.cfg.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(m) = self.cfg.max_tokens {
-            body.insert("max_tokens".into(), json!(m));
-        }
-        body.insert("stream".into(), json!(self.cfg.stream));
-        if self.cfg.stream {
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        Value::Object(body)
+    fn url(&self, cfg: &ProviderConfig) -> String {
+        format!("{}/chat/completions", cfg.base_url)
     }
 
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        match &self.cfg.api_key {
+    fn headers(&self, cfg: &ProviderConfig) -> Vec<(&'static str, String)> {
+        match &cfg.api_key {
             Some(k) => vec![("authorization", format!("Bearer {}", k.expose()))],
             None => vec![],
         }
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        early: Option<&EarlyCalls>,
-    ) -> Result<ModelTurn, Failure> {
-        let deadline = Instant::now() + self.cfg.request_timeout;
-        let url = format!("{}/chat/completions", self.cfg.base_url);
-        let resp = post(&self.client, &url, &self.headers(), body, deadline).await?;
-        if self.cfg.stream {
-            read_stream(SseReader::new(resp, self.cfg.idle_timeout, deadline), early).await
-        } else {
-            parse_response(read_json(resp, deadline).await?)
+    fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
+        let mut messages = vec![json!({"role": "system", "content": req.system})];
+        messages.extend(req.messages.iter().map(wire_message));
+        let mut body = Map::new();
+        body.insert("model".into(), json!(cfg.model));
+        body.insert("messages".into(), Value::Array(messages));
+        let tools = req.tools.declarations(Dialect::OpenAi);
+        if tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), tools);
         }
+        if let Some(t) = cfg.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = cfg.max_tokens {
+            body.insert("max_tokens".into(), json!(m));
+        }
+        body.insert("stream".into(), json!(cfg.stream));
+        if cfg.stream {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Value::Object(body)
     }
-}
 
-impl Provider for OpenAiProvider {
-    fn name(&self) -> String {
-        format!("openai:{}", self.cfg.model)
+    fn parse(&self, raw: Value) -> Result<ModelTurn, Failure> {
+        parse_response(raw)
     }
 
-    fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
-        Box::pin(async move {
-            let body = self.body(&req);
-            let name = self.name();
-            with_retries(&self.cfg, &name, || self.attempt(&body, req.early)).await
-        })
+    fn read_stream<'a>(
+        &'a self,
+        sse: SseReader,
+        early: Option<&'a EarlyCalls>,
+    ) -> StreamFuture<'a> {
+        Box::pin(read_stream(sse, early))
     }
 }
 

@@ -1,0 +1,426 @@
+//! What makes a run fast, measured against what users would otherwise use
+//! (issue "Benchmarks"): search against ripgrep, the harness's cost per
+//! tool call and per model turn, a parallel batch, and the memory of a run
+//! whose command prints a gigabyte.
+//!
+//! Run with `cargo bench --features test-tools --bench agent` (or
+//! `scripts/bench`). It drives the release `runner` binary as a user would.
+//! `BENCH_REPO` names the repository to search (default: this machine's
+//! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
+//! (default 3) sets how many rounds each figure is the median of. Prints a
+//! Markdown table for docs/performance.md.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
+
+fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn timed(mut f: impl FnMut()) -> Duration {
+    median(
+        (0..rounds())
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("command runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The repository to search.
+fn search_repo() -> PathBuf {
+    if let Some(r) = std::env::var_os("BENCH_REPO") {
+        return PathBuf::from(r);
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+    let src = home.join(".cargo/registry/src");
+    std::fs::read_dir(&src)
+        .expect("~/.cargo/registry/src (or set BENCH_REPO)")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .max_by_key(|p| std::fs::read_dir(p).map(|d| d.count()).unwrap_or(0))
+        .expect("a registry folder")
+}
+
+fn du_mb(p: &Path) -> String {
+    let out = Command::new("du").arg("-sm").arg(p).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// The count in the runner's display line (`grep X: N matches ...`).
+fn count_in_display(stderr: &[u8], after: &str) -> usize {
+    let s = String::from_utf8_lossy(stderr);
+    let tail = s.rsplit_once(after).map(|x| x.1).unwrap_or("");
+    let n: String = tail
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    n.parse().unwrap_or(usize::MAX)
+}
+
+fn row(what: &str, runner: String, anchor: String, result: String, goal: &str) {
+    println!("| {what} | {runner} | {anchor} | {result} | {goal} |");
+}
+
+fn grep_and_glob(repo: &Path) {
+    let pattern = r"unsafe fn \w+";
+    let tool = |name: &str, args: &str| {
+        let mut c = Command::new(RUNNER);
+        c.args(["tool", name, args, "--workspace"]).arg(repo);
+        c.stdout(Stdio::null());
+        c
+    };
+    let grep_args = format!(
+        "{{\"pattern\": {}, \"limit\": 1}}",
+        serde_json::to_string(pattern).unwrap()
+    );
+    let ours = run_ok(&mut tool("grep", &grep_args));
+    let ours_n = count_in_display(&ours.stderr, ":");
+    let rg = run_ok(
+        Command::new("rg")
+            .args(["-n", "--no-require-git", pattern])
+            .arg(repo),
+    );
+    let rg_n = rg.stdout.iter().filter(|&&b| b == b'\n').count();
+    let t_ours = timed(|| {
+        run_ok(&mut tool("grep", &grep_args));
+    });
+    let t_rg = timed(|| {
+        run_ok(
+            Command::new("rg")
+                .args(["-n", "--no-require-git", pattern])
+                .arg(repo)
+                .stdout(Stdio::null()),
+        );
+    });
+    row(
+        &format!("grep `{pattern}` ({rg_n} matches; runner found {ours_n})"),
+        ms(t_ours),
+        format!("rg -n: {}", ms(t_rg)),
+        format!("{:.2}x", t_ours.as_secs_f64() / t_rg.as_secs_f64()),
+        "within 1.1x of rg, same matches",
+    );
+
+    let glob_args = r#"{"pattern": "**/*.rs"}"#;
+    let ours = run_ok(&mut tool("glob", glob_args));
+    let ours_n = count_in_display(&ours.stderr, ":");
+    let rg = run_ok(
+        Command::new("rg")
+            .args(["--files", "--no-require-git", "-g", "*.rs"])
+            .arg(repo),
+    );
+    let rg_n = rg.stdout.iter().filter(|&&b| b == b'\n').count();
+    let t_ours = timed(|| {
+        run_ok(&mut tool("glob", glob_args));
+    });
+    let t_rg = timed(|| {
+        run_ok(
+            Command::new("rg")
+                .args(["--files", "--no-require-git", "-g", "*.rs"])
+                .arg(repo)
+                .stdout(Stdio::null()),
+        );
+    });
+    row(
+        &format!("glob `**/*.rs` ({rg_n} files; runner found {ours_n})"),
+        ms(t_ours),
+        format!("rg --files -g: {}", ms(t_rg)),
+        format!("{:.2}x", t_ours.as_secs_f64() / t_rg.as_secs_f64()),
+        "same files",
+    );
+}
+
+/// A task folder with a workspace of one small file and a scripted model.
+fn scripted_task(dir: &Path, script: &str, extra: &str) {
+    std::fs::create_dir_all(dir.join("ws")).unwrap();
+    std::fs::write(dir.join("ws/small.txt"), "a small file\n").unwrap();
+    std::fs::write(
+        dir.join("task.yaml"),
+        format!(
+            "name: t\nprompt: bench\nworkspace: ws\nmax_turns: 1000\nsandbox: off\n{extra}script:\n{script}"
+        ),
+    )
+    .unwrap();
+}
+
+fn run_task(dir: &Path, envs: &[(&str, String)]) -> Duration {
+    let t = Instant::now();
+    let mut c = Command::new(RUNNER);
+    c.current_dir(dir)
+        .env("CI", "true")
+        .args(["run", "--quiet", "--out", "out", "task.yaml"]);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    run_ok(&mut c);
+    t.elapsed()
+}
+
+/// `turns` turns of `per_turn` read_file calls each.
+fn read_calls(turns: usize, per_turn: usize) -> String {
+    let call = "      - {name: read_file, args: {file_path: small.txt}}\n";
+    let turn = format!("  - tool_calls:\n{}", call.repeat(per_turn));
+    turn.repeat(turns)
+}
+
+fn per_call_overhead() {
+    let scratch = tempfile::tempdir().unwrap();
+    let one = scratch.path().join("one");
+    let many = scratch.path().join("many");
+    scripted_task(&one, &read_calls(1, 1), "");
+    scripted_task(&many, &read_calls(10, 1000), "");
+    let t_one = timed(|| {
+        run_task(&one, &[]);
+    });
+    let t_many = timed(|| {
+        run_task(&many, &[]);
+    });
+    // The raw cost of the work one call does: open and read the file.
+    let file = one.join("ws/small.txt");
+    let n = 10_000u32;
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut s = String::new();
+        std::fs::File::open(&file)
+            .unwrap()
+            .read_to_string(&mut s)
+            .unwrap();
+    }
+    let raw = t.elapsed() / n;
+    let per_call = (t_many.saturating_sub(t_one)) / 9_999;
+    let overhead = per_call.saturating_sub(raw);
+    row(
+        "harness overhead per call (10,000 read_file calls, 10 turns)",
+        format!("{:.1} µs", overhead.as_secs_f64() * 1e6),
+        format!(
+            "LangChain seed: 1000-3000 µs (raw read {:.1} µs)",
+            raw.as_secs_f64() * 1e6
+        ),
+        format!(
+            "{:.0}x less",
+            2000.0 / (overhead.as_secs_f64() * 1e6).max(0.001)
+        ),
+        "under 50 µs",
+    );
+}
+
+fn batch_of_16() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("batch");
+    let calls: String = (0..16)
+        .map(|i| format!("      - {{name: probe, args: {{label: p{i}, sleep_ms: 100}}}}\n"))
+        .collect();
+    scripted_task(&dir, &format!("  - tool_calls:\n{calls}"), "");
+    let empty = scratch.path().join("empty");
+    scripted_task(&empty, "  - text: nothing\n", "");
+    run_task(&dir, &[]);
+    let wall = timed(|| {
+        run_task(&dir, &[]);
+    });
+    let base = timed(|| {
+        run_task(&empty, &[]);
+    });
+    // The batch's own wall time, from the transcript's call timings.
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/t/transcript.json")).unwrap()).unwrap();
+    let calls = t["tool_calls"].as_array().unwrap();
+    let start = calls
+        .iter()
+        .map(|c| c["started_ms"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    let end = calls
+        .iter()
+        .map(|c| c["started_ms"].as_u64().unwrap() + c["duration_ms"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    row(
+        "16 read-only calls of 100 ms in one turn",
+        format!(
+            "{} ms (batch), {} run - empty run",
+            end - start,
+            ms(wall.saturating_sub(base))
+        ),
+        "100 ms (one call)".into(),
+        format!("{:.2}x", (end - start) as f64 / 100.0),
+        "under 130 ms",
+    );
+}
+
+/// A fake OpenAI-compatible server: each answer after `latency`; it asks
+/// for one `ls` call until `turns` answers were given, then answers text.
+fn fake_openai(latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for (n, conn) in listener.incoming().enumerate() {
+            let Ok(mut conn) = conn else { continue };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            std::thread::sleep(latency);
+            let last = (n + 1) % (turns + 1) == 0;
+            let message = if last {
+                serde_json::json!({"role": "assistant", "content": "done"})
+            } else {
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("c{n}"), "type": "function",
+                     "function": {"name": "ls", "arguments": "{}"}}]})
+            };
+            let body = serde_json::json!({"choices": [{"message": message,
+                "finish_reason": if last {"stop"} else {"tool_calls"}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+            .to_string();
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, handle)
+}
+
+fn turn_overhead() {
+    let latency = Duration::from_millis(50);
+    let turns = 40;
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("e2e");
+    scripted_task(
+        &dir,
+        "  - text: unused\n",
+        "model: openai:bench\nmodel_options: {stream: false}\n",
+    );
+    let (port, _server) = fake_openai(latency, turns);
+    let envs = [
+        ("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1")),
+        ("OPENAI_API_KEY", "sk-bench".to_string()),
+    ];
+    run_task(&dir, &envs);
+    let wall = timed(|| {
+        run_task(&dir, &envs);
+    });
+    // A run is `turns + 1` model answers; the workspace copy, outputs and
+    // process start are in the total, so this is an upper bound.
+    let answers = turns as u32 + 1;
+    let per_turn = wall / answers;
+    row(
+        &format!("end-to-end turn against a fake OpenAI server ({turns} turns of one ls call)"),
+        format!(
+            "{:.2} ms over the latency",
+            (per_turn.saturating_sub(latency)).as_secs_f64() * 1000.0
+        ),
+        format!("{} ms latency per answer", latency.as_millis()),
+        format!("{} per turn in all", ms(per_turn)),
+        "small against the model",
+    );
+}
+
+/// Peak resident size of a process, polled from /proc until it exits.
+fn peak_rss_kib(mut child: std::process::Child) -> u64 {
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status)
+            && let Some(l) = s.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            let kib: u64 = l
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            peak = peak.max(kib);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return peak;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn peak_memory() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("mem");
+    scripted_task(
+        &dir,
+        "  - tool_calls:\n      - {name: bash, args: {command: \"yes | head -c 1000000000; echo the end\"}}\n",
+        "policy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n",
+    );
+    let child = Command::new(RUNNER)
+        .current_dir(&dir)
+        .env("CI", "true")
+        .args(["run", "--quiet", "--out", "out", "task.yaml"])
+        .spawn()
+        .unwrap();
+    let kib = peak_rss_kib(child);
+    row(
+        "peak memory of a run whose command prints 1 GB",
+        format!("{:.1} MiB", kib as f64 / 1024.0),
+        "1 GB of output".into(),
+        format!("{:.1}% of it", kib as f64 / 1024.0 / 10.0),
+        "under 100 MB",
+    );
+}
+
+fn main() {
+    let repo = search_repo();
+    println!(
+        "Search repository: {} ({} MB). Median of {} rounds.\n",
+        repo.display(),
+        du_mb(&repo),
+        rounds()
+    );
+    println!("| measurement | runner | anchor | result | goal |");
+    println!("|---|---|---|---|---|");
+    grep_and_glob(&repo);
+    per_call_overhead();
+    batch_of_16();
+    turn_overhead();
+    peak_memory();
+}
