@@ -15,6 +15,9 @@ use crate::task::ScriptTurn;
 pub struct ScriptedProvider {
     turns: Vec<ScriptTurn>,
     next: Mutex<usize>,
+    /// Messages already counted and their tokens: the conversation only
+    /// grows, so each request counts only what is new.
+    counted: Mutex<(usize, u64)>,
 }
 
 impl ScriptedProvider {
@@ -22,6 +25,7 @@ impl ScriptedProvider {
         Self {
             turns,
             next: Mutex::new(0),
+            counted: Mutex::new((0, 0)),
         }
     }
 }
@@ -48,12 +52,21 @@ impl Provider for ScriptedProvider {
                 *n += 1;
                 i
             };
-            let input: u64 = estimate_tokens(req.system)
-                + req
-                    .messages
+            let input = {
+                let mut c = self.counted.lock().map_err(|_| ProviderError {
+                    provider: "scripted".into(),
+                    message: "internal lock poisoned".into(),
+                })?;
+                if c.0 > req.messages.len() {
+                    *c = (0, 0);
+                }
+                let new: u64 = req.messages[c.0..]
                     .iter()
                     .map(|m| estimate_tokens(&serde_json::to_string(m).unwrap_or_default()))
-                    .sum::<u64>();
+                    .sum();
+                *c = (req.messages.len(), c.1 + new);
+                estimate_tokens(req.system) + c.1
+            };
             let Some(turn) = self.turns.get(index) else {
                 return Ok(ModelTurn {
                     text: String::new(),

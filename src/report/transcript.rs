@@ -125,7 +125,9 @@ struct Recorded {
     turns: Vec<TurnRecord>,
     tool_calls: Vec<ToolCallRecord>,
     /// Calls started and not finished yet, by id.
-    running: Vec<ToolCallRecord>,
+    /// Calls started and not finished, by (turn, id): a turn can hold
+    /// thousands, so finishing one must not scan them all.
+    running: std::collections::BTreeMap<(u32, String), ToolCallRecord>,
 }
 
 /// Builds the transcript's turns and calls from events.
@@ -139,7 +141,9 @@ impl TranscriptRecorder {
     /// cancelled under them) are recorded as `cancelled`.
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
         let mut r = self.inner.lock().unwrap();
-        let running = std::mem::take(&mut r.running);
+        let mut running: Vec<ToolCallRecord> =
+            std::mem::take(&mut r.running).into_values().collect();
+        running.sort_by_key(|c| c.started_ms);
         r.tool_calls.extend(running);
         (
             std::mem::take(&mut r.turns),
@@ -178,24 +182,26 @@ impl EventSink for TranscriptRecorder {
                 arguments,
                 decision,
                 started_ms,
-            } => r.running.push(ToolCallRecord {
-                id: id.clone(),
-                tool: tool.clone(),
-                turn: *turn,
-                batch: *batch,
-                arguments: arguments.clone(),
-                decision: decision.clone(),
-                status: CallStatus::Cancelled,
-                error_kind: None,
-                content: "the run was cancelled before the call finished".into(),
-                display: format!("cancelled: {tool}"),
-                metadata: serde_json::Value::Null,
-                started_ms: *started_ms,
-                duration_ms: 0,
-            }),
+            } => {
+                let rec = ToolCallRecord {
+                    id: id.clone(),
+                    tool: tool.clone(),
+                    turn: *turn,
+                    batch: *batch,
+                    arguments: arguments.clone(),
+                    decision: decision.clone(),
+                    status: CallStatus::Cancelled,
+                    error_kind: None,
+                    content: "the run was cancelled before the call finished".into(),
+                    display: format!("cancelled: {tool}"),
+                    metadata: serde_json::Value::Null,
+                    started_ms: *started_ms,
+                    duration_ms: 0,
+                };
+                r.running.insert((*turn, id.clone()), rec);
+            }
             Event::ToolFinished { record } => {
-                r.running
-                    .retain(|c| c.id != record.id || c.turn != record.turn);
+                r.running.remove(&(record.turn, record.id.clone()));
                 r.tool_calls.push((**record).clone());
             }
             Event::TurnStarted { .. } => {}

@@ -18,12 +18,15 @@ struct Stamp {
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
-    let m = std::fs::metadata(path).ok()?;
-    Some(Stamp {
+    Some(stamp_of(&std::fs::metadata(path).ok()?))
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
+    Stamp {
         size: m.len(),
         mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
         ino: m.ino(),
-    })
+    }
 }
 
 /// Files read by a task, keyed by their real path.
@@ -38,6 +41,15 @@ impl ReadTracker {
         if let Some(s) = stamp(path) {
             self.seen.lock().unwrap().insert(path.to_path_buf(), s);
         }
+    }
+
+    /// [`ReadTracker::record`] with metadata taken before the read (a
+    /// change during the read then shows as a change since).
+    pub fn record_with(&self, path: &Path, meta: &std::fs::Metadata) {
+        self.seen
+            .lock()
+            .unwrap()
+            .insert(path.to_path_buf(), stamp_of(meta));
     }
 
     /// Checks that an existing file may be overwritten; `shown` is how the

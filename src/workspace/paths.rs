@@ -83,7 +83,7 @@ impl Workspace {
             Ok(r) => to_slash(r),
             Err(_) => return Err(PathError::Outside(input.to_string())),
         };
-        let real = resolve_symlinks(&lexical);
+        let real = self.real_path(&lexical);
         let real_rel = match real.strip_prefix(&self.root) {
             Ok(r) => to_slash(r),
             Err(_) => {
@@ -113,7 +113,7 @@ impl Workspace {
             self.root.join(input)
         };
         let lexical = normalize_lexically(&candidate);
-        let real = resolve_symlinks(&lexical);
+        let real = self.real_path(&lexical);
         let spell = |p: &Path| match p.strip_prefix(&self.root) {
             Ok(r) => to_slash(r),
             Err(_) => p.display().to_string(),
@@ -124,6 +124,36 @@ impl Workspace {
             out.push(real);
         }
         out
+    }
+
+    /// [`resolve_symlinks`] for a lexically normal path, with a fast path
+    /// under the root: the root is canonical, so only the components below
+    /// it are asked whether they are symlinks (one `readlink` each, where
+    /// `canonicalize` asks every component from `/`). Any symlink, or
+    /// anything unusual, takes the general path.
+    fn real_path(&self, lexical: &Path) -> PathBuf {
+        let Ok(below) = lexical.strip_prefix(&self.root) else {
+            return resolve_symlinks(lexical);
+        };
+        let mut cur = self.root.clone();
+        let mut comps = below.components();
+        while let Some(c) = comps.next() {
+            let std::path::Component::Normal(name) = c else {
+                return resolve_symlinks(lexical);
+            };
+            cur.push(name);
+            match std::fs::read_link(&cur) {
+                // Exists and is not a symlink.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
+                // Nothing here: the rest does not exist either.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    cur.push(comps.as_path());
+                    return normalize_lexically(&cur);
+                }
+                _ => return resolve_symlinks(lexical),
+            }
+        }
+        cur
     }
 
     /// The workspace-relative spelling of an absolute path under the root.
@@ -221,6 +251,34 @@ fn resolve_symlinks_within(path: &Path, hops_left: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_path_agrees_with_canonicalize() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let root = ws.root().to_path_buf();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+        std::os::unix::fs::symlink("missing-target", root.join("dangling")).unwrap();
+        for p in [
+            "a",
+            "a/b/f.txt",
+            "a/b/new.txt",
+            "new/deeper/x",
+            "link/b/f.txt",
+            "link/new",
+            "out/hosts",
+            "dangling",
+            "dangling/x",
+            "a/b/f.txt/x",
+            ".",
+        ] {
+            let lexical = normalize_lexically(&root.join(p));
+            assert_eq!(ws.real_path(&lexical), resolve_symlinks(&lexical), "{p}");
+        }
+    }
 
     #[test]
     fn lexical_normalisation() {

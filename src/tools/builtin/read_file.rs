@@ -100,7 +100,15 @@ impl Tool for ReadFile {
                 meta.len()
             )));
         }
-        let reader = BufReader::new(std::io::Cursor::new(probe[..n].to_vec()).chain(file));
+        probe.truncate(n);
+        // A small file is whole in the probe; a larger one continues from
+        // the file.
+        let rest: Box<dyn Read + Send> = if n < 8192 {
+            Box::new(std::io::empty())
+        } else {
+            Box::new(file)
+        };
+        let reader = BufReader::new(std::io::Cursor::new(probe).chain(rest));
         let offset = args.offset.unwrap_or(0);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let mut out = String::new();
@@ -127,7 +135,7 @@ impl Tool for ReadFile {
         }
         // `split` yields a last empty piece only when the file does not end
         // with a newline; a trailing newline adds none, which is what we want.
-        ctx.reads.record(&real);
+        ctx.reads.record_with(&real, &meta);
         let remaining = total.saturating_sub(offset + shown_lines);
         if total == 0 {
             out.push_str("(the file is empty)\n");
