@@ -282,3 +282,27 @@ fn limits_bound_cpu_and_memory() {
     // SIGXCPU after one CPU second: 128 + 24, long before `timeout`.
     assert!(r[2].contains("exit=152"), "{}", r[2]);
 }
+
+#[test]
+fn runner_tool_bash_gets_the_same_environment_and_sandbox_as_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let out = runner()
+        .env("GITHUB_TOKEN", GH_SECRET)
+        .args([
+            "tool",
+            "bash",
+            r#"{"command": "env | grep -c GITHUB_TOKEN; python3 -c \"import os; open(os.path.expanduser('~/../runner-tool-escape'), 'w')\" 2>&1 | tail -1; echo inside > b.txt"}"#,
+            "--workspace",
+        ])
+        .arg(dir.path().join("ws"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("--- stdout ---\n0\n"), "{text}");
+    assert!(text.contains("PermissionError"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/b.txt")).unwrap(),
+        "inside\n"
+    );
+}
