@@ -92,8 +92,15 @@ impl Tool for ReadFile {
             )));
         }
         let mut file = std::fs::File::open(&real).map_err(|e| super::io_error(e, shown))?;
+        // A file that fits is read whole here, in one `read` when its size
+        // is known (not for /proc-like files, which report 0).
+        let want = if meta.is_file() && meta.len() > 0 {
+            (meta.len() as usize).min(8192)
+        } else {
+            8192
+        };
         let mut probe = vec![0u8; 8192];
-        let n = read_up_to(&mut file, &mut probe).map_err(|e| super::io_error(e, shown))?;
+        let n = read_up_to(&mut file, &mut probe, want).map_err(|e| super::io_error(e, shown))?;
         if probe[..n].contains(&0) {
             return Err(ToolError::validation(format!(
                 "{shown} is a binary file ({} bytes); read_file shows text only",
@@ -166,9 +173,11 @@ impl Tool for ReadFile {
     }
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+/// Reads into `buf` until it is full or the stream ends; a file that has
+/// given `enough` bytes (its size) is not asked again.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8], enough: usize) -> std::io::Result<usize> {
     let mut n = 0;
-    while n < buf.len() {
+    while n < buf.len() && n < enough {
         match r.read(&mut buf[n..])? {
             0 => break,
             k => n += k,
