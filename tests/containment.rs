@@ -306,3 +306,36 @@ fn runner_tool_bash_gets_the_same_environment_and_sandbox_as_a_run() {
         "inside\n"
     );
 }
+
+#[test]
+fn without_landlock_best_effort_goes_on_and_says_so_while_required_fails() {
+    for mode in ["best-effort", "required"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        task_with_commands(dir.path(), &format!("sandbox: {mode}\n"), &["echo ran"]);
+        let out = runner()
+            .current_dir(dir.path())
+            .env("CI", "true")
+            .env("RUNNER_SIMULATE_NO_LANDLOCK", "1")
+            .args(["run", "--out", "out", "task.yaml"])
+            .output()
+            .unwrap();
+        let t = read_json(dir.path().join("out/t/transcript.json"));
+        if mode == "best-effort" {
+            assert!(out.status.success(), "{}", stderr(&out));
+            let note = t["sandbox"].as_str().unwrap();
+            assert!(
+                note.contains("unavailable") && note.contains("unsandboxed"),
+                "{note}"
+            );
+            assert!(results(&t)[0].contains("ran"));
+        } else {
+            assert_eq!(out.status.code(), Some(1));
+            assert_eq!(t["outcome"]["status"], "error");
+            let reason = t["outcome"]["reason"].as_str().unwrap();
+            assert!(reason.contains("sandbox: required"), "{reason}");
+            assert!(t["tool_calls"].as_array().unwrap().is_empty());
+        }
+    }
+}

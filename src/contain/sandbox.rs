@@ -92,8 +92,18 @@ fn fs_rights(abi: i32) -> u64 {
     all
 }
 
+/// Set (to anything) to act as if the kernel had no Landlock: how the tests
+/// see what `best-effort` and `required` do on such kernels. It can only
+/// make a run stricter (`required` fails) or as loose as `sandbox: off`.
+pub const SIMULATE_NO_LANDLOCK: &str = "RUNNER_SIMULATE_NO_LANDLOCK";
+
 /// The Landlock ABI version of this kernel, or why there is none.
 pub fn landlock_abi() -> Result<i32, String> {
+    if std::env::var_os(SIMULATE_NO_LANDLOCK).is_some() {
+        return Err(format!(
+            "Landlock is unavailable ({SIMULATE_NO_LANDLOCK} is set)"
+        ));
+    }
     // SAFETY: the documented version query: no attribute, size 0.
     let v = unsafe {
         libc::syscall(
