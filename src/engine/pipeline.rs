@@ -34,6 +34,9 @@ pub fn gate(
     policy: &PolicySet,
     ctx: &ToolContext,
 ) -> Gate {
+    // Validation and signatures resolve the same paths: once is enough
+    // within these synchronous checks. Execution resolves afresh.
+    let _memo = crate::workspace::ResolveMemo::start();
     let tool = match registry.get(&req.name) {
         Ok(t) => t,
         Err(e) => {

@@ -14,5 +14,5 @@ mod snapshot;
 pub use atomic::{atomic_write, atomic_write_str};
 pub use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
 pub use isolate::{ApplyError, IsolatedWorkspace, apply_changes, walk_tree};
-pub use paths::{PathError, ResolvedPath, Workspace, normalize_lexically};
+pub use paths::{PathError, ResolveMemo, ResolvedPath, Workspace, normalize_lexically};
 pub use snapshot::{Snapshot, SnapshotEntry};

@@ -132,6 +132,20 @@ impl Workspace {
     /// `canonicalize` asks every component from `/`). Any symlink, or
     /// anything unusual, takes the general path.
     fn real_path(&self, lexical: &Path) -> PathBuf {
+        let hit = MEMO.with(|m| m.borrow().as_ref().and_then(|h| h.get(lexical).cloned()));
+        if let Some(hit) = hit {
+            return hit;
+        }
+        let real = self.real_path_uncached(lexical);
+        MEMO.with(|m| {
+            if let Some(h) = m.borrow_mut().as_mut() {
+                h.insert(lexical.to_path_buf(), real.clone());
+            }
+        });
+        real
+    }
+
+    fn real_path_uncached(&self, lexical: &Path) -> PathBuf {
         let Ok(below) = lexical.strip_prefix(&self.root) else {
             return resolve_symlinks(lexical);
         };
@@ -207,6 +221,31 @@ fn resolve_symlinks(path: &Path) -> PathBuf {
     resolve_symlinks_within(path, MAX_LINK_HOPS)
 }
 
+thread_local! {
+    /// Resolutions made while a [`ResolveMemo`] lives on this thread.
+    static MEMO: std::cell::RefCell<Option<std::collections::HashMap<PathBuf, PathBuf>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While it lives, a path resolved twice on this thread is looked up once:
+/// for the synchronous checks of one call (validation, then signatures),
+/// which ask the same question microseconds apart. Execution resolves again
+/// afresh, outside any memo.
+pub struct ResolveMemo(());
+
+impl ResolveMemo {
+    pub fn start() -> Self {
+        MEMO.with(|m| *m.borrow_mut() = Some(Default::default()));
+        Self(())
+    }
+}
+
+impl Drop for ResolveMemo {
+    fn drop(&mut self) {
+        MEMO.with(|m| *m.borrow_mut() = None);
+    }
+}
+
 fn resolve_symlinks_within(path: &Path, hops_left: u32) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
@@ -251,6 +290,25 @@ fn resolve_symlinks_within(path: &Path, hops_left: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memo_answers_only_while_it_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let root = ws.root().to_path_buf();
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        let memo = ResolveMemo::start();
+        assert_eq!(ws.resolve("x/f").unwrap().real_rel, None);
+        // Changed under the memo: the memo keeps its first answer...
+        std::os::unix::fs::symlink(root.join("real"), root.join("x")).unwrap();
+        assert_eq!(ws.resolve("x/f").unwrap().real_rel, None);
+        drop(memo);
+        // ...and without it the change is seen.
+        assert_eq!(
+            ws.resolve("x/f").unwrap().real_rel.as_deref(),
+            Some("real/f")
+        );
+    }
 
     #[test]
     fn the_fast_path_agrees_with_canonicalize() {
