@@ -1,7 +1,7 @@
 //! `runner tools` and `runner tool NAME ARGS_JSON`: the tool system on its
 //! own, for debugging tools and for benchmarks.
 
-use crate::contain::{Confinement, EnvSettings, SandboxSettings, scrubbed_env};
+use crate::contain::{CommandSetup, EnvSettings, SandboxSettings};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -110,29 +110,21 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     // Commands get what they get in a run with the default settings: the
     // scrubbed environment and the best-effort sandbox (writes only in the
     // workspace, which here is the real one, and a temp folder).
-    let tmp = match tempfile::Builder::new().prefix("runner-tmp-").tempdir() {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot create a temp folder: {e}");
-            return EXIT_FAILED;
-        }
-    };
-    let writable = [ws.root().to_path_buf(), tmp.path().to_path_buf()];
-    let confine = match Confinement::new(&SandboxSettings::default(), &writable) {
-        Ok((c, _)) => c,
+    let commands = match CommandSetup::new(
+        ws.root(),
+        &EnvSettings::default(),
+        &SandboxSettings::default(),
+    ) {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FAILED;
         }
     };
-    let vars = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let mut cmd_env = scrubbed_env(vars, &EnvSettings::default());
-    cmd_env.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
-    cmd_env.push(("TMPDIR".into(), tmp.path().display().to_string()));
     let mut ctx = ToolContext::new(ws).with_visibility(set.clone());
-    ctx.env = Some(cmd_env);
-    ctx.confine = confine.map(Arc::new);
+    ctx.env = Some(commands.env);
+    ctx.confine = commands.confine.map(Arc::new);
+    let _tmp = commands.tmp;
     let ctx = Arc::new(ctx);
     let env = ToolEnv {
         registry: &registry,

@@ -11,10 +11,12 @@
 //!   the runner and applied in the child between `fork` and `exec` with
 //!   plain system calls.
 
+pub mod commands;
 pub mod env;
 pub mod redact;
 pub mod sandbox;
 
+pub use commands::{CommandSetup, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
 pub use redact::{Redactor, redact};
 pub use sandbox::{Confinement, SandboxMode, SandboxSettings, landlock_abi};

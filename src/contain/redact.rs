@@ -79,10 +79,7 @@ static GLOBAL: OnceLock<Redactor> = OnceLock::new();
 
 /// Sets the process-wide redactor from the environment (first call wins).
 pub fn init() {
-    let _ = GLOBAL
-        .set(Redactor::from_env(std::env::vars_os().filter_map(
-            |(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)),
-        )));
+    let _ = GLOBAL.set(Redactor::from_env(super::process_env()));
 }
 
 /// Redacts with the process-wide redactor (shapes only until [`init`]).

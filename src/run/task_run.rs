@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
-use crate::contain::{Confinement, scrubbed_env};
+use crate::contain::CommandSetup;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::mcp::McpServers;
 use crate::policy::{Policy, PolicySet};
@@ -51,14 +51,6 @@ fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// The runner's environment (names and values that are not UTF-8 are left
-/// out).
-fn runner_env() -> Vec<(String, String)> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
 }
 
 /// The configuration of a task's HTTP model from the environment and its
@@ -142,27 +134,16 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             ))
         })?;
         let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
-        // The task's own temp folder: commands may write there and in the
-        // copy, nowhere else (under the sandbox).
-        let tmp = tempfile::Builder::new()
-            .prefix("runner-tmp-")
-            .tempdir()
-            .map_err(|e| Failure(format!("could not create the task's temp folder: {e}")))?;
-        let mut writable = vec![iso.path().to_path_buf(), tmp.path().to_path_buf()];
-        writable.extend(task.sandbox.write.iter().cloned());
-        let (confine, note) = Confinement::new(&task.sandbox, &writable).map_err(Failure)?;
-        sandbox_note = note;
-        let mut env = scrubbed_env(runner_env(), &task.env);
-        for var in ["TMPDIR", "TMP", "TEMP"] {
-            env.retain(|(k, _)| k != var);
-            env.push((var.to_string(), tmp.path().display().to_string()));
-        }
+        // Commands may write in the copy and the task's temp folder,
+        // nowhere else (under the sandbox).
+        let commands = CommandSetup::new(iso.path(), &task.env, &task.sandbox).map_err(Failure)?;
+        sandbox_note = commands.sandbox_note;
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
             .with_visibility(policy.clone());
-        ctx.env = Some(env);
-        ctx.confine = confine.map(Arc::new);
-        Ok((provider, (iso, tmp), Arc::new(ctx)))
+        ctx.env = Some(commands.env);
+        ctx.confine = commands.confine.map(Arc::new);
+        Ok((provider, (iso, commands.tmp), Arc::new(ctx)))
     });
 
     let outcome = match setup {

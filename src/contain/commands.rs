@@ -1,0 +1,55 @@
+//! Everything a task's commands run under, prepared in one place for
+//! `runner run` and `runner tool`: the scrubbed environment, a private
+//! temp folder (also `TMPDIR`), and the sandbox allowing writes in the
+//! workspace, that folder and the task's extra `write:` paths.
+
+use std::path::Path;
+
+use super::{Confinement, EnvSettings, SandboxSettings, scrubbed_env};
+
+/// The runner's own environment (names and values that are not UTF-8 are
+/// left out).
+pub fn process_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// What commands get. Keep it alive while they run: dropping it removes
+/// the temp folder.
+pub struct CommandSetup {
+    pub env: Vec<(String, String)>,
+    pub confine: Option<Confinement>,
+    /// What the sandbox enforces, for the transcript.
+    pub sandbox_note: String,
+    pub tmp: tempfile::TempDir,
+}
+
+impl CommandSetup {
+    /// The error says what could not be prepared (or that `sandbox:
+    /// required` cannot be met).
+    pub fn new(
+        workspace: &Path,
+        env: &EnvSettings,
+        sandbox: &SandboxSettings,
+    ) -> Result<CommandSetup, String> {
+        let tmp = tempfile::Builder::new()
+            .prefix("runner-tmp-")
+            .tempdir()
+            .map_err(|e| format!("could not create the task's temp folder: {e}"))?;
+        let mut writable = vec![workspace.to_path_buf(), tmp.path().to_path_buf()];
+        writable.extend(sandbox.write.iter().cloned());
+        let (confine, sandbox_note) = Confinement::new(sandbox, &writable)?;
+        let mut vars = scrubbed_env(process_env(), env);
+        vars.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            vars.push((var.to_string(), tmp.path().display().to_string()));
+        }
+        Ok(CommandSetup {
+            env: vars,
+            confine,
+            sandbox_note,
+            tmp,
+        })
+    }
+}
