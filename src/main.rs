@@ -179,16 +179,7 @@ fn main() {
                 .await
             }
             Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
-            Command::Validate { files } => cli::validate::validate(
-                &files,
-                &LoadOptions {
-                    params: Default::default(),
-                    files: Default::default(),
-                    params_optional: true,
-                    model_override: None,
-                    registry: Registry::builtin(),
-                },
-            ),
+            Command::Validate { files } => cli::validate::validate(&files, &LoadOptions::lenient()),
             Command::Check {
                 policies,
                 workspace,

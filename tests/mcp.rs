@@ -281,3 +281,20 @@ fn the_process_group_of_a_healthy_server_is_stopped_at_the_end() {
         "a server process outlived the task"
     );
 }
+
+#[test]
+fn plan_mode_starts_no_server() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    // Required and impossible to start: a plan task never tries.
+    write(
+        dir.path(),
+        "task.yaml",
+        "name: t\nprompt: x\nworkspace: ws\nmode: plan\nmcp_servers:\n  ghost:\n    command: no-such-mcp-server-xyz\nscript:\n  - tool_calls:\n      - {name: ls, args: {}}\n",
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let w = t["warnings"][0].as_str().unwrap();
+    assert!(w.contains("plan mode") && w.contains("not started"), "{w}");
+    assert!(!dir.path().join("out/t/mcp-ghost.log").exists());
+}

@@ -22,13 +22,7 @@ pub fn print_tools(format: Dialect) -> i32 {
 
 /// The declarations of the tools one task gets, MCP servers included.
 pub async fn print_task_tools(format: Dialect, task: &Path) -> i32 {
-    let opts = crate::task::LoadOptions {
-        params: Default::default(),
-        files: Default::default(),
-        params_optional: true,
-        model_override: None,
-        registry: Registry::builtin(),
-    };
+    let opts = crate::task::LoadOptions::lenient();
     let task = match crate::task::load_task(task, &opts) {
         Ok(t) => t,
         Err(errors) => {
@@ -39,34 +33,32 @@ pub async fn print_task_tools(format: Dialect, task: &Path) -> i32 {
         }
     };
     let mut registry = crate::run::task_registry(&task, &Registry::builtin());
-    if !task.mcp_servers.is_empty() && task.mode != crate::task::Mode::Plan {
-        let logs = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("error: cannot create a temp folder: {e}");
-                return 1;
-            }
-        };
-        let started =
-            match crate::mcp::McpServers::start(&task.mcp_servers, &task.workspace, logs.path())
-                .await
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: {}: {e}", task.file.display());
-                    return 1;
-                }
-            };
-        for w in &started.warnings {
-            eprintln!("warning: {w}");
+    let logs = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: cannot create a temp folder: {e}");
+            return EXIT_FAILED;
         }
-        for t in started.tools {
-            if let Err(e) = registry.register(t) {
-                eprintln!("warning: {e}");
+    };
+    let started = crate::mcp::McpServers::start_into(
+        &task.mcp_servers,
+        task.mode == crate::task::Mode::Plan,
+        &task.workspace,
+        logs.path(),
+        &mut registry,
+    )
+    .await;
+    match started {
+        Ok((mut servers, warnings)) => {
+            for w in warnings {
+                eprintln!("warning: {w}");
             }
+            servers.shutdown().await;
         }
-        let mut servers = started.servers;
-        servers.shutdown().await;
+        Err(e) => {
+            eprintln!("error: {}: {e}", task.file.display());
+            return EXIT_FAILED;
+        }
     }
     println!(
         "{}",

@@ -23,7 +23,7 @@ use std::time::Duration;
 pub use server::{McpServer, SAFE_VARS, ServerTool};
 pub use tool::McpTool;
 
-use crate::tools::DynTool;
+use crate::tools::Registry;
 
 /// One entry of `mcp_servers:`, resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,65 +49,69 @@ pub struct McpServers {
     servers: Vec<Arc<McpServer>>,
 }
 
-/// What starting a task's servers gave.
-pub struct Started {
-    pub servers: McpServers,
-    pub tools: Vec<Arc<dyn DynTool>>,
-    /// Servers skipped (not required) and tools left out, for the transcript.
-    pub warnings: Vec<String>,
-}
-
 impl McpServers {
-    /// Starts every server. The error is the first required server that
-    /// could not start.
-    pub async fn start(
+    /// Starts a task's servers and registers their tools in `registry`,
+    /// returning the running servers and the warnings for the transcript
+    /// (servers skipped, tools missing or left out). In plan mode no server
+    /// is started: its tools may write. The error is the first required
+    /// server that could not start.
+    pub async fn start_into(
         specs: &[McpServerSpec],
+        plan_mode: bool,
         default_cwd: &Path,
         log_dir: &Path,
-    ) -> Result<Started, String> {
-        let mut started = Started {
-            servers: McpServers::default(),
-            tools: Vec::new(),
-            warnings: Vec::new(),
-        };
+        registry: &mut Registry,
+    ) -> Result<(McpServers, Vec<String>), String> {
+        let mut servers = McpServers::default();
+        let mut warnings = Vec::new();
+        if plan_mode {
+            if !specs.is_empty() {
+                warnings.push(
+                    "plan mode: the MCP servers were not started (their tools may write)".into(),
+                );
+            }
+            return Ok((servers, warnings));
+        }
         for spec in specs {
             let log = log_dir.join(format!("mcp-{}.log", spec.name));
-            match McpServer::start(spec, default_cwd, log).await {
+            let (server, tools) = match McpServer::start(spec, default_cwd, log).await {
+                Ok(started) => started,
                 Err(e) if spec.required => {
-                    started.servers.shutdown().await;
+                    servers.shutdown().await;
                     return Err(format!(
                         "the MCP server `{}` could not start: {e}",
                         spec.name
                     ));
                 }
-                Err(e) => started.warnings.push(format!(
-                    "the MCP server `{}` could not start and was skipped (required: false): {e}",
-                    spec.name
-                )),
-                Ok((server, tools)) => {
-                    if let Some(allow) = &spec.tools {
-                        for missing in allow
-                            .iter()
-                            .filter(|a| !tools.iter().any(|t| &&t.name == a))
-                        {
-                            started.warnings.push(format!(
-                                "the MCP server `{}` has no tool `{missing}` (listed in its tools:)",
-                                spec.name
-                            ));
-                        }
-                    }
-                    for t in tools {
-                        if spec.tools.as_ref().is_none_or(|a| a.contains(&t.name)) {
-                            started
-                                .tools
-                                .push(Arc::new(McpTool::new(server.clone(), t)));
-                        }
-                    }
-                    started.servers.servers.push(server);
+                Err(e) => {
+                    warnings.push(format!(
+                        "the MCP server `{}` could not start and was skipped (required: false): {e}",
+                        spec.name
+                    ));
+                    continue;
+                }
+            };
+            if let Some(allow) = &spec.tools {
+                for missing in allow
+                    .iter()
+                    .filter(|a| !tools.iter().any(|t| &&t.name == a))
+                {
+                    warnings.push(format!(
+                        "the MCP server `{}` has no tool `{missing}` (listed in its tools:)",
+                        spec.name
+                    ));
                 }
             }
+            for t in tools {
+                if spec.tools.as_ref().is_none_or(|a| a.contains(&t.name))
+                    && let Err(e) = registry.register(Arc::new(McpTool::new(server.clone(), t)))
+                {
+                    warnings.push(format!("MCP tool left out: {e}"));
+                }
+            }
+            servers.servers.push(server);
         }
-        Ok(started)
+        Ok((servers, warnings))
     }
 
     /// Closes every session and kills the servers' process groups.

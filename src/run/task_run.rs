@@ -156,32 +156,24 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             reason: e,
         },
         Ok((provider, (iso, _task_tmp), ctx)) => 'arm: {
-            let mut mcp = if task.mcp_servers.is_empty() {
-                McpServers::default()
-            } else {
-                match McpServers::start(&task.mcp_servers, iso.path(), &task_out).await {
-                    Err(e) => {
-                        break 'arm Outcome {
-                            status: OutcomeStatus::Error,
-                            reason: e,
-                        };
-                    }
-                    Ok(started) => {
-                        warnings.extend(started.warnings);
-                        if task.mode == Mode::Plan && !started.tools.is_empty() {
-                            warnings.push(
-                                "plan mode: the MCP servers' tools were not offered (they may write)"
-                                    .into(),
-                            );
-                        } else {
-                            for t in started.tools {
-                                if let Err(e) = registry.register(t) {
-                                    warnings.push(format!("MCP tool left out: {e}"));
-                                }
-                            }
-                        }
-                        started.servers
-                    }
+            let mut mcp = match McpServers::start_into(
+                &task.mcp_servers,
+                task.mode == Mode::Plan,
+                iso.path(),
+                &task_out,
+                &mut registry,
+            )
+            .await
+            {
+                Ok((servers, w)) => {
+                    warnings.extend(w);
+                    servers
+                }
+                Err(e) => {
+                    break 'arm Outcome {
+                        status: OutcomeStatus::Error,
+                        reason: e,
+                    };
                 }
             };
             system = system_prompt(task, &registry, iso.path());

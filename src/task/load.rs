@@ -38,6 +38,21 @@ pub struct LoadOptions {
     pub params_optional: bool,
 }
 
+impl LoadOptions {
+    /// For looking at task files without running them (`runner validate`,
+    /// `runner tools --task`): built-in tools, no `--param`, and a parameter
+    /// without a value is not an error.
+    pub fn lenient() -> Self {
+        LoadOptions {
+            model_override: None,
+            registry: Registry::builtin(),
+            params: Default::default(),
+            files: Default::default(),
+            params_optional: true,
+        }
+    }
+}
+
 /// A check, resolved.
 #[derive(Debug, Clone)]
 pub struct TaskCheck {
