@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, error_text};
+use super::http::{Failure, SseReader, error_of};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
 use crate::tools::Dialect;
 
@@ -137,7 +137,7 @@ fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if raw.get("type").and_then(Value::as_str) == Some("error") {
         return Err(Failure::fatal(format!(
             "error in the answer: {}",
-            error_text(&raw.to_string())
+            error_of(&raw)
         )));
     }
     let blocks = raw
@@ -174,18 +174,13 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
     let mut message = Value::Null;
     let mut stop_reason = Value::Null;
     let mut stopped = false;
-    let cut = |asm: &CallAssembler, why: String| Failure {
-        message: why,
-        retryable: !asm.any_handed_out(),
-        retry_after: None,
-    };
     while !stopped {
         let ev = match sse.next().await {
             Ok(Some(ev)) => ev,
             Ok(None) => {
-                return Err(cut(&asm, "the stream ended before message_stop".into()));
+                return Err(asm.cut("the stream ended before message_stop"));
             }
-            Err(f) => return Err(cut(&asm, f.message)),
+            Err(f) => return Err(asm.cut(f.message)),
         };
         if ev.data.trim().is_empty() {
             continue;
@@ -261,7 +256,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             "error" => {
                 return Err(Failure::fatal(format!(
                     "error event in the stream: {}",
-                    error_text(&data.to_string())
+                    error_of(&data)
                 )));
             }
             _ => {} // ping, and events added later

@@ -10,6 +10,7 @@
 
 use serde_json::{Value, json};
 
+use super::http::Failure;
 use super::{EarlyCalls, ToolCallRequest};
 
 #[derive(Debug, Default)]
@@ -107,9 +108,15 @@ impl CallAssembler {
         }
     }
 
-    /// Whether any call was handed out early.
-    pub fn any_handed_out(&self) -> bool {
-        self.slots.iter().any(|s| s.done)
+    /// A stream that broke off: retried as a whole only while none of its
+    /// calls was handed out (a retry would ask again for calls already
+    /// started).
+    pub fn cut(&self, why: impl Into<String>) -> Failure {
+        Failure {
+            message: why.into(),
+            retryable: !self.slots.iter().any(|s| s.done),
+            retry_after: None,
+        }
     }
 
     /// The calls, in order.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, error_text};
+use super::http::{Failure, SseReader, error_of};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
 use crate::tools::Dialect;
 
@@ -170,7 +170,7 @@ impl Turn {
         if let Some(e) = chunk.get("error") {
             return Err(Failure::fatal(format!(
                 "error in the answer: {}",
-                error_text(&json!({ "error": e }).to_string())
+                error_of(e)
             )));
         }
         if let Some(reason) = chunk
@@ -234,14 +234,9 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
     let mut turn = Turn::new();
     let mut chunks = Vec::new();
     loop {
-        let cut = |t: &Turn, why: String| Failure {
-            message: why,
-            retryable: !t.calls.any_handed_out(),
-            retry_after: None,
-        };
         match sse.next().await {
             Ok(None) => break,
-            Err(f) => return Err(cut(&turn, f.message)),
+            Err(f) => return Err(turn.calls.cut(f.message)),
             Ok(Some(ev)) => {
                 if ev.data.trim().is_empty() {
                     continue;
@@ -258,11 +253,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         }
     }
     if turn.finish.is_none() {
-        return Err(Failure {
-            message: "the stream ended before a finishReason".into(),
-            retryable: !turn.calls.any_handed_out(),
-            retry_after: None,
-        });
+        return Err(turn.calls.cut("the stream ended before a finishReason"));
     }
     let raw = json!({
         "candidates": [{

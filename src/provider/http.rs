@@ -134,15 +134,25 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// The vendor's error text from an error body (`{"error": {"message": ...}}`
 /// for all three), else the start of the body.
 pub fn error_text(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let found = parsed.as_ref().and_then(|v| {
-        let e = v.get("error").unwrap_or(v);
-        e.get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| e.as_str().map(str::to_string))
-    });
-    found.unwrap_or_else(|| body.chars().take(500).collect())
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| error_message(&v))
+        .unwrap_or_else(|| body.chars().take(500).collect())
+}
+
+/// The message of an error object, or of a body holding one under
+/// `error` (the same shape for all three vendors); else its JSON.
+pub fn error_message(v: &Value) -> Option<String> {
+    let e = v.get("error").unwrap_or(v);
+    e.get("message")
+        .and_then(Value::as_str)
+        .or_else(|| e.as_str())
+        .map(str::to_string)
+}
+
+/// [`error_message`], falling back to the JSON text.
+pub fn error_of(v: &Value) -> String {
+    error_message(v).unwrap_or_else(|| v.to_string())
 }
 
 /// Sends one POST and checks the status. The body of a failed answer is

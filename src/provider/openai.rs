@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader};
+use super::http::{Failure, SseReader, error_of};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, Usage};
 use crate::tools::Dialect;
 
@@ -142,7 +142,7 @@ fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if let Some(e) = raw.get("error") {
         return Err(Failure::fatal(format!(
             "error in the answer: {}",
-            super::http::error_text(&json!({ "error": e }).to_string())
+            error_of(e)
         )));
     }
     let message = raw
@@ -178,17 +178,11 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
     let mut finish: Option<String> = None;
     let mut done = false;
     let (mut id, mut model) = (Value::Null, Value::Null);
-    let cut = |asm: &CallAssembler, why: String| Failure {
-        message: why,
-        // A retry would ask again for calls already started.
-        retryable: !asm.any_handed_out(),
-        retry_after: None,
-    };
     loop {
         let ev = match sse.next().await {
             Ok(Some(ev)) => ev,
             Ok(None) => break,
-            Err(f) => return Err(cut(&asm, f.message)),
+            Err(f) => return Err(asm.cut(f.message)),
         };
         let data = ev.data.trim();
         if data == "[DONE]" {
@@ -207,7 +201,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         if let Some(e) = chunk.get("error") {
             return Err(Failure::fatal(format!(
                 "error event in the stream: {}",
-                super::http::error_text(&json!({ "error": e }).to_string())
+                error_of(e)
             )));
         }
         if id.is_null() {
@@ -247,10 +241,8 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         }
     }
     if !done && finish.is_none() {
-        return Err(cut(
-            &asm,
-            "the stream ended before the answer was complete (no finish_reason, no [DONE])".into(),
-        ));
+        return Err(asm
+            .cut("the stream ended before the answer was complete (no finish_reason, no [DONE])"));
     }
     asm.complete_all(early);
     let tool_calls = asm.finish();
