@@ -128,8 +128,6 @@ fn main() {
         .with_target(false)
         .without_time()
         .try_init();
-    // The secret values to redact are those present at start.
-    runner::contain::redact::init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

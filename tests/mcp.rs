@@ -298,3 +298,29 @@ fn plan_mode_starts_no_server() {
     assert!(w.contains("plan mode") && w.contains("not started"), "{w}");
     assert!(!dir.path().join("out/t/mcp-ghost.log").exists());
 }
+
+#[test]
+fn a_large_result_is_spilled_as_for_built_in_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: ws\npolicy: {{default: allow}}\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\nscript:\n  - tool_calls:\n      - {{name: t__big, args: {{lines: 5000}}}}\n",
+            test_server().display()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = t["tool_calls"][0]["content"].as_str().unwrap();
+    assert!(content.contains("saved in full"), "{content}");
+    let spilled = std::fs::read_dir(dir.path().join("out/t/tool-results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(spilled).unwrap();
+    assert!(text.contains("line 4999 of a long result"));
+}

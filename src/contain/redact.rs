@@ -8,7 +8,7 @@
 //! (`AKIA...`), Google API keys (`AIza...`), Slack tokens (`xox?-`) and
 //! PEM private key blocks.
 //!
-//! The process-wide redactor is set once by `runner run` ([`init`]); tool
+//! The process-wide redactor is built on first use ([`redact`]); tool
 //! results are redacted before the model sees them or they are spilled, and
 //! every output file is redacted again as it is written.
 
@@ -77,14 +77,13 @@ impl Redactor {
 
 static GLOBAL: OnceLock<Redactor> = OnceLock::new();
 
-/// Sets the process-wide redactor from the environment (first call wins).
-pub fn init() {
-    let _ = GLOBAL.set(Redactor::from_env(super::process_env()));
-}
-
-/// Redacts with the process-wide redactor (shapes only until [`init`]).
+/// Redacts with the process-wide redactor, built on first use from the
+/// environment (which the runner never changes, so that is the environment
+/// it started with).
 pub fn redact(text: &str) -> Cow<'_, str> {
-    GLOBAL.get_or_init(|| Redactor::new([])).redact(text)
+    GLOBAL
+        .get_or_init(|| Redactor::from_env(super::process_env()))
+        .redact(text)
 }
 
 #[cfg(test)]

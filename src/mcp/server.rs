@@ -38,7 +38,7 @@ pub struct McpServer {
     peer: rmcp::Peer<RoleClient>,
     /// Set to the exit status when the server process ends.
     exited: tokio::sync::watch::Receiver<Option<String>>,
-    _group: GroupGuard,
+    group: GroupGuard,
 }
 
 impl McpServer {
@@ -121,7 +121,7 @@ impl McpServer {
                 service: tokio::sync::Mutex::new(Some(service)),
                 peer,
                 exited,
-                _group: group,
+                group,
             }),
             tools,
         ))
@@ -157,12 +157,12 @@ impl McpServer {
         }
     }
 
-    /// Closes the session; dropping the server then kills its group.
+    /// Closes the session and kills the server's process group.
     pub async fn shutdown(&self) {
         if let Some(s) = self.service.lock().await.take() {
             let _ = tokio::time::timeout(Duration::from_secs(2), s.cancel()).await;
         }
-        self._group.kill();
+        self.group.kill();
     }
 }
 
