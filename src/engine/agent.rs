@@ -51,40 +51,15 @@ pub async fn run_agent(
         }
         turn += 1;
         env.tools.sink.emit(&Event::TurnStarted { turn });
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
-        let reply = {
-            let request = env.provider.complete(ModelRequest {
-                system: env.system,
-                messages,
-                tools: env.tools.registry,
-                early: Some(&tx),
-            });
-            tokio::pin!(request);
-            // Drive the model's answer, start calls it finished, and let the
-            // started ones progress, all at once.
-            let reply = loop {
-                enum Step<R> {
-                    Reply(R),
-                    Call(usize, crate::provider::ToolCallRequest),
-                    Progress,
-                }
-                let step = tokio::select! {
-                    r = &mut request => Step::Reply(r),
-                    Some((i, c)) = rx.recv() => Step::Call(i, c),
-                    _ = early.next_done(), if early.is_running() => Step::Progress,
-                };
-                match step {
-                    Step::Reply(r) => break r,
-                    Step::Call(i, c) => early.offer(i, c),
-                    Step::Progress => {}
-                }
-            };
-            while let Ok((i, c)) = rx.try_recv() {
-                early.offer(i, c);
-            }
-            reply
-        };
+        let request = env.provider.complete(ModelRequest {
+            system: env.system,
+            messages,
+            tools: env.tools.registry,
+            early: Some(&tx),
+        });
+        let reply = early.while_streaming(request, rx).await;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -12,6 +12,7 @@ use std::pin::Pin;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::calls::{ToolEnv, run_one};
 use super::events::ToolCallRecord;
@@ -48,7 +49,7 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
     }
 
     /// A call the stream finished: starts it if it qualifies.
-    pub fn offer(&mut self, index: usize, call: ToolCallRequest) {
+    fn offer(&mut self, index: usize, call: ToolCallRequest) {
         if self.closed || index != self.next || self.running.len() >= self.max_parallel {
             self.closed = true;
             return;
@@ -69,13 +70,13 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
     }
 
     /// Whether calls are still running.
-    pub fn is_running(&self) -> bool {
+    fn is_running(&self) -> bool {
         !self.running.is_empty()
     }
 
     /// Waits for one running call (pending forever when none runs, so it
     /// can sit in a `select!`).
-    pub async fn next_done(&mut self) {
+    async fn next_done(&mut self) {
         match self.running.next().await {
             Some((i, rec)) => {
                 if self.done.len() <= i {
@@ -87,12 +88,48 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
         }
     }
 
-    /// Waits for every started call. Returns the records by index, for the
-    /// calls that match the turn's final list (same position and id).
-    pub async fn finish(mut self, calls: &[ToolCallRequest]) -> Vec<Option<ToolCallRecord>> {
+    /// Drives the model's answer while starting the calls it finishes and
+    /// letting the started ones progress; returns the answer.
+    pub async fn while_streaming<T>(
+        &mut self,
+        request: impl Future<Output = T>,
+        mut calls: UnboundedReceiver<(usize, ToolCallRequest)>,
+    ) -> T {
+        enum Step<T> {
+            Reply(T),
+            Call(usize, ToolCallRequest),
+            Progress,
+        }
+        tokio::pin!(request);
+        let reply = loop {
+            let step = tokio::select! {
+                r = &mut request => Step::Reply(r),
+                Some((i, c)) = calls.recv() => Step::Call(i, c),
+                _ = self.next_done(), if self.is_running() => Step::Progress,
+            };
+            match step {
+                Step::Reply(r) => break r,
+                Step::Call(i, c) => self.offer(i, c),
+                Step::Progress => {}
+            }
+        };
+        // Calls completed by the answer's last chunk.
+        while let Ok((i, c)) = calls.try_recv() {
+            self.offer(i, c);
+        }
+        reply
+    }
+
+    async fn wait_all(&mut self) {
         while self.is_running() {
             self.next_done().await;
         }
+    }
+
+    /// Waits for every started call. Returns the records by index, for the
+    /// calls that match the turn's final list (same position and id).
+    pub async fn finish(mut self, calls: &[ToolCallRequest]) -> Vec<Option<ToolCallRecord>> {
+        self.wait_all().await;
         let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
         for (i, rec) in self.done.into_iter().enumerate() {
             if let Some(rec) = rec
@@ -107,9 +144,7 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
     /// Waits for every started call and returns their records, for a turn
     /// that failed.
     pub async fn abandon(mut self) -> Vec<ToolCallRecord> {
-        while self.is_running() {
-            self.next_done().await;
-        }
+        self.wait_all().await;
         self.done.into_iter().flatten().collect()
     }
 }
