@@ -27,6 +27,24 @@ fn test_server() -> PathBuf {
     repo().join("tests/fixtures/mcp_test_server.py")
 }
 
+/// A task whose server `t` is the Python test server (started with
+/// `marker` in its arguments), with a policy and one scripted call per turn.
+fn task_with_test_server(dir: &Path, marker: &str, policy: &str, server: &str, calls: &[&str]) {
+    write(dir, "ws/a.txt", "a\n");
+    let turns: String = calls
+        .iter()
+        .map(|c| format!("  - tool_calls:\n      - {c}\n"))
+        .collect();
+    write(
+        dir,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: ws\npolicy: {policy}\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\", \"{marker}\"]\n{server}script:\n{turns}",
+            test_server().display()
+        ),
+    );
+}
+
 fn run(dir: &Path) -> (std::process::Output, Value) {
     let out = runner()
         .current_dir(dir)
@@ -194,38 +212,19 @@ fn processes_with(marker: &str) -> usize {
 #[test]
 fn a_server_that_exits_mid_run_turns_its_calls_into_errors() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "ws/a.txt", "a\n");
     let marker = format!("runner-mcp-marker-{}", std::process::id());
-    write(
+    task_with_test_server(
         dir.path(),
-        "task.yaml",
-        &format!(
-            r#"name: t
-prompt: x
-workspace: ws
-policy:
-  default: deny
-  rules:
-    - allow: ["Mcp(t/*)"]
-mcp_servers:
-  t:
-    command: python3
-    args: ["{}", "{marker}"]
-    env: {{GREETING: hello}}
-script:
-  - tool_calls:
-      - {{name: t__echo, args: {{text: hi there}}}}
-  - tool_calls:
-      - {{name: t__env_names, args: {{}}}}
-  - tool_calls:
-      - {{name: t__crash, args: {{}}}}
-  - tool_calls:
-      - {{name: t__echo, args: {{text: still there?}}}}
-  - tool_calls:
-      - {{name: ls, args: {{}}}}
-"#,
-            test_server().display()
-        ),
+        &marker,
+        r#"{default: deny, rules: [{allow: ["Mcp(t/*)"]}]}"#,
+        "    env: {GREETING: hello}\n",
+        &[
+            "{name: t__echo, args: {text: hi there}}",
+            "{name: t__env_names, args: {}}",
+            "{name: t__crash, args: {}}",
+            "{name: t__echo, args: {text: still there?}}",
+            "{name: ls, args: {}}",
+        ],
     );
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -262,15 +261,13 @@ script:
 #[test]
 fn the_process_group_of_a_healthy_server_is_stopped_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "ws/a.txt", "a\n");
     let marker = format!("runner-mcp-healthy-{}", std::process::id());
-    write(
+    task_with_test_server(
         dir.path(),
-        "task.yaml",
-        &format!(
-            "name: t\nprompt: x\nworkspace: ws\npolicy: {{default: allow}}\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\", \"{marker}\"]\nscript:\n  - tool_calls:\n      - {{name: t__echo, args: {{text: one}}}}\n",
-            test_server().display()
-        ),
+        &marker,
+        "{default: allow}",
+        "",
+        &["{name: t__echo, args: {text: one}}"],
     );
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -302,14 +299,12 @@ fn plan_mode_starts_no_server() {
 #[test]
 fn a_large_result_is_spilled_as_for_built_in_tools() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "ws/a.txt", "a\n");
-    write(
+    task_with_test_server(
         dir.path(),
-        "task.yaml",
-        &format!(
-            "name: t\nprompt: x\nworkspace: ws\npolicy: {{default: allow}}\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\nscript:\n  - tool_calls:\n      - {{name: t__big, args: {{lines: 5000}}}}\n",
-            test_server().display()
-        ),
+        "runner-mcp-big",
+        "{default: allow}",
+        "",
+        &["{name: t__big, args: {lines: 5000}}"],
     );
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
