@@ -7,8 +7,9 @@
 //! `scripts/bench`). It drives the release `runner` binary as a user would.
 //! `BENCH_REPO` names the repository to search (default: this machine's
 //! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
-//! (default 3) sets how many rounds each figure is the median of. Prints a
-//! Markdown table for docs/performance.md.
+//! (default 3) sets how many rounds each figure is the median of;
+//! `BENCH_ONLY=calls,batch` runs only the named parts (search, calls,
+//! batch, turns, memory). Prints a Markdown table for docs/performance.md.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -432,9 +433,21 @@ fn main() {
     );
     println!("| measurement | runner | anchor | result | goal |");
     println!("|---|---|---|---|---|");
-    grep_and_glob(&repo);
-    per_call_overhead();
-    batch_of_16();
-    turn_overhead();
-    peak_memory();
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    if wanted("search") {
+        grep_and_glob(&repo);
+    }
+    if wanted("calls") {
+        per_call_overhead();
+    }
+    if wanted("batch") {
+        batch_of_16();
+    }
+    if wanted("turns") {
+        turn_overhead();
+    }
+    if wanted("memory") {
+        peak_memory();
+    }
 }
