@@ -102,6 +102,66 @@ async fn read_file_pages_and_errors() {
 }
 
 #[tokio::test]
+async fn read_file_reads_past_its_first_read_and_cuts_at_characters() {
+    let f = fixture();
+    // Larger than the first read (8 KiB), no newline at the end.
+    let text: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+    let text = text.trim_end_matches('\n');
+    std::fs::write(f.dir.path().join("big.txt"), text).unwrap();
+    let out = call(
+        &f,
+        "read_file",
+        json!({"file_path": "big.txt", "limit": 5000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.metadata["total_lines"], 3000);
+    assert!(
+        out.content.ends_with("  3000\tline 3000\n"),
+        "{}",
+        &out.content[out.content.len() - 40..]
+    );
+    // A cut counts characters, not bytes: 2000 two-byte characters stay.
+    std::fs::write(f.dir.path().join("wide.txt"), "é".repeat(2001)).unwrap();
+    let out = call(&f, "read_file", json!({"file_path": "wide.txt"}))
+        .await
+        .unwrap();
+    let kept = format!("     1\t{}... [line cut", "é".repeat(2000));
+    assert!(out.content.starts_with(&kept), "{}", &out.content[..40]);
+    std::fs::write(f.dir.path().join("exact.txt"), "é".repeat(2000)).unwrap();
+    let out = call(&f, "read_file", json!({"file_path": "exact.txt"}))
+        .await
+        .unwrap();
+    assert!(!out.content.contains("cut"), "{}", &out.content[..40]);
+}
+
+#[test]
+fn read_file_refuses_a_fifo_instead_of_waiting_for_a_writer() {
+    let f = fixture();
+    let fifo = f.dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    // On a thread of its own: a blocked open would hold any runtime it ran
+    // on, so a timeout there could not fire.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = rt.block_on(call(&f, "read_file", json!({"file_path": "pipe"})));
+        let _ = tx.send(r);
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("read_file waited on a FIFO");
+    let (k, m) = err_kind(r);
+    assert_eq!(k, ToolErrorKind::Validation);
+    assert!(m.contains("not a regular file"), "{m}");
+}
+
+#[tokio::test]
 async fn write_file_creates_overwrites_and_requires_a_read() {
     let f = fixture();
     let out = call(

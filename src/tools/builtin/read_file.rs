@@ -1,6 +1,8 @@
 //! read_file: a file's lines, numbered, in pages.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::OpenOptionsExt;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,6 +14,8 @@ use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutp
 
 pub const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LINE_CHARS: usize = 2000;
+/// How much of a file is read at first (whole, for most source files).
+const PROBE: usize = 8192;
 
 pub struct ReadFile;
 
@@ -85,32 +89,43 @@ impl Tool for ReadFile {
         } else {
             ctx.resolve(shown)?.real
         };
-        let meta = std::fs::metadata(&real).map_err(|e| super::io_error(e, shown))?;
+        // Opened without blocking (a FIFO would wait for a writer forever),
+        // then asked what it is: one path lookup for both.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&real)
+            .map_err(|e| super::io_error(e, shown))?;
+        let meta = file.metadata().map_err(|e| super::io_error(e, shown))?;
         if meta.is_dir() {
             return Err(ToolError::validation(format!(
                 "{shown} is a folder, not a file; use ls to list it"
             )));
         }
-        let mut file = std::fs::File::open(&real).map_err(|e| super::io_error(e, shown))?;
+        if !meta.is_file() {
+            return Err(ToolError::validation(format!(
+                "{shown} is not a regular file (a device, FIFO or socket); read_file reads files"
+            )));
+        }
         // A file that fits is read whole here, in one `read` when its size
         // is known (not for /proc-like files, which report 0).
-        let want = if meta.is_file() && meta.len() > 0 {
-            (meta.len() as usize).min(8192)
+        let want = if meta.len() > 0 {
+            (meta.len() as usize).min(PROBE)
         } else {
-            8192
+            PROBE
         };
-        let mut probe = vec![0u8; 8192];
+        let mut probe = Vec::with_capacity(want);
         let n = read_up_to(&mut file, &mut probe, want).map_err(|e| super::io_error(e, shown))?;
-        if probe[..n].contains(&0) {
+        if probe.contains(&0) {
             return Err(ToolError::validation(format!(
                 "{shown} is a binary file ({} bytes); read_file shows text only",
                 meta.len()
             )));
         }
-        probe.truncate(n);
-        // A small file is whole in the probe; a larger one continues from
-        // the file.
-        let rest: Box<dyn Read + Send> = if n < 8192 {
+        // The probe holds the whole file when the read stopped short or the
+        // file's size fits; a larger file continues from the file.
+        let whole = n < want || (meta.len() > 0 && meta.len() <= PROBE as u64);
+        let rest: Box<dyn Read + Send> = if whole {
             Box::new(std::io::empty())
         } else {
             Box::new(file)
@@ -131,14 +146,16 @@ impl Tool for ReadFile {
             shown_lines += 1;
             let text = String::from_utf8_lossy(&line);
             let text = text.strip_suffix('\r').unwrap_or(&text);
-            let text = if text.chars().count() > MAX_LINE_CHARS {
-                cut_lines += 1;
-                let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
-                format!("{cut}... [line cut at {MAX_LINE_CHARS} characters]")
-            } else {
-                text.to_string()
-            };
-            out.push_str(&format!("{:>6}\t{}\n", total, text));
+            let _ = write!(out, "{total:>6}\t");
+            match text.char_indices().nth(MAX_LINE_CHARS) {
+                Some((cut, _)) => {
+                    cut_lines += 1;
+                    out.push_str(&text[..cut]);
+                    let _ = write!(out, "... [line cut at {MAX_LINE_CHARS} characters]");
+                }
+                None => out.push_str(text),
+            }
+            out.push('\n');
         }
         // `split` yields a last empty piece only when the file does not end
         // with a newline; a trailing newline adds none, which is what we want.
@@ -173,15 +190,8 @@ impl Tool for ReadFile {
     }
 }
 
-/// Reads into `buf` until it is full or the stream ends; a file that has
-/// given `enough` bytes (its size) is not asked again.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8], enough: usize) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() && n < enough {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
+/// Reads into `buf` (empty, with room for `want` bytes) until it holds
+/// `want` bytes or the stream ends.
+fn read_up_to(r: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<usize> {
+    r.take(want as u64).read_to_end(buf)
 }
