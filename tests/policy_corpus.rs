@@ -22,7 +22,7 @@ fn decide(ws: &Workspace, tool: &str, args: serde_json::Value) -> (Verdict, Stri
     let reg = Registry::builtin();
     let t = reg.get(tool).unwrap();
     let ctx = ToolContext::new(ws.clone());
-    match t.prepare(args, &ctx) {
+    match t.prepare(&args, &ctx) {
         Err(e) => (
             Verdict::Deny,
             format!("refused before the policy: {}", e.message),

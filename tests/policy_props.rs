@@ -124,7 +124,7 @@ fn decide_bash(ws: &Workspace, layers: &[String], command: &str) -> Verdict {
     let reg = Registry::builtin();
     let bash = reg.get("bash").unwrap();
     let ctx = ToolContext::new(ws.clone());
-    let prepared = bash.prepare(json!({ "command": command }), &ctx).unwrap();
+    let prepared = bash.prepare(&json!({ "command": command }), &ctx).unwrap();
     set.decide("bash", bash.risk(), prepared.signatures(&ctx))
         .verdict
 }

@@ -51,7 +51,7 @@ fn fixture() -> Fixture {
 
 async fn call(f: &Fixture, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
     let t = f.reg.get(tool).unwrap();
-    let prepared = t.prepare(args, &f.ctx)?;
+    let prepared = t.prepare(&args, &f.ctx)?;
     prepared.run(f.ctx.clone()).await
 }
 

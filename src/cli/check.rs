@@ -35,7 +35,7 @@ pub fn check(policies: &[std::path::PathBuf], workspace: &Path, tool: &str, args
         return EXIT_INVALID;
     };
     let ctx = ToolContext::new(ws);
-    let prepared = match t.prepare(args, &ctx) {
+    let prepared = match t.prepare(&args, &ctx) {
         Ok(p) => p,
         Err(e) if e.kind == ToolErrorKind::Permission => {
             println!(

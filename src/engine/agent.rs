@@ -65,7 +65,7 @@ pub async fn run_agent(
             Err(e) => {
                 for r in early.abandon().await {
                     env.tools.sink.emit(&Event::ToolFinished {
-                        record: Box::new(r),
+                        record: std::sync::Arc::new(r),
                     });
                 }
                 return AgentStop::ProviderFailed(e);
@@ -79,23 +79,21 @@ pub async fn run_agent(
             usage: reply.usage,
             raw: reply.raw.clone(),
         });
+        let finished_text = reply.tool_calls.is_empty().then(|| reply.text.clone());
         messages.push(Message::Assistant {
-            text: reply.text.clone(),
-            tool_calls: reply.tool_calls.clone(),
-            replay: reply.replay.clone(),
+            text: reply.text,
+            tool_calls: reply.tool_calls,
+            replay: reply.replay,
         });
-        let finished = early.finish(&reply.tool_calls).await;
-        if reply.tool_calls.is_empty() {
-            return AgentStop::Finished { text: reply.text };
+        // The calls are read from the message just pushed (not copied).
+        let Some(Message::Assistant { tool_calls, .. }) = messages.last() else {
+            unreachable!("the assistant message was just pushed");
+        };
+        let finished = early.finish(tool_calls).await;
+        if let Some(text) = finished_text {
+            return AgentStop::Finished { text };
         }
-        let records = run_calls(
-            &env.tools,
-            &reply.tool_calls,
-            turn,
-            limits.max_parallel,
-            finished,
-        )
-        .await;
+        let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
         for r in records {
             messages.push(Message::Tool {
                 call_id: r.id.clone(),
@@ -104,7 +102,7 @@ pub async fn run_agent(
                 is_error: r.status != super::CallStatus::Ok,
             });
             env.tools.sink.emit(&Event::ToolFinished {
-                record: Box::new(r),
+                record: std::sync::Arc::new(r),
             });
         }
     }

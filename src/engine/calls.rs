@@ -6,7 +6,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use super::batch::partition;
-use super::events::{Event, EventSink, ToolCallRecord};
+use super::events::{Event, EventSink, StartedCall, ToolCallRecord};
 use super::pipeline::{Gate, call_arguments, execute, gate, record};
 use crate::policy::PolicySet;
 use crate::provider::ToolCallRequest;
@@ -32,16 +32,18 @@ pub async fn run_one(
 ) -> ToolCallRecord {
     let started = Instant::now();
     env.sink.emit(&Event::ToolStarted {
-        turn,
-        batch,
-        id: req.id.clone(),
-        tool: req.name.clone(),
-        arguments: call_arguments(req),
-        decision: match &gated {
-            Gate::Run(a) => Some(a.decision.clone()),
-            Gate::Refused { decision, .. } => decision.clone(),
-        },
-        started_ms: started.duration_since(env.epoch).as_millis() as u64,
+        call: Arc::new(StartedCall {
+            turn,
+            batch,
+            id: req.id.clone(),
+            tool: req.name.clone(),
+            arguments: call_arguments(req),
+            decision: match &gated {
+                Gate::Run(a) => Some(a.decision.clone()),
+                Gate::Refused { decision, .. } => decision.clone(),
+            },
+            started_ms: started.duration_since(env.epoch).as_millis() as u64,
+        }),
     });
     match gated {
         Gate::Refused { error, decision } => {

@@ -1,5 +1,7 @@
 //! Events of a task, and the record of one tool call.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -61,18 +63,28 @@ pub enum Event {
         raw: Value,
     },
     ToolStarted {
-        turn: u32,
-        batch: u32,
-        id: String,
-        tool: String,
-        arguments: Value,
-        /// Null when the call is refused before the policy is asked.
-        decision: Option<Decision>,
-        started_ms: u64,
+        // Shared with the sinks that keep it (the transcript recorder keeps
+        // it until the call finishes).
+        #[serde(flatten)]
+        call: Arc<StartedCall>,
     },
     ToolFinished {
-        record: Box<ToolCallRecord>,
+        // Shared with the sinks that keep it, not copied for each.
+        record: Arc<ToolCallRecord>,
     },
+}
+
+/// A tool call as it starts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StartedCall {
+    pub turn: u32,
+    pub batch: u32,
+    pub id: String,
+    pub tool: String,
+    pub arguments: Value,
+    /// Null when the call is refused before the policy is asked.
+    pub decision: Option<Decision>,
+    pub started_ms: u64,
 }
 
 /// Receives a task's events.

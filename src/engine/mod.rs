@@ -16,4 +16,4 @@ pub mod pipeline;
 
 pub use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
 pub use calls::{ToolEnv, run_calls};
-pub use events::{CallStatus, Event, EventSink, NullSink, ToolCallRecord};
+pub use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};

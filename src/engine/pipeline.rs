@@ -46,8 +46,9 @@ pub fn gate(
             };
         }
     };
+    let empty = Value::Object(Default::default());
     let args = match (&req.arguments, &req.invalid_arguments) {
-        (Some(v), _) => v.clone(),
+        (Some(v), _) => v,
         (None, Some(raw)) => {
             let why = match serde_json::from_str::<Value>(raw) {
                 Err(e) => format!("are not valid JSON ({e})"),
@@ -61,7 +62,7 @@ pub fn gate(
                 decision: None,
             };
         }
-        (None, None) => Value::Object(Default::default()),
+        (None, None) => &empty,
     };
     let prepared = match tool.prepare(args, ctx) {
         Ok(p) => p,

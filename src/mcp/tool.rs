@@ -61,7 +61,11 @@ impl DynTool for McpTool {
     fn max_result_chars(&self) -> Option<usize> {
         Some(crate::tools::DEFAULT_MAX_RESULT_CHARS)
     }
-    fn prepare(&self, args: Value, _ctx: &ToolContext) -> Result<Box<dyn PreparedCall>, ToolError> {
+    fn prepare(
+        &self,
+        args: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Box<dyn PreparedCall>, ToolError> {
         let Value::Object(args) = args else {
             return Err(ToolError::validation(format!(
                 "the arguments of {} must be a JSON object",
@@ -71,7 +75,7 @@ impl DynTool for McpTool {
         Ok(Box::new(McpCall {
             server: self.server.clone(),
             tool: self.tool.name.clone(),
-            args,
+            args: args.clone(),
         }))
     }
 }

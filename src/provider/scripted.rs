@@ -5,7 +5,7 @@
 //! failed checks continue the script where it stopped, so a script can show
 //! an agent fixing what a check found.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
@@ -13,7 +13,7 @@ use super::{ModelRequest, ModelTurn, Provider, ProviderError, ToolCallRequest, T
 use crate::task::ScriptTurn;
 
 pub struct ScriptedProvider {
-    turns: Vec<ScriptTurn>,
+    turns: Arc<[ScriptTurn]>,
     next: Mutex<usize>,
     /// Messages already counted and their tokens: the conversation only
     /// grows, so each request counts only what is new.
@@ -21,9 +21,9 @@ pub struct ScriptedProvider {
 }
 
 impl ScriptedProvider {
-    pub fn new(turns: Vec<ScriptTurn>) -> Self {
+    pub fn new(turns: impl Into<Arc<[ScriptTurn]>>) -> Self {
         Self {
-            turns,
+            turns: turns.into(),
             next: Mutex::new(0),
             counted: Mutex::new((0, 0)),
         }
@@ -34,6 +34,25 @@ impl ScriptedProvider {
 /// have numbers to show for scripted runs.
 fn estimate_tokens(s: &str) -> u64 {
     (s.chars().count() as u64).div_ceil(4)
+}
+
+/// [`estimate_tokens`] of a value's JSON, counted as it is written instead
+/// of built as a string.
+fn estimate_json_tokens(v: &impl serde::Serialize) -> u64 {
+    /// Counts the characters of UTF-8 written to it.
+    struct Chars(u64);
+    impl std::io::Write for Chars {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Chars(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0.div_ceil(4)
 }
 
 impl Provider for ScriptedProvider {
@@ -60,10 +79,7 @@ impl Provider for ScriptedProvider {
                 if c.0 > req.messages.len() {
                     *c = (0, 0);
                 }
-                let new: u64 = req.messages[c.0..]
-                    .iter()
-                    .map(|m| estimate_tokens(&serde_json::to_string(m).unwrap_or_default()))
-                    .sum();
+                let new: u64 = req.messages[c.0..].iter().map(estimate_json_tokens).sum();
                 *c = (req.messages.len(), c.1 + new);
                 estimate_tokens(req.system) + c.1
             };
@@ -112,11 +128,8 @@ impl Provider for ScriptedProvider {
                 })
                 .collect::<Vec<_>>();
             let text = turn.text.clone().unwrap_or_default();
-            let output = estimate_tokens(&text)
-                + tool_calls
-                    .iter()
-                    .map(|c| estimate_tokens(&serde_json::to_string(c).unwrap_or_default()))
-                    .sum::<u64>();
+            let output =
+                estimate_tokens(&text) + tool_calls.iter().map(estimate_json_tokens).sum::<u64>();
             Ok(ModelTurn {
                 raw: json!({"script_turn": index}),
                 replay: None,

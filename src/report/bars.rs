@@ -62,9 +62,9 @@ impl RunReporter for Bars {
             Event::TurnStarted { turn } => self.with_bar(task, |b| {
                 b.set_message(format!("turn {turn}: waiting for the model"))
             }),
-            Event::ToolStarted { turn, tool, .. } => {
-                self.with_bar(task, |b| b.set_message(format!("turn {turn}: {tool}")))
-            }
+            Event::ToolStarted { call } => self.with_bar(task, |b| {
+                b.set_message(format!("turn {}: {}", call.turn, call.tool))
+            }),
             Event::ToolFinished { record } if record.status == CallStatus::Denied => {
                 let _ = self
                     .multi

@@ -1,12 +1,13 @@
 //! transcript.json: everything a reviewer needs to trust a run.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{CallStatus, Event, EventSink, ToolCallRecord};
+use crate::engine::{CallStatus, Event, EventSink, StartedCall, ToolCallRecord};
 use crate::provider::{Message, Usage};
 
 pub const TRANSCRIPT_VERSION: u32 = 1;
@@ -123,11 +124,30 @@ pub struct Transcript {
 struct Recorded {
     attempt: u32,
     turns: Vec<TurnRecord>,
-    tool_calls: Vec<ToolCallRecord>,
-    /// Calls started and not finished yet, by id.
-    /// Calls started and not finished, by (turn, id): a turn can hold
+    /// Finished calls, shared with the event that announced them.
+    tool_calls: Vec<Arc<ToolCallRecord>>,
+    /// Calls started and not finished, by turn and id: a turn can hold
     /// thousands, so finishing one must not scan them all.
-    running: std::collections::BTreeMap<(u32, String), ToolCallRecord>,
+    running: HashMap<u32, HashMap<String, Arc<StartedCall>>>,
+}
+
+/// The record of a call the run was cancelled under.
+fn cancelled(c: &StartedCall) -> ToolCallRecord {
+    ToolCallRecord {
+        id: c.id.clone(),
+        tool: c.tool.clone(),
+        turn: c.turn,
+        batch: c.batch,
+        arguments: c.arguments.clone(),
+        decision: c.decision.clone(),
+        status: CallStatus::Cancelled,
+        error_kind: None,
+        content: "the run was cancelled before the call finished".into(),
+        display: format!("cancelled: {}", c.tool),
+        metadata: serde_json::Value::Null,
+        started_ms: c.started_ms,
+        duration_ms: 0,
+    }
 }
 
 /// Builds the transcript's turns and calls from events.
@@ -141,14 +161,18 @@ impl TranscriptRecorder {
     /// cancelled under them) are recorded as `cancelled`.
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
         let mut r = self.inner.lock().unwrap();
-        let mut running: Vec<ToolCallRecord> =
-            std::mem::take(&mut r.running).into_values().collect();
+        let mut running: Vec<ToolCallRecord> = std::mem::take(&mut r.running)
+            .into_values()
+            .flat_map(|calls| calls.into_values())
+            .map(|c| cancelled(&c))
+            .collect();
         running.sort_by_key(|c| c.started_ms);
-        r.tool_calls.extend(running);
-        (
-            std::mem::take(&mut r.turns),
-            std::mem::take(&mut r.tool_calls),
-        )
+        let mut calls: Vec<ToolCallRecord> = std::mem::take(&mut r.tool_calls)
+            .into_iter()
+            .map(|c| Arc::try_unwrap(c).unwrap_or_else(|c| (*c).clone()))
+            .collect();
+        calls.extend(running);
+        (std::mem::take(&mut r.turns), calls)
     }
 }
 
@@ -174,35 +198,17 @@ impl EventSink for TranscriptRecorder {
                     raw: raw.clone(),
                 });
             }
-            Event::ToolStarted {
-                turn,
-                batch,
-                id,
-                tool,
-                arguments,
-                decision,
-                started_ms,
-            } => {
-                let rec = ToolCallRecord {
-                    id: id.clone(),
-                    tool: tool.clone(),
-                    turn: *turn,
-                    batch: *batch,
-                    arguments: arguments.clone(),
-                    decision: decision.clone(),
-                    status: CallStatus::Cancelled,
-                    error_kind: None,
-                    content: "the run was cancelled before the call finished".into(),
-                    display: format!("cancelled: {tool}"),
-                    metadata: serde_json::Value::Null,
-                    started_ms: *started_ms,
-                    duration_ms: 0,
-                };
-                r.running.insert((*turn, id.clone()), rec);
+            Event::ToolStarted { call } => {
+                r.running
+                    .entry(call.turn)
+                    .or_default()
+                    .insert(call.id.clone(), Arc::clone(call));
             }
             Event::ToolFinished { record } => {
-                r.running.remove(&(record.turn, record.id.clone()));
-                r.tool_calls.push((**record).clone());
+                if let Some(turn) = r.running.get_mut(&record.turn) {
+                    turn.remove(&record.id);
+                }
+                r.tool_calls.push(Arc::clone(record));
             }
             Event::TurnStarted { .. } => {}
         }

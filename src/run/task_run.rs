@@ -64,7 +64,9 @@ pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, String> {
 
 fn make_provider(task: &Task) -> Result<Box<dyn Provider>, String> {
     match provider_config(task)? {
-        None => Ok(Box::new(ScriptedProvider::new(task.script.clone()))),
+        None => Ok(Box::new(ScriptedProvider::new(std::sync::Arc::clone(
+            &task.script,
+        )))),
         Some(cfg) => http_provider(cfg),
     }
 }

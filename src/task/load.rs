@@ -80,7 +80,8 @@ pub struct Task {
     pub checks: Vec<TaskCheck>,
     pub retries: u32,
     pub fail_on_denial: bool,
-    pub script: Vec<ScriptTurn>,
+    /// Shared: every attempt plays it from the start.
+    pub script: std::sync::Arc<[ScriptTurn]>,
     /// Declared parameters with their values (`files` not included).
     pub params: BTreeMap<String, String>,
     pub model_options: ModelOptions,
@@ -539,7 +540,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         sandbox,
         mcp_servers,
         max_tokens_total: tf.max_tokens_total.map_or(0, |m| m.value),
-        script: tf.script.unwrap_or_default(),
+        script: tf.script.unwrap_or_default().into(),
         params,
     })
 }

@@ -173,7 +173,9 @@ pub trait DynTool: Send + Sync {
     fn input_schema(&self) -> Value;
     fn max_result_chars(&self) -> Option<usize>;
     /// Argument validation and input validation (paths).
-    fn prepare(&self, args: Value, ctx: &ToolContext) -> Result<Box<dyn PreparedCall>, ToolError>;
+    /// Reads the arguments without taking them: the call keeps them for its
+    /// record.
+    fn prepare(&self, args: &Value, ctx: &ToolContext) -> Result<Box<dyn PreparedCall>, ToolError>;
 }
 
 /// Wraps a typed tool for the registry.
@@ -233,12 +235,13 @@ impl<T: Tool> DynTool for Typed<T> {
     fn max_result_chars(&self) -> Option<usize> {
         self.0.max_result_chars()
     }
-    fn prepare(&self, args: Value, ctx: &ToolContext) -> Result<Box<dyn PreparedCall>, ToolError> {
+    fn prepare(&self, args: &Value, ctx: &ToolContext) -> Result<Box<dyn PreparedCall>, ToolError> {
+        let empty = Value::Object(Default::default());
         let args = match args {
-            Value::Null => Value::Object(Default::default()),
+            Value::Null => &empty,
             other => other,
         };
-        let args: T::Args = serde_json::from_value(args).map_err(|e| {
+        let args = T::Args::deserialize(args).map_err(|e| {
             ToolError::validation(format!("invalid arguments for {}: {e}", self.0.name()))
         })?;
         self.0.validate(&args, ctx)?;
