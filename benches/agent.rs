@@ -294,9 +294,96 @@ fn batch_of_16() {
     );
 }
 
-/// A fake OpenAI-compatible server: each answer after `latency`; it asks
-/// for one `ls` call until `turns` answers were given, then answers text.
-fn fake_openai(latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle<()>) {
+/// The vendors' wire formats, as the fake model server answers in them.
+#[derive(Clone, Copy)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl Wire {
+    fn name(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "OpenAI Chat Completions",
+            Wire::Anthropic => "Anthropic Messages",
+            Wire::Gemini => "Gemini generateContent",
+        }
+    }
+
+    /// The task's `model:` and the variables that point it at the fake.
+    fn model_and_env(self, port: u16) -> (&'static str, [(&'static str, String); 2]) {
+        let root = format!("http://127.0.0.1:{port}");
+        match self {
+            Wire::OpenAi => (
+                "openai:bench",
+                [
+                    ("OPENAI_BASE_URL", format!("{root}/v1")),
+                    ("OPENAI_API_KEY", "sk-bench".into()),
+                ],
+            ),
+            Wire::Anthropic => (
+                "anthropic:bench",
+                [
+                    ("ANTHROPIC_BASE_URL", root),
+                    ("ANTHROPIC_API_KEY", "sk-bench".into()),
+                ],
+            ),
+            Wire::Gemini => (
+                "gemini:bench",
+                [
+                    ("GEMINI_BASE_URL", format!("{root}/v1beta")),
+                    ("GEMINI_API_KEY", "bench".into()),
+                ],
+            ),
+        }
+    }
+
+    /// Answer `n`: one `ls` call, or the final text when `last`.
+    fn answer(self, n: usize, last: bool) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Wire::OpenAi => {
+                let message = if last {
+                    json!({"role": "assistant", "content": "done"})
+                } else {
+                    json!({"role": "assistant", "content": null, "tool_calls": [
+                        {"id": format!("c{n}"), "type": "function",
+                         "function": {"name": "ls", "arguments": "{}"}}]})
+                };
+                json!({"choices": [{"message": message,
+                    "finish_reason": if last {"stop"} else {"tool_calls"}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
+            }
+            Wire::Anthropic => {
+                let content = if last {
+                    json!([{"type": "text", "text": "done"}])
+                } else {
+                    json!([{"type": "tool_use", "id": format!("c{n}"), "name": "ls", "input": {}}])
+                };
+                json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant",
+                    "content": content,
+                    "stop_reason": if last {"end_turn"} else {"tool_use"},
+                    "usage": {"input_tokens": 10, "output_tokens": 5}})
+            }
+            Wire::Gemini => {
+                let part = if last {
+                    json!({"text": "done"})
+                } else {
+                    json!({"functionCall": {"name": "ls", "args": {}}})
+                };
+                json!({"candidates": [{"content": {"role": "model", "parts": [part]},
+                    "finishReason": "STOP"}],
+                    "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}})
+            }
+        }
+    }
+}
+
+/// A fake model server speaking `wire`: each answer after `latency`; it
+/// asks for one `ls` call until `turns` answers were given, then answers
+/// text.
+fn fake_model(wire: Wire, latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let handle = std::thread::spawn(move || {
@@ -320,17 +407,7 @@ fn fake_openai(latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle
             let _ = reader.read_exact(&mut body);
             std::thread::sleep(latency);
             let last = (n + 1) % (turns + 1) == 0;
-            let message = if last {
-                serde_json::json!({"role": "assistant", "content": "done"})
-            } else {
-                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
-                    {"id": format!("c{n}"), "type": "function",
-                     "function": {"name": "ls", "arguments": "{}"}}]})
-            };
-            let body = serde_json::json!({"choices": [{"message": message,
-                "finish_reason": if last {"stop"} else {"tool_calls"}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-            .to_string();
+            let body = wire.answer(n, last).to_string();
             let _ = write!(
                 conn,
                 "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
@@ -342,21 +419,32 @@ fn fake_openai(latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle
 }
 
 fn turn_overhead() {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
+        turn_overhead_of(wire);
+    }
+}
+
+fn turn_overhead_of(wire: Wire) {
     let latency = Duration::from_millis(50);
     let turns = 40;
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("e2e");
+    let (port, _server) = fake_model(wire, latency, turns);
+    let (model, envs) = wire.model_and_env(port);
     scripted_task(
         &dir,
         "  - text: unused\n",
-        "model: openai:bench\nmodel_options: {stream: false}\n",
+        &format!("model: {model}\nmodel_options: {{stream: false}}\n"),
     );
-    let (port, _server) = fake_openai(latency, turns);
-    let envs = [
-        ("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1")),
-        ("OPENAI_API_KEY", "sk-bench".to_string()),
-    ];
     run_task(&dir, &envs);
+    let calls = std::fs::read_to_string(dir.join("out/t/transcript.json")).unwrap();
+    let calls: serde_json::Value = serde_json::from_str(&calls).unwrap();
+    assert_eq!(
+        calls["counts"]["tool_calls"],
+        turns,
+        "{}: the fake's calls did not all run",
+        wire.name()
+    );
     let wall = timed(|| {
         run_task(&dir, &envs);
     });
@@ -365,7 +453,10 @@ fn turn_overhead() {
     let answers = turns as u32 + 1;
     let per_turn = wall / answers;
     row(
-        &format!("end-to-end turn against a fake OpenAI server ({turns} turns of one ls call)"),
+        &format!(
+            "end-to-end turn against a fake {} server ({turns} turns of one ls call)",
+            wire.name()
+        ),
         format!(
             "{:.2} ms over the latency",
             (per_turn.saturating_sub(latency)).as_secs_f64() * 1000.0
