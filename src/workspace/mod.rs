@@ -8,6 +8,7 @@
 mod atomic;
 mod diff;
 mod isolate;
+mod open;
 mod paths;
 mod snapshot;
 

@@ -39,6 +39,8 @@ pub struct ResolvedPath {
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, opened once for [`Workspace::open_read`].
+    root_fd: std::sync::Arc<super::open::RootFd>,
 }
 
 impl Workspace {
@@ -51,13 +53,19 @@ impl Workspace {
                 format!("{} is not a folder", root.display()),
             ));
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            root_fd: Default::default(),
+        })
     }
 
     /// A workspace at `root` taken as written, without touching the disk
     /// (policy tests use a root that does not exist).
     pub fn lexical(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            root_fd: Default::default(),
+        }
     }
 
     /// The canonical root folder.
@@ -168,6 +176,13 @@ impl Workspace {
             }
         }
         cur
+    }
+
+    /// Opens a resolved path ([`ResolvedPath::real`]) for reading; a
+    /// symlink that appeared on it since it was resolved is refused (see
+    /// [`super::open`]).
+    pub fn open_read(&self, real: &Path) -> std::io::Result<std::fs::File> {
+        super::open::open_read_beneath(&self.root, &self.root_fd, real)
     }
 
     /// The workspace-relative spelling of an absolute path under the root.

@@ -64,6 +64,10 @@ pub(crate) fn io_error(e: std::io::Error, shown: &str) -> super::ToolError {
         std::io::ErrorKind::NotFound => {
             super::ToolError::execution(format!("file not found: {shown}"))
         }
+        // A refusal of our own says why (a symlink swapped in, say).
+        std::io::ErrorKind::PermissionDenied if e.get_ref().is_some() => {
+            super::ToolError::permission(format!("access to {shown} refused: {e}"))
+        }
         std::io::ErrorKind::PermissionDenied => {
             super::ToolError::permission(format!("the file system refused access to {shown}"))
         }

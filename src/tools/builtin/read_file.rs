@@ -84,18 +84,21 @@ impl Tool for ReadFile {
 
     async fn call(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let shown = args.file_path.as_str();
-        let real = if ctx.is_spill_file(std::path::Path::new(shown)) {
-            std::path::PathBuf::from(shown)
-        } else {
-            ctx.resolve(shown)?.real
-        };
         // Opened without blocking (a FIFO would wait for a writer forever),
         // then asked what it is: one path lookup for both.
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&real)
-            .map_err(|e| super::io_error(e, shown))?;
+        let (real, opened) = if ctx.is_spill_file(std::path::Path::new(shown)) {
+            let real = std::path::PathBuf::from(shown);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&real);
+            (real, f)
+        } else {
+            let real = ctx.resolve(shown)?.real;
+            let f = ctx.workspace.open_read(&real);
+            (real, f)
+        };
+        let mut file = opened.map_err(|e| super::io_error(e, shown))?;
         let meta = file.metadata().map_err(|e| super::io_error(e, shown))?;
         if meta.is_dir() {
             return Err(ToolError::validation(format!(
