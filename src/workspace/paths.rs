@@ -185,6 +185,13 @@ impl Workspace {
         super::open::open_read_beneath(&self.root, &self.root_fd, real)
     }
 
+    /// Writes a resolved path atomically (folders created as needed); a
+    /// symlink that appeared on it since it was resolved is refused (see
+    /// [`super::open`]).
+    pub fn write_atomic(&self, real: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        super::open::write_beneath(&self.root, &self.root_fd, real, bytes)
+    }
+
     /// The workspace-relative spelling of an absolute path under the root.
     pub fn relative(&self, abs: &Path) -> Option<String> {
         abs.strip_prefix(&self.root).ok().map(to_slash)

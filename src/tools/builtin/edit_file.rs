@@ -7,7 +7,6 @@ use serde_json::json;
 use super::{diff_stats, path_signatures, read_text, text_diff};
 use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
-use crate::workspace::atomic_write_str;
 
 pub struct EditFile;
 
@@ -105,7 +104,7 @@ impl Tool for EditFile {
         ctx.reads
             .check_fresh(&r.real, &shown)
             .map_err(ToolError::validation)?;
-        let text = read_text(&r.real, &shown)?;
+        let text = read_text(&ctx.workspace, &r.real, &shown)?;
         let mode = args.match_mode.unwrap_or_default();
         let replace_all = args.replace_all.unwrap_or(false);
         let crlf = text.contains("\r\n");
@@ -149,7 +148,8 @@ impl Tool for EditFile {
                 "the replacement leaves the file unchanged",
             ));
         }
-        atomic_write_str(&r.real, &new_text)
+        ctx.workspace
+            .write_atomic(&r.real, new_text.as_bytes())
             .map_err(|e| ToolError::execution(format!("writing {shown}: {e}")))?;
         ctx.reads.record(&r.real);
         let diff = text_diff(&shown, Some(&text), &new_text);

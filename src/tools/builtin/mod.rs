@@ -47,8 +47,25 @@ pub(crate) fn path_signatures(ctx: &ToolContext, family: Family, path: &str) -> 
 }
 
 /// Reads a text file for editing, refusing binary files.
-pub(crate) fn read_text(path: &std::path::Path, shown: &str) -> Result<String, super::ToolError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(e, shown))?;
+pub(crate) fn read_text(
+    ws: &crate::workspace::Workspace,
+    path: &std::path::Path,
+    shown: &str,
+) -> Result<String, super::ToolError> {
+    use std::io::Read;
+    let mut file = ws.open_read(path).map_err(|e| io_error(e, shown))?;
+    let meta = file.metadata().map_err(|e| io_error(e, shown))?;
+    if meta.is_dir() {
+        return Err(io_error(std::io::ErrorKind::IsADirectory.into(), shown));
+    }
+    if !meta.is_file() {
+        return Err(super::ToolError::validation(format!(
+            "{shown} is not a regular file; only files can be read or edited as text"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error(e, shown))?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(super::ToolError::validation(format!(
             "{shown} is a binary file; it cannot be read or edited as text"

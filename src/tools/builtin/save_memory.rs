@@ -10,7 +10,6 @@ use serde_json::json;
 
 use crate::policy::{Family, Signature};
 use crate::tools::{Description, Risk, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
-use crate::workspace::atomic_write_str;
 
 pub const MEMORY_FILE: &str = "CONTEXT.md";
 pub const MEMORY_HEADING: &str = "## Agent Memories";
@@ -111,7 +110,8 @@ impl Tool for SaveMemory {
         let fact = args.fact.split_whitespace().collect::<Vec<_>>().join(" ");
         let bullet = format!("- {today}: {fact}");
         let new = insert_memory(&text, &bullet);
-        atomic_write_str(&path, &new)
+        ctx.workspace
+            .write_atomic(&path, new.as_bytes())
             .map_err(|e| ToolError::execution(format!("writing {MEMORY_FILE}: {e}")))?;
         Ok(ToolOutput::new(
             format!("Saved to {MEMORY_FILE} under \"{MEMORY_HEADING}\": {fact}"),

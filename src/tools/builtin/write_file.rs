@@ -7,7 +7,6 @@ use serde_json::json;
 use super::{diff_stats, path_signatures, read_text, text_diff};
 use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
-use crate::workspace::atomic_write_str;
 
 pub struct WriteFile;
 
@@ -70,11 +69,12 @@ impl Tool for WriteFile {
             ctx.reads
                 .check_fresh(&r.real, &shown)
                 .map_err(ToolError::validation)?;
-            Some(read_text(&r.real, &shown)?)
+            Some(read_text(&ctx.workspace, &r.real, &shown)?)
         } else {
             None
         };
-        atomic_write_str(&r.real, &args.content)
+        ctx.workspace
+            .write_atomic(&r.real, args.content.as_bytes())
             .map_err(|e| ToolError::execution(format!("writing {shown}: {e}")))?;
         ctx.reads.record(&r.real);
         let diff = text_diff(&shown, old.as_deref(), &args.content);
