@@ -31,29 +31,26 @@ pub async fn run_one(
     batch: u32,
 ) -> ToolCallRecord {
     let started = Instant::now();
-    env.sink.emit(&Event::ToolStarted {
-        call: Arc::new(StartedCall {
-            turn,
-            batch,
-            id: req.id.clone(),
-            tool: req.name.clone(),
-            arguments: call_arguments(req),
-            decision: match &gated {
-                Gate::Run(a) => Some(a.decision.clone()),
-                Gate::Refused { decision, .. } => decision.clone(),
-            },
-            started_ms: started.duration_since(env.epoch).as_millis() as u64,
-        }),
+    let call = Arc::new(StartedCall {
+        turn,
+        batch,
+        id: req.id.clone(),
+        tool: req.name.clone(),
+        arguments: Arc::new(call_arguments(req)),
+        decision: match &gated {
+            Gate::Run(a) => Some(Arc::clone(&a.decision)),
+            Gate::Refused { decision, .. } => decision.clone(),
+        },
+        started_ms: started.duration_since(env.epoch).as_millis() as u64,
     });
-    match gated {
-        Gate::Refused { error, decision } => {
-            record(req, turn, batch, started, env.epoch, Err(error), decision)
-        }
-        Gate::Run(approved) => {
-            let (result, decision) = execute(approved, req, env.registry, env.ctx.clone()).await;
-            record(req, turn, batch, started, env.epoch, result, Some(decision))
-        }
-    }
+    env.sink.emit(&Event::ToolStarted {
+        call: Arc::clone(&call),
+    });
+    let result = match gated {
+        Gate::Refused { error, .. } => Err(error),
+        Gate::Run(approved) => execute(approved, req, env.registry, env.ctx.clone()).await,
+    };
+    record(&call, started, result)
 }
 
 /// Runs one turn's calls in batches; records come back in the model's order.

@@ -29,10 +29,10 @@ pub struct ToolCallRecord {
     pub turn: u32,
     /// The batch of its turn it ran in (calls of one batch run in parallel).
     pub batch: u32,
-    pub arguments: Value,
+    pub arguments: Arc<Value>,
     /// The decision, with the signatures and the deciding rule; null when
     /// the call failed before the policy was asked (unknown tool, bad args).
-    pub decision: Option<Decision>,
+    pub decision: Option<Arc<Decision>>,
     pub status: CallStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ToolErrorKind>,
@@ -81,9 +81,9 @@ pub struct StartedCall {
     pub batch: u32,
     pub id: String,
     pub tool: String,
-    pub arguments: Value,
+    pub arguments: Arc<Value>,
     /// Null when the call is refused before the policy is asked.
-    pub decision: Option<Decision>,
+    pub decision: Option<Arc<Decision>>,
     pub started_ms: u64,
 }
 

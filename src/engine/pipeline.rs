@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::events::{CallStatus, ToolCallRecord};
+use super::events::{CallStatus, StartedCall, ToolCallRecord};
 use crate::policy::{Decision, PolicySet, Verdict};
 use crate::provider::ToolCallRequest;
 use crate::tools::{PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large};
@@ -15,7 +15,8 @@ use crate::tools::{PreparedCall, Registry, ToolContext, ToolError, ToolOutput, s
 /// A call that passed validation and the policy, ready to run.
 pub struct Approved {
     pub prepared: Box<dyn PreparedCall>,
-    pub decision: Decision,
+    /// Shared by the call's start event and its record.
+    pub decision: Arc<Decision>,
 }
 
 /// The outcome of the checks before execution.
@@ -23,7 +24,7 @@ pub enum Gate {
     Run(Approved),
     Refused {
         error: ToolError,
-        decision: Option<Decision>,
+        decision: Option<Arc<Decision>>,
     },
 }
 
@@ -85,10 +86,13 @@ pub fn gate(
             .unwrap_or_else(|| "denied by policy".into());
         return Gate::Refused {
             error: ToolError::permission(format!("{why}. Choose another way to reach the goal.")),
-            decision: Some(decision),
+            decision: Some(Arc::new(decision)),
         };
     }
-    Gate::Run(Approved { prepared, decision })
+    Gate::Run(Approved {
+        prepared,
+        decision: Arc::new(decision),
+    })
 }
 
 /// Runs an approved call and spills a large result.
@@ -97,8 +101,8 @@ pub async fn execute(
     req: &ToolCallRequest,
     registry: &Registry,
     ctx: Arc<ToolContext>,
-) -> (Result<ToolOutput, ToolError>, Decision) {
-    let Approved { prepared, decision } = approved;
+) -> Result<ToolOutput, ToolError> {
+    let Approved { prepared, .. } = approved;
     let mut result = prepared.run(ctx.clone()).await;
     // Secrets never reach the model, a spill file or the transcript.
     match &mut result {
@@ -125,7 +129,7 @@ pub async fn execute(
             )));
         }
     }
-    (result, decision)
+    result
 }
 
 fn redact_in_place(s: &mut String) {
@@ -142,16 +146,14 @@ pub fn call_arguments(req: &ToolCallRequest) -> Value {
         .unwrap_or_else(|| Value::String(req.invalid_arguments.clone().unwrap_or_default()))
 }
 
+/// The record of a finished call: what its start event carried, and how
+/// it ended (`started` is when it started).
 pub fn record(
-    req: &ToolCallRequest,
-    turn: u32,
-    batch: u32,
+    call: &StartedCall,
     started: Instant,
-    epoch: Instant,
     result: Result<ToolOutput, ToolError>,
-    decision: Option<Decision>,
 ) -> ToolCallRecord {
-    let arguments = call_arguments(req);
+    let decision = call.decision.clone();
     let (status, error_kind, content, display, metadata) = match result {
         Ok(o) => (CallStatus::Ok, None, o.content, o.display, o.metadata),
         Err(e) => {
@@ -159,9 +161,9 @@ pub fn record(
                 .as_ref()
                 .is_some_and(|d| d.verdict == Verdict::Deny);
             let display = if denied {
-                format!("denied: {}", req.name)
+                format!("denied: {}", call.tool)
             } else {
-                format!("{} failed: {:?}", req.name, e.kind).to_lowercase()
+                format!("{} failed: {:?}", call.tool, e.kind).to_lowercase()
             };
             (
                 if denied {
@@ -177,18 +179,18 @@ pub fn record(
         }
     };
     ToolCallRecord {
-        id: req.id.clone(),
-        tool: req.name.clone(),
-        turn,
-        batch,
-        arguments,
+        id: call.id.clone(),
+        tool: call.tool.clone(),
+        turn: call.turn,
+        batch: call.batch,
+        arguments: Arc::clone(&call.arguments),
         decision,
         status,
         error_kind,
         content,
         display,
         metadata,
-        started_ms: started.duration_since(epoch).as_millis() as u64,
+        started_ms: call.started_ms,
         duration_ms: started.elapsed().as_millis() as u64,
     }
 }
