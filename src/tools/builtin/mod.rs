@@ -53,16 +53,7 @@ pub(crate) fn read_text(
     shown: &str,
 ) -> Result<String, super::ToolError> {
     use std::io::Read;
-    let mut file = ws.open_read(path).map_err(|e| io_error(e, shown))?;
-    let meta = file.metadata().map_err(|e| io_error(e, shown))?;
-    if meta.is_dir() {
-        return Err(io_error(std::io::ErrorKind::IsADirectory.into(), shown));
-    }
-    if !meta.is_file() {
-        return Err(super::ToolError::validation(format!(
-            "{shown} is not a regular file; only files can be read or edited as text"
-        )));
-    }
+    let (mut file, meta) = regular_file(ws.open_read(path), shown)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)
         .map_err(|e| io_error(e, shown))?;
@@ -73,6 +64,25 @@ pub(crate) fn read_text(
     }
     String::from_utf8(bytes)
         .map_err(|_| super::ToolError::validation(format!("{shown} is not valid UTF-8 text")))
+}
+
+/// A file just opened, with its metadata (from the open descriptor, so
+/// one path lookup serves both), refused unless it is a regular file.
+pub(crate) fn regular_file(
+    opened: std::io::Result<std::fs::File>,
+    shown: &str,
+) -> Result<(std::fs::File, std::fs::Metadata), super::ToolError> {
+    let file = opened.map_err(|e| io_error(e, shown))?;
+    let meta = file.metadata().map_err(|e| io_error(e, shown))?;
+    if meta.is_dir() {
+        return Err(io_error(std::io::ErrorKind::IsADirectory.into(), shown));
+    }
+    if !meta.is_file() {
+        return Err(super::ToolError::validation(format!(
+            "{shown} is not a regular file (a device, FIFO or socket)"
+        )));
+    }
+    Ok((file, meta))
 }
 
 /// An I/O error as the model should read it.

@@ -98,18 +98,7 @@ impl Tool for ReadFile {
             let f = ctx.workspace.open_read(&real);
             (real, f)
         };
-        let mut file = opened.map_err(|e| super::io_error(e, shown))?;
-        let meta = file.metadata().map_err(|e| super::io_error(e, shown))?;
-        if meta.is_dir() {
-            return Err(ToolError::validation(format!(
-                "{shown} is a folder, not a file; use ls to list it"
-            )));
-        }
-        if !meta.is_file() {
-            return Err(ToolError::validation(format!(
-                "{shown} is not a regular file (a device, FIFO or socket); read_file reads files"
-            )));
-        }
+        let (mut file, meta) = super::regular_file(opened, shown)?;
         // A file that fits is read whole here, in one `read` when its size
         // is known (not for /proc-like files, which report 0).
         let want = if meta.len() > 0 {
