@@ -87,6 +87,36 @@ pub struct StartedCall {
     pub started_ms: u64,
 }
 
+impl StartedCall {
+    /// The record of this call once it ended: what it started with, and
+    /// how it ended.
+    pub fn ended(
+        &self,
+        status: CallStatus,
+        error_kind: Option<ToolErrorKind>,
+        content: String,
+        display: String,
+        metadata: Value,
+        duration_ms: u64,
+    ) -> ToolCallRecord {
+        ToolCallRecord {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            turn: self.turn,
+            batch: self.batch,
+            arguments: Arc::clone(&self.arguments),
+            decision: self.decision.clone(),
+            status,
+            error_kind,
+            content,
+            display,
+            metadata,
+            started_ms: self.started_ms,
+            duration_ms,
+        }
+    }
+}
+
 /// Receives a task's events.
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: &Event);

@@ -153,11 +153,11 @@ pub fn record(
     started: Instant,
     result: Result<ToolOutput, ToolError>,
 ) -> ToolCallRecord {
-    let decision = call.decision.clone();
     let (status, error_kind, content, display, metadata) = match result {
         Ok(o) => (CallStatus::Ok, None, o.content, o.display, o.metadata),
         Err(e) => {
-            let denied = decision
+            let denied = call
+                .decision
                 .as_ref()
                 .is_some_and(|d| d.verdict == Verdict::Deny);
             let display = if denied {
@@ -178,19 +178,6 @@ pub fn record(
             )
         }
     };
-    ToolCallRecord {
-        id: call.id.clone(),
-        tool: call.tool.clone(),
-        turn: call.turn,
-        batch: call.batch,
-        arguments: Arc::clone(&call.arguments),
-        decision,
-        status,
-        error_kind,
-        content,
-        display,
-        metadata,
-        started_ms: call.started_ms,
-        duration_ms: started.elapsed().as_millis() as u64,
-    }
+    let duration_ms = started.elapsed().as_millis() as u64;
+    call.ended(status, error_kind, content, display, metadata, duration_ms)
 }

@@ -133,21 +133,14 @@ struct Recorded {
 
 /// The record of a call the run was cancelled under.
 fn cancelled(c: &StartedCall) -> ToolCallRecord {
-    ToolCallRecord {
-        id: c.id.clone(),
-        tool: c.tool.clone(),
-        turn: c.turn,
-        batch: c.batch,
-        arguments: c.arguments.clone(),
-        decision: c.decision.clone(),
-        status: CallStatus::Cancelled,
-        error_kind: None,
-        content: "the run was cancelled before the call finished".into(),
-        display: format!("cancelled: {}", c.tool),
-        metadata: serde_json::Value::Null,
-        started_ms: c.started_ms,
-        duration_ms: 0,
-    }
+    c.ended(
+        CallStatus::Cancelled,
+        None,
+        "the run was cancelled before the call finished".into(),
+        format!("cancelled: {}", c.tool),
+        serde_json::Value::Null,
+        0,
+    )
 }
 
 /// Builds the transcript's turns and calls from events.
