@@ -31,7 +31,7 @@ impl RootFd {
     fn get(&self, root: &Path) -> Option<&OwnedFd> {
         self.0
             .get_or_init(|| {
-                let c = CString::new(root.as_os_str().as_bytes()).ok()?;
+                let c = c_path(root.as_os_str()).ok()?;
                 // SAFETY: a valid C string; the fd is owned below.
                 let fd = unsafe {
                     libc::open(
@@ -65,12 +65,17 @@ pub fn open_read_beneath(root: &Path, root_fd: &RootFd, real: &Path) -> std::io:
     }
 }
 
+/// A path for a system call (a NUL byte in it is invalid input).
+fn c_path(p: &std::ffi::OsStr) -> std::io::Result<CString> {
+    CString::new(p.as_bytes()).map_err(|_| std::io::ErrorKind::InvalidInput.into())
+}
+
 /// `openat2` relative to `dir` with no symlinks and no escape; `None` when
 /// the kernel has no `openat2` (or a filter hides it).
 fn openat2_beneath(dir: i32, rel: &Path, flags: i32) -> Option<std::io::Result<OwnedFd>> {
-    let c = match CString::new(rel.as_os_str().as_bytes()) {
+    let c = match c_path(rel.as_os_str()) {
         Ok(c) => c,
-        Err(_) => return Some(Err(std::io::ErrorKind::InvalidInput.into())),
+        Err(e) => return Some(Err(e)),
     };
     // SAFETY: open_how is plain data; zeroed is a valid value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
@@ -127,8 +132,7 @@ pub fn write_beneath(
             return Err(std::io::ErrorKind::InvalidInput.into());
         };
         let at = cur.as_ref().map_or(dir.as_raw_fd(), |f| f.as_raw_fd());
-        let c = CString::new(part.as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        let c = c_path(part)?;
         // SAFETY: valid fd and C string. An existing entry is fine here:
         // openat2 below checks what it is.
         unsafe { libc::mkdirat(at, c.as_ptr(), 0o777) };
@@ -147,8 +151,7 @@ fn write_in(at: i32, name: &std::ffi::OsStr, bytes: &[u8]) -> std::io::Result<()
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let target = CString::new(name.as_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let target = c_path(name)?;
     // The permissions of the file being replaced, if it is one.
     // SAFETY: stat is plain data; valid fd, C string and pointer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
