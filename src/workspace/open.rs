@@ -304,6 +304,28 @@ mod tests {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
+    #[test]
+    fn without_a_root_descriptor_reads_and_writes_fall_back() {
+        // What a kernel without openat2 (or a root that cannot be opened)
+        // gets: the last component is still not followed.
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let none = RootFd(OnceLock::from(None));
+        let file = root.join("sub/f.txt");
+        write_beneath(&root, &none, &file, b"one").unwrap();
+        assert_eq!(read(open_read_beneath(&root, &none, &file)).unwrap(), "one");
+        std::fs::write(outside.path().join("secret"), "secret").unwrap();
+        let link = root.join("link");
+        std::os::unix::fs::symlink(outside.path().join("secret"), &link).unwrap();
+        assert!(open_read_beneath(&root, &none, &link).is_err());
+        write_beneath(&root, &none, &link, b"mine").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+            "secret"
+        );
+    }
+
     fn walk(p: &Path) -> Vec<std::path::PathBuf> {
         let mut out = Vec::new();
         for e in std::fs::read_dir(p).unwrap().flatten() {
