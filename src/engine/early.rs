@@ -29,7 +29,8 @@ pub struct EarlyStarts<'e, 'a> {
     /// Index of the next call that may start early.
     next: usize,
     closed: bool,
-    started: Vec<ToolCallRequest>,
+    /// The ids of the calls started, by index.
+    started: Vec<String>,
     running: FuturesUnordered<Running<'e>>,
     done: Vec<Option<ToolCallRecord>>,
 }
@@ -62,7 +63,7 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
             return;
         }
         self.next += 1;
-        self.started.push(call.clone());
+        self.started.push(call.id.clone());
         let turn = self.turn;
         self.running.push(Box::pin(async move {
             (index, run_one(env, &call, gated, turn, 0).await)
@@ -133,7 +134,7 @@ impl<'e, 'a> EarlyStarts<'e, 'a> {
         let mut out: Vec<Option<ToolCallRecord>> = vec![None; calls.len()];
         for (i, rec) in self.done.into_iter().enumerate() {
             if let Some(rec) = rec
-                && calls.get(i).is_some_and(|c| c.id == self.started[i].id)
+                && calls.get(i).is_some_and(|c| c.id == self.started[i])
             {
                 out[i] = Some(rec);
             }
