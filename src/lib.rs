@@ -8,11 +8,9 @@
 //! reach is limited by [`contain`] (environment, redaction, sandbox).
 
 pub mod cli;
-pub mod config_error;
 pub mod contain;
 pub mod engine;
 pub mod mcp;
-pub mod policy;
 pub mod process;
 pub mod provider;
 pub mod report;

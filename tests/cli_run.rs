@@ -407,12 +407,41 @@ fn check_prints_the_decision() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
+    // The output is the serialised Decision, as the transcript records it.
+    let d: runner_policy::Decision = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        serde_json::to_string(&d).unwrap().as_bytes(),
+        o.stdout.trim_ascii_end()
+    );
+    assert_eq!(d.verdict, runner_policy::Verdict::Deny);
+    assert_eq!(d.rule.as_deref(), Some("deny Bash(rm:*)"));
+    assert_eq!(d.policy, Some(pol.display().to_string()));
+    let sigs: Vec<String> = d.signatures.iter().map(|s| s.to_string()).collect();
+    assert_eq!(sigs, ["Bash(git status)", "Bash(rm -rf /)", "Edit(/)"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
-    assert_eq!(v["rule"], "deny Bash(rm:*)");
     assert_eq!(
-        v["signatures"],
-        serde_json::json!(["Bash(git status)", "Bash(rm -rf /)", "Edit(/)"])
+        v["signatures"][1],
+        serde_json::json!({"family": "Bash", "specifier": "rm -rf /"})
+    );
+    // A call refused before the policy (a path outside the workspace) is a
+    // Decision too, with no layer.
+    let o = runner()
+        .args(["check", "--policy"])
+        .arg(&pol)
+        .args(["read_file", r#"{"file_path":"../../etc/passwd"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["policy"], serde_json::Value::Null);
+    assert_eq!(v["signatures"], serde_json::json!([]));
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace")
     );
     let o = runner()
         .args(["check", "--policy"])

@@ -7,9 +7,9 @@
 //!   whatever text they are given.
 
 use proptest::prelude::*;
-use runner::policy::{Pattern, PolicySet, Verdict, parse_policy_yaml, shell};
 use runner::tools::{Registry, ToolContext};
 use runner::workspace::{Workspace, normalize_lexically};
+use runner_policy::{Pattern, PolicySet, Verdict, parse_policy_yaml, shell};
 use serde_json::json;
 use std::path::Path;
 

@@ -1,63 +1,51 @@
 //! `runner check --policy FILE [--workspace DIR] TOOL ARGS_JSON`: the policy
-//! engine on its own. Prints the decision as JSON; exit 0 allow, 1 deny,
+//! engine on its own, through the same gate as a run. Prints the decision
+//! (the transcript's `Decision`, serialised) as JSON; exit 0 allow, 1 deny,
 //! 2 bad input.
 
 use std::path::Path;
 
-use serde_json::json;
+use runner_policy::{Decision, PolicySet, Verdict};
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
-use crate::policy::{PolicySet, Verdict, load_policy_file};
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, load_policies, report_errors};
+use crate::engine::pipeline::decide_call;
 use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
 pub fn check(policies: &[std::path::PathBuf], workspace: &Path, tool: &str, args: &str) -> i32 {
-    let mut layers = Vec::new();
-    for p in policies {
-        match load_policy_file(p) {
-            Ok(l) => layers.push(l),
-            Err(es) => {
-                report_errors(&es);
-                return EXIT_INVALID;
-            }
+    let set = match load_policies(policies, &[]) {
+        Ok(layers) => PolicySet::new(layers),
+        Err(es) => {
+            report_errors(&es);
+            return EXIT_INVALID;
         }
-    }
-    let set = PolicySet::new(layers);
+    };
     let (args, ws) = match super::call_inputs(args, workspace) {
         Ok(x) => x,
         Err(code) => return code,
     };
     let registry = Registry::builtin();
-    let Ok(t) = registry.get(tool) else {
-        eprintln!(
-            "error: unknown tool `{tool}` (known: {})",
-            registry.names().collect::<Vec<_>>().join(", ")
-        );
-        return EXIT_INVALID;
+    let t = match registry.get(tool) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INVALID;
+        }
     };
     let ctx = ToolContext::new(ws);
-    let prepared = match t.prepare(&args, &ctx) {
-        Ok(p) => p,
-        Err(e) if e.kind == ToolErrorKind::Permission => {
-            println!(
-                "{}",
-                json!({"decision": "deny", "signatures": [], "rule": null, "reason": e.message})
-            );
-            return EXIT_FAILED;
-        }
+    let decision = match decide_call(t.as_ref(), &args, &set, &ctx) {
+        Ok((_, d)) => d,
+        Err(e) if e.kind == ToolErrorKind::Permission => Decision::refused(e.message),
         Err(e) => {
             eprintln!("error: {}", e.message);
             return EXIT_INVALID;
         }
     };
-    let d = set.decide(tool, t.risk(), prepared.signatures(&ctx));
-    let sigs: Vec<String> = d.signatures.iter().map(|s| s.to_string()).collect();
     println!(
         "{}",
-        json!({"decision": d.verdict, "signatures": sigs, "rule": d.rule, "reason": d.reason, "policy": d.policy})
+        serde_json::to_string(&decision).expect("a decision serialises")
     );
-    if d.verdict == Verdict::Allow {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
+    match decision.verdict {
+        Verdict::Allow => EXIT_OK,
+        Verdict::Deny => EXIT_FAILED,
     }
 }

@@ -14,9 +14,31 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_INVALID: i32 = 2;
 
 /// Prints config errors to stderr.
-pub fn report_errors(errors: &[crate::config_error::ConfigError]) {
+pub fn report_errors(errors: &[runner_policy::ConfigError]) {
     for e in errors {
         eprintln!("error: {e}");
+    }
+}
+
+/// Loads `--policy` files, each a layer, with `{{files}}` rules bound to
+/// `files`; every error of every file, located.
+pub fn load_policies(
+    paths: &[std::path::PathBuf],
+    files: &[String],
+) -> Result<Vec<runner_policy::Policy>, Vec<runner_policy::ConfigError>> {
+    let mut layers = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        match runner_policy::load_policy_file(p).map(|l| l.bind_files(files)) {
+            Ok(Ok(l)) => layers.push(l),
+            Ok(Err(e)) => errors.push(runner_policy::ConfigError::new(p, 0, 0, e)),
+            Err(es) => errors.extend(es),
+        }
+    }
+    if errors.is_empty() {
+        Ok(layers)
+    } else {
+        Err(errors)
     }
 }
 

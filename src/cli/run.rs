@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use futures::StreamExt;
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, load_policies, report_errors};
 use std::sync::Arc;
 
-use crate::policy::load_policy_file;
 use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
@@ -72,18 +71,10 @@ pub async fn run(args: RunArgs) -> i32 {
             return EXIT_INVALID;
         }
     };
-    let mut extra = Vec::new();
-    let mut errors = Vec::new();
-    for p in &args.policies {
-        match load_policy_file(p).map(|l| l.bind_files(&args.load.files)) {
-            Ok(Ok(l)) => extra.push(l),
-            Ok(Err(e)) => {
-                eprintln!("error: {e}");
-                return EXIT_INVALID;
-            }
-            Err(es) => errors.extend(es),
-        }
-    }
+    let (extra, mut errors) = match load_policies(&args.policies, &args.load.files) {
+        Ok(layers) => (layers, vec![]),
+        Err(es) => (vec![], es),
+    };
     let tasks = match load_tasks(&paths, &args.load) {
         Ok(t) if errors.is_empty() => t,
         Ok(_) => {

@@ -18,7 +18,7 @@ fn schema<T: JsonSchema>() -> serde_json::Value {
 pub fn print_schema(kind: SchemaKind) -> i32 {
     let v = match kind {
         SchemaKind::Task => schema::<crate::task::TaskFile>(),
-        SchemaKind::Policy => schema::<crate::policy::PolicyFile>(),
+        SchemaKind::Policy => schema::<runner_policy::PolicyFile>(),
         SchemaKind::Transcript => schema::<crate::report::Transcript>(),
         SchemaKind::Events => schema::<crate::report::events::EventLine>(),
     };

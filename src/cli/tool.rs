@@ -5,11 +5,11 @@ use crate::contain::{CommandSetup, EnvSettings, SandboxSettings};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, report_errors};
+use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, load_policies, report_errors};
 use crate::engine::{CallStatus, NullSink, ToolEnv, run_calls};
-use crate::policy::{PolicySet, load_policy_file};
 use crate::provider::ToolCallRequest;
 use crate::tools::{Dialect, Registry, ToolContext};
+use runner_policy::PolicySet;
 
 pub fn print_tools(format: Dialect) -> i32 {
     let decls = Registry::builtin().declarations(format);
@@ -73,30 +73,24 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
         Err(code) => return code,
     };
     let registry = Registry::builtin();
-    if !registry.contains(name) {
-        eprintln!(
-            "error: unknown tool `{name}` (known: {})",
-            registry.names().collect::<Vec<_>>().join(", ")
-        );
+    if let Err(e) = registry.get(name) {
+        eprintln!("error: {e}");
         return EXIT_INVALID;
     }
     // Without --policy every call is allowed: this command is for
     // debugging the tools themselves.
     let layers = match policy {
-        Some(p) => match load_policy_file(p) {
-            Ok(l) => vec![l],
+        Some(p) => match load_policies(&[p.to_path_buf()], &[]) {
+            Ok(l) => l,
             Err(es) => {
                 report_errors(&es);
                 return EXIT_INVALID;
             }
         },
-        None => vec![crate::policy::Policy {
-            source: "no policy (runner tool)".into(),
-            default: crate::policy::DefaultDecision::Allow,
-            rules: vec![],
-            risk: Default::default(),
-            file_templates: vec![],
-        }],
+        None => vec![runner_policy::Policy::allowing_nothing(
+            "no policy (runner tool)",
+            runner_policy::DefaultDecision::Allow,
+        )],
     };
     let set = Arc::new(PolicySet::new(layers));
     // Commands get what they get in a run with the default settings: the

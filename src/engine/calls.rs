@@ -8,9 +8,9 @@ use futures::StreamExt;
 use super::batch::partition;
 use super::events::{Event, EventSink, StartedCall, ToolCallRecord};
 use super::pipeline::{Gate, call_arguments, execute, gate, record};
-use crate::policy::PolicySet;
 use crate::provider::ToolCallRequest;
 use crate::tools::{Registry, ToolContext};
+use runner_policy::PolicySet;
 
 /// What tool calls run against: the tools, the policy, the workspace.
 pub struct ToolEnv<'a> {

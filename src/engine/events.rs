@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::policy::Decision;
 use crate::provider::Usage;
 use crate::tools::ToolErrorKind;
+use runner_policy::Decision;
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

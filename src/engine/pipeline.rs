@@ -8,9 +8,11 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::events::{CallStatus, StartedCall, ToolCallRecord};
-use crate::policy::{Decision, PolicySet, Verdict};
 use crate::provider::ToolCallRequest;
-use crate::tools::{PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large};
+use crate::tools::{
+    DynTool, PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large,
+};
+use runner_policy::{Decision, PolicySet, Verdict};
 
 /// A call that passed validation and the policy, ready to run.
 pub struct Approved {
@@ -35,9 +37,6 @@ pub fn gate(
     policy: &PolicySet,
     ctx: &ToolContext,
 ) -> Gate {
-    // Validation and signatures resolve the same paths: once is enough
-    // within these synchronous checks. Execution resolves afresh.
-    let _memo = crate::workspace::ResolveMemo::start();
     let tool = match registry.get(&req.name) {
         Ok(t) => t,
         Err(e) => {
@@ -65,20 +64,17 @@ pub fn gate(
         }
         (None, None) => &empty,
     };
-    let prepared = match tool.prepare(args, ctx) {
-        Ok(p) => p,
-        Err(e) => {
-            // Bad arguments, or a path outside the workspace: refused here,
-            // before the policy is asked.
+    let (prepared, decision) = match decide_call(tool.as_ref(), args, policy, ctx) {
+        Ok(x) => x,
+        // Bad arguments, or a path outside the workspace: refused before
+        // the policy is asked.
+        Err(error) => {
             return Gate::Refused {
-                error: e,
+                error,
                 decision: None,
             };
         }
     };
-    let sigs = prepared.signatures(ctx);
-    let is_mcp = req.name.contains("__");
-    let decision = policy.decide_with(&req.name, is_mcp, tool.risk(), sigs);
     if decision.verdict == Verdict::Deny {
         let why = decision
             .reason
@@ -93,6 +89,28 @@ pub fn gate(
         prepared,
         decision: Arc::new(decision),
     })
+}
+
+/// Validates one call of `tool` and decides it: argument validation, input
+/// validation (paths), signatures, the policy. The one gate that a run,
+/// `runner check` and the corpus tests all go through. An error is a call
+/// refused before the policy was asked (bad arguments, a path that leaves
+/// the workspace); a denial is a [`Decision`].
+pub fn decide_call(
+    tool: &dyn DynTool,
+    args: &Value,
+    policy: &PolicySet,
+    ctx: &ToolContext,
+) -> Result<(Box<dyn PreparedCall>, Decision), ToolError> {
+    // Validation and signatures resolve the same paths: once is enough
+    // within these synchronous checks. Execution resolves afresh.
+    let _memo = crate::workspace::ResolveMemo::start();
+    let prepared = tool.prepare(args, ctx)?;
+    let sigs = prepared.signatures(ctx);
+    let name = tool.name();
+    let is_mcp = name.contains("__");
+    let decision = policy.decide_with(name, is_mcp, tool.risk(), sigs);
+    Ok((prepared, decision))
 }
 
 /// Runs an approved call and spills a large result.

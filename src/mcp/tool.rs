@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::render::render;
 use super::server::{CallError, McpServer, ServerTool};
-use crate::policy::{Family, Signature};
 use crate::tools::{
     CallFuture, DynTool, PreparedCall, Risk, ToolContext, ToolError, ToolKind, ToolOutput,
 };
+use runner_policy::{Family, Signature};
 
 pub struct McpTool {
     full_name: String,

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::task::ModelSpec;
+use super::ModelSpec;
 
 /// Options a task may set for its model (`model_options:`).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -16,6 +16,7 @@ pub mod http;
 mod message;
 mod openai;
 mod scripted;
+mod spec;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,7 +27,8 @@ pub use config::{ModelOptions, ProviderConfig, Vendor};
 pub use gemini::Gemini;
 pub use message::{Message, ModelTurn, ToolCallRequest, Usage};
 pub use openai::OpenAi;
-pub use scripted::ScriptedProvider;
+pub use scripted::{ScriptCall, ScriptTurn, ScriptedProvider};
+pub use spec::ModelSpec;
 
 use crate::tools::Registry;
 

@@ -10,7 +10,36 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use super::{ModelRequest, ModelTurn, Provider, ProviderError, ToolCallRequest, TurnFuture, Usage};
-use crate::task::ScriptTurn;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+/// One tool call of a scripted turn.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// The arguments, any YAML mapping.
+    #[serde(default)]
+    pub args: Option<Value>,
+    /// Arguments as raw text, sent as is (to test malformed JSON).
+    #[serde(default)]
+    pub raw_args: Option<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// One scripted model turn: text, tool calls, or both.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptCall>,
+}
 
 pub struct ScriptedProvider {
     turns: Arc<[ScriptTurn]>,

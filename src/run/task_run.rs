@@ -9,7 +9,6 @@ use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::mcp::McpServers;
-use crate::policy::{Policy, PolicySet};
 use crate::provider::config::resolve;
 use crate::provider::{Message, Provider, ProviderConfig, ScriptedProvider, Usage, http_provider};
 use crate::report::progress::{Fanout, RunReporter, TaskEvents};
@@ -18,6 +17,7 @@ use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptR
 use crate::task::{Mode, Task};
 use crate::tools::{Registry, ToolContext};
 use crate::workspace::{FileChange, IsolatedWorkspace, Workspace, render_git_diff};
+use runner_policy::{Policy, PolicySet};
 
 /// Options shared by every task of a run.
 #[derive(Clone)]

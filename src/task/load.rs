@@ -5,17 +5,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::duration::parse_duration;
-use super::model::{
-    DurationText, Mode, ModelOptionsFile, ModelSpec, PolicyRef, ScriptTurn, TaskFile,
-};
+use super::model::{DurationText, Mode, ModelOptionsFile, PolicyRef, TaskFile};
 use super::model::{LimitsFile, McpServerFile, SandboxFile, SandboxModeFile};
 use super::params;
-use crate::config_error::ConfigError;
 use crate::contain::{EnvSettings, SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
-use crate::policy::{Policy, load_policy_file, parse_policy_yaml};
 use crate::provider::ModelOptions;
+use crate::provider::{ModelSpec, ScriptTurn};
 use crate::tools::Registry;
+use runner_policy::ConfigError;
+use runner_policy::{Policy, compile_policy, load_policy_file, parse_policy_yaml};
 use serde_saphyr::Spanned;
 
 const DEFAULT_MAX_TURNS: u32 = 20;
@@ -402,7 +401,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             }
         }
         Some(PolicyRef::Inline(pf)) => {
-            match Policy::compile(pf, path, format!("{} (inline policy)", path.display())) {
+            match compile_policy(pf, path, format!("{} (inline policy)", path.display())) {
                 Ok(p) => {
                     let at = pf
                         .rules
@@ -433,19 +432,10 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     };
     let tools = tf.tools.as_ref().map(|list| {
         list.iter()
-            .filter_map(|t| {
-                if opts.registry.contains(&t.value) {
-                    Some(t.value.clone())
-                } else {
-                    errors.push(ConfigError::at(
-                        path,
-                        &t.referenced,
-                        format!(
-                            "tools: unknown tool `{}` (known: {})",
-                            t.value,
-                            opts.registry.names().collect::<Vec<_>>().join(", ")
-                        ),
-                    ));
+            .filter_map(|t| match opts.registry.get(&t.value) {
+                Ok(_) => Some(t.value.clone()),
+                Err(e) => {
+                    errors.push(ConfigError::at(path, &t.referenced, format!("tools: {e}")));
                     None
                 }
             })

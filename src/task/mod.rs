@@ -9,6 +9,7 @@ mod load;
 mod model;
 pub mod params;
 
+pub use crate::provider::{ModelSpec, ScriptCall, ScriptTurn};
 pub use duration::parse_duration;
 pub use load::{FileKind, LoadOptions, Task, TaskCheck, load_task, load_tasks, validate_file};
-pub use model::{Mode, ModelSpec, PolicyRef, ScriptCall, ScriptTurn, TaskFile};
+pub use model::{Mode, PolicyRef, TaskFile};

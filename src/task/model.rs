@@ -1,12 +1,12 @@
 //! The task file as written.
 
+use crate::provider::ScriptTurn;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::params::ParamDecl;
-use crate::policy::PolicyFile;
+use runner_policy::PolicyFile;
 
 /// `edit` (all tools) or `plan` (read-only tools only).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
@@ -64,32 +64,6 @@ impl<'de> Deserialize<'de> for PolicyAny {
         }
         d.deserialize_any(V)
     }
-}
-
-/// One tool call of a scripted turn.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptCall {
-    #[schemars(with = "String")]
-    pub name: Spanned<String>,
-    /// The arguments, any YAML mapping.
-    #[serde(default)]
-    pub args: Option<Value>,
-    /// Arguments as raw text, sent as is (to test malformed JSON).
-    #[serde(default)]
-    pub raw_args: Option<String>,
-    #[serde(default)]
-    pub id: Option<String>,
-}
-
-/// One scripted model turn: text, tool calls, or both.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptTurn {
-    #[serde(default)]
-    pub text: Option<String>,
-    #[serde(default)]
-    pub tool_calls: Vec<ScriptCall>,
 }
 
 /// A check run after the agent stops.
@@ -332,51 +306,4 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, ParamDecl>")]
     pub parameters: std::collections::BTreeMap<String, Spanned<ParamDecl>>,
-}
-
-/// A parsed `model:` value.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ModelSpec {
-    pub provider: String,
-    pub model: String,
-}
-
-impl ModelSpec {
-    pub const PROVIDERS: [&'static str; 4] = ["scripted", "openai", "anthropic", "gemini"];
-
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        let (provider, model) = match s.split_once(':') {
-            Some((p, m)) => (p, m),
-            None => (s, ""),
-        };
-        if !Self::PROVIDERS.contains(&provider) {
-            return Err(format!(
-                "unknown provider `{provider}` in model `{s}` (expected scripted, openai:MODEL, anthropic:MODEL or gemini:MODEL)"
-            ));
-        }
-        if provider != "scripted" && model.is_empty() {
-            return Err(format!(
-                "model `{s}` names no model (write {provider}:MODEL)"
-            ));
-        }
-        Ok(Self {
-            provider: provider.to_string(),
-            model: model.to_string(),
-        })
-    }
-
-    pub fn is_scripted(&self) -> bool {
-        self.provider == "scripted"
-    }
-}
-
-impl std::fmt::Display for ModelSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.model.is_empty() {
-            f.write_str(&self.provider)
-        } else {
-            write!(f, "{}:{}", self.provider, self.model)
-        }
-    }
 }

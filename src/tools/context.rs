@@ -9,10 +9,16 @@ use crate::workspace::{PathError, ResolvedPath, Workspace};
 
 /// Decides which workspace paths listing and search tools may show. The
 /// policy implements it: a path denied to `Read` is left out of what `grep`,
-/// `glob` and `ls` return (DESIGN §4).
+/// `glob` and `ls` return.
 pub trait PathVisibility: Send + Sync {
     /// `rel` is workspace-relative and `/`-separated.
     fn is_hidden(&self, rel: &str) -> bool;
+}
+
+impl PathVisibility for runner_policy::PolicySet {
+    fn is_hidden(&self, rel: &str) -> bool {
+        self.read_denied(rel)
+    }
 }
 
 /// Shared state of one task's tool calls.

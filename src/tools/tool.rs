@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::context::ToolContext;
 use super::output::{ToolError, ToolOutput};
-use crate::policy::Signature;
+use runner_policy::Signature;
 
 /// What a tool does to the world (seed 001's ToolKind). `plan` mode keeps only
 /// read-only tools.
@@ -23,27 +23,8 @@ pub enum ToolKind {
     Execute,
 }
 
-/// How much a call may hurt (seed 000's ToolRiskLevel). A `low` call needs no
-/// allow rule; others need one or the policy's default.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-impl std::fmt::Display for Risk {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        })
-    }
-}
+/// How much a call may hurt: the permission engine's risk levels.
+pub use runner_policy::Risk;
 
 /// An example call shown to the model.
 #[derive(Debug, Clone)]

@@ -7,7 +7,10 @@
 //! kept too, because permission rules are written against what the model
 //! asked for as well as what it would really touch.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+pub use runner_policy::normalize_lexically;
+use runner_policy::to_slash;
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -59,15 +62,6 @@ impl Workspace {
         })
     }
 
-    /// A workspace at `root` taken as written, without touching the disk
-    /// (policy tests use a root that does not exist).
-    pub fn lexical(root: impl Into<PathBuf>) -> Self {
-        Self {
-            root: root.into(),
-            root_fd: Default::default(),
-        }
-    }
-
     /// The canonical root folder.
     pub fn root(&self) -> &Path {
         &self.root
@@ -109,11 +103,8 @@ impl Workspace {
         })
     }
 
-    /// The spellings of a path for permission signatures: the path as asked
-    /// (workspace-relative, or absolute when outside) and, when following
-    /// symlinks leads elsewhere, the real target too. Never fails: a path that
-    /// [`Workspace::resolve`] refuses still gets its signatures, so the policy
-    /// can name it.
+    /// The spellings of a path for permission signatures (see
+    /// [`runner_policy::SignaturePaths`]).
     pub fn signature_paths(&self, input: &str) -> Vec<String> {
         let candidate = if Path::new(input).is_absolute() {
             PathBuf::from(input)
@@ -198,39 +189,16 @@ impl Workspace {
     }
 }
 
-/// Converts a relative path to a `/`-separated string, `.` for empty.
-fn to_slash(p: &Path) -> String {
-    let s = p
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
-    if s.is_empty() { ".".to_string() } else { s }
-}
-
-/// Resolves `.` and `..` without touching the file system. `..` above the
-/// root stays at the root, as the kernel does.
-pub fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::Prefix(p) => out.push(p.as_os_str()),
-            Component::RootDir => out.push("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `..` cancels a name, never another `..` of a relative path.
-                let last_is_parent = out.components().next_back() == Some(Component::ParentDir);
-                if last_is_parent || (!out.pop() && !path.is_absolute()) {
-                    out.push("..");
-                }
-                if path.is_absolute() && out.as_os_str().is_empty() {
-                    out.push("/");
-                }
-            }
-            Component::Normal(c) => out.push(c),
-        }
+/// The permission engine spells signature paths the way path safety
+/// resolves them: symlinks followed, within this workspace.
+impl runner_policy::SignaturePaths for Workspace {
+    fn root(&self) -> &Path {
+        &self.root
     }
-    out
+
+    fn signature_paths(&self, input: &str) -> Vec<String> {
+        Workspace::signature_paths(self, input)
+    }
 }
 
 /// Most dangling links followed by hand before giving up (as the kernel's

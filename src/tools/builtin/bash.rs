@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::policy::Signature;
-use crate::policy::shell;
 use crate::process::{CommandSpec, run_shell};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::Signature;
+use runner_policy::shell;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;

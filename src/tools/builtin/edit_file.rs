@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{diff_stats, path_signatures, read_text, text_diff};
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 pub struct EditFile;
 

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::path_signatures;
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 const MAX_RESULTS: usize = 200;
 

@@ -16,8 +16,8 @@ use serde_json::json;
 
 use super::glob::{compile, rel_to, search_walker};
 use super::path_signatures;
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 const DEFAULT_LIMIT: usize = 1000;
 

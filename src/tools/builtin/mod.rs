@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::ToolContext;
 use super::tool::{DynTool, typed};
-use crate::policy::{Family, Signature};
+use runner_policy::{Family, Signature};
 
 pub use bash::bash_is_read_only;
 

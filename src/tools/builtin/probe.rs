@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 pub struct Probe;
 

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::path_signatures;
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 pub const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LINE_CHARS: usize = 2000;

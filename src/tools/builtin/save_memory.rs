@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::policy::{Family, Signature};
 use crate::tools::{Description, Risk, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use runner_policy::{Family, Signature};
 
 pub const MEMORY_FILE: &str = "CONTEXT.md";
 pub const MEMORY_HEADING: &str = "## Agent Memories";

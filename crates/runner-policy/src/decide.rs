@@ -3,30 +3,52 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::file::{DefaultDecision, Policy};
-use super::signature::{Family, Signature};
-use crate::tools::{PathVisibility, Risk};
+use crate::model::DefaultDecision;
+use crate::policy::Policy;
+use crate::risk::Risk;
+use crate::signature::{Family, Signature};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// Whether a call may run.
 pub enum Verdict {
+    /// The call runs.
     Allow,
+    /// The call is refused; the model is told why.
     Deny,
 }
 
 /// The decision on one call, as the transcript and `runner check` show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Decision {
+    /// Allow or deny.
     #[serde(rename = "decision")]
     pub verdict: Verdict,
+    /// The call's signatures, as decided.
     pub signatures: Vec<Signature>,
     /// The rule that decided (`deny Bash(rm:*)`), or null for low risk or
     /// the default.
     pub rule: Option<String>,
+    /// Why, in words for the model and the reviewer.
     pub reason: Option<String>,
-    /// The policy layer that decided.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The policy layer that decided; null for a call refused before any
+    /// policy was asked (a path that leaves the workspace).
+    #[serde(default)]
     pub policy: Option<String>,
+}
+
+impl Decision {
+    /// A call refused before any policy was asked: its arguments name a
+    /// path that leaves the workspace, so it has no signatures to decide.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Self {
+            verdict: Verdict::Deny,
+            signatures: vec![],
+            rule: None,
+            reason: Some(reason.into()),
+            policy: None,
+        }
+    }
 }
 
 /// The task's policy plus any `--policy` files. Each layer decides on its
@@ -56,6 +78,7 @@ fn in_git_dir(sig: &Signature) -> bool {
 }
 
 impl PolicySet {
+    /// Layers `layers` (the built-in default when empty).
     pub fn new(layers: Vec<Policy>) -> Self {
         let layers = if layers.is_empty() {
             vec![Policy::builtin_default()]
@@ -65,6 +88,7 @@ impl PolicySet {
         Self { layers }
     }
 
+    /// The layers, in the order they decide.
     pub fn layers(&self) -> &[Policy] {
         &self.layers
     }
@@ -206,7 +230,7 @@ impl PolicySet {
                 continue;
             }
             // A Read signature never needs an allow rule on its own: readers'
-            // file operands can only make a decision stricter (DESIGN §4).
+            // file operands can only make a decision stricter.
             if risk == Risk::Low || sig.family == Family::Read {
                 continue;
             }
@@ -238,7 +262,9 @@ impl PolicySet {
         }
     }
 
-    /// True when some layer's deny rule matches `Read(rel)`.
+    /// True when some layer's deny rule matches `Read(rel)`: such a path is
+    /// also denied to `Edit` and left out of what listing and search tools
+    /// return.
     pub fn read_denied(&self, rel: &str) -> bool {
         let sig = Signature::new(Family::Read, rel);
         self.layers.iter().any(|l| {
@@ -246,11 +272,5 @@ impl PolicySet {
                 .iter()
                 .any(|r| !r.allow && r.pattern.matches(&sig, true))
         })
-    }
-}
-
-impl PathVisibility for PolicySet {
-    fn is_hidden(&self, rel: &str) -> bool {
-        self.read_denied(rel)
     }
 }

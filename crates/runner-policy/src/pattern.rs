@@ -10,20 +10,29 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::shell::base_name;
-use super::signature::{Family, Signature};
-use super::words::split_words;
+use crate::signature::{Family, Signature};
+use crate::words::{base_name, split_words};
 
+/// Why a rule pattern does not compile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
+    /// Nothing was written.
     #[error("empty rule")]
     Empty,
+    /// The name before `(` is not a family.
     #[error("unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool)")]
     UnknownFamily(String),
+    /// Parentheses do not pair up.
     #[error("unbalanced parentheses in `{0}`")]
     Unbalanced(String),
+    /// A glob in the specifier is invalid.
     #[error("invalid glob in `{rule}`: {message}")]
-    Glob { rule: String, message: String },
+    Glob {
+        /// The rule as written.
+        rule: String,
+        /// What is wrong with its glob.
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -64,7 +73,9 @@ enum Spec {
 /// A compiled rule pattern.
 #[derive(Debug, Clone)]
 pub struct Pattern {
+    /// The pattern as written, trimmed.
     pub text: String,
+    /// The family it matches.
     pub family: Family,
     /// The specifier as written, for exact matches of opaque signatures.
     raw_spec: Option<String>,
@@ -84,6 +95,7 @@ fn glob(rule: &str, pattern: &str, literal_separator: bool) -> Result<GlobMatche
 }
 
 impl Pattern {
+    /// Compiles a pattern such as `Bash(cargo test:*)` or `Edit(src/**)`.
     pub fn parse(text: &str) -> Result<Self, PatternError> {
         let t = text.trim();
         if t.is_empty() {
@@ -246,10 +258,6 @@ impl Pattern {
     /// True for absolute path patterns (needed for paths outside).
     pub fn is_absolute_path(&self) -> bool {
         matches!(self.spec, Spec::Path { absolute: true, .. })
-    }
-
-    pub fn is_all(&self) -> bool {
-        matches!(self.spec, Spec::All)
     }
 }
 

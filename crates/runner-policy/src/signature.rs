@@ -1,7 +1,7 @@
 //! Permission signatures: the abstract form of a tool call that rules match.
 //!
 //! A call is never matched on its raw JSON. Each tool turns its arguments into
-//! one or more `Family(specifier)` signatures (DESIGN §4): `Read(src/a.rs)`,
+//! one or more `Family(specifier)` signatures: `Read(src/a.rs)`,
 //! `Edit(.github/ci.yml)`, `Bash(git diff --stat)`, `Memory`, `Mcp(fs/read)`.
 
 use std::fmt;
@@ -12,16 +12,22 @@ use serde::{Deserialize, Serialize};
 /// The families of signatures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Family {
+    /// A file or folder read, workspace-relative (absolute when outside).
     Read,
+    /// A file written, created or deleted.
     Edit,
+    /// One simple command of a shell script, its words joined.
     Bash,
+    /// A fact saved to the agent's memory.
     Memory,
+    /// A tool of an MCP server: `server/tool`.
     Mcp,
     /// A tool with no family of its own (test or plugin tools): `Tool(name)`.
     Tool,
 }
 
 impl Family {
+    /// The family of a rule's name (`Read`, `Bash` ...).
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "Read" => Family::Read,
@@ -34,6 +40,7 @@ impl Family {
         })
     }
 
+    /// The family's name as rules spell it.
     pub fn as_str(self) -> &'static str {
         match self {
             Family::Read => "Read",
@@ -44,14 +51,14 @@ impl Family {
             Family::Tool => "Tool",
         }
     }
-
-    pub const ALL: [&'static str; 6] = ["Read", "Edit", "Bash", "Memory", "Mcp", "Tool"];
 }
 
 /// One signature of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Signature {
+    /// What kind of access.
     pub family: Family,
+    /// What is accessed: a path, a command, a tool; none for `Memory`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specifier: Option<String>,
     /// Set when the call could not be analysed (a shell syntax error, a
@@ -62,6 +69,7 @@ pub struct Signature {
 }
 
 impl Signature {
+    /// `Family(specifier)`.
     pub fn new(family: Family, specifier: impl Into<String>) -> Self {
         Self {
             family,
@@ -70,6 +78,7 @@ impl Signature {
         }
     }
 
+    /// `Family` with no specifier.
     pub fn bare(family: Family) -> Self {
         Self {
             family,

@@ -4,6 +4,12 @@
 //! where a word holds spaces or quotes, so that splitting it again gives back
 //! exactly the words the shell would pass. Rules are split the same way.
 
+/// The base name of a program word: `/bin/rm` is `rm`. Deny rules compare
+/// programs by it, so no spelling of a path slips past them.
+pub fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
 /// Joins words, single-quoting those that need it.
 pub fn join_words(words: &[String]) -> String {
     words

@@ -1,4 +1,5 @@
-//! Errors in task and policy files, located as `file:line:column`.
+//! Errors in files a user wrote (policies here, task files in the runner),
+//! located as `file:line:column`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -6,14 +7,18 @@ use std::path::{Path, PathBuf};
 /// A mistake in a file the user wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
+    /// The file, as given.
     pub file: PathBuf,
     /// 1-based; 0 when unknown.
     pub line: u64,
+    /// 1-based; 0 when unknown.
     pub column: u64,
+    /// What is wrong, naming the field.
     pub message: String,
 }
 
 impl ConfigError {
+    /// An error at `line:column` of `file`.
     pub fn new(file: &Path, line: u64, column: u64, message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),

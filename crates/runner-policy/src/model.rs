@@ -1,0 +1,69 @@
+//! The policy file as written: the YAML model (also a task's inline
+//! `policy:`), with spans for errors and a JSON Schema for editors.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::risk::Risk;
+
+/// What a call that needs approval and matches no rule gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DefaultDecision {
+    /// Allow it.
+    Allow,
+    /// Deny it (the default).
+    #[default]
+    Deny,
+}
+
+/// One entry of `rules:`: allow or deny patterns, with an optional reason.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleEntry {
+    /// Patterns such as `Bash(cargo test:*)`, `Edit(src/**)`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub allow: Option<Vec<Spanned<String>>>,
+    /// Patterns whose calls are denied, whatever else allows them.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny: Option<Vec<Spanned<String>>>,
+    /// Told to the model when one of these patterns denies a call.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A check run when the policy loads: a failing example is a load error.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyTest {
+    /// A signature-shaped call: `Bash(git status && rm -rf /)`, `Edit(src/a.rs)`.
+    #[schemars(with = "String")]
+    pub call: Spanned<String>,
+    /// The decision the policy must give it.
+    pub expect: DefaultDecision,
+}
+
+/// A policy file as written (also the inline `policy:` of a task).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    /// The decision for calls that need approval and match no rule (default: deny).
+    #[serde(default)]
+    pub default: DefaultDecision,
+    /// Allow and deny rules; any matching deny rule wins.
+    #[serde(default)]
+    #[schemars(with = "Vec<RuleEntry>")]
+    pub rules: Vec<Spanned<RuleEntry>>,
+    /// Risk overrides by tool name, or `mcp` for every MCP tool.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Risk>")]
+    pub risk: BTreeMap<String, Spanned<Risk>>,
+    /// Examples checked when the policy loads.
+    #[serde(default)]
+    pub tests: Vec<PolicyTest>,
+}

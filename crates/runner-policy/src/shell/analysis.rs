@@ -1,0 +1,108 @@
+//! What the analysis of a script finds: the simple commands it would run,
+//! the files it reads and writes, or why it cannot be checked; and the
+//! signatures that follow from them.
+
+use std::path::Path;
+
+use super::expand::{MAX_EXPANSION, expand_glob, has_glob};
+use crate::paths::SignaturePaths;
+use crate::programs;
+use crate::signature::{Family, Signature};
+use crate::words::join_words;
+
+/// One simple command: its words with quotes removed (dynamic parts kept as
+/// written, e.g. `$HOME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The words, program first.
+    pub words: Vec<String>,
+}
+
+impl SimpleCommand {
+    /// The program word as written.
+    pub fn program(&self) -> &str {
+        self.words.first().map(String::as_str).unwrap_or("")
+    }
+}
+
+/// The result of analysing a script.
+#[derive(Debug, Clone, Default)]
+pub struct ShellAnalysis {
+    /// The script.
+    pub text: String,
+    /// Every simple command it would run, wrapped ones included.
+    pub commands: Vec<SimpleCommand>,
+    /// Files written by redirections or `tee`, as written (relative to the
+    /// folder the script starts in unless absolute), with the folders the
+    /// script may have `cd`-ed into.
+    pub writes: Vec<(String, Vec<String>)>,
+    /// Files read by `<` or by well-known readers.
+    pub reads: Vec<(String, Vec<String>)>,
+    /// Why the script cannot be analysed, when it cannot.
+    pub opaque: Option<String>,
+}
+
+impl ShellAnalysis {
+    /// True when nothing in the script writes: every command is a known
+    /// reader and no redirection writes.
+    pub fn is_read_only(&self) -> bool {
+        self.opaque.is_none()
+            && self.writes.is_empty()
+            && !self.commands.is_empty()
+            && self.commands.iter().all(|c| programs::only_reads(&c.words))
+    }
+
+    /// The signatures of the script run from `cwd` (workspace-relative).
+    pub fn signatures(&self, ws: &dyn SignaturePaths, cwd: &str) -> Vec<Signature> {
+        if let Some(why) = &self.opaque {
+            return vec![Signature::opaque(
+                Family::Bash,
+                self.text.clone(),
+                why.clone(),
+            )];
+        }
+        let mut out: Vec<Signature> = Vec::new();
+        let mut push = |s: Signature| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        for c in &self.commands {
+            push(Signature::new(Family::Bash, join_words(&c.words)));
+        }
+        for (family, list) in [(Family::Edit, &self.writes), (Family::Read, &self.reads)] {
+            for (path, cwds) in list {
+                for c in cwds {
+                    let dir = Path::new(cwd).join(c);
+                    let paths = if has_glob(path) {
+                        match expand_glob(&ws.root().join(&dir), path) {
+                            Some(p) => p,
+                            None => {
+                                let why =
+                                    format!("`{path}` matches more than {MAX_EXPANSION} files");
+                                return vec![Signature::opaque(
+                                    Family::Bash,
+                                    self.text.clone(),
+                                    why,
+                                )];
+                            }
+                        }
+                    } else {
+                        vec![path.clone()]
+                    };
+                    for path in paths {
+                        let joined = if path.starts_with('/') {
+                            path
+                        } else {
+                            dir.join(path).to_string_lossy().into_owned()
+                        };
+                        for p in ws.signature_paths(&joined) {
+                            push(Signature::new(family, p));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,387 @@
+//! The walk over a parsed script: lists, pipelines, compound commands,
+//! simple commands with their assignments and redirections, and `cd`.
+//! Words are evaluated in [`super::word`]; each simple command's words go to
+//! [`super::wrappers`], which records the command and looks inside it.
+
+use brush_parser::ast;
+
+use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker, WordValue};
+use super::variables::is_risky_variable;
+
+impl Walker {
+    pub(super) fn script(&mut self, text: &str) {
+        if self.depth > MAX_DEPTH {
+            self.opaque("commands nested too deeply to check");
+            return;
+        }
+        self.depth += 1;
+        let parsed = std::panic::catch_unwind(|| {
+            let mut parser = brush_parser::Parser::new(
+                std::io::BufReader::new(text.as_bytes()),
+                &brush_parser::ParserOptions::default(),
+            );
+            parser.parse_program()
+        });
+        match parsed {
+            Ok(Ok(program)) => {
+                for cc in &program.complete_commands {
+                    self.compound_list(cc);
+                }
+            }
+            Ok(Err(e)) => self.opaque(format!("the script does not parse as bash: {e}")),
+            Err(_) => self.opaque("the script could not be parsed"),
+        }
+        self.depth -= 1;
+    }
+
+    pub(super) fn compound_list(&mut self, list: &ast::CompoundList) {
+        for item in &list.0 {
+            self.and_or(&item.0);
+        }
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList) {
+        self.pipeline(&list.first);
+        for next in &list.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline) {
+        for c in &p.seq {
+            self.command(c);
+        }
+    }
+
+    fn command(&mut self, c: &ast::Command) {
+        match c {
+            ast::Command::Simple(s) => self.simple(s),
+            ast::Command::Compound(cc, redirs) => {
+                self.compound(cc);
+                if let Some(r) = redirs {
+                    for io in &r.0 {
+                        self.redirect(io);
+                    }
+                }
+            }
+            ast::Command::Function(f) => {
+                self.compound(&f.body.0);
+                if let Some(r) = &f.body.1 {
+                    for io in &r.0 {
+                        self.redirect(io);
+                    }
+                }
+            }
+            ast::Command::ExtendedTest(t, redirs) => {
+                self.extended_test(&t.expr);
+                if let Some(r) = redirs {
+                    for io in &r.0 {
+                        self.redirect(io);
+                    }
+                }
+            }
+        }
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr) {
+        use ast::ExtendedTestExpr as E;
+        match e {
+            E::And(a, b) | E::Or(a, b) => {
+                self.extended_test(a);
+                self.extended_test(b);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a),
+            E::UnaryTest(_, w) => {
+                self.word(w);
+            }
+            E::BinaryTest(_, a, b) => {
+                self.word(a);
+                self.word(b);
+            }
+        }
+    }
+
+    fn compound(&mut self, cc: &ast::CompoundCommand) {
+        use ast::CompoundCommand as C;
+        match cc {
+            C::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            C::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&e.value);
+                }
+                self.compound_list(&f.body.list);
+            }
+            C::BraceGroup(b) => self.compound_list(&b.list),
+            C::Subshell(s) => self.compound_list(&s.list),
+            C::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(w);
+                }
+                self.compound_list(&f.body.list);
+            }
+            C::CaseClause(c) => {
+                self.word(&c.value);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(p);
+                    }
+                    if let Some(cmd) = &item.cmd {
+                        self.compound_list(cmd);
+                    }
+                }
+            }
+            C::IfClause(i) => {
+                self.compound_list(&i.condition);
+                self.compound_list(&i.then);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.compound_list(c);
+                    }
+                    self.compound_list(&e.body);
+                }
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.compound_list(&w.0);
+                self.compound_list(&w.1.list);
+            }
+            C::Coprocess(c) => self.command(&c.body),
+        }
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand) {
+        let mut words: Vec<WordValue> = Vec::new();
+        let mut heredoc = false;
+        let items = s
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .map(|i| (i, true))
+            .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(|i| (i, false)));
+        let mut pending_word = s.word_or_name.as_ref();
+        let mut redirects = Vec::new();
+        for (item, is_prefix) in items {
+            if !is_prefix && let Some(w) = pending_word.take() {
+                let v = self.word(w);
+                words.push(v);
+            }
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(io) => {
+                    if matches!(io, ast::IoRedirect::HereDocument(..)) {
+                        heredoc = true;
+                    }
+                    redirects.push(io);
+                }
+                ast::CommandPrefixOrSuffixItem::Word(w) => {
+                    let v = self.word(w);
+                    words.push(v);
+                }
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if is_prefix {
+                        self.assignment(a);
+                    } else {
+                        // `env A=1 cmd`, `export A=1`: an argument that looks
+                        // like an assignment; the program decides.
+                        let v = self.word(w);
+                        words.push(v);
+                    }
+                }
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                    self.compound_list(&sub.list);
+                    words.push(WordValue {
+                        text: PROCESS_SUBSTITUTION.into(),
+                        dynamic: true,
+                        unquoted_magic: false,
+                    });
+                }
+            }
+        }
+        if let Some(w) = pending_word.take() {
+            let v = self.word(w);
+            words.push(v);
+        }
+        let program_is_cd = words
+            .first()
+            .is_some_and(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"));
+        for io in redirects {
+            self.redirect(io);
+        }
+        if let Some(first) = words.first() {
+            if first.dynamic {
+                self.opaque(format!(
+                    "the command word `{}` is only known when the script runs",
+                    first.text
+                ));
+                return;
+            }
+            if first.unquoted_magic {
+                self.opaque(format!(
+                    "the command word `{}` holds glob or brace characters the shell would expand",
+                    first.text
+                ));
+                return;
+            }
+            let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+            self.command_words(&texts, heredoc, 0);
+            if program_is_cd {
+                self.cd(&words[1..]);
+            }
+        }
+    }
+
+    fn assignment(&mut self, a: &ast::Assignment) {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, idx) => {
+                self.arithmetic(idx);
+                n.clone()
+            }
+        };
+        if is_risky_variable(&name) {
+            self.opaque(format!("it sets {name}, which changes what commands run"));
+        }
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                self.word(w);
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.word(k);
+                    }
+                    self.word(v);
+                }
+            }
+        }
+    }
+
+    fn cd(&mut self, args: &[WordValue]) {
+        let target = args
+            .iter()
+            .find(|w| !w.text.starts_with('-') || w.text == "-");
+        match target {
+            Some(t) if !t.dynamic && t.text != "-" => {
+                if let Some(cwds) = &mut self.cwds {
+                    let mut next = cwds.clone();
+                    for c in cwds.iter() {
+                        let joined = if t.text.starts_with('/') {
+                            t.text.clone()
+                        } else {
+                            format!("{c}/{}", t.text)
+                        };
+                        if !next.contains(&joined) {
+                            next.push(joined);
+                        }
+                    }
+                    *cwds = next;
+                }
+            }
+            _ => self.cwds = None,
+        }
+    }
+
+    pub(super) fn add_path(&mut self, write: bool, path: &str) {
+        if is_stream_path(path) {
+            return;
+        }
+        let cwds = match &self.cwds {
+            Some(c) => c.clone(),
+            None if path.starts_with('/') => vec![".".into()],
+            None => {
+                let what = if write { "writes" } else { "reads" };
+                self.opaque(format!(
+                    "it {what} `{path}` after a `cd` to a folder not known before running"
+                ));
+                return;
+            }
+        };
+        let entry = (path.to_string(), cwds);
+        if write {
+            self.out.writes.push(entry);
+        } else {
+            self.out.reads.push(entry);
+        }
+    }
+
+    fn redirect(&mut self, io: &ast::IoRedirect) {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
+        match io {
+            R::File(_, kind, target) => match target {
+                T::Filename(w) => {
+                    let v = self.word(w);
+                    if v.dynamic || v.unquoted_magic {
+                        if matches!(kind, K::Read | K::DuplicateInput) {
+                            self.opaque(format!(
+                                "it reads from `{}`, a path only known when the script runs",
+                                v.text
+                            ));
+                        } else {
+                            self.opaque(format!(
+                                "it writes to `{}`, a path only known when the script runs",
+                                v.text
+                            ));
+                        }
+                        return;
+                    }
+                    match kind {
+                        K::Read => self.add_path(false, &v.text),
+                        K::Write | K::Append | K::Clobber | K::DuplicateOutput => {
+                            self.add_path(true, &v.text)
+                        }
+                        K::ReadAndWrite => {
+                            self.add_path(false, &v.text);
+                            self.add_path(true, &v.text);
+                        }
+                        K::DuplicateInput => {}
+                    }
+                }
+                T::Fd(_) => {}
+                T::Duplicate(w) => {
+                    let v = self.word(w);
+                    let t = v.text.trim_end_matches('-');
+                    if !t.is_empty() && !t.chars().all(|c| c.is_ascii_digit()) {
+                        if v.dynamic {
+                            self.opaque(
+                                "a redirection to a target only known when the script runs",
+                            );
+                        } else if matches!(kind, K::DuplicateOutput) {
+                            self.add_path(true, t);
+                        }
+                    }
+                }
+                T::ProcessSubstitution(_, sub) => self.compound_list(&sub.list),
+            },
+            R::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    self.word_text(&format!("\"{}\"", doc.doc.value.replace('"', "\\\"")));
+                }
+            }
+            R::HereString(_, w) => {
+                self.word(w);
+            }
+            R::OutputAndError(w, _) => {
+                let v = self.word(w);
+                if v.dynamic || v.unquoted_magic {
+                    self.opaque(format!(
+                        "it writes to `{}`, a path only known when the script runs",
+                        v.text
+                    ));
+                } else {
+                    self.add_path(true, &v.text);
+                }
+            }
+        }
+    }
+}
+
+/// Paths that are streams, not files: writing them edits nothing.
+fn is_stream_path(p: &str) -> bool {
+    matches!(
+        p,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty" | "-"
+    ) || p.starts_with("/dev/fd/")
+}
