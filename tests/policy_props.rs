@@ -7,6 +7,7 @@
 //!   whatever text they are given.
 
 use proptest::prelude::*;
+use runner::engine::pipeline::decide_call;
 use runner::tools::{Registry, ToolContext};
 use runner::workspace::{Workspace, normalize_lexically};
 use runner_policy::{Pattern, PolicySet, Verdict, parse_policy_yaml, shell};
@@ -124,9 +125,8 @@ fn decide_bash(ws: &Workspace, layers: &[String], command: &str) -> Verdict {
     let reg = Registry::builtin();
     let bash = reg.get("bash").unwrap();
     let ctx = ToolContext::new(ws.clone());
-    let prepared = bash.prepare(&json!({ "command": command }), &ctx).unwrap();
-    set.decide("bash", bash.risk(), prepared.signatures(&ctx))
-        .verdict
+    let (_, d) = decide_call(bash.as_ref(), &json!({ "command": command }), &set, &ctx).unwrap();
+    d.verdict
 }
 
 proptest! {
