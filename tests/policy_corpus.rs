@@ -1,9 +1,10 @@
-//! The attack corpus (tests/fixtures/policy/corpus.yaml): every row is a
-//! tool call, the decision it must get under corpus-policy.yaml, and what
-//! must decide it (the rule, `default deny`, `opaque`, `outside`, `git`,
-//! `refused` or `low risk`), so that no row passes for the wrong reason.
-//! Each row is decided twice: through the library's gate (`decide_call`,
-//! which a run uses) and by the `runner check` binary.
+//! The attack corpora (tests/fixtures/policy/corpus.yaml, the tools and the
+//! shell; programs.yaml, the program models): every row is a tool call, the
+//! decision it must get under the corpus's policy, and what must decide it
+//! (the rule, `default deny`, `opaque`, `outside`, `git`, `refused` or `low
+//! risk`), so that no row passes for the wrong reason. Each row is decided
+//! twice: through the library's gate (`decide_call`, which a run uses) and
+//! by the `runner check` binary.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,6 +19,8 @@ use serde_json::Value;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Corpus {
+    /// The policy file, beside the corpus.
+    policy: String,
     workspace: Layout,
     cases: Vec<Case>,
 }
@@ -28,6 +31,28 @@ struct Layout {
     dirs: Vec<String>,
     files: BTreeMap<String, String>,
     links: BTreeMap<String, String>,
+}
+
+/// The size the issue asks of the corpus: 250 cases, 150 of them attacks,
+/// every class present.
+#[test]
+fn corpus_size_and_classes() {
+    let mut total = 0;
+    let mut attacks = 0;
+    let mut classes = std::collections::BTreeSet::new();
+    for name in CORPORA {
+        let (c, _dir) = load(name);
+        total += c.cases.len();
+        attacks += c.cases.iter().filter(|k| k.expect == "deny").count();
+        classes.extend(c.cases.iter().filter_map(|k| k.class.clone()));
+    }
+    assert!(
+        total >= 250 && attacks >= 150,
+        "{total} cases, {attacks} attacks"
+    );
+    for class in ["plain", "language", "writer", "runtime", "folder", "git"] {
+        assert!(classes.contains(class), "no {class} case");
+    }
 }
 
 #[derive(Deserialize)]
@@ -107,8 +132,10 @@ fn fixtures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/policy")
 }
 
-fn load() -> (Corpus, tempfile::TempDir) {
-    let text = std::fs::read_to_string(fixtures().join("corpus.yaml")).unwrap();
+const CORPORA: &[&str] = &["corpus.yaml", "programs.yaml"];
+
+fn load(name: &str) -> (Corpus, tempfile::TempDir) {
+    let text = std::fs::read_to_string(fixtures().join(name)).unwrap();
     let corpus: Corpus = serde_saphyr::from_str(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -125,6 +152,7 @@ fn load() -> (Corpus, tempfile::TempDir) {
 }
 
 fn report(failures: Vec<String>, total: usize) {
+    assert!(total > 100, "only {total} cases");
     assert!(
         failures.is_empty(),
         "{} of {total} cases failed:\n{}",
@@ -135,9 +163,15 @@ fn report(failures: Vec<String>, total: usize) {
 
 #[test]
 fn corpus_through_the_gate() {
-    let (corpus, dir) = load();
+    for name in CORPORA {
+        gate(name);
+    }
+}
+
+fn gate(name: &str) {
+    let (corpus, dir) = load(name);
     let ws = Workspace::new(dir.path()).unwrap();
-    let policy = load_policy_file(&fixtures().join("corpus-policy.yaml")).unwrap();
+    let policy = load_policy_file(&fixtures().join(&corpus.policy)).unwrap();
     let set = PolicySet::new(vec![policy]);
     let registry = Registry::builtin();
     let ctx = ToolContext::new(ws.clone());
@@ -171,9 +205,15 @@ fn corpus_through_the_gate() {
 /// and prints it as the serialised `Decision`.
 #[test]
 fn corpus_through_runner_check() {
-    let (corpus, dir) = load();
+    for name in CORPORA {
+        check(name);
+    }
+}
+
+fn check(name: &str) {
+    let (corpus, dir) = load(name);
     let root = dir.path().canonicalize().unwrap();
-    let policy = fixtures().join("corpus-policy.yaml");
+    let policy = fixtures().join(&corpus.policy);
     let mut failures = Vec::new();
     for case in &corpus.cases {
         let (tool, args) = case.call(&root);

@@ -69,12 +69,13 @@ fn is_outside(sig: &Signature) -> bool {
         && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
 }
 
+/// Writes into `.git`, or everything beneath the workspace root (which
+/// holds `.git`).
 fn in_git_dir(sig: &Signature) -> bool {
     sig.family == Family::Edit
-        && sig
-            .specifier
-            .as_deref()
-            .is_some_and(|s| s.split('/').any(|seg| seg == ".git"))
+        && sig.specifier.as_deref().is_some_and(|s| {
+            s.split('/').any(|seg| seg == ".git") || (sig.tree && matches!(s, "." | "./" | ""))
+        })
 }
 
 impl PolicySet {

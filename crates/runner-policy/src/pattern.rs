@@ -58,6 +58,9 @@ enum Spec {
     All,
     Path {
         glob: GlobMatcher,
+        /// The glob one segment at a time, to tell whether any path beneath
+        /// a folder could match.
+        segments: Vec<Segment>,
         absolute: bool,
         names_git: bool,
     },
@@ -68,6 +71,27 @@ enum Spec {
         by_base_name: Vec<WordPat>,
     },
     Name(GlobMatcher),
+}
+
+/// One segment of a path pattern.
+#[derive(Debug, Clone)]
+enum Segment {
+    /// `**`: any number of segments.
+    AnyDepth,
+    Glob(GlobMatcher),
+}
+
+/// Could a path beneath the folder `parts` match `segs`? (The folder itself
+/// and its ancestors are matched by the whole glob.)
+fn may_match_beneath(segs: &[Segment], parts: &[&str]) -> bool {
+    match (segs.split_first(), parts.split_first()) {
+        (None, _) => false,
+        (Some((Segment::AnyDepth, _)), _) => true,
+        (Some(_), None) => true,
+        (Some((Segment::Glob(g), srest)), Some((p, prest))) => {
+            g.is_match(p) && may_match_beneath(srest, prest)
+        }
+    }
 }
 
 /// A compiled rule pattern.
@@ -147,8 +171,17 @@ impl Pattern {
                     } else {
                         format!("**/{body}")
                     };
+                    let mut segments = Vec::new();
+                    for seg in full.split('/').filter(|s| !s.is_empty()) {
+                        segments.push(if seg == "**" {
+                            Segment::AnyDepth
+                        } else {
+                            Segment::Glob(glob(t, seg, true)?)
+                        });
+                    }
                     Spec::Path {
                         glob: glob(t, &full, true)?,
+                        segments,
                         absolute,
                         names_git: body.split('/').any(|seg| seg == ".git"),
                     }
@@ -210,9 +243,37 @@ impl Pattern {
         let spec = sig.specifier.as_deref().unwrap_or("");
         match &self.spec {
             Spec::All => true,
-            Spec::Path { glob, absolute, .. } => {
+            Spec::Path {
+                glob,
+                segments,
+                absolute,
+                ..
+            } => {
                 if spec.starts_with('/') != *absolute {
                     return false;
+                }
+                if sig.tree {
+                    let inside = if spec == "." {
+                        CHILD.to_string()
+                    } else {
+                        format!("{}/{CHILD}", spec.trim_end_matches('/'))
+                    };
+                    if for_deny {
+                        // Denied when any path beneath could match.
+                        let parts: Vec<&str> = spec
+                            .split('/')
+                            .filter(|p| !p.is_empty() && *p != ".")
+                            .collect();
+                        if may_match_beneath(segments, &parts) {
+                            return true;
+                        }
+                    } else if !glob.is_match(&inside) {
+                        // Allowed only when everything beneath is: the
+                        // folder itself, an ancestor, or any child of it.
+                        return self.matches(&Signature::new(sig.family, spec), false);
+                    } else {
+                        return true;
+                    }
                 }
                 // The path itself or any folder above it.
                 let mut p = spec;
@@ -261,6 +322,10 @@ impl Pattern {
     }
 }
 
+/// A file name no glob meant for real files matches by accident: an allow
+/// rule whose glob matches `FOLDER/CHILD` matches every name in the folder.
+const CHILD: &str = "\u{1}";
+
 fn match_words(pats: &[WordPat], words: &[String]) -> bool {
     match pats.split_first() {
         None => words.is_empty(),
@@ -304,6 +369,34 @@ mod tests {
         assert!(m("Read(/tmp/**)", "/tmp/x"));
         assert!(!m("Read(/tmp/**)", "tmp/x"));
         assert!(m("Read", "/etc/passwd"));
+    }
+
+    fn tree(p: &str, s: &str, for_deny: bool) -> bool {
+        let pat = Pattern::parse(p).unwrap();
+        pat.matches(&Signature::tree(pat.family, s), for_deny)
+    }
+
+    #[test]
+    fn folders_and_what_lies_beneath() {
+        // A deny rule fires when any path beneath could match.
+        assert!(tree("Read(.env)", ".", true));
+        assert!(tree("Read(.env)", "src", true));
+        assert!(tree("Read(secrets/**)", ".", true));
+        assert!(tree("Read(secrets/*.key)", "secrets", true));
+        assert!(tree("Edit(.github/**)", ".", true));
+        assert!(tree("Edit(.github)", "./", true));
+        assert!(!tree("Read(secrets/**)", "src", true));
+        assert!(!tree("Edit(.github/**)", "src/a", true));
+        assert!(tree("Edit(src/**)", "src/a", true));
+        // An allow rule must cover the whole folder.
+        assert!(tree("Edit(src/**)", "src", false));
+        assert!(tree("Edit(src/**)", "src/a", false));
+        assert!(tree("Edit(src)", "src/a", false));
+        assert!(tree("Edit(src/*)", "src", false));
+        assert!(!tree("Edit(src/*.rs)", "src", false));
+        assert!(!tree("Edit(src/**)", ".", false));
+        assert!(tree("Edit", ".", false));
+        assert!(!tree("Edit(**/*.py)", "src", false));
     }
 
     #[test]

@@ -61,6 +61,12 @@ pub struct Signature {
     /// What is accessed: a path, a command, a tool; none for `Memory`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specifier: Option<String>,
+    /// True when the call reaches everything beneath the path, not just the
+    /// path (`grep -r x src`, `rm -rf build`, `tar -x -C out`): a deny rule
+    /// that could match any path beneath it denies the call, and an allow
+    /// rule must cover the whole folder. Shown as `Read(src/**)`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tree: bool,
     /// Set when the call could not be analysed (a shell syntax error, a
     /// command word only known at run time ...): only a rule whose pattern is
     /// exactly this text allows it.
@@ -74,7 +80,16 @@ impl Signature {
         Self {
             family,
             specifier: Some(specifier.into()),
+            tree: false,
             opaque: None,
+        }
+    }
+
+    /// `Family(path/**)`: the folder `path` and everything beneath it.
+    pub fn tree(family: Family, path: impl Into<String>) -> Self {
+        Self {
+            tree: true,
+            ..Self::new(family, path)
         }
     }
 
@@ -83,6 +98,7 @@ impl Signature {
         Self {
             family,
             specifier: None,
+            tree: false,
             opaque: None,
         }
     }
@@ -92,6 +108,7 @@ impl Signature {
         Self {
             family,
             specifier: Some(text.into()),
+            tree: false,
             opaque: Some(why.into()),
         }
     }
@@ -100,6 +117,15 @@ impl Signature {
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.specifier {
+            Some(s) if self.tree && s == "." => write!(f, "{}(**)", self.family.as_str()),
+            Some(s) if self.tree => {
+                write!(
+                    f,
+                    "{}({}/**)",
+                    self.family.as_str(),
+                    s.trim_end_matches('/')
+                )
+            }
             Some(s) => write!(f, "{}({})", self.family.as_str(), s),
             None => f.write_str(self.family.as_str()),
         }

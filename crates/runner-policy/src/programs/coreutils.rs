@@ -1,12 +1,19 @@
 //! Coreutils and their kin: readers (`cat`, `head`, `wc`, `sha256sum`
-//! ...), writers of every operand (`rm`, `mv`, `touch`, `tee`, `mkdir`,
-//! `chmod`), copiers whose last operand is written (`cp`, `ln`,
-//! `install`), and `dd`, which names its files as `if=`/`of=`.
+//! ...), writers of every operand (`rm`, `touch`, `tee`, `mkdir`, `chmod`),
+//! movers (`mv`, whose operands are whole folders), copiers whose last
+//! operand is written and may be a folder (`cp`, `ln`, `install`; `-t DIR`),
+//! `split`/`csplit` (an output prefix), and `dd`, which names its files as
+//! `if=`/`of=`. `-r`/`-R`/`-a` make operands whole folders.
 
 use super::spec::{FileOperands, Spec, Writes, reader, writer};
 
+const RECURSIVE: &[&str] = &["-r", "-R", "--recursive", "-a", "--archive"];
+
 /// The shapes of coreutils.
 pub(super) const SPECS: &[Spec] = &[
+    // Readers whose options take no value, or whose valued options are
+    // rare: an unknown option's value is taken for a file, which can only
+    // add a signature.
     reader(
         &[
             "cat",
@@ -14,70 +21,223 @@ pub(super) const SPECS: &[Spec] = &[
             "tac",
             "less",
             "more",
-            "od",
-            "xxd",
-            "hexdump",
             "strings",
-            "base64",
-            "md5sum",
-            "sha1sum",
-            "sha256sum",
-            "sha512sum",
             "file",
             "wc",
-            "diff",
-            "cmp",
             "comm",
-            "paste",
-            "column",
-            "fold",
-            "expand",
             "rev",
+            "tsort",
+            "readlink",
+            "realpath",
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "cksum",
+            "sum",
+            "base32",
+            "basenc",
+            "expand",
+            "unexpand",
+            "pr",
+            "ptx",
         ],
-        &["-n", "-w", "-s", "-j", "-N", "-t", "-U"],
+        "",
+        &["--files0-from"],
     ),
-    reader(&["head", "tail"], &["-n", "-c", "--lines", "--bytes"]),
+    reader(
+        &["od"],
+        "AjNtwS",
+        &[
+            "--address-radix",
+            "--skip-bytes",
+            "--read-bytes",
+            "--format",
+            "--width",
+            "--strings",
+        ],
+    ),
+    reader(&["xxd"], "cglso", &["-cols", "-groupsize", "-len", "-seek"]),
+    reader(&["base64", "fold", "fmt"], "wpg", &["--wrap", "--width"]),
+    reader(&["paste"], "d", &["--delimiters"]),
+    reader(
+        &["column"],
+        "scoN",
+        &["--separator", "--output-separator", "--table-columns"],
+    ),
+    reader(&["join"], "tj12oe", &[]),
+    reader(&["cmp"], "in", &["--ignore-initial", "--bytes"]),
+    reader(&["stat"], "c", &["--format", "--printf"]),
+    Spec {
+        read_opts: &["-X", "--exclude-from"],
+        ..reader(
+            &["du"],
+            "dBtX",
+            &[
+                "--max-depth",
+                "--block-size",
+                "--threshold",
+                "--exclude",
+                "--exclude-from",
+            ],
+        )
+    },
+    Spec {
+        write_opts: &["-o", "--output"],
+        read_opts: &["--random-source"],
+        ..reader(
+            &["shuf"],
+            "noi",
+            &[
+                "--head-count",
+                "--output",
+                "--input-range",
+                "--random-source",
+            ],
+        )
+    },
+    reader(
+        &["head", "tail"],
+        "ncs",
+        &["--lines", "--bytes", "--sleep-interval", "--pid"],
+    ),
     reader(
         &["cut"],
-        &["-d", "-f", "-c", "-b", "--delimiter", "--fields"],
+        "dfcb",
+        &["--delimiter", "--fields", "--characters", "--bytes"],
     ),
+    Spec {
+        recursive: &["-r", "--recursive"],
+        ..reader(
+            &["diff", "diff3", "sdiff"],
+            "CUFIxSWLD",
+            &[
+                "--context",
+                "--unified",
+                "--label",
+                "--exclude",
+                "--exclude-from",
+                "--from-file",
+                "--to-file",
+                "--starting-file",
+                "--ignore-matching-lines",
+                "--width",
+                "--horizon-lines",
+            ],
+        )
+    },
     Spec {
         write_opts: &["-o", "--output"],
         ..reader(
             &["sort"],
-            &["-k", "-t", "-S", "-T", "--key", "--field-separator"],
+            "ktSTo",
+            &[
+                "--key",
+                "--field-separator",
+                "--buffer-size",
+                "--temporary-directory",
+                "--output",
+                "--files0-from",
+                "--parallel",
+                "--compress-program",
+                "--random-source",
+                "--batch-size",
+            ],
         )
     },
     Spec {
         writes: Writes::Second,
-        ..reader(&["uniq"], &["-f", "-s", "-w"])
+        ..reader(
+            &["uniq"],
+            "fsw",
+            &["--skip-fields", "--skip-chars", "--check-chars"],
+        )
+    },
+    Spec {
+        tree_write_opts: &["-t", "--target-directory"],
+        recursive: RECURSIVE,
+        ..writer(
+            &["cp", "ln", "install"],
+            0,
+            Writes::Last,
+            "tSmogb",
+            &[
+                "--target-directory",
+                "--suffix",
+                "--mode",
+                "--owner",
+                "--group",
+                "--backup",
+                "--reflink",
+                "--sparse",
+                "--preserve",
+                "--no-preserve",
+                "--strip-program",
+                "--context",
+            ],
+        )
+    },
+    Spec {
+        tree_write_opts: &["-t", "--target-directory"],
+        ..writer(
+            &["mv"],
+            0,
+            Writes::AllTrees,
+            "tSb",
+            &["--target-directory", "--suffix", "--backup"],
+        )
+    },
+    Spec {
+        recursive: RECURSIVE,
+        ..writer(
+            &["rm", "rmdir", "unlink", "shred"],
+            0,
+            Writes::All,
+            "nsu",
+            &["--iterations", "--size", "--random-source", "--interactive"],
+        )
+    },
+    Spec {
+        read_opts: &["-r", "--reference"],
+        ..writer(
+            &["touch"],
+            0,
+            Writes::All,
+            "rdt",
+            &["--reference", "--date", "--time"],
+        )
     },
     writer(
-        &["cp", "ln", "install"],
-        0,
-        Writes::Last,
-        &["-m", "-o", "-g", "-S", "--mode", "--suffix"],
-    ),
-    writer(
-        &[
-            "mv", "rm", "rmdir", "unlink", "touch", "mkdir", "shred", "tee",
-        ],
+        &["mkdir", "mkfifo", "mknod"],
         0,
         Writes::All,
-        &["-m", "-d", "-r", "-t", "--mode", "--date", "--reference"],
+        "mZ",
+        &["--mode", "--context"],
     ),
-    writer(
-        &["truncate"],
-        0,
-        Writes::All,
-        &["-s", "--size", "-r", "--reference"],
-    ),
-    writer(
-        &["chmod", "chown", "chgrp"],
-        1,
-        Writes::All,
-        &["--reference"],
-    ),
+    writer(&["tee"], 0, Writes::All, "", &["--output-error"]),
+    Spec {
+        read_opts: &["-r", "--reference"],
+        ..writer(
+            &["truncate"],
+            0,
+            Writes::All,
+            "sr",
+            &["--size", "--reference"],
+        )
+    },
+    Spec {
+        recursive: &["-R", "--recursive"],
+        ..writer(
+            &["chmod", "chown", "chgrp"],
+            1,
+            Writes::All,
+            "",
+            &["--reference", "--from"],
+        )
+    },
 ];
 
 /// `dd if=IN of=OUT`.
@@ -91,4 +251,75 @@ pub(super) fn dd(args: &[String]) -> FileOperands {
         }
     }
     out
+}
+
+/// `split [OPTIONS] [INPUT [PREFIX]]` and `csplit [-f PREFIX] INPUT
+/// PATTERN...`: the input is read, files named PREFIX... are written.
+pub(super) fn split(program: &str, args: &[String]) -> FileOperands {
+    let spec = reader(
+        &["split"],
+        "abClnfdx",
+        &[
+            "--prefix",
+            "--suffix-length",
+            "--bytes",
+            "--lines",
+            "--line-bytes",
+            "--number",
+            "--additional-suffix",
+            "--filter",
+            "--separator",
+        ],
+    );
+    let mut out = FileOperands::default();
+    let mut operands = Vec::new();
+    let mut prefix = None;
+    for arg in spec.options.parse(args) {
+        match arg {
+            super::spec::Arg::Operand(o) => operands.push(o.to_string()),
+            super::spec::Arg::Opt { name, value } => match name.as_str() {
+                "-f" | "--prefix" if program == "csplit" => prefix = value.map(str::to_string),
+                "--filter" => out.opaque("`split --filter` runs a command on each piece"),
+                _ => {}
+            },
+        }
+    }
+    let mut operands = operands.into_iter();
+    out.reads.extend(operands.next());
+    let prefix = match program {
+        "split" => prefix.or(operands.next()).unwrap_or_else(|| "x".into()),
+        _ => prefix.unwrap_or_else(|| "xx".into()),
+    };
+    out.writes.push(format!("{prefix}*"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ops;
+
+    #[test]
+    fn readers_writers_and_folders() {
+        assert_eq!(ops("head -n 5 f"), "read f");
+        assert_eq!(ops("head -n5 f"), "read f");
+        assert_eq!(ops("cut -d , -f 1 f"), "read f");
+        assert_eq!(ops("sort -o out in"), "read in; write out");
+        assert_eq!(ops("sort --output=out in"), "read in; write out");
+        assert_eq!(ops("cp a b dest"), "read a b; tree-write dest");
+        assert_eq!(ops("cp -r src out"), "tree-read src; tree-write out");
+        assert_eq!(ops("cp -t dir a b"), "read a b; tree-write dir");
+        assert_eq!(ops("cp --target-directory=dir a"), "read a; tree-write dir");
+        assert_eq!(ops("cp -rt dir a"), "tree-read a; tree-write dir");
+        assert_eq!(ops("mv a b"), "tree-write a b");
+        assert_eq!(ops("rm -rf x y"), "tree-write x y");
+        assert_eq!(ops("rm x"), "write x");
+        assert_eq!(ops("chmod 755 f"), "write f");
+        assert_eq!(ops("chmod -R 755 d"), "tree-write d");
+        assert_eq!(ops("touch -r ref f"), "read ref; write f");
+        assert_eq!(ops("dd if=a of=b"), "read a; write b");
+        assert_eq!(ops("split -l 10 in part"), "read in; write part*");
+        assert_eq!(ops("diff -r a b"), "tree-read a b");
+        assert_eq!(ops("sha256sum f"), "read f");
+        assert_eq!(ops("uniq in out"), "read in; write out");
+    }
 }

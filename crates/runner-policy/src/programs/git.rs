@@ -1,38 +1,24 @@
-//! git: the subcommands that only read, and the files git writes outside
-//! its own folder (`--output`, `format-patch -o`).
+//! git, per subcommand.
+//!
+//! - Global options that change what git runs fail closed: `-c key=value`
+//!   (aliases, pagers, diff drivers, `core.sshCommand`), `--exec-path`,
+//!   `--config-env`. `-C DIR` moves every path below into DIR.
+//! - Reads: `show REV:PATH`, `cat-file -p REV:PATH`, the paths after `--`
+//!   of `diff`, `log`, `show`, `blame`, `grep` (whole folders), `diff
+//!   --no-index A B`. An object named only by its id (`cat-file -p SHA`)
+//!   could be any file: it fails closed.
+//! - Writes: `--output FILE` (diff, log, show, format-patch `-o DIR`, archive
+//!   `-o FILE`), the pathspecs of `checkout -- PATH`, `restore`, `rm`, `mv`,
+//!   `clean` (the whole tree without one), `clone URL DIR`.
+//! - Subcommands that run commands: `rebase --exec`, `bisect run`,
+//!   `submodule foreach`, `filter-branch`, `difftool`, `mergetool`,
+//!   `--ext-diff`, `--upload-pack`/`--receive-pack`/`--exec`, and `config`
+//!   when it sets a value (it changes what git runs from then on).
+//!
+//! git's own writes inside `.git` (the index, refs, objects) are governed by
+//! the rule that allows the subcommand (`Bash(git commit:*)`).
 
-use super::spec::FileOperands;
-
-/// git writes files named by `--output` (diff, log, show) and by
-/// `format-patch -o`; the other writes of git stay inside `.git` and the
-/// worktree that git subcommand rules govern.
-pub(super) fn operands(args: &[String]) -> FileOperands {
-    let mut out = FileOperands::default();
-    let format_patch = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .is_some_and(|sub| sub == "format-patch");
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if let Some(v) = a
-            .strip_prefix("--output=")
-            .or_else(|| a.strip_prefix("--output-directory="))
-        {
-            out.writes.push(v.to_string());
-        } else if a == "--output" || a == "--output-directory" || (format_patch && a == "-o") {
-            out.writes.extend(args.get(i + 1).cloned());
-            i += 1;
-        } else if format_patch
-            && let Some(v) = a.strip_prefix("-o")
-            && !v.is_empty()
-        {
-            out.writes.push(v.to_string());
-        }
-        i += 1;
-    }
-    out
-}
+use super::spec::{Arg, FileOperands, Options};
 
 /// git subcommands that only read.
 pub const READ_ONLY_GIT: &[&str] = &[
@@ -41,20 +27,319 @@ pub const READ_ONLY_GIT: &[&str] = &[
     "log",
     "show",
     "blame",
+    "annotate",
     "rev-parse",
     "ls-files",
-    "branch",
+    "ls-tree",
     "describe",
     "grep",
     "shortlog",
     "cat-file",
+    "reflog",
+    "merge-base",
+    "name-rev",
+    "for-each-ref",
+    "show-ref",
+    "count-objects",
+    "whatchanged",
 ];
+
+/// Options of git itself (before the subcommand) that take a value.
+const GLOBAL_VALUES: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+];
+
+/// What `git ARGS...` reads, writes and runs.
+pub(super) fn operands(args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    let mut dir: Option<String> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (name, attached) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (a, None),
+        };
+        if name == "-c" || name == "--config-env" || a.starts_with("-c") && a.len() > 2 {
+            out.opaque("`git -c` sets configuration that can make git run other programs");
+        } else if name == "--exec-path" {
+            out.opaque("`git --exec-path` changes which programs git runs");
+        } else if name == "--git-dir" || name == "--work-tree" {
+            out.opaque(format!("`git {name}` points git at another repository"));
+        } else if name == "-C" {
+            let d = args.get(i + 1).cloned().unwrap_or_default();
+            dir = Some(match dir {
+                Some(prev) => format!("{prev}/{d}"),
+                None => d,
+            });
+        } else if !a.starts_with('-') {
+            break;
+        }
+        i += if GLOBAL_VALUES.contains(&name) && attached.is_none() {
+            2
+        } else {
+            1
+        };
+    }
+    let Some(sub) = args.get(i) else {
+        return out;
+    };
+    let rest = &args[i + 1..];
+    subcommand(sub, rest, &mut out);
+    if let Some(d) = dir {
+        for list in [
+            &mut out.reads,
+            &mut out.writes,
+            &mut out.tree_reads,
+            &mut out.tree_writes,
+        ] {
+            for p in list.iter_mut() {
+                if !p.starts_with('/') {
+                    *p = format!("{d}/{p}");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The options of subcommands that take a value (so that the value is not
+/// read as a revision or a path).
+const SUB_OPTIONS: Options = Options {
+    short_values: "mCFnSoOLUG",
+    long_values: &[
+        "--message",
+        "--file",
+        "--author",
+        "--date",
+        "--format",
+        "--pretty",
+        "--since",
+        "--until",
+        "--grep",
+        "--max-count",
+        "--skip",
+        "--output",
+        "--output-directory",
+        "--exec",
+        "--upload-pack",
+        "--receive-pack",
+        "--template",
+        "--reference",
+        "--depth",
+        "--branch",
+        "--origin",
+        "--prefix",
+        "--remote",
+        "--strategy",
+        "--strategy-option",
+        "--onto",
+        "--diff-filter",
+        "--abbrev",
+        "--source",
+        "--worktree",
+        "--contents",
+    ],
+    optional: &[],
+};
+
+fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
+    let dashdash = args.iter().position(|a| a == "--");
+    let (before, pathspecs): (&[String], Vec<&str>) = match dashdash {
+        Some(d) => (
+            &args[..d],
+            args[d + 1..].iter().map(String::as_str).collect(),
+        ),
+        None => (args, Vec::new()),
+    };
+    let mut positional: Vec<&str> = Vec::new();
+    for arg in SUB_OPTIONS.parse(before) {
+        match arg {
+            Arg::Opt { name, value } => match name.as_str() {
+                "--output" => out.writes.extend(value.map(str::to_string)),
+                "--output-directory" => out.tree_writes.extend(value.map(str::to_string)),
+                "-o" if sub == "format-patch" => out.tree_writes.extend(value.map(str::to_string)),
+                "-o" if sub == "archive" => out.writes.extend(value.map(str::to_string)),
+                "--ext-diff" | "--exec" | "--upload-pack" | "--receive-pack" => {
+                    out.opaque(format!("`git {sub} {name}` runs a program git is told of"))
+                }
+                "-x" if sub == "rebase" => out.opaque("`git rebase -x` runs a command"),
+                "--contents" => out.reads.extend(value.map(str::to_string)),
+                "-F" | "--file" if sub == "commit" || sub == "tag" => {
+                    out.reads.extend(value.map(str::to_string))
+                }
+                _ => {}
+            },
+            Arg::Operand(o) => positional.push(o),
+        }
+    }
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // `REV:PATH` names a file's content at a revision.
+    let rev_paths = |v: &[&str]| {
+        v.iter()
+            .filter_map(|p| {
+                p.split_once(':')
+                    .map(|(_, path)| path.trim_start_matches("./").to_string())
+            })
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+    };
+    match sub {
+        "diff" if args.iter().any(|a| a == "--no-index") => {
+            out.tree_reads.extend(owned(&positional));
+            out.tree_reads.extend(owned(&pathspecs));
+        }
+        "diff" | "log" | "whatchanged" | "shortlog" | "show" | "blame" | "annotate" => {
+            out.reads.extend(owned(&pathspecs));
+            out.reads.extend(rev_paths(&positional));
+            if matches!(sub, "blame" | "annotate") && dashdash.is_none() {
+                // `git blame [REV] PATH`: the last operand is the path.
+                out.reads.extend(positional.last().map(|s| s.to_string()));
+            }
+        }
+        "grep" => {
+            if pathspecs.is_empty() {
+                out.tree_reads.push(".".into());
+            } else {
+                out.tree_reads.extend(owned(&pathspecs));
+            }
+        }
+        "cat-file" => {
+            let names: Vec<&str> = positional
+                .iter()
+                .copied()
+                .filter(|p| !matches!(*p, "blob" | "tree" | "commit" | "tag"))
+                .collect();
+            let shows = args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-p" | "blob" | "tree"))
+                || args.iter().any(|a| {
+                    a.starts_with("--batch")
+                        || a.starts_with("--textconv")
+                        || a.starts_with("--filters")
+                });
+            if args.iter().any(|a| a.starts_with("--batch")) {
+                out.opaque("`git cat-file --batch` shows objects named on stdin");
+            }
+            if shows && names.iter().any(|n| !n.contains(':')) {
+                out.opaque(
+                    "`git cat-file` shows an object named by its id, which may hold any file",
+                );
+            }
+            out.reads.extend(rev_paths(&names));
+        }
+        "checkout" | "restore" if !pathspecs.is_empty() || sub == "restore" => {
+            out.writes.extend(owned(&pathspecs));
+            if sub == "restore" {
+                out.writes.extend(owned(&positional));
+            }
+        }
+        "rm" => {
+            let all = [positional.as_slice(), pathspecs.as_slice()].concat();
+            if args.iter().any(|a| a == "-r") {
+                out.tree_writes.extend(owned(&all));
+            } else {
+                out.writes.extend(owned(&all));
+            }
+        }
+        "mv" => {
+            out.tree_writes.extend(owned(&positional));
+            out.tree_writes.extend(owned(&pathspecs));
+        }
+        "clean" => {
+            if pathspecs.is_empty() && positional.is_empty() {
+                out.tree_writes.push(".".into());
+            } else {
+                out.tree_writes.extend(owned(&positional));
+                out.tree_writes.extend(owned(&pathspecs));
+            }
+        }
+        "clone" => {
+            // `git clone URL [DIR]`: DIR, or a folder named after the URL.
+            match positional.get(1) {
+                Some(d) => out.tree_writes.push(d.to_string()),
+                None => out.tree_writes.push(".".into()),
+            }
+        }
+        "config" => {
+            let reads_only = args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list"
+                )
+            }) || (positional.len() <= 1
+                && !args
+                    .iter()
+                    .any(|a| a.starts_with("--unset") || a == "--edit" || a == "-e"));
+            if !reads_only {
+                out.opaque("`git config` sets values that change what git runs (aliases, pagers, diff drivers, hooks)");
+            }
+        }
+        "bisect" if positional.first() == Some(&"run") => {
+            out.opaque("`git bisect run` runs a command")
+        }
+        "submodule" if positional.contains(&"foreach") => {
+            out.opaque("`git submodule foreach` runs a command in every submodule")
+        }
+        "filter-branch" | "filter-repo" | "difftool" | "mergetool" | "daemon" | "instaweb"
+        | "web--browse" => out.opaque(format!("`git {sub}` runs commands the policy cannot see")),
+        _ => {}
+    }
+}
 
 /// True for a git command that only reads.
 pub(super) fn only_reads(args: &[String]) -> bool {
-    args.first()
-        .is_some_and(|s| READ_ONLY_GIT.contains(&s.as_str()))
-        && !args
+    let o = operands(args);
+    o.opaque.is_none()
+        && o.writes.is_empty()
+        && o.tree_writes.is_empty()
+        && args
             .iter()
-            .any(|w| w == "--output" || w.starts_with("--output="))
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|s| READ_ONLY_GIT.contains(&s.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ops;
+
+    #[test]
+    fn reads_writes_and_runs() {
+        assert_eq!(ops("git diff HEAD -- src"), "read src");
+        assert_eq!(ops("git status"), "");
+        assert_eq!(ops("git show HEAD:.env"), "read .env");
+        assert_eq!(ops("git show HEAD~1:./src/a.rs"), "read src/a.rs");
+        assert_eq!(ops("git log -p -- .env"), "read .env");
+        assert_eq!(ops("git log -n 3 --format=%H -- src"), "read src");
+        assert_eq!(ops("git diff --no-index a b"), "tree-read a b");
+        assert_eq!(ops("git blame .env"), "read .env");
+        assert_eq!(ops("git blame -L 1,2 HEAD -- .env"), "read .env");
+        assert_eq!(ops("git grep TODO"), "tree-read .");
+        assert_eq!(ops("git grep TODO -- src"), "tree-read src");
+        assert_eq!(ops("git cat-file -p HEAD:.env"), "read .env");
+        assert!(ops("git cat-file -p 1234abcd").starts_with("opaque"));
+        assert!(ops("git cat-file --batch").starts_with("opaque"));
+        assert_eq!(ops("git diff --output=o"), "write o");
+        assert_eq!(ops("git log --output o"), "write o");
+        assert_eq!(ops("git format-patch -o dir HEAD~1"), "tree-write dir");
+        assert_eq!(ops("git commit -o x"), "");
+        assert_eq!(ops("git checkout main -- .github"), "write .github");
+        assert_eq!(ops("git restore .github/ci.yml"), "write .github/ci.yml");
+        assert_eq!(ops("git clean -fdx"), "tree-write .");
+        assert_eq!(ops("git -C sub show HEAD:x"), "read sub/x");
+        assert!(ops("git -c core.pager=sh status").starts_with("opaque"));
+        assert!(ops("git -c alias.x=!sh x").starts_with("opaque"));
+        assert!(ops("git --exec-path=/tmp status").starts_with("opaque"));
+        assert!(ops("git diff --ext-diff").starts_with("opaque"));
+        assert!(ops("git rebase --exec make HEAD~2").starts_with("opaque"));
+        assert!(ops("git bisect run make").starts_with("opaque"));
+        assert!(ops("git config alias.x !sh").starts_with("opaque"));
+        assert_eq!(ops("git config --get user.name"), "");
+        assert!(ops("git submodule foreach rm x").starts_with("opaque"));
+    }
 }

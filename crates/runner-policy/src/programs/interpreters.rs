@@ -1,13 +1,29 @@
-//! Shells and interpreters: programs whose argument or input is a program.
-//! A shell's `-c` script is analysed as bash; another language's code is
-//! the command itself, allowed only by a rule that names it; code read from
-//! stdin or a heredoc cannot be seen, so it fails closed.
+//! Shells, interpreters and build tools: programs whose argument or input
+//! is a program.
+//!
+//! - A shell's `-c` script is analysed as bash (by the shell walk); a
+//!   script file is read and run; a script from stdin or a heredoc cannot
+//!   be seen and fails closed.
+//! - Another language's inline code (`python -c`, `node -e`, `perl -e`,
+//!   `ruby -e`, `php -r` ...) runs what the policy cannot see: it fails
+//!   closed, so only a rule naming the exact command allows it. A script
+//!   file is read (`Read(script.py)`) and run: a rule allowing the
+//!   interpreter allows whatever the script does.
+//! - Build tools (`make`, `cargo`, `npm`, `npx`, `pip`, `go`, `docker`) run
+//!   project code (Makefile recipes, build scripts, tests, package scripts):
+//!   a rule allowing them allows that code. Their file options are modelled
+//!   (`make -f`, `docker run -v SRC:DST` writes beneath SRC), and `docker
+//!   run --privileged` fails closed. `patch` writes the files its patch
+//!   names: anywhere beneath the folder it runs in.
+
+use super::spec::{Arg, FileOperands, Options};
 
 /// Shells: `-c SCRIPT` is a script of its own, a file operand runs a file,
 /// and with neither they read their script from stdin.
 pub const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox",
 ];
+
 /// Interpreters of other languages: code in `-c`/`-e`, a script file, or
 /// stdin (which cannot be checked).
 pub const INTERPRETERS: &[&str] = &[
@@ -26,3 +42,210 @@ pub const INTERPRETERS: &[&str] = &[
     "tclsh",
     "osascript",
 ];
+
+/// True for an interpreter's name, versioned ones too (`python3.12`).
+pub fn is_interpreter(program: &str) -> bool {
+    INTERPRETERS
+        .iter()
+        .any(|i| program == *i || program.strip_prefix(i).is_some_and(|v| v.starts_with('.')))
+}
+
+/// The options that give an interpreter inline code.
+pub const INLINE_CODE: &[&str] = &["-c", "-e", "-E", "--eval", "-p", "--print", "-r"];
+
+/// What an interpreter's words show: inline code fails closed, a script
+/// file is read.
+pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    // The letters that give inline code in a cluster of short options
+    // (`perl -ne`, `python3 -Bc`).
+    let code_letters: &[char] = match program {
+        p if p.starts_with("node") || p == "deno" || p == "bun" => &['e', 'p'],
+        "php" => &['r'],
+        _ => &['c', 'e', 'E'],
+    };
+    for a in args {
+        let cluster = a.len() > 1 && a.starts_with('-') && !a.starts_with("--");
+        if INLINE_CODE.contains(&a.as_str()) || (cluster && a[1..].contains(code_letters)) {
+            out.opaque(format!(
+                "`{program} {a}` runs inline code the policy cannot see into"
+            ));
+            return out;
+        }
+        if a == "-m" {
+            // `python -m MODULE`: runs an installed module.
+            return out;
+        }
+        if !a.starts_with('-') {
+            out.reads.push(a.clone());
+            return out;
+        }
+    }
+    out
+}
+
+/// `make [-f FILE] [-C DIR] [TARGET...]`.
+pub(super) fn make(args: &[String]) -> FileOperands {
+    let opts = Options {
+        short_values: "fCIjlWo",
+        long_values: &[
+            "--file",
+            "--makefile",
+            "--directory",
+            "--include-dir",
+            "--jobs",
+            "--load-average",
+            "--what-if",
+            "--old-file",
+            "--assume-new",
+            "--assume-old",
+            "--eval",
+        ],
+        optional: &[],
+    };
+    let mut out = FileOperands::default();
+    for arg in opts.parse(args) {
+        if let Arg::Opt { name, value } = arg {
+            match name.as_str() {
+                "-f" | "--file" | "--makefile" => out.reads.extend(value.map(str::to_string)),
+                "--eval" => out.opaque("`make --eval` runs make code given on the command line"),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `patch [-p N] [-i PATCH] [-o OUT] [-d DIR] [FILE]`: writes the files the
+/// patch names, anywhere beneath DIR (or the current folder).
+pub(super) fn patch(args: &[String]) -> FileOperands {
+    let opts = Options {
+        short_values: "pidoBDFrVYzgxc",
+        long_values: &[
+            "--strip",
+            "--input",
+            "--directory",
+            "--output",
+            "--prefix",
+            "--reject-file",
+            "--suffix",
+            "--basename-prefix",
+            "--fuzz",
+            "--version-control",
+            "--get",
+            "--debug",
+            "--ifdef",
+            "--quoting-style",
+            "--read-only",
+        ],
+        optional: &[],
+    };
+    let mut out = FileOperands::default();
+    let mut dir = None;
+    let mut dry = false;
+    let mut output = None;
+    let mut operands = Vec::new();
+    for arg in opts.parse(args) {
+        match arg {
+            Arg::Operand(o) => operands.push(o.to_string()),
+            Arg::Opt { name, value } => match name.as_str() {
+                "-i" | "--input" => out.reads.extend(value.map(str::to_string)),
+                "-d" | "--directory" => dir = value.map(str::to_string),
+                "-o" | "--output" => output = value.map(str::to_string),
+                "-r" | "--reject-file" => out.writes.extend(value.map(str::to_string)),
+                "--dry-run" | "-C" | "--check" => dry = true,
+                _ => {}
+            },
+        }
+    }
+    let mut operands = operands.into_iter();
+    let target = operands.next();
+    out.reads.extend(operands);
+    if dry {
+        return out;
+    }
+    match (output, target) {
+        (Some(o), t) => {
+            out.writes.push(o);
+            out.reads.extend(t);
+        }
+        (None, Some(t)) => out.writes.push(t),
+        (None, None) => out.tree_writes.push(dir.unwrap_or_else(|| ".".into())),
+    }
+    out
+}
+
+/// `docker run|create ... -v SRC:DST`: the container may write beneath SRC.
+pub(super) fn docker(args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (name, attached) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        let value = || attached.clone().or_else(|| args.get(i + 1).cloned());
+        match name {
+            "-v" | "--volume" => {
+                if let Some(v) = value() {
+                    let src = v.split(':').next().unwrap_or("").to_string();
+                    // A named volume (no `/` or `.`) is not a path.
+                    if src.contains('/') || src.starts_with('.') {
+                        out.tree_writes.push(src);
+                    }
+                }
+            }
+            "--mount" => {
+                if let Some(v) = value() {
+                    for kv in v.split(',') {
+                        if let Some(src) = kv
+                            .strip_prefix("source=")
+                            .or_else(|| kv.strip_prefix("src="))
+                        {
+                            out.tree_writes.push(src.to_string());
+                        }
+                    }
+                }
+            }
+            "--privileged" | "--cap-add" | "--device" | "--pid" | "--security-opt" => {
+                out.opaque(format!(
+                    "`docker {name}` gives the container the host's powers"
+                ));
+            }
+            _ => {}
+        }
+        if a.starts_with("-v") && a.len() > 2 && !a.starts_with("--") {
+            let src = a[2..].split(':').next().unwrap_or("").to_string();
+            out.tree_writes.push(src);
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ops;
+
+    #[test]
+    fn code_scripts_and_build_tools() {
+        assert!(ops("python3 -c print(1)").starts_with("opaque"));
+        assert!(ops("python3 -cprint(1)").starts_with("opaque"));
+        assert!(ops("node -e x").starts_with("opaque"));
+        assert!(ops("perl -e x").starts_with("opaque"));
+        assert!(ops("ruby -e x").starts_with("opaque"));
+        assert!(ops("perl -ne print f").starts_with("opaque"));
+        assert_eq!(ops("python3 tools/gen.py --out x"), "read tools/gen.py");
+        assert_eq!(ops("python3 -m pytest"), "");
+        assert_eq!(ops("make -f build.mk all"), "read build.mk");
+        assert!(ops("make --eval=x:").starts_with("opaque"));
+        assert_eq!(ops("patch -p1 -i fix.diff"), "read fix.diff; tree-write .");
+        assert_eq!(ops("patch --dry-run -p1 -i fix.diff"), "read fix.diff");
+        assert_eq!(ops("patch f.c fix.diff"), "read fix.diff; write f.c");
+        assert_eq!(ops("docker run -v /:/host alpine"), "tree-write /");
+        assert_eq!(ops("docker run --volume=.:/w img"), "tree-write .");
+        assert_eq!(ops("docker run -v cache:/c img"), "");
+        assert!(ops("docker run --privileged img").starts_with("opaque"));
+    }
+}

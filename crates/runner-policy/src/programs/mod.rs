@@ -8,30 +8,63 @@
 //! rule on a path holds whichever program touches it.
 //!
 //! One file per family of programs, each with its table and its tests:
-//! [`coreutils`], [`text`] tools, [`find_xargs`], [`git`], and
-//! [`interpreters`]; [`spec`] is the option-and-operand shape most of them
-//! share.
+//! [`coreutils`], [`text`] tools (with the sed and awk languages),
+//! [`find_xargs`], [`archivers`], [`git`], [`network`] tools, and
+//! [`interpreters`] and build tools; [`spec`] is the option-and-operand
+//! shape most of them share, with every spelling of an option.
+//!
+//! A program with a model of its own is known to read or write files named
+//! by its operands: behind `xargs` (which appends operands read at run
+//! time) such a program fails closed.
 
+mod archivers;
 mod coreutils;
 mod find_xargs;
 mod git;
 mod interpreters;
+mod network;
 mod spec;
 mod text;
 
-pub use find_xargs::XARGS_VALUE_OPTIONS;
+pub use find_xargs::{XARGS_VALUE_OPTIONS, roots as find_roots};
 pub use git::READ_ONLY_GIT;
-pub use interpreters::{INTERPRETERS, SHELLS};
+pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;
 
-/// What `program` (a base name) reads and writes, given its arguments.
-/// A program without a model reads and writes no operand the policy can see
-/// (its `Bash(...)` signature is all there is).
+/// Programs modelled by a function of their own rather than a table row.
+const MODELLED: &[&str] = &[
+    "dd", "split", "csplit", "find", "git", "sed", "awk", "gawk", "mawk", "nawk", "rg", "jq",
+    "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+    "lz4", "make", "patch", "docker", "podman", "curl", "wget", "rsync", "scp", "ssh",
+];
+
+/// What `program` (a base name) reads, writes and runs, given its
+/// arguments. A program without a model reads and writes no operand the
+/// policy can see (its `Bash(...)` signature is all there is).
 pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
     match program {
         "dd" => coreutils::dd(args),
+        "split" | "csplit" => coreutils::split(program, args),
         "find" => find_xargs::find(args),
         "git" => git::operands(args),
+        "sed" => text::sed(args),
+        "awk" | "gawk" | "mawk" | "nawk" => text::awk(args),
+        "rg" => text::rg(args),
+        "jq" => text::jq(args),
+        "tar" => archivers::tar(args),
+        "zip" => archivers::zip(args),
+        "unzip" => archivers::unzip(args),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4" => {
+            archivers::compressor(args)
+        }
+        "make" => interpreters::make(args),
+        "patch" => interpreters::patch(args),
+        "docker" | "podman" => interpreters::docker(args),
+        "curl" => network::curl(args),
+        "wget" => network::wget(args),
+        "rsync" | "scp" => network::copy_remote(program, args),
+        "ssh" => network::ssh(args),
+        p if is_interpreter(p) => interpreters::interpreter(p, args),
         _ => coreutils::SPECS
             .iter()
             .chain(text::SPECS)
@@ -39,6 +72,18 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
             .map(|s| s.operands(args))
             .unwrap_or_default(),
     }
+}
+
+/// True when `program` reads or writes files named by its operands, so
+/// that operands appended at run time (`xargs`) cannot be checked.
+pub fn takes_files(program: &str) -> bool {
+    MODELLED.contains(&program)
+        || is_interpreter(program)
+        || SHELLS.contains(&program)
+        || coreutils::SPECS
+            .iter()
+            .chain(text::SPECS)
+            .any(|s| s.programs.contains(&program))
 }
 
 /// True when a command (its words, program first) only reads: calls made of
@@ -49,7 +94,12 @@ pub fn only_reads(words: &[String]) -> bool {
     };
     match crate::words::base_name(program) {
         "git" => git::only_reads(&words[1..]),
-        p => READ_ONLY_PROGRAMS.contains(&p),
+        p => {
+            READ_ONLY_PROGRAMS.contains(&p) && {
+                let o = file_operands(p, &words[1..]);
+                o.writes.is_empty() && o.tree_writes.is_empty() && o.opaque.is_none()
+            }
+        }
     }
 }
 
@@ -114,36 +164,42 @@ pub const READ_ONLY_PROGRAMS: &[&str] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn ops(cmd: &str) -> (Vec<String>, Vec<String>) {
+    /// A command's model in words: `read a b; write c; tree-read d`, or
+    /// `opaque: why`.
+    pub(crate) fn ops(cmd: &str) -> String {
         let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
         let o = file_operands(&words[0], &words[1..]);
-        (o.reads, o.writes)
+        if let Some(why) = o.opaque {
+            return format!("opaque: {why}");
+        }
+        [
+            ("read", o.reads),
+            ("write", o.writes),
+            ("tree-read", o.tree_reads),
+            ("tree-write", o.tree_writes),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k} {}", v.join(" ")))
+        .collect::<Vec<_>>()
+        .join("; ")
     }
 
     #[test]
-    fn readers_and_writers() {
-        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(ops("grep -n foo a b"), (v(&["a", "b"]), v(&[])));
-        assert_eq!(ops("grep -e foo a"), (v(&["a"]), v(&[])));
-        assert_eq!(ops("head -n 5 f"), (v(&["f"]), v(&[])));
-        assert_eq!(ops("sed -i s/a/b/ f"), (v(&[]), v(&["f"])));
-        assert_eq!(ops("sed s/a/b/ f"), (v(&["f"]), v(&[])));
-        assert_eq!(ops("sort -o out in"), (v(&["in"]), v(&["out"])));
-        assert_eq!(ops("cp a b dest"), (v(&["a", "b"]), v(&["dest"])));
-        assert_eq!(ops("rm -rf x y"), (v(&[]), v(&["x", "y"])));
-        assert_eq!(ops("chmod 755 f"), (v(&[]), v(&["f"])));
-        assert_eq!(ops("dd if=a of=b"), (v(&["a"]), v(&["b"])));
-        assert_eq!(ops("cut -d , -f 1 f"), (v(&["f"]), v(&[])));
-        assert_eq!(ops("make all"), (v(&[]), v(&[])));
-        assert_eq!(ops("find src -name x"), (v(&["src"]), v(&[])));
-        assert_eq!(ops("find -L a b -delete"), (v(&[]), v(&["a", "b"])));
-        assert_eq!(ops("find -fprint out"), (v(&["."]), v(&["out"])));
-        assert_eq!(ops("git diff --output=o"), (v(&[]), v(&["o"])));
-        assert_eq!(ops("git log --output o"), (v(&[]), v(&["o"])));
-        assert_eq!(ops("git format-patch -o dir HEAD~1"), (v(&[]), v(&["dir"])));
-        assert_eq!(ops("git commit -o x"), (v(&[]), v(&[])));
+    fn programs_without_a_model_show_no_files() {
+        assert_eq!(ops("make all"), "");
+        assert_eq!(ops("echo hi"), "");
+        assert!(!takes_files("echo"));
+        assert!(takes_files("rm") && takes_files("sed") && takes_files("python3"));
+        assert!(only_reads(&["cat".into(), "a".into()]));
+        assert!(!only_reads(&[
+            "sed".into(),
+            "-i".into(),
+            "p".into(),
+            "a".into()
+        ]));
     }
 }

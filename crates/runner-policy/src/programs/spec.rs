@@ -1,146 +1,326 @@
-//! The shape most programs share: options (some taking a value), then
-//! operands, some of which are files read or written. One [`Spec`] describes
-//! a program's shape; [`Spec::operands`] reads a command's words with it.
-//! Options that take a value are skipped with their value; an unknown option
-//! is taken for a flag, which at worst adds a signature and so only makes a
-//! decision stricter.
+//! The shape most programs share: options (some taking a value, in every
+//! spelling: `-o FILE`, `-oFILE`, `--output FILE`, `--output=FILE`, short
+//! options clustered as `-rf`), then operands, some of which are files read
+//! or written. One [`Spec`] describes a program's shape; [`Spec::operands`]
+//! reads a command's words with it. An unknown option is taken for a flag,
+//! which at worst adds a signature and so only makes a decision stricter.
 
-/// The file operands of one command.
+/// What one command does with files, as far as its words tell.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct FileOperands {
     /// Files (or folders) it reads.
     pub reads: Vec<String>,
     /// Files (or folders) it writes, creates or deletes.
     pub writes: Vec<String>,
+    /// Folders it reads everything beneath (`grep -r`, `cp -r`, `tar -c`).
+    pub tree_reads: Vec<String>,
+    /// Folders it may write anything beneath (`rm -r`, `mv`, `tar -x -C`,
+    /// the destination of `cp`).
+    pub tree_writes: Vec<String>,
+    /// Why the command cannot be checked: it runs or writes what its words
+    /// do not show (`sed e`, `awk 'system(...)'`, `tar --to-command`).
+    pub opaque: Option<String>,
+}
+
+impl FileOperands {
+    /// Marks the command opaque; the first reason is kept.
+    pub(super) fn opaque(&mut self, why: impl Into<String>) {
+        if self.opaque.is_none() {
+            self.opaque = Some(why.into());
+        }
+    }
+}
+
+/// One word of a command line, read with a program's options.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Arg<'a> {
+    /// `-x`, `--long`, with its value when it takes one.
+    Opt {
+        name: String,
+        value: Option<&'a str>,
+    },
+    /// Anything else, and everything after `--`.
+    Operand(&'a str),
+}
+
+/// How a program's options take values.
+#[derive(Clone, Copy)]
+pub(super) struct Options {
+    /// Short options followed by a value (`"nof"` for `-n N -o F -f F`).
+    pub(super) short_values: &'static str,
+    /// Long options followed by a value (`"--output"`).
+    pub(super) long_values: &'static [&'static str],
+    /// Options whose value is optional and only ever attached (`sed
+    /// -i[SUFFIX]`, `--in-place[=SUFFIX]`).
+    pub(super) optional: &'static [&'static str],
+}
+
+impl Options {
+    /// Splits `args` into options and operands.
+    pub(super) fn parse<'a>(&self, args: &'a [String]) -> Vec<Arg<'a>> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            i += 1;
+            if a == "--" {
+                out.extend(args[i..].iter().map(|s| Arg::Operand(s.as_str())));
+                break;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, v)) => (format!("--{n}"), Some(v)),
+                    None => (a.to_string(), None),
+                };
+                let value = if attached.is_some() {
+                    attached
+                } else if self.long_values.contains(&name.as_str()) {
+                    i += 1;
+                    args.get(i - 1).map(String::as_str)
+                } else {
+                    None
+                };
+                out.push(Arg::Opt { name, value });
+                continue;
+            }
+            if a.len() < 2 || !a.starts_with('-') {
+                out.push(Arg::Operand(a));
+                continue;
+            }
+            // A cluster of short options: `-rf`, `-oFILE`, `-n5`.
+            for (at, c) in a.char_indices().skip(1) {
+                let name = format!("-{c}");
+                let rest = &a[at + c.len_utf8()..];
+                if self.optional.contains(&name.as_str()) {
+                    out.push(Arg::Opt {
+                        name,
+                        value: Some(rest),
+                    });
+                    break;
+                }
+                if self.short_values.contains(c) {
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i - 1).map(String::as_str)
+                    } else {
+                        Some(rest)
+                    };
+                    out.push(Arg::Opt { name, value });
+                    break;
+                }
+                out.push(Arg::Opt { name, value: None });
+            }
+        }
+        out
+    }
 }
 
 /// Which operands a program writes.
 #[derive(Clone, Copy)]
 pub(super) enum Writes {
     None,
-    /// Every operand (`rm`, `touch`, `tee`, `mv`).
+    /// Every operand (`rm`, `touch`, `tee`).
     All,
-    /// The last operand when there are two or more (`cp`, `ln`, `install`).
+    /// Every operand, and everything beneath it (`mv`).
+    AllTrees,
+    /// The last operand when there are two or more, and anything beneath
+    /// it when it is a folder (`cp`, `ln`, `install`).
     Last,
     /// The second operand (`uniq IN OUT`).
     Second,
 }
 
+/// The program text of a program with a language of its own (a sed script,
+/// an awk program), checked for what it runs and writes.
+pub(super) type Language = fn(&str, &mut FileOperands);
+
+#[derive(Clone, Copy)]
 pub(super) struct Spec {
     pub(super) programs: &'static [&'static str],
+    pub(super) options: Options,
     /// Operands before the files that are not files (a pattern, a mode),
     /// unless the program text came from an option.
     pub(super) leading: usize,
-    /// Options followed by a value that is not a file.
-    pub(super) value_opts: &'static [&'static str],
     /// Options whose value is the program text (`grep -e`, `sed -e`).
     pub(super) text_opts: &'static [&'static str],
     /// Options whose value is a file read as program text (`-f`).
     pub(super) text_file_opts: &'static [&'static str],
-    /// Options whose value is a file written (`sort -o`, `cp -t`).
+    /// Options whose value is a file read (`touch -r REF`, `jq --rawfile`).
+    pub(super) read_opts: &'static [&'static str],
+    /// Options whose value is a file written (`sort -o`).
     pub(super) write_opts: &'static [&'static str],
+    /// Options whose value is a folder written beneath (`cp -t DIR`).
+    pub(super) tree_write_opts: &'static [&'static str],
     pub(super) writes: Writes,
     /// Flags that turn every file operand into a written one (`sed -i`).
     pub(super) in_place: &'static [&'static str],
+    /// Flags that make operands whole folders (`-r`, `-R`, `--recursive`).
+    pub(super) recursive: &'static [&'static str],
+    /// Checks program text (leading operands or `text_opts` values).
+    pub(super) language: Option<Language>,
+    /// True when program text from a file cannot be seen, so the command
+    /// fails closed (`sed -f`, `awk -f`).
+    pub(super) opaque_text_file: bool,
 }
 
+/// A program that reads its file operands.
 pub(super) const fn reader(
     programs: &'static [&'static str],
-    value_opts: &'static [&'static str],
+    short_values: &'static str,
+    long_values: &'static [&'static str],
 ) -> Spec {
     Spec {
         programs,
+        options: Options {
+            short_values,
+            long_values,
+            optional: &[],
+        },
         leading: 0,
-        value_opts,
         text_opts: &[],
         text_file_opts: &[],
+        read_opts: &[],
         write_opts: &[],
+        tree_write_opts: &[],
         writes: Writes::None,
         in_place: &[],
+        recursive: &[],
+        language: None,
+        opaque_text_file: false,
     }
 }
 
+/// A program that writes some of its file operands.
 pub(super) const fn writer(
     programs: &'static [&'static str],
     leading: usize,
     writes: Writes,
-    value_opts: &'static [&'static str],
+    short_values: &'static str,
+    long_values: &'static [&'static str],
 ) -> Spec {
     Spec {
-        programs,
         leading,
-        value_opts,
-        text_opts: &[],
-        text_file_opts: &[],
-        write_opts: &["-t", "--target-directory"],
         writes,
-        in_place: &[],
+        ..reader(programs, short_values, long_values)
     }
 }
 
 impl Spec {
-    /// The files read and written by a command of this shape.
+    /// What a command of this shape reads and writes.
     pub(super) fn operands(&self, args: &[String]) -> FileOperands {
-        let spec = self;
         let mut out = FileOperands::default();
-        let mut operands: Vec<&String> = Vec::new();
+        let mut operands: Vec<&str> = Vec::new();
         let mut text_given = false;
         let mut in_place = false;
-        let mut options_done = false;
-        let mut i = 0;
-        while i < args.len() {
-            let a = args[i].as_str();
-            let value = args.get(i + 1);
-            if options_done || !a.starts_with('-') || a == "-" {
-                operands.push(&args[i]);
-            } else if a == "--" {
-                options_done = true;
-            } else if spec.text_opts.contains(&a) {
-                text_given = true;
-                i += 1;
-            } else if spec.text_file_opts.contains(&a) {
-                text_given = true;
-                out.reads.extend(value.cloned());
-                i += 1;
-            } else if spec.write_opts.contains(&a) {
-                out.writes.extend(value.cloned());
-                i += 1;
-            } else if spec.value_opts.contains(&a) {
-                i += 1;
-            } else if spec
-                .in_place
-                .iter()
-                .any(|f| a == *f || (f.len() == 2 && a.starts_with(f)))
-            {
-                in_place = true;
-            } else if let Some((opt, v)) = a.split_once('=') {
-                // `--output=FILE`, `--file=FILE`
-                if spec.write_opts.contains(&opt) {
-                    out.writes.push(v.to_string());
-                } else if spec.text_file_opts.contains(&opt) {
-                    text_given = true;
-                    out.reads.push(v.to_string());
-                } else if spec.text_opts.contains(&opt) {
-                    text_given = true;
+        let mut recursive = false;
+        let mut target_given = false;
+        for arg in self.options.parse(args) {
+            let (name, value) = match arg {
+                Arg::Operand(o) => {
+                    operands.push(o);
+                    continue;
                 }
+                Arg::Opt { name, value } => (name, value),
+            };
+            let is = |list: &[&str]| list.contains(&name.as_str());
+            let value = value.map(str::to_string);
+            if is(self.text_opts) {
+                text_given = true;
+                if let (Some(lang), Some(v)) = (self.language, &value) {
+                    lang(v, &mut out);
+                }
+            } else if is(self.text_file_opts) {
+                text_given = true;
+                out.reads.extend(value);
+                if self.opaque_text_file {
+                    out.opaque(format!(
+                        "`{} {name} FILE` runs a program from a file the policy cannot see into",
+                        self.programs[0]
+                    ));
+                }
+            } else if is(self.read_opts) {
+                out.reads.extend(value);
+            } else if is(self.write_opts) {
+                out.writes.extend(value);
+            } else if is(self.tree_write_opts) {
+                target_given = true;
+                out.tree_writes.extend(value);
+            } else if is(self.in_place) {
+                in_place = true;
+            } else if is(self.recursive) {
+                recursive = true;
             }
-            i += 1;
         }
-        let skip = if text_given { 0 } else { spec.leading };
-        let files: Vec<String> = operands.into_iter().skip(skip).cloned().collect();
-        match (spec.writes, in_place) {
-            (_, true) | (Writes::All, _) => out.writes.extend(files),
+        let skip = if text_given { 0 } else { self.leading };
+        if let Some(lang) = self.language {
+            for text in operands.iter().take(skip) {
+                lang(text, &mut out);
+            }
+        }
+        let files: Vec<String> = operands
+            .into_iter()
+            .skip(skip)
+            .map(str::to_string)
+            .collect();
+        let (reads, writes) = if recursive {
+            (&mut out.tree_reads, &mut out.tree_writes)
+        } else {
+            (&mut out.reads, &mut out.writes)
+        };
+        match (self.writes, in_place) {
+            // `cp -t DIR a b`: every operand is a source.
+            (Writes::Last, _) if target_given => reads.extend(files),
+            (_, true) | (Writes::All, _) => writes.extend(files),
+            (Writes::AllTrees, _) => out.tree_writes.extend(files),
             (Writes::Last, _) if files.len() >= 2 => {
                 let (last, rest) = files.split_last().expect("two or more");
-                out.reads.extend(rest.iter().cloned());
-                out.writes.push(last.clone());
+                reads.extend(rest.iter().cloned());
+                out.tree_writes.push(last.clone());
             }
             (Writes::Second, _) if files.len() >= 2 => {
-                out.reads.push(files[0].clone());
-                out.writes.push(files[1].clone());
+                reads.push(files[0].clone());
+                writes.push(files[1].clone());
             }
-            _ => out.reads.extend(files),
+            _ => reads.extend(files),
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn every_spelling_of_an_option() {
+        let o = Options {
+            short_values: "o",
+            long_values: &["--output"],
+            optional: &["-i"],
+        };
+        let opt = |n: &str, v: Option<&'static str>| Arg::Opt {
+            name: n.into(),
+            value: v,
+        };
+        for (cmd, want) in [
+            ("-o F", opt("-o", Some("F"))),
+            ("-oF", opt("-o", Some("F"))),
+            ("--output F", opt("--output", Some("F"))),
+            ("--output=F", opt("--output", Some("F"))),
+            ("-rfoF", opt("-o", Some("F"))),
+            ("-ni.bak", opt("-i", Some(".bak"))),
+        ] {
+            let w = words(cmd);
+            assert!(o.parse(&w).contains(&want), "{cmd}: {:?}", o.parse(&w));
+        }
+        let w = words("-r -- -o x");
+        assert_eq!(
+            o.parse(&w),
+            [opt("-r", None), Arg::Operand("-o"), Arg::Operand("x")]
+        );
     }
 }

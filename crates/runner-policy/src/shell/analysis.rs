@@ -25,6 +25,18 @@ impl SimpleCommand {
     }
 }
 
+/// A file (or folder) a script reads or writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathUse {
+    /// As written: relative to the folder the script starts in, unless
+    /// absolute.
+    pub path: String,
+    /// The folders the script may be in when it uses the path.
+    pub cwds: Vec<String>,
+    /// Everything beneath the path too (`grep -r`, `rm -r`, `tar -x`).
+    pub tree: bool,
+}
+
 /// The result of analysing a script.
 #[derive(Debug, Clone, Default)]
 pub struct ShellAnalysis {
@@ -35,9 +47,9 @@ pub struct ShellAnalysis {
     /// Files written by redirections or `tee`, as written (relative to the
     /// folder the script starts in unless absolute), with the folders the
     /// script may have `cd`-ed into.
-    pub writes: Vec<(String, Vec<String>)>,
+    pub writes: Vec<PathUse>,
     /// Files read by `<` or by well-known readers.
-    pub reads: Vec<(String, Vec<String>)>,
+    pub reads: Vec<PathUse>,
     /// Why the script cannot be analysed, when it cannot.
     pub opaque: Option<String>,
 }
@@ -71,7 +83,7 @@ impl ShellAnalysis {
             push(Signature::new(Family::Bash, join_words(&c.words)));
         }
         for (family, list) in [(Family::Edit, &self.writes), (Family::Read, &self.reads)] {
-            for (path, cwds) in list {
+            for PathUse { path, cwds, tree } in list {
                 for c in cwds {
                     let dir = Path::new(cwd).join(c);
                     let paths = if has_glob(path) {
@@ -97,7 +109,11 @@ impl ShellAnalysis {
                             dir.join(path).to_string_lossy().into_owned()
                         };
                         for p in ws.signature_paths(&joined) {
-                            push(Signature::new(family, p));
+                            push(if *tree {
+                                Signature::tree(family, p)
+                            } else {
+                                Signature::new(family, p)
+                            });
                         }
                     }
                 }

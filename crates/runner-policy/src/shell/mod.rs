@@ -22,7 +22,7 @@ mod walk;
 mod word;
 mod wrappers;
 
-pub use analysis::{ShellAnalysis, SimpleCommand};
+pub use analysis::{PathUse, ShellAnalysis, SimpleCommand};
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
 

@@ -21,6 +21,8 @@ pub(super) struct Walker {
     pub(super) cwds: Option<Vec<String>>,
     /// How many scripts deep the walk is (`bash -c`, `eval`, `$(...)`).
     pub(super) depth: usize,
+    /// Inside `find -exec`: find's roots, which `{}` stands beneath.
+    pub(super) find_roots: Option<Vec<String>>,
 }
 
 /// The value of a word when it is fixed before running.
@@ -42,6 +44,7 @@ impl Walker {
             },
             cwds: Some(vec![".".to_string()]),
             depth: 0,
+            find_roots: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 use brush_parser::ast;
 
+use super::analysis::PathUse;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::is_risky_variable;
 
@@ -284,7 +285,9 @@ impl Walker {
         }
     }
 
-    pub(super) fn add_path(&mut self, write: bool, path: &str) {
+    /// Records a file read or written (`tree`: and everything beneath it),
+    /// relative to every folder the script may be in.
+    pub(super) fn add_path(&mut self, write: bool, path: &str, tree: bool) {
         if is_stream_path(path) {
             return;
         }
@@ -299,7 +302,11 @@ impl Walker {
                 return;
             }
         };
-        let entry = (path.to_string(), cwds);
+        let entry = PathUse {
+            path: path.to_string(),
+            cwds,
+            tree,
+        };
         if write {
             self.out.writes.push(entry);
         } else {
@@ -328,13 +335,13 @@ impl Walker {
                         return;
                     }
                     match kind {
-                        K::Read => self.add_path(false, &v.text),
+                        K::Read => self.add_path(false, &v.text, false),
                         K::Write | K::Append | K::Clobber | K::DuplicateOutput => {
-                            self.add_path(true, &v.text)
+                            self.add_path(true, &v.text, false)
                         }
                         K::ReadAndWrite => {
-                            self.add_path(false, &v.text);
-                            self.add_path(true, &v.text);
+                            self.add_path(false, &v.text, false);
+                            self.add_path(true, &v.text, false);
                         }
                         K::DuplicateInput => {}
                     }
@@ -349,7 +356,7 @@ impl Walker {
                                 "a redirection to a target only known when the script runs",
                             );
                         } else if matches!(kind, K::DuplicateOutput) {
-                            self.add_path(true, t);
+                            self.add_path(true, t, false);
                         }
                     }
                 }
@@ -371,7 +378,7 @@ impl Walker {
                         v.text
                     ));
                 } else {
-                    self.add_path(true, &v.text);
+                    self.add_path(true, &v.text, false);
                 }
             }
         }

@@ -8,7 +8,7 @@
 use super::analysis::SimpleCommand;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker};
 use super::variables::is_risky_variable;
-use crate::programs::{self, INTERPRETERS, SHELLS};
+use crate::programs::{self, INLINE_CODE, SHELLS};
 use crate::words::base_name;
 
 impl Walker {
@@ -91,35 +91,20 @@ impl Walker {
                         && let Some(f) = args.get(i + 1)
                     {
                         let f = f.clone();
-                        self.add_path(true, &f);
+                        self.add_path(true, &f, false);
                     }
                 }
                 self.command_words(rest, heredoc, level + 1);
             }
-            "xargs" => {
-                let rest = skip_options(args, programs::XARGS_VALUE_OPTIONS);
-                if rest.is_empty() {
-                    self.command_words(&["echo".to_string()], heredoc, level + 1);
-                } else {
-                    self.command_words(rest, heredoc, level + 1);
-                }
-            }
+            "xargs" => self.unwrap_xargs(args, heredoc, level),
             "find" => self.unwrap_find(args, level),
             "watch" => {
                 let rest = skip_options(args, &["-n", "-d", "--interval"]);
                 self.script(&rest.join(" "));
             }
-            "git" if args.iter().any(|a| a.starts_with("--exec-path")) => {
-                self.opaque("`git --exec-path` changes which programs git runs");
-            }
             p if SHELLS.contains(&p) => self.unwrap_shell(args, heredoc, prog),
-            p if INTERPRETERS
-                .iter()
-                .any(|i| p == *i || p.starts_with(&format!("{i}."))) =>
-            {
-                let has_code = args
-                    .iter()
-                    .any(|a| matches!(a.as_str(), "-c" | "-e" | "-E" | "--eval" | "-p" | "-r"));
+            p if programs::is_interpreter(p) => {
+                let has_code = args.iter().any(|a| INLINE_CODE.contains(&a.as_str()));
                 let has_file = args.iter().any(|a| !a.starts_with('-'));
                 if heredoc && !has_code {
                     self.opaque(format!("`{prog}` is fed its program through a heredoc"));
@@ -134,12 +119,30 @@ impl Walker {
 
     /// `Read`/`Edit` paths for the file operands of well-known programs. A
     /// file operand only known at run time (`cat $F`) fails closed: the
-    /// policy could not tell which file it is.
+    /// policy could not tell which file it is. Inside `find -exec`, `{}`
+    /// stands for anything beneath find's roots.
     fn file_operands(&mut self, prog: &str, args: &[String]) {
         let ops = programs::file_operands(prog, args);
-        for (write, list) in [(false, ops.reads), (true, ops.writes)] {
+        if let Some(why) = ops.opaque {
+            self.opaque(why);
+            return;
+        }
+        for (write, tree, list) in [
+            (false, false, ops.reads),
+            (true, false, ops.writes),
+            (false, true, ops.tree_reads),
+            (true, true, ops.tree_writes),
+        ] {
             for f in list {
                 if f == PROCESS_SUBSTITUTION {
+                    continue;
+                }
+                if f.contains("{}")
+                    && let Some(roots) = self.find_roots.clone()
+                {
+                    for r in roots {
+                        self.add_path(write, &r, true);
+                    }
                     continue;
                 }
                 if f.contains(['$', '`']) || f.starts_with('~') {
@@ -149,9 +152,42 @@ impl Walker {
                     ));
                     continue;
                 }
-                self.add_path(write, &f);
+                self.add_path(write, &f, tree);
             }
         }
+    }
+
+    /// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command runs with words read
+    /// at run time appended (or put in place of `-I`'s string). Which files
+    /// they name cannot be seen: a command that takes files fails closed.
+    fn unwrap_xargs(&mut self, args: &[String], heredoc: bool, level: usize) {
+        let mut replace = false;
+        let mut i = 0;
+        while i < args.len() && args[i].starts_with('-') && args[i] != "--" {
+            let a = args[i].as_str();
+            if a == "-a" || a == "--arg-file" {
+                if let Some(f) = args.get(i + 1) {
+                    let f = f.clone();
+                    self.add_path(false, &f, false);
+                }
+            } else if let Some(f) = a.strip_prefix("--arg-file=") {
+                self.add_path(false, f, false);
+            }
+            if a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace") {
+                replace = true;
+            }
+            i += 1;
+        }
+        let rest = skip_options(args, programs::XARGS_VALUE_OPTIONS);
+        let echo = ["echo".to_string()];
+        let inner = if rest.is_empty() { &echo[..] } else { rest };
+        let program = base_name(&inner[0]);
+        if replace || programs::takes_files(program) {
+            self.opaque(format!(
+                "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
+            ));
+        }
+        self.command_words(inner, heredoc, level + 1);
     }
 
     fn unwrap_env(&mut self, args: &[String], heredoc: bool, level: usize) {
@@ -199,7 +235,9 @@ impl Walker {
                     while end < args.len() && args[end] != ";" && args[end] != "+" {
                         end += 1;
                     }
+                    let outer = self.find_roots.replace(programs::find_roots(args));
                     self.command_words(&args[start..end], false, level + 1);
+                    self.find_roots = outer;
                     i = end;
                 }
                 // Files find writes (`-delete`, `-fprint`) come from
