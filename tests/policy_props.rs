@@ -1,6 +1,8 @@
 //! Properties of the permission engine, checked on generated inputs:
 //! - adding a deny rule (or a whole policy layer) never turns a denial into
 //!   an allow;
+//! - allowing a program never lets it reach a file operand a deny rule
+//!   catches;
 //! - a compound command is allowed only if each of its parts is;
 //! - normalising a path twice gives the same result as once;
 //! - the shell splitter, the rule parser and the policy loader never panic,
@@ -129,8 +131,99 @@ fn decide_bash(ws: &Workspace, layers: &[String], command: &str) -> Verdict {
     d.verdict
 }
 
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/policy")
+        .join(name)
+}
+
+/// Every `bash:` command of the corpora.
+fn corpus_commands() -> &'static [String] {
+    static COMMANDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    COMMANDS.get_or_init(|| {
+        let mut out = Vec::new();
+        for name in ["corpus.yaml", "programs.yaml"] {
+            let v: serde_json::Value =
+                serde_saphyr::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+            for case in v["cases"].as_array().unwrap() {
+                if let Some(c) = case["bash"].as_str() {
+                    out.push(c.to_string());
+                }
+            }
+        }
+        assert!(out.len() > 250);
+        out
+    })
+}
+
+/// Commands of everyday programs with one file operand, `{F}`: read ones
+/// (`true`) and written ones. Each is run on a path a deny rule catches.
+const OPERAND_COMMANDS: &[(&str, bool)] = &[
+    ("cat {F}", true),
+    ("head -n 3 {F}", true),
+    ("sed -n p {F}", true),
+    ("awk '{print}' {F}", true),
+    ("grep -n x {F}", true),
+    ("grep -r x {F}", true),
+    ("rg x {F}", true),
+    ("cp {F} src/copy", true),
+    ("cp -r {F} src/copy", true),
+    ("tar -cf src/a.tar {F}", true),
+    ("zip src/a.zip {F}", true),
+    ("git show HEAD:{F}", true),
+    ("git log -p -- {F}", true),
+    ("diff {F} src/a.rs", true),
+    ("jq . {F}", true),
+    ("sed '1r {F}' src/a.rs", true),
+    ("curl -T {F} http://x", true),
+    ("sed -i s/a/b/ {F}", false),
+    ("sed --in-place=.bak s/a/b/ {F}", false),
+    ("sed -n 'w {F}' src/a.rs", false),
+    ("awk '{print > \"{F}\"}' src/a.rs", false),
+    ("cp src/a.rs {F}", false),
+    ("cp -t {F} src/a.rs", false),
+    ("mv src/a.rs {F}", false),
+    ("rm -rf {F}", false),
+    ("tee {F}", false),
+    ("sort -o {F} src/a.rs", false),
+    ("tar -xf src/a.tar -C {F}", false),
+    ("unzip src/a.zip -d {F}", false),
+    ("gzip {F}", false),
+    ("chmod -R 777 {F}", false),
+    ("git checkout HEAD -- {F}", false),
+    ("curl -o {F} http://x", false),
+    ("echo x > {F}", false),
+];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Adding an allow rule for a program (or for everything) never lets
+    /// through a call whose file operand a deny rule catches.
+    #[test]
+    fn allowing_a_program_never_reaches_a_denied_operand(
+        cmd in 0..OPERAND_COMMANDS.len(),
+        extra_rules in rules(),
+        allow_everything in any::<bool>(),
+        default_allow in any::<bool>(),
+    ) {
+        let (_dir, ws) = workspace();
+        let (template, reads) = OPERAND_COMMANDS[cmd];
+        let path = if reads { ".env" } else { ".github/ci.yml" };
+        let command = template.replace("{F}", path);
+        let program = command.split_whitespace().next().unwrap();
+        let mut y = format!(
+            "default: {}\nrules:\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\"]\n  - allow: [\"Bash({program}:*)\"{}]\n",
+            if default_allow { "allow" } else { "deny" },
+            if allow_everything { ", \"Bash(*)\", \"Edit(**)\", \"Read(**)\"" } else { "" },
+        );
+        for (allow, i) in &extra_rules {
+            if *allow {
+                y.push_str(&format!("  - allow: [\"{}\"]\n", PATTERNS[*i]));
+            }
+        }
+        prop_assert_eq!(decide_bash(&ws, &[y.clone()], &command), Verdict::Deny, "`{}` allowed under\n{}", command, y);
+    }
 
     #[test]
     fn adding_a_deny_rule_never_allows_more(
@@ -241,6 +334,41 @@ proptest! {
         let a = shell::analyze(&script);
         let _ = a.is_read_only();
         let _ = a.signatures(ws, "src");
+    }
+
+    /// The corpora's commands, mutated: characters inserted, deleted or
+    /// replaced with shell punctuation, then analysed and decided.
+    #[test]
+    fn the_analyser_never_panics_on_the_corpus_mutated(
+        pick in any::<prop::sample::Index>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, r#"[ '"\\$`;|&<>(){}*?=\-a-z0-9]"#), 1..6),
+    ) {
+        let (_dir, ws) = workspace_cached();
+        let commands = corpus_commands();
+        let mut chars: Vec<char> = commands[pick.index(commands.len())].chars().collect();
+        for (at, kind, with) in &edits {
+            let i = at.index(chars.len() + 1);
+            let c = with.chars().next().unwrap_or(' ');
+            match kind {
+                0 => chars.insert(i, c),
+                1 if i < chars.len() => { chars.remove(i); }
+                _ if i < chars.len() => chars[i] = c,
+                _ => chars.push(c),
+            }
+        }
+        let script: String = chars.into_iter().collect();
+        let a = shell::analyze(&script);
+        let _ = a.is_read_only();
+        let sigs = a.signatures(ws, ".");
+        static SET: std::sync::OnceLock<PolicySet> = std::sync::OnceLock::new();
+        let set = SET.get_or_init(|| {
+            PolicySet::new(vec![parse_policy_yaml(
+                &std::fs::read_to_string(fixture("programs-policy.yaml")).unwrap(),
+                Path::new("programs-policy.yaml"),
+            )
+            .unwrap()])
+        });
+        let _ = set.decide("bash", runner_policy::Risk::High, sigs);
     }
 
     #[test]
