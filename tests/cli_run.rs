@@ -417,7 +417,8 @@ fn check_prints_the_decision() {
     assert_eq!(d.rule.as_deref(), Some("deny Bash(rm:*)"));
     assert_eq!(d.policy, Some(pol.display().to_string()));
     let sigs: Vec<String> = d.signatures.iter().map(|s| s.to_string()).collect();
-    assert_eq!(sigs, ["Bash(git status)", "Bash(rm -rf /)", "Edit(/)"]);
+    // `rm -rf /` removes everything beneath `/`.
+    assert_eq!(sigs, ["Bash(git status)", "Bash(rm -rf /)", "Edit(/**)"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
     assert_eq!(
@@ -649,9 +650,10 @@ print(len(decls))
 
 #[test]
 fn a_symlink_made_earlier_in_the_turn_is_seen_by_the_policy() {
-    // One turn: bash makes `notes` point at .env (through python, which the
-    // policy cannot see into; `ln -s .env notes` itself would be denied
-    // as a read of .env), then read_file reads
+    // One turn: bash makes `notes` point at .env (through python's inline
+    // code, which the policy cannot see into, so a rule names the exact
+    // command; `ln -s .env notes` itself would be denied as a read of
+    // .env), then read_file reads
     // `notes`. The read is decided after the link exists, so Read(.env)
     // is among its signatures and the deny holds.
     let t = run_single(
@@ -662,6 +664,7 @@ policy:
   default: allow
   rules:
     - deny: ["Read(.env)"]
+    - allow: ["Bash(python3 -c \"import os; os.symlink('.env', 'notes')\")"]
 script:
   - tool_calls:
       - name: bash

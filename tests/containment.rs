@@ -19,6 +19,12 @@ const NPM_SECRET: &str = "npm-secret-value-1111";
 /// A task whose scripted model runs each command with bash, under a policy
 /// that allows them all.
 fn task_with_commands(dir: &Path, extra: &str, commands: &[&str]) {
+    // Inline python code is opaque to the policy: each command is allowed
+    // by a rule naming its exact text.
+    let exact: Vec<String> = commands
+        .iter()
+        .map(|c| serde_json::to_string(&format!("Bash({c})")).unwrap())
+        .collect();
     let calls: String = commands
         .iter()
         .map(|c| {
@@ -32,7 +38,8 @@ fn task_with_commands(dir: &Path, extra: &str, commands: &[&str]) {
         dir,
         "task.yaml",
         &format!(
-            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n{extra}script:\n{calls}"
+            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\", {}]\n{extra}script:\n{calls}",
+            exact.join(", ")
         ),
     );
 }
@@ -287,12 +294,18 @@ fn limits_bound_cpu_and_memory() {
 fn runner_tool_bash_gets_the_same_environment_and_sandbox_as_a_run() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
+    // A script file, not inline code: the policy can see what runs.
+    write(
+        dir.path(),
+        "ws/escape.py",
+        "import os\nopen(os.path.expanduser('~/../runner-tool-escape'), 'w')\n",
+    );
     let out = runner()
         .env("GITHUB_TOKEN", GH_SECRET)
         .args([
             "tool",
             "bash",
-            r#"{"command": "env | grep -c GITHUB_TOKEN; python3 -c \"import os; open(os.path.expanduser('~/../runner-tool-escape'), 'w')\" 2>&1 | tail -1; echo inside > b.txt"}"#,
+            r#"{"command": "env | grep -c GITHUB_TOKEN; python3 escape.py 2>&1 | tail -1; echo inside > b.txt"}"#,
             "--workspace",
         ])
         .arg(dir.path().join("ws"))

@@ -116,6 +116,39 @@ pub(super) fn make(args: &[String]) -> FileOperands {
     out
 }
 
+/// Build tools: they run project code, allowed by the rule on the tool;
+/// options that name other programs to run fail closed (`cargo --config`
+/// can set runners and wrappers, `go -exec`/`-toolexec`, npm's
+/// `--script-shell`); `--manifest-path` is read.
+pub(super) fn build_tool(program: &str, args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    for (i, a) in args.iter().enumerate() {
+        let name = a.split('=').next().unwrap_or(a);
+        let runs = match program {
+            "cargo" => {
+                name == "--config"
+                    || a.starts_with("-Zhost-config")
+                    || a.starts_with("-Ztarget-applies-to-host")
+            }
+            "go" => matches!(name, "-exec" | "-toolexec" | "--exec" | "--toolexec"),
+            _ => matches!(
+                name,
+                "--script-shell" | "--shell" | "--node-options" | "--userconfig" | "--globalconfig"
+            ),
+        };
+        if runs {
+            out.opaque(format!("`{program} {name}` names other programs to run"));
+        }
+        if name == "--manifest-path" {
+            match a.split_once('=') {
+                Some((_, v)) => out.reads.push(v.to_string()),
+                None => out.reads.extend(args.get(i + 1).cloned()),
+            }
+        }
+    }
+    out
+}
+
 /// `patch [-p N] [-i PATCH] [-o OUT] [-d DIR] [FILE]`: writes the files the
 /// patch names, anywhere beneath DIR (or the current folder).
 pub(super) fn patch(args: &[String]) -> FileOperands {
@@ -247,5 +280,13 @@ mod tests {
         assert_eq!(ops("docker run --volume=.:/w img"), "tree-write .");
         assert_eq!(ops("docker run -v cache:/c img"), "");
         assert!(ops("docker run --privileged img").starts_with("opaque"));
+        assert!(ops("cargo --config target.x.runner=sh test").starts_with("opaque"));
+        assert!(ops("go test -exec sh ./...").starts_with("opaque"));
+        assert!(ops("npm test --script-shell=sh").starts_with("opaque"));
+        assert_eq!(
+            ops("cargo test --manifest-path sub/Cargo.toml"),
+            "read sub/Cargo.toml"
+        );
+        assert_eq!(ops("cargo test"), "");
     }
 }

@@ -8,7 +8,7 @@
 //! rule on a path holds whichever program touches it.
 //!
 //! One file per family of programs, each with its table and its tests:
-//! [`coreutils`], [`text`] tools (with the sed and awk languages),
+//! [`coreutils`], [`text`] tools (with the [`sed`] and [`awk`] languages),
 //! [`find_xargs`], [`archivers`], [`git`], [`network`] tools, and
 //! [`interpreters`] and build tools; [`spec`] is the option-and-operand
 //! shape most of them share, with every spelling of an option.
@@ -18,11 +18,13 @@
 //! time) such a program fails closed.
 
 mod archivers;
+mod awk;
 mod coreutils;
 mod find_xargs;
 mod git;
 mod interpreters;
 mod network;
+mod sed;
 mod spec;
 mod text;
 
@@ -47,8 +49,8 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
         "split" | "csplit" => coreutils::split(program, args),
         "find" => find_xargs::find(args),
         "git" => git::operands(args),
-        "sed" => text::sed(args),
-        "awk" | "gawk" | "mawk" | "nawk" => text::awk(args),
+        "sed" => sed::sed(args),
+        "awk" | "gawk" | "mawk" | "nawk" => awk::awk(args),
         "rg" => text::rg(args),
         "jq" => text::jq(args),
         "tar" => archivers::tar(args),
@@ -60,6 +62,7 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
         "make" => interpreters::make(args),
         "patch" => interpreters::patch(args),
         "docker" | "podman" => interpreters::docker(args),
+        "cargo" | "go" | "npm" | "npx" | "pnpm" | "yarn" => interpreters::build_tool(program, args),
         "curl" => network::curl(args),
         "wget" => network::wget(args),
         "rsync" | "scp" => network::copy_remote(program, args),
