@@ -10,12 +10,13 @@ use std::sync::Arc;
 use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
+use crate::report::{Outcome, OutcomeStatus};
 use crate::run::{
     Cancel, RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs,
     write_task_outputs,
 };
 use crate::task::{LoadOptions, load_tasks};
-use crate::workspace::apply_changes;
+use crate::workspace::{ApplyError, apply_changes};
 
 pub struct RunArgs {
     pub tasks: Vec<String>,
@@ -153,14 +154,24 @@ pub async fn run(args: RunArgs) -> i32 {
             .filter(|r| r.passed() && !r.changes.is_empty())
         {
             match apply_changes(&r.workspace, &r.changes) {
-                Ok(()) => eprintln!(
-                    "[{}] applied {} change(s) to {}",
+                Ok(n) => eprintln!(
+                    "[{}] applied {n} change(s) to {}",
                     r.transcript.task,
-                    r.changes.len(),
                     r.workspace.display()
                 ),
                 Err(e) => {
                     eprintln!("error: [{}] --apply: {e}", r.transcript.task);
+                    let status = match e {
+                        ApplyError::Conflict { .. } => OutcomeStatus::Conflict,
+                        ApplyError::Io { .. } => OutcomeStatus::Error,
+                    };
+                    r.transcript.outcome = Outcome {
+                        status,
+                        reason: format!("--apply: {e} (its diff is in changes.diff)"),
+                    };
+                    if let Err(e) = write_task_outputs(&args.out, r) {
+                        eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
+                    }
                     failed = true;
                 }
             }

@@ -98,6 +98,7 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     // workspace, which here is the real one, and a temp folder).
     let commands = match CommandSetup::new(
         ws.root(),
+        None,
         &EnvSettings::default(),
         &SandboxSettings::default(),
     ) {

@@ -30,6 +30,7 @@ impl CommandSetup {
     /// required` cannot be met).
     pub fn new(
         workspace: &Path,
+        git_dir: Option<&Path>,
         env: &EnvSettings,
         sandbox: &SandboxSettings,
     ) -> Result<CommandSetup, String> {
@@ -38,6 +39,7 @@ impl CommandSetup {
             .tempdir()
             .map_err(|e| format!("could not create the task's temp folder: {e}"))?;
         let mut writable = vec![workspace.to_path_buf(), tmp.path().to_path_buf()];
+        writable.extend(git_dir.map(Path::to_path_buf));
         writable.extend(sandbox.write.iter().cloned());
         let (confine, sandbox_note) = Confinement::new(sandbox, &writable)?;
         let mut vars = scrubbed_env(process_env(), env);

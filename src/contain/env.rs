@@ -39,7 +39,30 @@ pub fn is_secret_name(name: &str) -> bool {
         || matches!(n.as_str(), "TOKEN" | "API_KEY" | "APIKEY")
 }
 
+/// git's variables that point it at a repository, an index or objects:
+/// set when the runner itself runs inside a git hook (pre-commit sets
+/// `GIT_INDEX_FILE`). Kept, they would make a command's `git add` write the
+/// user's real index instead of the copy's.
+fn is_git_location(name: &str) -> bool {
+    matches!(
+        name,
+        "GIT_DIR"
+            | "GIT_WORK_TREE"
+            | "GIT_INDEX_FILE"
+            | "GIT_OBJECT_DIRECTORY"
+            | "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+            | "GIT_COMMON_DIR"
+            | "GIT_NAMESPACE"
+            | "GIT_PREFIX"
+            | "GIT_CONFIG"
+            | "GIT_CONFIG_PARAMETERS"
+            | "GIT_CONFIG_COUNT"
+    ) || name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+}
+
 /// The environment for commands, from `vars` (the runner's), in name order.
+/// Secrets are left out unless passed; git's location variables always are.
 pub fn scrubbed_env(
     vars: impl IntoIterator<Item = (String, String)>,
     settings: &EnvSettings,
@@ -47,6 +70,7 @@ pub fn scrubbed_env(
     let mut out: BTreeMap<String, String> = vars
         .into_iter()
         .filter(|(k, _)| !is_secret_name(k) || settings.pass.iter().any(|p| p == k))
+        .filter(|(k, _)| !is_git_location(k))
         .collect();
     for (k, v) in &settings.set {
         out.insert(k.clone(), v.clone());
@@ -85,6 +109,18 @@ mod tests {
         ] {
             assert!(!is_secret_name(n), "{n}");
         }
+    }
+
+    #[test]
+    fn git_location_variables_are_dropped() {
+        let vars = [
+            ("GIT_INDEX_FILE", "/repo/.git/index"),
+            ("GIT_DIR", "/repo/.git"),
+            ("GIT_AUTHOR_NAME", "a"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let out = scrubbed_env(vars, &EnvSettings::default());
+        assert_eq!(out, [("GIT_AUTHOR_NAME".to_string(), "a".to_string())]);
     }
 
     #[test]

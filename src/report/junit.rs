@@ -18,9 +18,10 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
         total += time;
         let status = match t.outcome.status {
             OutcomeStatus::Passed => TestCaseStatus::success(),
-            OutcomeStatus::Failed => {
+            OutcomeStatus::Failed | OutcomeStatus::Conflict => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(t.outcome.reason.clone()).set_type("failure");
+                s.set_message(t.outcome.reason.clone())
+                    .set_type(t.outcome.status.as_str());
                 s
             }
             OutcomeStatus::Error => {

@@ -9,6 +9,7 @@ fn icon(s: OutcomeStatus) -> &'static str {
         OutcomeStatus::Failed => "❌ failed",
         OutcomeStatus::Error => "💥 error",
         OutcomeStatus::Cancelled => "⏹ cancelled",
+        OutcomeStatus::Conflict => "⚠️ conflict",
     }
 }
 

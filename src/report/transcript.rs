@@ -24,6 +24,10 @@ pub enum OutcomeStatus {
     Error,
     /// The run was interrupted.
     Cancelled,
+    /// The task passed, but `--apply` could not merge its changes into the
+    /// original tree: another task or a person changed the same lines (a
+    /// failure; its diff is kept).
+    Conflict,
 }
 
 impl OutcomeStatus {
@@ -33,6 +37,7 @@ impl OutcomeStatus {
             OutcomeStatus::Failed => "failed",
             OutcomeStatus::Error => "error",
             OutcomeStatus::Cancelled => "cancelled",
+            OutcomeStatus::Conflict => "conflict",
         }
     }
 }

@@ -117,6 +117,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut attempts = 0;
     let mut system = String::new();
     let mut changes = Vec::new();
+    let mut diff_prefix = String::new();
     let mut sandbox_note = String::new();
     let mut warnings: Vec<String> = Vec::new();
 
@@ -136,9 +137,16 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             ))
         })?;
         let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
-        // Commands may write in the copy and the task's temp folder,
-        // nowhere else (under the sandbox).
-        let commands = CommandSetup::new(iso.path(), &task.env, &task.sandbox).map_err(Failure)?;
+        diff_prefix = iso.diff_prefix();
+        // Commands may write in the copy (and its `.git`) and the task's
+        // temp folder, nowhere else (under the sandbox).
+        let commands = CommandSetup::new(
+            iso.path(),
+            iso.git_dir().as_deref(),
+            &task.env,
+            &task.sandbox,
+        )
+        .map_err(Failure)?;
         sandbox_note = commands.sandbox_note;
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
@@ -243,7 +251,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     } else {
         outcome
     };
-    let diff = render_git_diff(&changes);
+    let diff = render_git_diff(&changes, &diff_prefix);
     let transcript = Transcript {
         version: TRANSCRIPT_VERSION,
         task: task.name.clone(),

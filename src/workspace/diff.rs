@@ -2,13 +2,18 @@
 //!
 //! The output applies with `git apply` and `patch -p1`: `diff --git` headers,
 //! `/dev/null` for added and deleted files, `new file mode`/`deleted file
-//! mode`/`old mode`/`new mode` lines, `\ No newline at end of file`, and
-//! symlinks as mode 120000 with their target as content. Binary files are
-//! marked `Binary files ... differ` (such a hunk carries no content).
+//! mode`/`old mode`/`new mode` lines, full `index` lines (blob ids, so that
+//! `git apply --3way` can fall back on a merge), `\ No newline at end of
+//! file`, symlinks as mode 120000 with their target as content, and binary
+//! files as `GIT binary patch` literals. Paths carry a prefix: the
+//! workspace's folder in its repository, so that the diff applies from the
+//! repository root as `git diff` output does.
 
 use std::path::PathBuf;
 
 use similar::TextDiff;
+
+use super::blob::{NULL_ID, binary_literal, blob_id};
 
 /// A file's bytes and mode (or a symlink's target).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,19 +65,46 @@ fn as_text(c: Option<&FileContent>) -> Option<&str> {
     }
 }
 
-/// Renders one file's change; empty when nothing differs.
-pub fn render_file_diff(change: &FileChange) -> String {
-    let path = &change.path;
+/// The blob id of one side, or the null id when it is missing.
+fn side_id(c: Option<&FileContent>) -> String {
+    c.map_or_else(|| NULL_ID.to_string(), |c| blob_id(&c.bytes))
+}
+
+/// Renders one file's change; empty when nothing differs. As a patch
+/// (`Some(prefix)`, the path after `prefix`: `examples/shop/` or empty) it
+/// carries `index` lines and binary contents; for a person or a model
+/// (`None`) it leaves both out.
+pub fn render_file_diff(change: &FileChange, patch: Option<&str>) -> String {
+    let path = &format!("{}{}", patch.unwrap_or(""), change.path);
     let mut out = format!("diff --git a/{path} b/{path}\n");
+    let index = match patch {
+        Some(_) => format!(
+            "index {}..{}",
+            side_id(change.old.as_ref()),
+            side_id(change.new.as_ref())
+        ),
+        None => String::new(),
+    };
+    // `index` with a newline, or nothing.
+    let index_line = |mode: &str| match (index.is_empty(), mode.is_empty()) {
+        (true, _) => String::new(),
+        (false, true) => format!("{index}\n"),
+        (false, false) => format!("{index} {mode}\n"),
+    };
     let (a_name, b_name) = match change.kind {
         ChangeKind::Added => {
-            out += &format!("new file mode {}\n", git_mode(change.new.as_ref().unwrap()));
+            out += &format!(
+                "new file mode {}\n{}",
+                git_mode(change.new.as_ref().unwrap()),
+                index_line("")
+            );
             ("/dev/null".to_string(), format!("b/{path}"))
         }
         ChangeKind::Deleted => {
             out += &format!(
-                "deleted file mode {}\n",
-                git_mode(change.old.as_ref().unwrap())
+                "deleted file mode {}\n{}",
+                git_mode(change.old.as_ref().unwrap()),
+                index_line("")
             );
             (format!("a/{path}"), "/dev/null".to_string())
         }
@@ -81,6 +113,11 @@ pub fn render_file_diff(change: &FileChange) -> String {
             let (om, nm) = (git_mode(o), git_mode(n));
             if om != nm {
                 out += &format!("old mode {om}\nnew mode {nm}\n");
+                if o.bytes != n.bytes {
+                    out += &index_line("");
+                }
+            } else {
+                out += &index_line(om);
             }
             (format!("a/{path}"), format!("b/{path}"))
         }
@@ -109,14 +146,23 @@ pub fn render_file_diff(change: &FileChange) -> String {
                 .header(&a_name, &b_name);
             out += &udiff.to_string();
         }
-        _ => {
+        _ if patch.is_none() => {
             out += &format!("Binary files {a_name} and {b_name} differ\n");
+        }
+        _ => {
+            // Forward (the new content), then reverse (the old one).
+            out += "GIT binary patch\n";
+            out += &binary_literal(new_bytes);
+            out += &binary_literal(old_bytes);
         }
     }
     out
 }
 
-/// Renders all changes, in order, as one patch.
-pub fn render_git_diff(changes: &[FileChange]) -> String {
-    changes.iter().map(render_file_diff).collect()
+/// Renders all changes, in order, as one patch; paths after `prefix`.
+pub fn render_git_diff(changes: &[FileChange], prefix: &str) -> String {
+    changes
+        .iter()
+        .map(|c| render_file_diff(c, Some(prefix)))
+        .collect()
 }

@@ -7,6 +7,10 @@
 //! extents on file systems that can (btrfs, xfs). Hard links would be faster
 //! but are unsafe: `echo >> file` in the copy would change the original.
 //! The walk and the copy run in parallel on ignore's walker.
+//!
+//! When the workspace lies in a git repository, the copy mirrors the
+//! repository's layout and gets a `.git` of its own that shows what the
+//! original shows (see [`super::git_view`]).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -15,14 +19,19 @@ use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
-use super::atomic::atomic_write;
 use super::diff::{ChangeKind, FileChange, FileContent};
+use super::git_view::{RepoInfo, create_view, find_repo};
 use super::snapshot::{Snapshot, SnapshotEntry};
 
 /// A task's private copy of a workspace; removed when dropped.
 pub struct IsolatedWorkspace {
     original: PathBuf,
     dir: tempfile::TempDir,
+    /// The copy of the workspace: `dir`, or the workspace's folder below it
+    /// when it mirrors a repository.
+    root: PathBuf,
+    /// The repository the workspace lies in, when its git view was made.
+    repo: Option<RepoInfo>,
     snapshot: Snapshot,
 }
 
@@ -97,7 +106,12 @@ impl IsolatedWorkspace {
     pub fn create(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
         let original = original.canonicalize()?;
         let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
-        let dest_root = dir.path().to_path_buf();
+        let repo = find_repo(&original);
+        let dest_root = match &repo {
+            Some(r) if !r.prefix.is_empty() => dir.path().join(&r.prefix),
+            _ => dir.path().to_path_buf(),
+        };
+        std::fs::create_dir_all(&dest_root)?;
         let snapshot = Mutex::new(BTreeMap::new());
         let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
         walker(&original, excludes).build_parallel().run(|| {
@@ -140,16 +154,44 @@ impl IsolatedWorkspace {
         if let Some(e) = first_error.into_inner().unwrap() {
             return Err(e);
         }
+        // git in the copy: without it the copy still works, as outside a
+        // repository.
+        let repo = repo.filter(|r| {
+            let made = create_view(r, dir.path());
+            if let Err(e) = &made {
+                tracing::warn!("no git view in the copy of {}: {e}", original.display());
+                let _ = std::fs::remove_dir_all(dir.path().join(".git"));
+            }
+            made.is_ok()
+        });
         Ok(Self {
             original,
             dir,
+            root: dest_root,
+            repo,
             snapshot: snapshot.into_inner().unwrap(),
         })
     }
 
-    /// The copy's root folder.
+    /// The copy's workspace folder (where the agent works).
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
+    }
+
+    /// The copy's `.git`, when it has one: commands must be able to write
+    /// there (a commit, a stash) under the sandbox.
+    pub fn git_dir(&self) -> Option<PathBuf> {
+        self.repo.as_ref().map(|_| self.dir.path().join(".git"))
+    }
+
+    /// What the diff's paths start with: the workspace's folder in its
+    /// repository (`examples/shop/`), so it applies from the repository
+    /// root; empty outside a repository or at its top.
+    pub fn diff_prefix(&self) -> String {
+        match &self.repo {
+            Some(r) if !r.prefix.is_empty() => format!("{}/", r.prefix),
+            _ => String::new(),
+        }
     }
 
     /// The original tree.
@@ -230,72 +272,6 @@ fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<SnapshotEntry>>
     std::fs::copy(src, dest)?;
     let m = dest.symlink_metadata()?;
     Ok(Some(SnapshotEntry::from_metadata(&m, None)))
-}
-
-/// Why a change could not be applied to the original tree.
-#[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
-    #[error("{path} changed in the original tree since the task started; not applied")]
-    Conflict { path: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-}
-
-/// Applies changes to `root`, first checking that every file still holds what
-/// the task started from, so a concurrent edit is never overwritten.
-pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<(), ApplyError> {
-    let io = |path: &str| {
-        let path = path.to_string();
-        move |source| ApplyError::Io {
-            path: path.clone(),
-            source,
-        }
-    };
-    for c in changes {
-        let p = root.join(&c.path);
-        let current = if p.symlink_metadata().is_ok() {
-            Some(FileContent::read(&p).map_err(io(&c.path))?)
-        } else {
-            None
-        };
-        if current != c.old {
-            return Err(ApplyError::Conflict {
-                path: c.path.clone(),
-            });
-        }
-    }
-    for c in changes {
-        let p = root.join(&c.path);
-        match &c.new {
-            None => std::fs::remove_file(&p).map_err(io(&c.path))?,
-            Some(new) => {
-                if let Some(target) = &new.symlink {
-                    let _ = std::fs::remove_file(&p);
-                    if let Some(parent) = p.parent() {
-                        std::fs::create_dir_all(parent).map_err(io(&c.path))?;
-                    }
-                    std::os::unix::fs::symlink(target, &p).map_err(io(&c.path))?;
-                } else {
-                    if p.symlink_metadata()
-                        .is_ok_and(|m| m.file_type().is_symlink())
-                    {
-                        std::fs::remove_file(&p).map_err(io(&c.path))?;
-                    }
-                    atomic_write(&p, &new.bytes).map_err(io(&c.path))?;
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(
-                        &p,
-                        std::fs::Permissions::from_mode(new.mode & 0o7777),
-                    )
-                    .map_err(io(&c.path))?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 impl FileContent {

@@ -5,15 +5,20 @@
 //! atomically, each task gets an isolated copy of the user's tree, and the copy
 //! is compared with the original to produce a git-style diff.
 
+mod apply;
 mod atomic;
+mod blob;
 mod diff;
+mod git_view;
 mod isolate;
 mod open;
 mod paths;
 mod snapshot;
 
+pub use apply::{ApplyError, apply_changes};
 pub use atomic::{atomic_write, atomic_write_str};
 pub use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
-pub use isolate::{ApplyError, IsolatedWorkspace, apply_changes, walk_tree};
+pub use git_view::{RepoInfo, find_repo};
+pub use isolate::{IsolatedWorkspace, walk_tree};
 pub use paths::{PathError, ResolveMemo, ResolvedPath, Workspace, normalize_lexically};
 pub use snapshot::{Snapshot, SnapshotEntry};

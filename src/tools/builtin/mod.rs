@@ -113,16 +113,19 @@ pub(crate) fn text_diff(path: &str, old: Option<&str>, new: &str) -> String {
         mode: 0o100644,
         symlink: None,
     };
-    render_file_diff(&FileChange {
-        path: path.to_string(),
-        kind: if old.is_some() {
-            ChangeKind::Modified
-        } else {
-            ChangeKind::Added
+    render_file_diff(
+        &FileChange {
+            path: path.to_string(),
+            kind: if old.is_some() {
+                ChangeKind::Modified
+            } else {
+                ChangeKind::Added
+            },
+            old: old.map(content),
+            new: Some(content(new)),
         },
-        old: old.map(content),
-        new: Some(content(new)),
-    })
+        None,
+    )
 }
 
 /// Counts added and removed lines of a diff.

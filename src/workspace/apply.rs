@@ -1,0 +1,146 @@
+//! `--apply`: a passing task's changes land in the original tree.
+//!
+//! Several tasks may change one file. Each change is merged three ways:
+//! the file as the task started from it (the base), the file as it is now
+//! in the tree (perhaps changed by a task applied before, or by hand), and
+//! the task's version. Edits to different parts merge (`git merge-file`);
+//! a file nobody else touched is simply written; a real conflict leaves the
+//! whole task unapplied (every file is merged in memory before any is
+//! written) and names the file.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::atomic::atomic_write;
+use super::diff::{FileChange, FileContent};
+
+/// Why a task's changes could not be applied to the original tree.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{path}: {why}; the task's changes were not applied")]
+    Conflict { path: String, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// What one file becomes: written with this content, or removed.
+struct Planned<'a> {
+    path: &'a str,
+    content: Option<FileContent>,
+}
+
+/// Applies `changes` to `root`, merging each with what the file holds now.
+/// Returns how many files were written or removed; nothing is written when
+/// any file conflicts.
+pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<usize, ApplyError> {
+    let mut plan = Vec::new();
+    for c in changes {
+        let p = root.join(&c.path);
+        let current = if p.symlink_metadata().is_ok() {
+            Some(FileContent::read(&p).map_err(|source| ApplyError::Io {
+                path: c.path.clone(),
+                source,
+            })?)
+        } else {
+            None
+        };
+        if current == c.new {
+            continue; // Already there.
+        }
+        let content = if current == c.old {
+            c.new.clone()
+        } else {
+            Some(merge(c, current)?)
+        };
+        plan.push(Planned {
+            path: &c.path,
+            content,
+        });
+    }
+    for p in &plan {
+        write(root, p).map_err(|source| ApplyError::Io {
+            path: p.path.to_string(),
+            source,
+        })?;
+    }
+    Ok(plan.len())
+}
+
+/// The three-way merge of a file both the task and someone else changed.
+fn merge(c: &FileChange, current: Option<FileContent>) -> Result<FileContent, ApplyError> {
+    let conflict = |why: &str| ApplyError::Conflict {
+        path: c.path.clone(),
+        why: why.to_string(),
+    };
+    let (Some(base), Some(cur), Some(new)) = (&c.old, &current, &c.new) else {
+        return Err(conflict(match (&c.old, &current) {
+            (None, Some(_)) => "the task created it, and it was created since with other content",
+            (Some(_), None) => "it was removed since the task started",
+            _ => "the task removed it, and it was changed since",
+        }));
+    };
+    if base.symlink.is_some() || cur.symlink.is_some() || new.symlink.is_some() {
+        return Err(conflict("a symlink changed on both sides"));
+    }
+    let bytes = merge_file(&cur.bytes, &base.bytes, &new.bytes).map_err(|e| conflict(&e))?;
+    // A mode change on one side wins.
+    let mode = if cur.mode != base.mode {
+        cur.mode
+    } else {
+        new.mode
+    };
+    Ok(FileContent {
+        bytes,
+        mode,
+        symlink: None,
+    })
+}
+
+/// `git merge-file -p CURRENT BASE NEW`: the merged text, or why not.
+fn merge_file(current: &[u8], base: &[u8], new: &[u8]) -> Result<Vec<u8>, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let files = [("current", current), ("base", base), ("task", new)];
+    for (name, bytes) in files {
+        std::fs::write(dir.path().join(name), bytes).map_err(|e| e.to_string())?;
+    }
+    let out = Command::new("git")
+        .args(["merge-file", "-p", "--quiet", "current", "base", "task"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("it changed since the task started, and git merge-file could not run to merge it ({e})"))?;
+    match out.status.code() {
+        Some(0) => Ok(out.stdout),
+        Some(n) if n > 0 => Err(format!(
+            "it changed since the task started and {n} edit(s) conflict with the task's"
+        )),
+        _ => Err("it changed since the task started and could not be merged".into()),
+    }
+}
+
+fn write(root: &Path, p: &Planned) -> std::io::Result<()> {
+    let path = root.join(p.path);
+    let Some(new) = &p.content else {
+        return std::fs::remove_file(&path);
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if let Some(target) = &new.symlink {
+        let _ = std::fs::remove_file(&path);
+        return std::os::unix::fs::symlink(target, &path);
+    }
+    if path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        std::fs::remove_file(&path)?;
+    }
+    atomic_write(&path, &new.bytes)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(new.mode & 0o7777))
+}

@@ -1,0 +1,205 @@
+//! git inside a task's copy: the same HEAD, branch, index, uncommitted and
+//! untracked changes as the original checkout, and nothing the agent does
+//! with git reaching the original repository.
+//!
+//! How: when the workspace lies inside a git repository, the copy mirrors
+//! the repository's layout (the workspace's files at the same path below a
+//! copy of the repository root) and gets a `.git` of its own at that root:
+//!
+//! - `objects/info/alternates` names the original's object store, so every
+//!   commit is there without copying one object; objects the agent creates
+//!   (a commit, a stash) are written into the copy's own store. The original
+//!   store is only ever read.
+//! - `HEAD`, the refs (`refs/`, `packed-refs`), the `index` (what is staged),
+//!   `shallow` (CI checkouts are shallow), `info/exclude` and `config` are
+//!   copied, so `git status`, `git diff`, `git log`, `git blame` and `git
+//!   show` answer as in the original. Hooks are not copied, and config keys
+//!   that run programs or move the work tree (`core.hooksPath`,
+//!   `core.fsmonitor`, `core.worktree`) are removed.
+//! - When the workspace is a folder inside the repository, the index entries
+//!   outside it are marked skip-worktree, so git does not report the files
+//!   the copy leaves out as deleted (changes outside the folder show as
+//!   clean).
+//!
+//! Measured against `git worktree add` in docs/performance.md. Without git
+//! on the machine, or outside a repository, the copy has no `.git`, as
+//! before.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Where a workspace lies in its git repository.
+#[derive(Debug, Clone)]
+pub struct RepoInfo {
+    /// The repository's top folder (canonical).
+    pub top: PathBuf,
+    /// The workspace relative to `top`, `/`-separated; empty at the top.
+    pub prefix: String,
+    /// The repository's git folder for this worktree (HEAD, index).
+    git_dir: PathBuf,
+    /// The folder shared by all worktrees (objects, refs, config).
+    common_dir: PathBuf,
+}
+
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        // The runner's own environment may point git elsewhere (a hook).
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_COMMON_DIR");
+    c
+}
+
+/// The repository `workspace` lies in, if any (and if git is installed).
+pub fn find_repo(workspace: &Path) -> Option<RepoInfo> {
+    let out = git(workspace)
+        .args([
+            "rev-parse",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+        ])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut lines = text.lines();
+    let top = PathBuf::from(lines.next()?).canonicalize().ok()?;
+    let git_dir = PathBuf::from(lines.next()?);
+    let common = PathBuf::from(lines.next()?);
+    let common_dir = if common.is_absolute() {
+        common
+    } else {
+        workspace.join(common)
+    };
+    let prefix = workspace
+        .strip_prefix(&top)
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
+    Some(RepoInfo {
+        top,
+        prefix,
+        git_dir,
+        common_dir: common_dir.canonicalize().ok()?,
+    })
+}
+
+/// Copies a file when it exists.
+fn copy_if_present(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::copy(from, to) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Copies the files of a folder tree (refs), keeping its layout.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(from) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    std::fs::create_dir_all(to)?;
+    for e in entries {
+        let e = e?;
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()))?;
+        } else if ft.is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes `root/.git` (the copy's repository top) show what the original
+/// shows. `root` holds the workspace's files at `repo.prefix`.
+pub fn create_view(repo: &RepoInfo, root: &Path) -> std::io::Result<PathBuf> {
+    let dot = root.join(".git");
+    std::fs::create_dir_all(dot.join("objects/info"))?;
+    std::fs::create_dir_all(dot.join("info"))?;
+    std::fs::write(
+        dot.join("objects/info/alternates"),
+        format!("{}\n", repo.common_dir.join("objects").display()),
+    )?;
+    std::fs::copy(repo.git_dir.join("HEAD"), dot.join("HEAD"))?;
+    copy_tree(&repo.common_dir.join("refs"), &dot.join("refs"))?;
+    // A linked worktree keeps its own refs (bisect, worktree-local ones).
+    if repo.git_dir != repo.common_dir {
+        copy_tree(&repo.git_dir.join("refs"), &dot.join("refs"))?;
+    }
+    std::fs::create_dir_all(dot.join("refs/heads"))?;
+    std::fs::create_dir_all(dot.join("refs/tags"))?;
+    copy_if_present(
+        &repo.common_dir.join("packed-refs"),
+        &dot.join("packed-refs"),
+    )?;
+    copy_if_present(&repo.common_dir.join("shallow"), &dot.join("shallow"))?;
+    copy_if_present(&repo.git_dir.join("index"), &dot.join("index"))?;
+    copy_if_present(
+        &repo.common_dir.join("info/exclude"),
+        &dot.join("info/exclude"),
+    )?;
+    copy_if_present(&repo.common_dir.join("config"), &dot.join("config"))?;
+    for key in [
+        "core.hooksPath",
+        "core.fsmonitor",
+        "core.worktree",
+        "core.bare",
+        "extensions.worktreeConfig",
+    ] {
+        // Exit 5 when the key is not set: nothing to remove.
+        let _ = git(root)
+            .args(["config", "--file", ".git/config", "--unset-all", key])
+            .status();
+    }
+    if !repo.prefix.is_empty() {
+        skip_outside(root, &repo.prefix)?;
+    }
+    Ok(dot)
+}
+
+/// Marks the index entries outside `prefix` skip-worktree: the copy does not
+/// hold those files, and git must not report them as deleted.
+fn skip_outside(root: &Path, prefix: &str) -> std::io::Result<()> {
+    let out = git(root).args(["ls-files", "-z"]).output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other("git ls-files failed in the copy"));
+    }
+    let inside = format!("{prefix}/");
+    let mut outside: Vec<u8> = Vec::new();
+    for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        if !path.starts_with(inside.as_bytes()) {
+            outside.extend_from_slice(path);
+            outside.push(0);
+        }
+    }
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let mut child = git(root)
+        .args(["update-index", "--skip-worktree", "-z", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("piped");
+        stdin.write_all(&outside)?;
+    }
+    if !child.wait()?.success() {
+        return Err(std::io::Error::other(
+            "git update-index --skip-worktree failed in the copy",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,370 @@
+//! git in a run: the copy shows what the original checkout shows, the
+//! agent's git never reaches the original repository, `changes.diff`
+//! applies from the repository root, and `--apply` merges several tasks.
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{examples, read_json, runner, write};
+
+/// Runs git in `dir` with a fixed identity; panics unless it succeeds.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A repository with two commits, then a staged, an unstaged and an
+/// untracked change, all inside `sub/`.
+fn repo_with_changes(root: &Path) {
+    std::fs::create_dir_all(root).unwrap();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["config", "user.name", "t"]);
+    git(root, &["config", "user.email", "t@example.com"]);
+    write(root, "top.txt", "top\n");
+    write(root, "sub/a.txt", "one\ntwo\nthree\n");
+    write(root, "sub/b.txt", "b\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "first"]);
+    write(root, "sub/a.txt", "one\ntwo\nthree\nfour\n");
+    git(root, &["commit", "-qam", "second"]);
+    write(root, "sub/staged.txt", "staged\n");
+    git(root, &["add", "sub/staged.txt"]);
+    write(root, "sub/b.txt", "b changed\n");
+    write(root, "sub/untracked.txt", "u\n");
+}
+
+/// Runs one scripted task whose calls are `commands` (bash) in `workspace`
+/// (relative to `dir`); returns the transcript.
+fn run_commands(
+    dir: &Path,
+    workspace: &str,
+    commands: &[&str],
+    extra: &[&str],
+) -> serde_json::Value {
+    let calls: String = commands
+        .iter()
+        .map(|c| {
+            format!(
+                "  - tool_calls:\n      - {{name: bash, args: {{command: {}}}}}\n",
+                serde_json::to_string(c).unwrap()
+            )
+        })
+        .collect();
+    let task = write(
+        dir,
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: {workspace}\npolicy:\n  default: allow\nscript:\n{calls}  - text: done\n"
+        ),
+    );
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(dir.join("out"))
+        .args(extra)
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_json(dir.join("out/t/transcript.json"))
+}
+
+/// The stdout a bash call printed.
+fn stdout_of(call: &serde_json::Value) -> String {
+    let c = call["content"].as_str().unwrap();
+    let out = c.split("--- stdout ---\n").nth(1).unwrap_or("");
+    out.split("\n--- stderr ---")
+        .next()
+        .unwrap()
+        .trim_end()
+        .to_string()
+}
+
+const VIEWS: [&str; 3] = ["git status --porcelain", "git log --oneline -2", "git diff"];
+
+#[test]
+fn git_in_the_copy_shows_what_the_original_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    repo_with_changes(&root);
+    // The workspace at the top of the repository, and a folder inside it.
+    for (workspace, cwd) in [("repo", root.clone()), ("repo/sub", root.join("sub"))] {
+        let t = run_commands(dir.path(), workspace, &VIEWS, &[]);
+        let calls = t["tool_calls"].as_array().unwrap();
+        for (call, cmd) in calls.iter().zip(VIEWS) {
+            assert_eq!(call["status"], "ok", "{cmd}: {}", call["content"]);
+            let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+            let want = git(&cwd, &args);
+            assert_eq!(stdout_of(call), want.trim_end(), "`{cmd}` in {workspace}");
+            assert!(!want.trim().is_empty(), "`{cmd}` shows nothing to compare");
+        }
+    }
+}
+
+#[test]
+fn the_agents_git_never_reaches_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    repo_with_changes(&root);
+    let refs = git(&root, &["show-ref"]);
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let objects = git(&root, &["count-objects", "-v"]);
+    let index = std::fs::read(root.join(".git/index")).unwrap();
+    let t = run_commands(
+        dir.path(),
+        "repo/sub",
+        &[
+            "echo agent >> a.txt && git add -A && git commit -qm agent && git log --oneline -1",
+            "git checkout -q -b agent-branch && git tag agent-tag && git stash list",
+        ],
+        &[],
+    );
+    for c in t["tool_calls"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{}", c["content"]);
+    }
+    assert!(stdout_of(&t["tool_calls"][0]).ends_with("agent"));
+    assert_eq!(git(&root, &["show-ref"]), refs);
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&root, &["count-objects", "-v"]), objects);
+    assert_eq!(std::fs::read(root.join(".git/index")).unwrap(), index);
+    // The commit's change is in the diff, named from the repository root.
+    let diff = std::fs::read_to_string(dir.path().join("out/t/changes.diff")).unwrap();
+    assert!(
+        diff.contains("+++ b/sub/a.txt") && diff.contains("+agent"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn every_kind_of_change_applies_from_the_repository_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, "sub/edit.txt", "1\n2\n3\n");
+    write(&root, "sub/gone.txt", "bye\n");
+    write(&root, "sub/empty-gone.txt", "");
+    write(&root, "sub/script.sh", "echo hi\n");
+    write(&root, "sub/no-newline.txt", "a\nb");
+    std::fs::write(root.join("sub/image.bin"), [0u8, 1, 2, 3, 255, 0, 7]).unwrap();
+    std::os::unix::fs::symlink("edit.txt", root.join("sub/link")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "base"]);
+    let before = dir.path().join("before");
+    git(dir.path(), &["clone", "-q", "repo", "before"]);
+    run_commands(
+        dir.path(),
+        "repo/sub",
+        &[concat!(
+            "printf '1\\n2 changed\\n3\\n' > edit.txt && rm gone.txt empty-gone.txt && ",
+            "printf 'new\\n' > new.txt && : > empty.txt && chmod +x script.sh && ",
+            "printf 'a\\nb changed' > no-newline.txt && printf 'no newline' > new-no-newline.txt && ",
+            "printf '\\000\\001binary\\377' > new.bin && printf '\\000\\002\\003' > image.bin && ",
+            "ln -sf no-newline.txt link && ln -s edit.txt new-link"
+        )],
+        &[],
+    );
+    let diff = dir.path().join("out/t/changes.diff");
+    let text = std::fs::read_to_string(&diff).unwrap();
+    for needle in [
+        "diff --git a/sub/edit.txt b/sub/edit.txt",
+        "deleted file mode 100644",
+        "new file mode 100644",
+        "old mode 100644\nnew mode 100755",
+        "GIT binary patch",
+        "\\ No newline at end of file",
+        "new file mode 120000",
+    ] {
+        assert!(text.contains(needle), "no `{needle}` in\n{text}");
+    }
+    // From the repository root, on the tree the task started from.
+    git(&before, &["apply", "--check", diff.to_str().unwrap()]);
+    git(&before, &["apply", diff.to_str().unwrap()]);
+    // What the task left is what applying gives.
+    let ws_copy_files = [
+        "edit.txt",
+        "new.txt",
+        "empty.txt",
+        "script.sh",
+        "no-newline.txt",
+        "new-no-newline.txt",
+        "new.bin",
+        "image.bin",
+    ];
+    let expect: [&[u8]; 8] = [
+        b"1\n2 changed\n3\n",
+        b"new\n",
+        b"",
+        b"echo hi\n",
+        b"a\nb changed",
+        b"no newline",
+        b"\x00\x01binary\xff",
+        b"\x00\x02\x03",
+    ];
+    for (f, want) in ws_copy_files.iter().zip(expect) {
+        assert_eq!(
+            std::fs::read(before.join("sub").join(f)).unwrap(),
+            want,
+            "{f}"
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(before.join("sub/script.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert!(mode & 0o111 != 0, "script.sh is not executable");
+    assert!(!before.join("sub/gone.txt").exists() && !before.join("sub/empty-gone.txt").exists());
+    assert_eq!(
+        std::fs::read_link(before.join("sub/link")).unwrap(),
+        Path::new("no-newline.txt")
+    );
+    assert_eq!(
+        std::fs::read_link(before.join("sub/new-link")).unwrap(),
+        Path::new("edit.txt")
+    );
+    // And git agrees that nothing else changed.
+    let status = git(&before, &["status", "--porcelain"]);
+    assert!(!status.contains("top"), "{status}");
+}
+
+/// The examples as a repository of their own, committed.
+fn examples_repo() -> tempfile::TempDir {
+    let dir = examples();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "examples"]);
+    dir
+}
+
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn apply_merges_the_example_tasks_as_their_diffs_would() {
+    let applied = examples_repo();
+    let tasks = [
+        "denied-action",
+        "fix-typos",
+        "investigate",
+        "rename-function",
+    ];
+    let o = runner()
+        .current_dir(applied.path())
+        .args(["run", "-q", "--apply", "--out"])
+        .arg(applied.path().join("../apply-out"))
+        .args(tasks.map(|t| format!("tasks/{t}.yaml")))
+        .output()
+        .unwrap();
+    let out = applied.path().join("../apply-out");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let by_hand = examples_repo();
+    for t in tasks {
+        let diff = out.join(t).join("changes.diff");
+        if std::fs::metadata(&diff).unwrap().len() > 0 {
+            git(by_hand.path(), &["apply", diff.to_str().unwrap()]);
+        }
+    }
+    assert_eq!(tree(applied.path()), tree(by_hand.path()));
+    // Two of them edit the same file, in different places.
+    let readme = std::fs::read_to_string(applied.path().join("examples/shop/README.md")).unwrap();
+    assert!(
+        readme.contains("## Linting") && readme.contains("receive an email"),
+        "{readme}"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn a_real_conflict_applies_one_task_and_marks_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, "ws/a.txt", "one\ntwo\nthree\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "base"]);
+    for (name, line) in [("first", "TWO"), ("second", "deux")] {
+        write(
+            dir.path(),
+            &format!("{name}.yaml"),
+            &format!(
+                "prompt: x\nworkspace: repo/ws\npolicy: {{default: allow}}\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"sed -i s/two/{line}/ a.txt\"}}}}\n  - text: done\n"
+            ),
+        );
+    }
+    let o = runner()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "-q",
+            "--apply",
+            "--jobs",
+            "1",
+            "--out",
+            "out",
+            "first.yaml",
+            "second.yaml",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("a.txt"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("ws/a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+    let second = read_json(dir.path().join("out/second/transcript.json"));
+    assert_eq!(second["outcome"]["status"], "conflict");
+    assert!(
+        second["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt")
+    );
+    let diff = std::fs::read_to_string(dir.path().join("out/second/changes.diff")).unwrap();
+    assert!(diff.contains("+deux"), "{diff}");
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("type=\"conflict\""), "{junit}");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary.contains("conflict"), "{summary}");
+}
