@@ -64,6 +64,16 @@ struct LayerResult {
     reason: Option<String>,
 }
 
+/// How much a layer's allow says: 2 for an allow rule, 1 for the layer's
+/// default, 0 for low risk (no rule at all).
+fn strength(r: &LayerResult) -> u8 {
+    match r.rule.as_deref() {
+        Some(rule) if rule.starts_with("allow ") => 2,
+        Some(_) => 1,
+        None => 0,
+    }
+}
+
 fn is_outside(sig: &Signature) -> bool {
     matches!(sig.family, Family::Read | Family::Edit)
         && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
@@ -132,9 +142,11 @@ impl PolicySet {
                     policy: Some(layer.source.clone()),
                 };
             }
+            // The layer that allowed by a rule of its own is named over one
+            // that allowed by its default, which is named over low risk.
             if first_allow
                 .as_ref()
-                .is_none_or(|(f, _)| f.rule.is_none() && r.rule.is_some())
+                .is_none_or(|(f, _)| strength(&r) > strength(f))
             {
                 first_allow = Some((r, &layer.source));
             }

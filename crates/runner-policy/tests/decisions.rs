@@ -1,0 +1,231 @@
+//! Table tests of the decision rules the contract promises: risk
+//! overrides, absolute allow rules for paths outside the workspace, writes
+//! into `.git`, and which layer's rule is reported when layers disagree.
+
+use std::path::Path;
+
+use runner_policy::{Decision, Family, PolicySet, Risk, Signature, Verdict, parse_policy_yaml};
+
+fn set(layers: &[&str]) -> PolicySet {
+    PolicySet::new(
+        layers
+            .iter()
+            .enumerate()
+            .map(|(i, y)| parse_policy_yaml(y, Path::new(&format!("layer{i}.yaml"))).unwrap())
+            .collect(),
+    )
+}
+
+fn sig(s: &str) -> Signature {
+    let (fam, rest) = s.split_once('(').unwrap();
+    let spec = rest.strip_suffix(')').unwrap();
+    Signature::new(Family::parse(fam).unwrap(), spec)
+}
+
+/// (tool, is MCP, default risk, signature, expected verdict, expected rule)
+type Row = (
+    &'static str,
+    bool,
+    Risk,
+    &'static str,
+    Verdict,
+    Option<&'static str>,
+);
+
+fn check(set: &PolicySet, rows: &[Row]) {
+    for (tool, mcp, risk, s, want, rule) in rows {
+        let d: Decision = set.decide_with(tool, *mcp, *risk, vec![sig(s)]);
+        assert_eq!(d.verdict, *want, "{tool} {s}: {:?}", d.reason);
+        assert_eq!(d.rule.as_deref(), *rule, "{tool} {s}: {:?}", d.reason);
+    }
+}
+
+use Verdict::{Allow, Deny};
+
+#[test]
+fn risk_overrides_change_what_needs_a_rule() {
+    let base = "default: deny\nrules: []\n";
+    let overridden =
+        "default: deny\nrules: []\nrisk:\n  write_file: low\n  read_file: high\n  mcp: low\n";
+    check(
+        &set(&[base]),
+        &[
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(a.txt)",
+                Deny,
+                Some("default deny"),
+            ),
+            (
+                "fs__write",
+                true,
+                Risk::Medium,
+                "Mcp(fs/write)",
+                Deny,
+                Some("default deny"),
+            ),
+            ("read_file", false, Risk::Low, "Read(a.txt)", Allow, None),
+        ],
+    );
+    check(
+        &set(&[overridden]),
+        &[
+            // Lowered: no rule needed.
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(a.txt)",
+                Allow,
+                None,
+            ),
+            // `mcp:` lowers every MCP tool.
+            (
+                "fs__write",
+                true,
+                Risk::Medium,
+                "Mcp(fs/write)",
+                Allow,
+                None,
+            ),
+            // Raised: a read signature still needs no rule of its own (a
+            // reader's operands can only make a decision stricter), but a
+            // raised tool whose signature is not a read does.
+            ("read_file", false, Risk::Low, "Read(a.txt)", Allow, None),
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Memory(x)",
+                Deny,
+                Some("default deny"),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn paths_outside_need_an_absolute_allow_rule() {
+    let policy = "default: allow\nrules:\n  - allow: [\"Read(/opt/data/**)\", \"Edit(**)\"]\n";
+    check(
+        &set(&[policy]),
+        &[
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Read(/opt/data/x.csv)",
+                Allow,
+                Some("allow Read(/opt/data/**)"),
+            ),
+            // Low risk does not cover an outside path, nor does the default,
+            // nor a relative pattern.
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Read(/etc/passwd)",
+                Deny,
+                None,
+            ),
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(/tmp/x)",
+                Deny,
+                None,
+            ),
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(src/x)",
+                Allow,
+                Some("allow Edit(**)"),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn writes_into_git_need_a_rule_naming_git() {
+    let broad = "default: allow\nrules:\n  - allow: [\"Edit(**)\"]\n";
+    let named = "default: deny\nrules:\n  - allow: [\"Edit(.git/hooks/**)\"]\n";
+    check(
+        &set(&[broad]),
+        &[
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(.git/hooks/pre-commit)",
+                Deny,
+                None,
+            ),
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(sub/.git/config)",
+                Deny,
+                None,
+            ),
+        ],
+    );
+    check(
+        &set(&[named]),
+        &[
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(.git/hooks/pre-commit)",
+                Allow,
+                Some("allow Edit(.git/hooks/**)"),
+            ),
+            (
+                "write_file",
+                false,
+                Risk::Medium,
+                "Edit(.git/config)",
+                Deny,
+                None,
+            ),
+        ],
+    );
+    // Everything beneath the workspace root holds `.git`.
+    let d = set(&[broad]).decide("bash", Risk::High, vec![Signature::tree(Family::Edit, ".")]);
+    assert_eq!(d.verdict, Deny);
+    assert!(d.reason.unwrap().contains(".git"));
+}
+
+#[test]
+fn the_layer_that_decides_is_reported() {
+    let task = "default: allow\nrules:\n  - allow: [\"Bash(cargo test:*)\"]\n";
+    let strict =
+        "default: deny\nrules:\n  - deny: [\"Bash(cargo:*)\"]\n    reason: no builds here\n";
+    let loose = "default: allow\nrules: []\n";
+    // A later layer's deny wins over an earlier allow, and names itself.
+    let d = set(&[task, strict]).decide("bash", Risk::High, vec![sig("Bash(cargo test)")]);
+    assert_eq!(
+        (d.verdict, d.rule.as_deref()),
+        (Deny, Some("deny Bash(cargo:*)"))
+    );
+    assert_eq!(d.policy.as_deref(), Some("layer1.yaml"));
+    assert!(d.reason.unwrap().contains("no builds here"));
+    // When every layer allows, the layer whose rule allowed is named rather
+    // than one that allowed only by default.
+    let d = set(&[loose, task]).decide("bash", Risk::High, vec![sig("Bash(cargo test)")]);
+    assert_eq!(
+        (d.verdict, d.rule.as_deref()),
+        (Allow, Some("allow Bash(cargo test:*)"))
+    );
+    assert_eq!(d.policy.as_deref(), Some("layer1.yaml"));
+    // A layer's default deny is reported as such, with that layer.
+    let d = set(&[loose, strict]).decide("bash", Risk::High, vec![sig("Bash(make)")]);
+    assert_eq!((d.verdict, d.rule.as_deref()), (Deny, Some("default deny")));
+    assert_eq!(d.policy.as_deref(), Some("layer1.yaml"));
+}
