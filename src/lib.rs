@@ -1,12 +1,13 @@
 //! `runner`: runs LLM coding agents in CI with declarative tool permissions.
 //!
-//! The crate follows the flow of one run (DESIGN §1): [`task`] files are
+//! The crate follows the flow of one run: [`task`] files are
 //! loaded and validated, the [`engine`] drives a [`provider`]'s model through
 //! the [`tools`], every call is decided by the [`policy`] engine, the agent
 //! works in an isolated copy of the [`workspace`], and [`report`] writes the
 //! transcript, diff, JUnit XML and summary. What an allowed command can
 //! reach is limited by [`contain`] (environment, redaction, sandbox).
 
+pub mod cleanup;
 pub mod cli;
 pub mod contain;
 pub mod engine;

@@ -194,7 +194,8 @@ pub async fn run(args: RunArgs) -> i32 {
 
 /// The first SIGINT or SIGTERM cancels the run (tasks stop, outputs are
 /// written, outcome `cancelled`); a second one kills every command's
-/// process group and exits at once with 130 (SIGINT) or 143 (SIGTERM).
+/// process group, removes the temporary copies and folders (waiting a
+/// second at most) and exits at once with 130 (SIGINT) or 143 (SIGTERM).
 fn watch_signals(cancel: Cancel) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
@@ -220,6 +221,9 @@ fn watch_signals(cancel: Cancel) {
             } else {
                 eprintln!("runner: {name} again: exiting now");
                 crate::process::kill_all_groups();
+                if !crate::cleanup::remove_all(std::time::Duration::from_secs(1)) {
+                    eprintln!("runner: some temporary folders could not be removed in time");
+                }
                 std::process::exit(if name == "SIGINT" { 130 } else { 143 });
             }
         }

@@ -111,7 +111,7 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     let mut ctx = ToolContext::new(ws).with_visibility(set.clone());
     ctx.env = Some(commands.env);
     ctx.confine = commands.confine.map(Arc::new);
-    let _tmp = commands.tmp;
+    let _tmp = (commands.tmp, commands.registered);
     let ctx = Arc::new(ctx);
     let env = ToolEnv {
         registry: &registry,

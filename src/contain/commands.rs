@@ -23,6 +23,8 @@ pub struct CommandSetup {
     /// What the sandbox enforces, for the transcript.
     pub sandbox_note: String,
     pub tmp: tempfile::TempDir,
+    /// Removed on a hurried exit (a second signal) too.
+    pub registered: crate::cleanup::Registered,
 }
 
 impl CommandSetup {
@@ -47,11 +49,13 @@ impl CommandSetup {
         for var in ["TMPDIR", "TMP", "TEMP"] {
             vars.push((var.to_string(), tmp.path().display().to_string()));
         }
+        let registered = crate::cleanup::register(tmp.path());
         Ok(CommandSetup {
             env: vars,
             confine,
             sandbox_note,
             tmp,
+            registered,
         })
     }
 }

@@ -1,5 +1,5 @@
-//! Containing what the agent runs (DESIGN §4 is about what may run; this is
-//! about what an allowed command can then do).
+//! Containing what the agent runs: the policy decides what may run; this is
+//! about what an allowed command can then do.
 //!
 //! - [`env`]: commands and checks get the runner's environment without the
 //!   variables that look like secrets, unless a task passes them on.
@@ -18,5 +18,5 @@ pub mod sandbox;
 
 pub use commands::{CommandSetup, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
-pub use redact::{Redactor, redact};
+pub use redact::{MIN_VALUE_LEN, Redactor, redact};
 pub use sandbox::{Confinement, SandboxMode, SandboxSettings, landlock_abi};

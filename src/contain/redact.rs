@@ -1,8 +1,11 @@
 //! `[REDACTED]` for secrets in everything the runner writes or shows.
 //!
 //! Two sources: the values of the secret-looking variables present when the
-//! run started (see [`super::env`]; values shorter than 6 characters are
-//! left alone, they would redact ordinary words), and token shapes that are
+//! run started (see [`super::env`]; values shorter than 8 characters are
+//! not replaced as substrings: a dummy key such as `OPENAI_API_KEY=x`,
+//! common with local servers, would mangle every word holding an `x`; such
+//! variables are still scrubbed from commands' environment), and token
+//! shapes that are
 //! secrets wherever they come from: GitHub tokens (`ghp_`, `gho_`, `ghs_`,
 //! `ghu_`, `ghr_`, `github_pat_`), `sk-...` API keys, AWS access key ids
 //! (`AKIA...`), Google API keys (`AIza...`), Slack tokens (`xox?-`) and
@@ -18,7 +21,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 pub const MARK: &str = "[REDACTED]";
-const MIN_VALUE_LEN: usize = 6;
+/// Secret values shorter than this are not replaced as substrings.
+pub const MIN_VALUE_LEN: usize = 8;
 
 const SHAPES: &[&str] = &[
     r"gh[pousr]_[A-Za-z0-9]{30,}",

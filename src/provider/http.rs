@@ -84,8 +84,10 @@ where
             if failure.retryable && tries > 1 {
                 message = format!("{message} (gave up after {tries} attempts)");
             }
+            // A short dummy key (`OPENAI_API_KEY=x` for a local server) is
+            // not masked: it would mangle the server's words.
             if let Some(key) = &cfg.api_key
-                && !key.expose().is_empty()
+                && key.expose().len() >= crate::contain::MIN_VALUE_LEN
             {
                 message = message.replace(key.expose(), "***");
             }

@@ -153,7 +153,11 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             .with_visibility(policy.clone());
         ctx.env = Some(commands.env);
         ctx.confine = commands.confine.map(Arc::new);
-        Ok((provider, (iso, commands.tmp), Arc::new(ctx)))
+        Ok((
+            provider,
+            (iso, (commands.tmp, commands.registered)),
+            Arc::new(ctx),
+        ))
     });
 
     let outcome = match setup {
