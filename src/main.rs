@@ -1,4 +1,4 @@
-//! The `runner` command line (DESIGN §5).
+//! The `runner` command line.
 
 use std::path::PathBuf;
 
@@ -102,6 +102,12 @@ enum Command {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Write a starter task, policy and workflow (never overwrites a file).
+    Init {
+        /// The repository to start (default: the current folder).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
     /// Print the JSON Schema of a file format.
     Schema {
         #[arg(value_enum)]
@@ -196,6 +202,7 @@ fn main() {
                 policy,
             } => cli::tool::run_tool(&name, &args_json, &workspace, policy.as_deref()).await,
             Command::Schema { kind } => cli::schema::print_schema(kind),
+            Command::Init { dir } => cli::init::init(&dir),
         }
     });
     std::process::exit(code);

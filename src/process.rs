@@ -14,6 +14,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// What to run.
 pub struct CommandSpec<'a> {
     pub script: &'a str,
+    /// The program and its arguments; empty runs `bash -c SCRIPT`.
+    pub argv: &'a [String],
     pub cwd: &'a Path,
     /// The whole environment; `None` inherits the runner's.
     pub env: Option<&'a [(String, String)]>,
@@ -164,10 +166,19 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
 /// Runs `bash -c SCRIPT` as described by `spec`.
 pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> {
     let start = Instant::now();
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(spec.script)
-        .current_dir(spec.cwd)
+    let mut cmd = match spec.argv.split_first() {
+        Some((program, args)) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new("bash");
+            c.arg("-c").arg(spec.script);
+            c
+        }
+    };
+    cmd.current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -235,6 +246,7 @@ mod tests {
     async fn caps_output_and_counts_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let r = run_shell(CommandSpec {
+            argv: &[],
             script: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2; exit 3",
             cwd: dir.path(),
             env: None,
@@ -257,6 +269,7 @@ mod tests {
         let marker = dir.path().join("survived");
         let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
         let r = run_shell(CommandSpec {
+            argv: &[],
             script: &script,
             cwd: dir.path(),
             env: None,

@@ -3,6 +3,7 @@
 //! test so that the peak resident size of this process's children is the
 //! runner's (and the small commands it ran).
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use common::{read_json, runner, stderr, write};

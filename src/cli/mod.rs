@@ -2,13 +2,15 @@
 
 pub mod check;
 pub mod expand;
+pub mod init;
 pub mod merge;
 pub mod run;
 pub mod schema;
 pub mod tool;
 pub mod validate;
 
-/// Exit codes (DESIGN §5).
+/// Exit codes: 0 everything passed, 1 something failed or was denied, 2 bad
+/// input (nothing was run).
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_INVALID: i32 = 2;

@@ -1,4 +1,5 @@
-//! Cutting a turn's calls into batches (seed 003).
+//! Cutting a turn's calls into batches: a run of concurrency-safe calls runs
+//! in parallel, every other call alone, results in the model's order.
 //!
 //! Consecutive concurrency-safe calls form one batch that runs in parallel
 //! (up to a cap); every other call is a batch of its own. Batches run one

@@ -1,4 +1,4 @@
-//! Streaming tool execution (seed 003): while the model is still streaming
+//! Streaming tool execution: while the model is still streaming
 //! a turn, each tool call whose arguments are complete may start at once,
 //! if it is concurrency-safe (read-only) and every call before it in the
 //! turn started the same way. The first call that does not qualify (one

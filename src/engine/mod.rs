@@ -1,4 +1,4 @@
-//! The agent loop (DESIGN §3).
+//! The agent loop.
 //!
 //! One conversation: the model answers, its tool calls go through the
 //! [`pipeline`] (arguments, paths, policy, execution), and the results go

@@ -1,4 +1,4 @@
-//! MCP servers as tool sources (seed 001's deferred chapter).
+//! MCP servers as tool sources.
 //!
 //! A task's `mcp_servers:` are started when the task starts (after its
 //! workspace copy, which is their default working folder), their tools are

@@ -5,7 +5,7 @@
 //! complete when the stream moves on to a later call or ends; each complete
 //! call is handed to the engine at once through [`EarlyCalls`], so a
 //! read-only call can start while the model is still streaming the rest
-//! (seed 003). Arguments that are not valid JSON are kept as text: the
+//! Arguments that are not valid JSON are kept as text: the
 //! engine answers the model with an error naming the call.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! What a run leaves behind (DESIGN §5): transcript.json per task,
+//! What a run leaves behind: transcript.json per task,
 //! changes.diff per task, junit.xml and summary.md for the run, and the
 //! progress lines on stderr. Reporters only read results; they never steer
 //! the run.

@@ -1,4 +1,13 @@
 //! Checks: shell commands run in the task's workspace after the agent stops.
+//!
+//! They run as GitHub Actions runs a `run:` step: `bash --noprofile --norc
+//! -eo pipefail`, so `cargo test 2>&1 | tail -3` fails when `cargo test`
+//! does and the first failing command ends the script. `shell:` picks
+//! another, as Actions' `shell:` does: `bash`, `sh` (`sh -e`), or a program
+//! given the script as a file (`python`, `perl {0}`: `{0}` is the file's
+//! path, added at the end when absent). The agent's own `bash` tool stays
+//! plain `bash -c`: a model's exploratory pipelines (`grep x | head`) must
+//! not fail on the writer's SIGPIPE.
 
 use std::path::Path;
 
@@ -20,7 +29,24 @@ pub async fn run_checks(
 ) -> Vec<CheckRecord> {
     let mut out = Vec::new();
     for c in checks {
+        let (argv, _script_file) = match shell_argv(c.shell.as_deref(), &c.run) {
+            Ok(x) => x,
+            Err(e) => {
+                out.push(CheckRecord {
+                    attempt,
+                    name: c.name.clone(),
+                    command: c.run.clone(),
+                    passed: false,
+                    exit_code: None,
+                    timed_out: false,
+                    output: format!("could not write the check's script: {e}"),
+                    duration_ms: 0,
+                });
+                continue;
+            }
+        };
         let record = match run_shell(CommandSpec {
+            argv: &argv,
             script: &c.run,
             cwd,
             env,
@@ -63,6 +89,44 @@ pub async fn run_checks(
         out.push(record);
     }
     out
+}
+
+/// The command line of a check run by `shell` (none: bash as CI runs it),
+/// and the file holding the script when the shell takes one.
+pub fn shell_argv(
+    shell: Option<&str>,
+    script: &str,
+) -> std::io::Result<(Vec<String>, Option<tempfile::TempPath>)> {
+    let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    match shell.map(str::trim) {
+        None | Some("bash") => {
+            let mut v = words(&["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]);
+            v.push(script.to_string());
+            Ok((v, None))
+        }
+        Some("sh") => {
+            let mut v = words(&["sh", "-e", "-c"]);
+            v.push(script.to_string());
+            Ok((v, None))
+        }
+        Some(template) => {
+            let mut file = tempfile::Builder::new()
+                .prefix("runner-check-")
+                .tempfile()?;
+            std::io::Write::write_all(&mut file, script.as_bytes())?;
+            let path = file.into_temp_path();
+            let p = path.display().to_string();
+            let mut v: Vec<String> = runner_policy::words::split_words(template);
+            if v.iter().any(|w| w.contains("{0}")) {
+                for w in &mut v {
+                    *w = w.replace("{0}", &p);
+                }
+            } else {
+                v.push(p);
+            }
+            Ok((v, Some(path)))
+        }
+    }
 }
 
 /// The message that tells the model which checks failed and why.

@@ -1,4 +1,4 @@
-//! Running tasks end to end (DESIGN §1): prepare an isolated workspace, run
+//! Running tasks end to end: prepare an isolated workspace, run
 //! the agent, run the checks (retrying with their output), diff the copy
 //! against the original, and write the outputs atomically.
 

@@ -57,6 +57,9 @@ impl LoadOptions {
 pub struct TaskCheck {
     pub name: String,
     pub run: String,
+    /// `shell:` as written (`sh`, `python`, `perl {0}`); none runs bash as
+    /// CI does.
+    pub shell: Option<String>,
     pub timeout: Duration,
 }
 
@@ -462,12 +465,24 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
                 format!("checks[{i}].run: must not be empty"),
             ));
         }
+        if let Some(sh) = &c.shell
+            && sh.value.trim().is_empty()
+        {
+            errors.push(ConfigError::at(
+                path,
+                &sh.referenced,
+                format!(
+                    "checks[{i}].shell: must name a shell (bash, sh, python, `perl {{0}}` ...)"
+                ),
+            ));
+        }
         checks.push(super::TaskCheck {
             name: c
                 .name
                 .clone()
                 .unwrap_or_else(|| check_runs[i].lines().next().unwrap_or("").to_string()),
             run: check_runs[i].clone(),
+            shell: c.shell.as_ref().map(|s| s.value.clone()),
             timeout,
         });
     }

@@ -1,4 +1,4 @@
-//! Task files (DESIGN §6): the YAML model, defaults and validation.
+//! Task files: the YAML model, defaults and validation.
 //!
 //! Parsing keeps the YAML location of every value that is checked after
 //! parsing (tool names, the policy path, durations), so each mistake is

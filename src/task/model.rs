@@ -75,6 +75,12 @@ pub struct CheckEntry {
     pub run: Spanned<String>,
     #[serde(default)]
     pub name: Option<String>,
+    /// How the script runs: `bash` (the default: `bash --noprofile --norc
+    /// -eo pipefail`, as GitHub Actions runs a step), `sh` (`sh -e`), or a
+    /// program given the script as a file (`python`, `perl {0}`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub shell: Option<Spanned<String>>,
     /// Default 5m.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
@@ -231,7 +237,7 @@ pub struct ModelOptionsFile {
     pub max_retries: Option<u32>,
 }
 
-/// A task file (DESIGN §6). Unknown fields are errors.
+/// A task file. Unknown fields are errors.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskFile {

@@ -1,4 +1,4 @@
-//! The tool system (DESIGN §2).
+//! The tool system: typed tools, their registry and their outputs.
 //!
 //! A tool is one type implementing [`Tool`]: its arguments are one Rust struct
 //! deriving `Deserialize` and `JsonSchema`, which is at once the type the tool

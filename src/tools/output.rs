@@ -30,7 +30,8 @@ impl ToolOutput {
     }
 }
 
-/// The kind of a tool error (DESIGN §2).
+/// The kind of a tool error: what went wrong decides what the model is
+/// told, and only infrastructure failures end a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolErrorKind {

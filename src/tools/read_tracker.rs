@@ -1,4 +1,5 @@
-//! Read-before-write tracking (seed 001's FileAccessTracker).
+//! Read-before-write tracking: overwriting or editing a file needs a read
+//! of it in the same task, and no change to it since.
 //!
 //! Overwriting or editing an existing file is allowed only after the task has
 //! read it and while the file is still as it was read. This stops a model from

@@ -1,4 +1,5 @@
-//! Large results go to a file (seed 003's result persistence).
+//! Large results go to a file: the model gets a preview, the path and how
+//! to page through it.
 //!
 //! A result longer than the tool's `max_result_chars` would flood the model's
 //! context. The whole text is written to the task's output folder and the

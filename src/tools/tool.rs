@@ -13,7 +13,7 @@ use super::context::ToolContext;
 use super::output::{ToolError, ToolOutput};
 use runner_policy::Signature;
 
-/// What a tool does to the world (seed 001's ToolKind). `plan` mode keeps only
+/// What a tool does to the world. `plan` mode keeps only
 /// read-only tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -33,7 +33,8 @@ pub struct Example {
     pub args: Value,
 }
 
-/// A description in parts (seed 001): rendered into one text for the model.
+/// A description in parts (short, long, usage notes, examples, important),
+/// rendered into one text for the model.
 #[derive(Debug, Clone, Default)]
 pub struct Description {
     pub short: String,
@@ -125,7 +126,7 @@ pub trait Tool: Send + Sync + 'static {
     }
     /// Whether this call may run alongside other safe calls of its turn.
     fn is_concurrency_safe(&self, args: &Self::Args) -> bool;
-    /// The permission signatures of this call (DESIGN §4).
+    /// The permission signatures of this call: what the policy decides on.
     fn signatures(&self, args: &Self::Args, ctx: &ToolContext) -> Vec<Signature>;
     /// Runs the call.
     fn call(

@@ -32,6 +32,8 @@ pub struct IsolatedWorkspace {
     root: PathBuf,
     /// The repository the workspace lies in, when its git view was made.
     repo: Option<RepoInfo>,
+    /// Removed on a hurried exit (a second signal) too.
+    _registered: crate::cleanup::Registered,
     snapshot: Snapshot,
 }
 
@@ -106,6 +108,7 @@ impl IsolatedWorkspace {
     pub fn create(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
         let original = original.canonicalize()?;
         let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
+        let registered = crate::cleanup::register(dir.path());
         let repo = find_repo(&original);
         let dest_root = match &repo {
             Some(r) if !r.prefix.is_empty() => dir.path().join(&r.prefix),
@@ -169,6 +172,7 @@ impl IsolatedWorkspace {
             dir,
             root: dest_root,
             repo,
+            _registered: registered,
             snapshot: snapshot.into_inner().unwrap(),
         })
     }

@@ -100,6 +100,7 @@ impl Tool for Bash {
         };
         let timeout = Duration::from_millis(args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS));
         let r = run_shell(CommandSpec {
+            argv: &[],
             script: &args.command,
             cwd: &cwd,
             env: ctx.env.as_deref(),

@@ -2,14 +2,12 @@
 //! vendor's wire format byte for byte (see tests/common/wire.rs). Every
 //! test runs the `runner` binary on a real task file.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::fake_llm::{FakeServer, Recorded, Reply};
-use common::wire::{self, ALL, Vendor, call, turn};
-use common::{read_json, runner, stderr, write};
+use crate::common::fake_llm::{FakeServer, Recorded, Reply};
+use crate::common::wire::{self, ALL, Vendor, call, turn};
+use crate::common::{read_json, runner, stderr, write};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-7f3a9";
@@ -499,7 +497,7 @@ fn the_token_budget_stops_the_task() {
 /// turn. The same tasks, unchanged, must end as they do with `scripted`.
 #[test]
 fn the_examples_run_unchanged_against_an_openai_compatible_server() {
-    let dir = common::examples();
+    let dir = crate::common::examples();
     let mut scripts: Vec<(String, Vec<Value>)> = Vec::new();
     for entry in std::fs::read_dir(dir.path().join("tasks")).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
@@ -642,4 +640,39 @@ fn anthropic_and_gemini_answer_without_streaming_too() {
         let results = wire::tool_results(v, &reqs[1].body);
         assert!(results[0].1.contains("a.txt"), "{v:?}: {results:?}");
     }
+}
+
+/// A short dummy key (`OPENAI_API_KEY=x`, common with local servers) is not
+/// masked in the server's words, nor redacted out of them.
+#[test]
+fn a_short_dummy_key_leaves_the_servers_words_readable() {
+    let v = Vendor::OpenAi;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), v, "");
+    let message = "This model's maximum context length is 16384 tokens; fix the max_tokens";
+    let server = FakeServer::queue(vec![Reply::json(
+        400,
+        &json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    )]);
+    let mut cmd = runner();
+    for other in ALL {
+        cmd.env_remove(other.key_var()).env_remove(other.url_var());
+    }
+    let out = cmd
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env(v.key_var(), "x")
+        .env(v.url_var(), v.base_url(&server.url()))
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let (status, reason) = outcome(&t);
+    assert_eq!(status, "error");
+    assert!(reason.contains(message), "{reason}");
+    assert!(
+        stderr(&out).contains("maximum context length"),
+        "{}",
+        stderr(&out)
+    );
 }

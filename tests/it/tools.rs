@@ -529,10 +529,11 @@ fn declarations_in_three_dialects() {
         "grep",
         "bash",
         "save_memory",
-        "probe",
     ] {
         assert!(names.contains(&n), "{n} missing");
     }
+    // The test-only tool is there exactly when its feature is.
+    assert_eq!(names.contains(&"probe"), cfg!(feature = "test-tools"));
     let openai = reg.declarations(Dialect::OpenAi);
     for d in openai.as_array().unwrap() {
         assert_eq!(d["type"], "function");

@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
-use common::{examples, read_json, runner, write};
+use crate::common::{examples, read_json, runner, write};
 
 /// Runs git in `dir` with a fixed identity; panics unless it succeeds.
 fn git(dir: &Path, args: &[&str]) -> String {

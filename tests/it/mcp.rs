@@ -3,11 +3,9 @@
 //! target/mcp-servers) and a small server on the Python `mcp` package
 //! (tests/fixtures/mcp_test_server.py).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{read_json, repo, runner, stderr, write};
+use crate::common::{read_json, repo, runner, stderr, write};
 use serde_json::Value;
 
 /// The filesystem server's entry point.

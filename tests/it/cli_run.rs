@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
-use common::{copy_tree, examples, python, read_json, repo, runner, write};
+use crate::common::{copy_tree, examples, python, read_json, repo, runner, write};
 
 fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = walk(root)
@@ -330,6 +329,10 @@ fn broken_files_are_reported_with_location_and_field() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-tools"),
+    ignore = "needs the probe tool: cargo test --features test-tools"
+)]
 fn batches_run_safe_calls_in_parallel_and_keep_order() {
     let task = "prompt: probe\nworkspace: ws\nmax_turns: 3\nscript:\n  - tool_calls:\n      - {name: probe, args: {label: a, sleep_ms: 400}}\n      - {name: probe, args: {label: b, sleep_ms: 400}}\n      - {name: probe, args: {label: c, sleep_ms: 400}}\n      - {name: probe, args: {label: d, sleep_ms: 100, safe: false}}\n      - {name: probe, args: {label: e, sleep_ms: 300}}\n      - {name: probe, args: {label: f, sleep_ms: 10}}\n";
     let t = run_single("probe", task, &[]);

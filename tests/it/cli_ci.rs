@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::process::Command;
 
-mod common;
-use common::{examples, python, read_json, runner, stderr, write};
+use crate::common::{examples, python, read_json, runner, stderr, write};
 
 const PARAM_TASK: &str = r#"
 prompt: "Write {{greeting}} into {{target}}."
@@ -420,7 +420,7 @@ fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
     let dir = examples();
     let d = dir.path();
     // `script` gives the runner a terminal.
-    let o = std::process::Command::new("script")
+    let o = Command::new("script")
         .current_dir(d)
         .env_remove("CI")
         .args(["-qec"])
@@ -458,25 +458,32 @@ fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
     );
 }
 
-/// Runs `pre-commit try-repo` on this repository's hook in `sample`.
-fn try_hook(sample: &Path, home: &Path, files: &[&str]) -> std::process::Output {
+/// Runs `pre-commit try-repo` on this repository's hook `id` in `sample`.
+/// `runner` finds the binary under test on PATH; `runner-build` builds it
+/// (release, in a target folder kept between runs) and must not find ours.
+fn try_hook(id: &str, sample: &Path, home: &Path, files: &[&str]) -> std::process::Output {
     let bin_dir = assert_cmd::cargo::cargo_bin("runner")
         .parent()
         .unwrap()
         .to_path_buf();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    std::process::Command::new("pre-commit")
+    let system_path = std::env::var("PATH").unwrap_or_default();
+    let path = if id == "runner" {
+        format!("{}:{system_path}", bin_dir.display())
+    } else {
+        system_path
+    };
+    Command::new("pre-commit")
         .current_dir(sample)
         .env("PATH", path)
         .env("PRE_COMMIT_HOME", home)
+        .env(
+            "CARGO_TARGET_DIR",
+            crate::common::repo().join("target/pre-commit-build"),
+        )
         .env("CI", "true")
         .arg("try-repo")
-        .arg(common::repo())
-        .arg("runner")
+        .arg(crate::common::repo())
+        .arg(id)
         .arg("--files")
         .args(files)
         .output()
@@ -484,7 +491,7 @@ fn try_hook(sample: &Path, home: &Path, files: &[&str]) -> std::process::Output 
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let st = std::process::Command::new("git")
+    let st = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(args)
         .current_dir(dir)
@@ -495,6 +502,17 @@ fn git(dir: &Path, args: &[&str]) {
 
 #[test]
 fn the_pre_commit_hook_passes_and_fails_as_the_task_does() {
+    pre_commit_hook("runner");
+}
+
+/// The `language: rust` hook: pre-commit builds runner from this repository
+/// with cargo (a release build: minutes the first time).
+#[test]
+fn the_self_building_pre_commit_hook_passes_and_fails_as_the_task_does() {
+    pre_commit_hook("runner-build");
+}
+
+fn pre_commit_hook(id: &str) {
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("sample");
     let home = dir.path().join("pre-commit-home");
@@ -526,7 +544,7 @@ checks:
 
     // The task fixes notes.txt: it passes, its change is applied, and the
     // hook fails because it modified a file (as a formatter's does).
-    let o = try_hook(&sample, &home, &["notes.txt"]);
+    let o = try_hook(id, &sample, &home, &["notes.txt"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
     assert!(text.contains("files were modified by this hook"), "{text}");
@@ -537,14 +555,14 @@ checks:
 
     // Staged again, there is nothing left to fix: the task and the hook pass.
     git(&sample, &["add", "notes.txt"]);
-    let o = try_hook(&sample, &home, &["notes.txt"]);
+    let o = try_hook(id, &sample, &home, &["notes.txt"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     assert!(text.contains("Passed"), "{text}");
 
     // other.txt is staged, the agent may only edit it, its edit of
     // notes.txt is denied and the check on other.txt fails: so does the hook.
-    let o = try_hook(&sample, &home, &["other.txt"]);
+    let o = try_hook(id, &sample, &home, &["other.txt"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
     assert!(!text.contains("files were modified"), "{text}");
@@ -554,4 +572,178 @@ checks:
     );
     let t = read_json(sample.join(".runner-out/typos/transcript.json"));
     assert_eq!(t["outcome"]["status"], "failed", "{}", t["outcome"]);
+}
+
+/// Checks run as GitHub Actions runs a step (`bash -eo pipefail`): a
+/// pipeline fails when any part does; `shell:` picks another; the agent's
+/// own bash stays plain `bash -c`.
+#[test]
+fn checks_fail_like_ci_steps_and_take_a_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "t.yaml",
+        r#"prompt: x
+workspace: ws
+policy: {default: allow}
+checks:
+  - {name: pipefail, run: "false | cat"}
+  - {name: errexit, run: "false\necho after"}
+  - {name: sh, shell: sh, run: "test -z \"$BASH_VERSION\""}
+  - {name: bash, shell: bash, run: "test -n \"$BASH_VERSION\""}
+  - {name: python, shell: python3, run: "import sys; print('py'); sys.exit(0)"}
+  - {name: template, shell: "python3 {0} extra", run: "import sys; assert sys.argv[1] == 'extra'"}
+script:
+  - tool_calls:
+      - {name: bash, args: {command: "false | cat; echo agent-exit=$?"}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .current_dir(dir.path())
+        .args(["run", "-q", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let checks: std::collections::BTreeMap<String, bool> = t["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["passed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!checks["pipefail"], "{checks:?}");
+    assert!(!checks["errexit"], "{checks:?}");
+    for passes in ["sh", "bash", "python", "template"] {
+        assert!(checks[passes], "{passes}: {}", t["checks"]);
+    }
+    let errexit = t["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "errexit")
+        .unwrap();
+    assert!(!errexit["output"].as_str().unwrap().contains("after"));
+    // The agent's bash: a pipeline's status is its last command's.
+    let call = t["tool_calls"][0]["content"].as_str().unwrap();
+    assert!(call.contains("agent-exit=0"), "{call}");
+}
+
+/// `runner init` in an empty git repository: the files validate, the
+/// example task passes, and a second init changes nothing.
+#[test]
+fn init_starts_a_repository_that_runs_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(d)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = runner().current_dir(d).arg("init").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "tasks/example.yaml",
+        "policies/ci.yaml",
+        ".github/workflows/runner.yml",
+    ] {
+        assert!(d.join(f).is_file(), "{f} missing");
+        assert!(stderr(&o).contains(&format!("wrote {f}")), "{}", stderr(&o));
+    }
+    let o = runner()
+        .current_dir(d)
+        .args(["validate", "tasks/example.yaml", "policies/ci.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "tasks/*.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let diff = std::fs::read_to_string(d.join("out/example/changes.diff")).unwrap();
+    assert!(diff.contains("+++ b/docs/agent-notes.md"), "{diff}");
+    // A second init writes nothing and says what it skipped.
+    std::fs::write(d.join("policies/ci.yaml"), "default: deny\n").unwrap();
+    let o = runner().current_dir(d).arg("init").output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(
+        std::fs::read_to_string(d.join("policies/ci.yaml")).unwrap(),
+        "default: deny\n"
+    );
+    assert_eq!(stderr(&o).matches("skipped").count(), 3, "{}", stderr(&o));
+}
+
+/// A second signal exits at once, and still removes the workspace copies
+/// and task temp folders first. SIGINT and then SIGTERM are sent together
+/// (two different signals are never merged into one).
+#[test]
+fn a_second_signal_exits_at_once_and_leaves_no_temporary_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    std::fs::create_dir(d.join("tmp")).unwrap();
+    write(d, "ws/a.txt", "a\n");
+    let sleeper = ["sleep", "43.75"];
+    let task = write(
+        d,
+        "slow.yaml",
+        &format!(
+            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120}}}}\n",
+            sleeper[0], sleeper[1]
+        ),
+    );
+    let mut child = runner()
+        .env("TMPDIR", d.join("tmp"))
+        .args(["run", "--out"])
+        .arg(d.join("out"))
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let leftovers = || -> Vec<String> {
+        std::fs::read_dir(d.join("tmp"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("runner-ws-") || n.starts_with("runner-tmp-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_running(&sleeper) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(leftovers().len(), 2, "{:?}", leftovers());
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        matches!(status.code(), Some(130 | 143)),
+        "{status:?}: {err}"
+    );
+    assert!(err.contains("again: exiting now"), "{err}");
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+    assert_eq!(
+        processes_running(&sleeper),
+        0,
+        "the agent's command survived"
+    );
 }

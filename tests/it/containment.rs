@@ -3,13 +3,11 @@
 //! Landlock/seccomp sandbox. Commands go through python3 so that the
 //! policy cannot see the paths: only the sandbox stands in the way.
 
-mod common;
-
 use std::path::Path;
 
-use common::fake_llm::FakeServer;
-use common::wire::{self, Vendor, call, turn};
-use common::{read_json, runner, stderr, write};
+use crate::common::fake_llm::FakeServer;
+use crate::common::wire::{self, Vendor, call, turn};
+use crate::common::{read_json, runner, stderr, write};
 use serde_json::{Value, json};
 
 const GH_SECRET: &str = "gh-secret-value-4242";

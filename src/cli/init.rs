@@ -1,0 +1,136 @@
+//! `runner init [DIR]`: the files a repository starts from: a task that runs
+//! offline at once, a strict policy with a comment on every rule, and a
+//! workflow that runs the tasks with the action. Never overwrites a file.
+
+use std::path::Path;
+
+use super::{EXIT_INVALID, EXIT_OK};
+use crate::workspace::atomic_write_str;
+
+const TASK: &str = r##"# A first task. It is scripted (`model: scripted`): its model's turns are
+# written below, so it runs offline, with no key. Make it real by naming a
+# model (openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, gemini:gemini-2.5-flash;
+# the key comes from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY),
+# writing your own prompt and removing `script:`.
+name: example
+prompt: Write a short note on what this repository holds to docs/agent-notes.md.
+model: scripted
+policy: ../policies/ci.yaml
+workspace: ..                  # the repository root (relative to this file)
+max_turns: 5
+checks:                        # run after the agent stops; all must pass
+  - run: test -s docs/agent-notes.md
+script:
+  - tool_calls:
+      - {name: ls, args: {path: .}}
+  - tool_calls:
+      - name: write_file
+        args:
+          file_path: docs/agent-notes.md
+          content: "# Notes\n\nWritten by the example task of runner.\n"
+  - text: Wrote docs/agent-notes.md.
+"##;
+
+const POLICY: &str = r#"# The policy the tasks in tasks/ run under (each names it with
+# `policy: ../policies/ci.yaml`). Every tool call the agent makes is decided
+# by these rules; nobody is asked. Try one without running anything:
+#   runner check --policy policies/ci.yaml bash '{"command": "git status"}'
+default: deny                  # a call that needs approval and matches no rule
+
+rules:
+  # What the agent may change. Reading is allowed unless denied below.
+  - allow: ["Edit(docs/**)", "Edit(src/**)"]
+
+  # Commands that only look at the repository.
+  - allow: ["Bash(git status:*)", "Bash(git diff:*)", "Bash(git log:*)", "Bash(ls:*)"]
+
+  # Secrets never reach the model, whatever else allows them. `./.env` is
+  # the file at the root; `.env` alone would also deny every recursive read
+  # (`grep -r`), since any folder could hold one.
+  - deny: ["Read(./.env)", "Edit(./.env)", "Read(**/*.pem)", "Read(**/*.key)"]
+    reason: secrets stay out of the model's context
+
+  # What steers the agent is off limits to it.
+  - deny: ["Edit(.github/**)", "Edit(policies/**)", "Edit(tasks/**)"]
+    reason: the agent must not change its own CI, tasks or policy
+
+  # No deletions, downloads or root, whichever way they are spelled.
+  - deny: ["Bash(rm:*)", "Bash(curl:*)", "Bash(wget:*)", "Bash(sudo:*)"]
+    reason: no deletions, no network, no root
+
+tests:                         # checked when the policy loads
+  - {call: "Bash(git status && rm -rf /)", expect: deny}
+  - {call: "Edit(docs/agent-notes.md)", expect: allow}
+  - {call: "Edit(.github/workflows/runner.yml)", expect: deny}
+  - {call: "Read(.env)", expect: deny}
+"#;
+
+const WORKFLOW: &str = r#"# Runs the agent tasks in tasks/ every night and by hand, and keeps their
+# evidence (transcripts, diffs, junit.xml) as the artifact `runner-out`.
+# For pull requests, read tasks and policies from the base branch, never
+# from the pull request: a pull request must not change what steers the
+# agent.
+name: runner
+
+on:
+  schedule:
+    - cron: "0 3 * * *"
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+jobs:
+  agent-tasks:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v5
+      # Pin the action to a release tag of the runner repository.
+      - uses: OWNER/runner@main
+        env:
+          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+        with:
+          tasks: tasks/*.yaml
+          out: runner-out
+"#;
+
+/// Writes the starter files into `dir`; exit 0, or 2 when one cannot be
+/// written.
+pub fn init(dir: &Path) -> i32 {
+    let files = [
+        ("tasks/example.yaml", TASK),
+        ("policies/ci.yaml", POLICY),
+        (".github/workflows/runner.yml", WORKFLOW),
+    ];
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        if path.symlink_metadata().is_ok() {
+            eprintln!("skipped {rel}: it exists");
+            continue;
+        }
+        let made = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| atomic_write_str(&path, text));
+        match made {
+            Ok(()) => eprintln!("wrote {rel}"),
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                return EXIT_INVALID;
+            }
+        }
+    }
+    eprintln!("next: runner run tasks/*.yaml");
+    EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_starter_policy_loads_and_passes_its_tests() {
+        runner_policy::parse_policy_yaml(POLICY, Path::new("policies/ci.yaml")).unwrap();
+    }
+}

@@ -1,0 +1,17 @@
+//! The integration tests, as one test binary (linking one binary instead of
+//! nine saves most of the link time of `cargo test` after a change). The
+//! memory test stays a binary of its own (tests/output_memory.rs): it
+//! measures its children's peak memory and must not share a process with
+//! other tests.
+
+mod common;
+
+mod cli_ci;
+mod cli_run;
+mod containment;
+mod git_workspace;
+mod mcp;
+mod policy_corpus;
+mod policy_props;
+mod providers;
+mod tools;
