@@ -39,6 +39,9 @@ pub struct McpServerSpec {
     pub tools: Option<Vec<String>>,
     /// Limit of one call.
     pub timeout: Duration,
+    /// Where it may write and whether it may use the network (the same
+    /// forms as a task's `sandbox:`; the network is on by default).
+    pub sandbox: crate::contain::SandboxSettings,
 }
 
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -112,6 +115,14 @@ impl McpServers {
             servers.servers.push(server);
         }
         Ok((servers, warnings))
+    }
+
+    /// What each server's sandbox enforces, by server name.
+    pub fn sandbox_notes(&self) -> std::collections::BTreeMap<String, String> {
+        self.servers
+            .iter()
+            .map(|s| (s.name.clone(), s.sandbox.clone()))
+            .collect()
     }
 
     /// Closes every session and kills the servers' process groups.

@@ -1,6 +1,9 @@
 //! One MCP server over stdio: started in its own process group with a
-//! minimal environment and its stderr in a log file, spoken to with rmcp,
-//! stopped with its whole group.
+//! minimal environment and its stderr in a log file, confined as commands
+//! are (Landlock, seccomp: by default it writes only in the workspace copy,
+//! a temp folder of its own and `/dev/null`; the network stays on unless
+//! its `sandbox:` says `network: false`), spoken to with rmcp, stopped with
+//! its whole group.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -39,6 +42,10 @@ pub struct McpServer {
     /// Set to the exit status when the server process ends.
     exited: tokio::sync::watch::Receiver<Option<String>>,
     group: GroupGuard,
+    /// What its sandbox enforces, for the transcript.
+    pub sandbox: String,
+    /// Its temp folder (`TMPDIR`), removed with it.
+    _tmp: (tempfile::TempDir, crate::cleanup::Registered),
 }
 
 impl McpServer {
@@ -48,6 +55,14 @@ impl McpServer {
         default_cwd: &std::path::Path,
         log: PathBuf,
     ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+        let tmp = tempfile::Builder::new()
+            .prefix("runner-tmp-mcp-")
+            .tempdir()
+            .map_err(|e| format!("cannot create its temp folder: {e}"))?;
+        let registered = crate::cleanup::register(tmp.path());
+        let mut writable = vec![default_cwd.to_path_buf(), tmp.path().to_path_buf()];
+        writable.extend(spec.sandbox.write.iter().cloned());
+        let (confine, sandbox) = crate::contain::Confinement::new(&spec.sandbox, &writable)?;
         let mut cmd = tokio::process::Command::new(&spec.command);
         cmd.args(&spec.args)
             .current_dir(spec.cwd.as_deref().unwrap_or(default_cwd))
@@ -61,7 +76,17 @@ impl McpServer {
                 cmd.env(var, v);
             }
         }
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            cmd.env(var, tmp.path());
+        }
         cmd.envs(&spec.env);
+        if let Some(c) = confine {
+            // SAFETY: `apply` makes only system calls (no allocation, no
+            // locks), which is what may run between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || c.apply());
+            }
+        }
         if let Some(dir) = log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -122,6 +147,8 @@ impl McpServer {
                 peer,
                 exited,
                 group,
+                sandbox,
+                _tmp: (tmp, registered),
             }),
             tools,
         ))

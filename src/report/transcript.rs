@@ -106,6 +106,9 @@ pub struct Transcript {
     /// or why the sandbox was unavailable.
     #[serde(default)]
     pub sandbox: String,
+    /// What confined each MCP server, by server name (as `sandbox`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mcp_sandbox: std::collections::BTreeMap<String, String>,
     /// Things the run went on without: MCP servers skipped, tools left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -119,6 +119,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut changes = Vec::new();
     let mut diff_prefix = String::new();
     let mut sandbox_note = String::new();
+    let mut mcp_sandbox = std::collections::BTreeMap::new();
     let mut warnings: Vec<String> = Vec::new();
 
     // The provider first: a task that cannot reach its model should not
@@ -226,6 +227,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                     reason: format!("cancelled ({why})"),
                 },
             };
+            mcp_sandbox = mcp.sandbox_notes();
             mcp.shutdown().await;
             match iso.changes() {
                 Ok(c) => {
@@ -265,6 +267,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         mode: format!("{:?}", task.mode).to_lowercase(),
         parameters: task.params.clone(),
         sandbox: sandbox_note,
+        mcp_sandbox,
         warnings,
         started_at,
         duration_ms: epoch.elapsed().as_millis() as u64,

@@ -168,6 +168,7 @@ fn mcp_servers(
             required: s.value.required,
             tools: s.value.tools.clone(),
             timeout,
+            sandbox: sandbox_settings(dir, s.value.sandbox.as_ref(), None),
         });
     }
     out

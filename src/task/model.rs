@@ -139,6 +139,12 @@ pub struct McpServerFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Spanned<DurationText>>,
+    /// Confines the server as commands are: `best-effort` (default),
+    /// `required`, `off`, or `{mode, network, write}`. By default it writes
+    /// only in the workspace copy and a temp folder of its own, and may use
+    /// the network.
+    #[serde(default)]
+    pub sandbox: Option<SandboxFile>,
 }
 
 fn default_true() -> bool {

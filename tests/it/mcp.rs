@@ -317,3 +317,48 @@ fn a_large_result_is_spilled_as_for_built_in_tools() {
     let text = std::fs::read_to_string(spilled).unwrap();
     assert!(text.contains("line 4999 of a long result"));
 }
+
+/// A stdio server is confined as commands are: it cannot write outside the
+/// workspace copy (it can with `sandbox: off`), and `network: false` takes
+/// its internet sockets away. The transcript says what was enforced.
+#[test]
+fn servers_are_confined_like_commands() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let run_with = |sandbox: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        task_with_test_server(
+            dir.path(),
+            "confined",
+            "{default: allow}",
+            sandbox,
+            &[
+                &format!(
+                    "{{name: t__write_to, args: {{path: \"{}\"}}}}",
+                    target.display()
+                ),
+                "{name: t__write_to, args: {path: inside.txt}}",
+                "{name: t__inet_socket, args: {}}",
+            ],
+        );
+        let (out, t) = run(dir.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let c = calls(&t);
+        (c, t["mcp_sandbox"]["t"].as_str().unwrap_or("").to_string())
+    };
+    let (c, note) = run_with("    sandbox: {network: false}\n");
+    if note.contains("landlock") {
+        assert!(c[0].2.contains("refused"), "{:?}", c[0]);
+        assert!(!target.exists(), "the server wrote outside the workspace");
+        assert!(c[1].2.contains("written"), "{:?}", c[1]);
+        assert!(c[2].2.contains("refused"), "{:?}", c[2]);
+        assert!(note.contains("network off"), "{note}");
+    } else {
+        panic!("no Landlock on this machine: {note}");
+    }
+    let (c, note) = run_with("    sandbox: off\n");
+    assert_eq!(note, "off");
+    assert!(c[0].2.contains("written"), "{:?}", c[0]);
+    assert!(target.exists());
+    assert!(c[2].2.contains("inet ok"), "{:?}", c[2]);
+}
