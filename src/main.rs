@@ -127,7 +127,7 @@ fn main() {
     // Warnings (a provider's retries) go to stderr; RUNNER_LOG=debug and
     // the like show more.
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUNNER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -18,5 +18,5 @@ pub mod sandbox;
 
 pub use commands::{CommandSetup, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
-pub use redact::{MIN_VALUE_LEN, Redactor, redact};
+pub use redact::{MIN_VALUE_LEN, Redactor, add_secret, redact};
 pub use sandbox::{Confinement, SandboxMode, SandboxSettings, landlock_abi};

@@ -81,13 +81,37 @@ impl Redactor {
 
 static GLOBAL: OnceLock<Redactor> = OnceLock::new();
 
+/// Secrets learnt after start-up (an MCP server's header values read from
+/// `${VAR}`), longest first.
+static EXTRA: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds a secret to redact from now on (at least [`MIN_VALUE_LEN`] long).
+pub fn add_secret(value: &str) {
+    let v = value.trim();
+    if v.len() < MIN_VALUE_LEN {
+        return;
+    }
+    let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
+    if !extra.iter().any(|e| e == v) {
+        extra.push(v.to_string());
+        extra.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    }
+}
+
 /// Redacts with the process-wide redactor, built on first use from the
 /// environment (which the runner never changes, so that is the environment
 /// it started with).
 pub fn redact(text: &str) -> Cow<'_, str> {
-    GLOBAL
+    let mut out = GLOBAL
         .get_or_init(|| Redactor::from_env(super::process_env()))
-        .redact(text)
+        .redact(text);
+    let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
+    for v in extra.iter() {
+        if out.contains(v.as_str()) {
+            out = Cow::Owned(out.replace(v.as_str(), MARK));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

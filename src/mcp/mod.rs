@@ -42,6 +42,33 @@ pub struct McpServerSpec {
     /// Where it may write and whether it may use the network (the same
     /// forms as a task's `sandbox:`; the network is on by default).
     pub sandbox: crate::contain::SandboxSettings,
+    /// A remote server (streamable HTTP) instead of a command.
+    pub url: Option<String>,
+    /// Headers sent to a remote server; `${VAR}` names a variable of the
+    /// runner's environment, read when the server starts.
+    pub headers: BTreeMap<String, String>,
+}
+
+/// Replaces each `${NAME}` with the variable's value (an error names a
+/// variable that is not set). Each value read is a secret from then on:
+/// redacted in every output, whatever the variable is called.
+pub fn expand_env(text: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("`${{` without its `}}` in `{text}`"));
+        };
+        let name = &after[..end];
+        let value = std::env::var(name).map_err(|_| format!("the variable {name} is not set"))?;
+        crate::contain::add_secret(&value);
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);

@@ -39,18 +39,119 @@ pub struct McpServer {
     pub call_timeout: Duration,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
     peer: rmcp::Peer<RoleClient>,
-    /// Set to the exit status when the server process ends.
+    /// Set to the exit status when a stdio server's process ends (a remote
+    /// server's sender is kept here and never sends).
     exited: tokio::sync::watch::Receiver<Option<String>>,
-    group: GroupGuard,
-    /// What its sandbox enforces, for the transcript.
+    _exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
+    /// A stdio server's process group and temp folder (`TMPDIR`).
+    process: Option<(GroupGuard, tempfile::TempDir, crate::cleanup::Registered)>,
+    /// What its sandbox enforces, for the transcript (`remote` for a remote
+    /// server, which runs elsewhere).
     pub sandbox: String,
-    /// Its temp folder (`TMPDIR`), removed with it.
-    _tmp: (tempfile::TempDir, crate::cleanup::Registered),
 }
 
 impl McpServer {
-    /// Starts the server and lists its tools.
+    /// Starts (or, for `url:`, connects to) the server and lists its tools.
     pub async fn start(
+        spec: &McpServerSpec,
+        default_cwd: &std::path::Path,
+        log: PathBuf,
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+        match &spec.url {
+            Some(url) => Self::connect(spec, url).await,
+            None => Self::spawn(spec, default_cwd, log).await,
+        }
+    }
+
+    /// A remote server over streamable HTTP, with its headers (`${VAR}`
+    /// read from the runner's environment now).
+    async fn connect(
+        spec: &McpServerSpec,
+        url: &str,
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut headers = std::collections::HashMap::new();
+        for (name, value) in &spec.headers {
+            let value = super::expand_env(value).map_err(|e| format!("headers.{name}: {e}"))?;
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| format!("headers.{name}: {e}"))?;
+            let mut value = reqwest::header::HeaderValue::from_str(&value)
+                .map_err(|e| format!("headers.{name}: {e}"))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let started = tokio::time::timeout(START_TIMEOUT, async {
+            let service = ().serve(transport).await.map_err(|e| {
+                let e = e.to_string();
+                if e.contains("401")
+                    || e.contains("403")
+                    || e.contains("nauthorized")
+                    || e.contains("orbidden")
+                {
+                    format!("{url} refused the credentials (HTTP 401/403): check its headers ({e})")
+                } else {
+                    format!("{url} could not be reached or did not speak MCP: {e}")
+                }
+            })?;
+            let tools = service
+                .list_all_tools()
+                .await
+                .map_err(|e| format!("listing its tools failed: {e}"))?;
+            Ok::<_, String>((service, tools))
+        })
+        .await
+        .map_err(|_| format!("{url} did not answer within {} s", START_TIMEOUT.as_secs()))??;
+        let (service, tools) = started;
+        let (exit_tx, exited) = tokio::sync::watch::channel(None);
+        Ok(Self::running(
+            spec,
+            service,
+            tools,
+            exited,
+            Some(exit_tx),
+            None,
+            "remote".into(),
+        ))
+    }
+
+    fn running(
+        spec: &McpServerSpec,
+        service: RunningService<RoleClient, ()>,
+        tools: Vec<rmcp::model::Tool>,
+        exited: tokio::sync::watch::Receiver<Option<String>>,
+        exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
+        process: Option<(GroupGuard, tempfile::TempDir, crate::cleanup::Registered)>,
+        sandbox: String,
+    ) -> (Arc<McpServer>, Vec<ServerTool>) {
+        let tools = tools
+            .into_iter()
+            .map(|t| ServerTool {
+                name: t.name.to_string(),
+                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            })
+            .collect();
+        let peer = service.peer().clone();
+        (
+            Arc::new(McpServer {
+                name: spec.name.clone(),
+                call_timeout: spec.timeout,
+                service: tokio::sync::Mutex::new(Some(service)),
+                peer,
+                exited,
+                _exit_tx: exit_tx,
+                process,
+                sandbox,
+            }),
+            tools,
+        )
+    }
+
+    /// A stdio server: its own process group, confined.
+    async fn spawn(
         spec: &McpServerSpec,
         default_cwd: &std::path::Path,
         log: PathBuf,
@@ -130,27 +231,14 @@ impl McpServer {
             )
         })?;
         let (service, tools) = started.map_err(|e| format!("{e} (see {})", log.display()))?;
-        let tools = tools
-            .into_iter()
-            .map(|t| ServerTool {
-                name: t.name.to_string(),
-                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
-                input_schema: Value::Object((*t.input_schema).clone()),
-            })
-            .collect();
-        let peer = service.peer().clone();
-        Ok((
-            Arc::new(McpServer {
-                name: spec.name.clone(),
-                call_timeout: spec.timeout,
-                service: tokio::sync::Mutex::new(Some(service)),
-                peer,
-                exited,
-                group,
-                sandbox,
-                _tmp: (tmp, registered),
-            }),
+        Ok(Self::running(
+            spec,
+            service,
             tools,
+            exited,
+            None,
+            Some((group, tmp, registered)),
+            sandbox,
         ))
     }
 
@@ -189,7 +277,9 @@ impl McpServer {
         if let Some(s) = self.service.lock().await.take() {
             let _ = tokio::time::timeout(Duration::from_secs(2), s.cancel()).await;
         }
-        self.group.kill();
+        if let Some((group, ..)) = &self.process {
+            group.kill();
+        }
     }
 }
 

@@ -159,9 +159,39 @@ fn mcp_servers(
             crate::mcp::DEFAULT_CALL_TIMEOUT,
             errors,
         );
+        let f = &s.value;
+        let at = |why: String| {
+            ConfigError::at(path, &s.referenced, format!("mcp_servers.{name}: {why}"))
+        };
+        match (&f.command, &f.url) {
+            (Some(_), Some(_)) | (None, None) => {
+                errors.push(at(
+                    "give `command:` (a server over stdio) or `url:` (a remote one), not both"
+                        .into(),
+                ));
+                continue;
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                    errors.push(at(format!("url `{url}` is not an http(s) address")));
+                }
+                if !f.args.is_empty() || !f.env.is_empty() || f.cwd.is_some() || f.sandbox.is_some()
+                {
+                    errors.push(at(
+                        "args, env, cwd and sandbox are for a server over stdio, not a `url:`"
+                            .into(),
+                    ));
+                }
+            }
+            (Some(_), None) => {
+                if !f.headers.is_empty() {
+                    errors.push(at("headers are for a remote server (`url:`)".into()));
+                }
+            }
+        }
         out.push(McpServerSpec {
             name: name.clone(),
-            command: s.value.command.clone(),
+            command: s.value.command.clone().unwrap_or_default(),
             args: s.value.args.clone(),
             env: s.value.env.clone(),
             cwd: s.value.cwd.as_ref().map(|c| absolute(&dir.join(c))),
@@ -169,6 +199,8 @@ fn mcp_servers(
             tools: s.value.tools.clone(),
             timeout,
             sandbox: sandbox_settings(dir, s.value.sandbox.as_ref(), None),
+            url: s.value.url.clone(),
+            headers: s.value.headers.clone(),
         });
     }
     out

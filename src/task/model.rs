@@ -118,8 +118,17 @@ impl<'de> Deserialize<'de> for DurationText {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerFile {
-    /// The program (looked up on PATH).
-    pub command: String,
+    /// The program (looked up on PATH), for a server over stdio.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// A remote server's address (streamable HTTP), instead of `command`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers for a remote server; `${VAR}` reads a variable of the
+    /// runner's environment when the server starts (and redacts its value
+    /// everywhere): `Authorization: "Bearer ${MCP_TOKEN}"`.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     pub args: Vec<String>,
     /// The server's environment, added to PATH, HOME and LANG.

@@ -362,3 +362,151 @@ fn servers_are_confined_like_commands() {
     assert!(target.exists());
     assert!(c[2].2.contains("inet ok"), "{:?}", c[2]);
 }
+
+/// A remote server (streamable HTTP on 127.0.0.1) that demands a bearer
+/// token, started for one test and stopped when it ends.
+struct RemoteServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl RemoteServer {
+    fn start(token: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("python3")
+            .arg(repo().join("tests/fixtures/mcp_http_server.py"))
+            .arg(port.to_string())
+            .arg(token)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the remote server did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a task against a remote server with `token` in the environment as
+/// MCP_AUTH (a name the redactor would not guess).
+fn run_remote(server: &RemoteServer, token: &str) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: x
+workspace: ws
+policy:
+  default: deny
+  rules:
+    - allow: ["Mcp(remote/echo)"]
+    - deny: ["Mcp(remote/secret_tool)"]
+      reason: not this one
+mcp_servers:
+  remote:
+    url: {}
+    headers: {{Authorization: "Bearer ${{MCP_AUTH}}"}}
+script:
+  - tool_calls:
+      - {{name: remote__echo, args: {{text: hello from afar}}}}
+      - {{name: remote__secret_tool, args: {{}}}}
+  - text: done
+"#,
+            server.url
+        ),
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env("MCP_AUTH", token)
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    (dir, out)
+}
+
+#[test]
+fn a_remote_server_with_a_bearer_token() {
+    let token = "remote-token-5c1d2e3f";
+    let server = RemoteServer::start(token);
+    let (dir, out) = run_remote(&server, token);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let c = calls(&t);
+    assert_eq!(
+        (c[0].1.as_str(), c[0].2.contains("hello from afar")),
+        ("ok", true),
+        "{:?}",
+        c[0]
+    );
+    assert_eq!(c[1].1, "denied", "{:?}", c[1]);
+    assert!(c[1].2.contains("not this one"), "{:?}", c[1]);
+    assert_eq!(t["mcp_sandbox"]["remote"], "remote");
+    // The token appears in no output.
+    for f in ["out/t/transcript.json", "out/junit.xml", "out/summary.md"] {
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert!(!text.contains(token), "the token leaked into {f}");
+    }
+    assert!(!stderr(&out).contains(token));
+
+    // A wrong token: the required server cannot start, and the task says why.
+    let (dir, out) = run_remote(&server, "wrong-token-0000000");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("remote") && reason.contains("401"),
+        "{reason}"
+    );
+    assert!(!reason.contains("wrong-token-0000000"), "{reason}");
+}
+
+#[test]
+fn a_server_is_a_command_or_a_url_never_both() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        "prompt: x\nworkspace: ws\nmcp_servers:\n  both:\n    command: python3\n    url: http://127.0.0.1:1/mcp\n  neither:\n    required: true\n  remote:\n    url: ftp://example.com\n    sandbox: off\n",
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .args(["validate", "task.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for want in [
+        "mcp_servers.both: give `command:`",
+        "mcp_servers.neither: give `command:`",
+        "mcp_servers.remote: url `ftp://example.com` is not an http(s) address",
+        "mcp_servers.remote: args, env, cwd and sandbox are for a server over stdio",
+    ] {
+        assert!(err.contains(want), "no `{want}` in\n{err}");
+    }
+    assert!(err.contains("task.yaml:"), "{err}");
+}
