@@ -55,7 +55,19 @@ impl CommandResult {
 /// Kills a process group when dropped (a cancelled or timed-out call, an
 /// MCP server at the end of its task), and keeps it in [`LIVE_GROUPS`]
 /// until then so that [`kill_all_groups`] can reach it.
-pub struct GroupGuard(i32);
+///
+/// A group id is a number the kernel hands out again once the group is
+/// gone: signalling it after its leader was reaped could hit an unrelated
+/// group that got the number since. So the group is killed while its leader
+/// is still unreaped (a zombie holds its number): [`wait_exit`] waits for
+/// the leader to end without reaping it (a pidfd, Linux 5.3+), the group is
+/// killed, and only then is the leader reaped; after that the guard is
+/// [`GroupGuard::retire`]d and never signals again. Where pidfds are
+/// missing, the group is killed right after the reap, as before.
+pub struct GroupGuard {
+    pgid: i32,
+    retired: std::sync::atomic::AtomicBool,
+}
 
 impl GroupGuard {
     /// Guards the group `pgid` (a child started with `process_group(0)`
@@ -67,24 +79,62 @@ impl GroupGuard {
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(pgid);
         }
-        Self(pgid)
+        Self {
+            pgid,
+            retired: std::sync::atomic::AtomicBool::new(false),
+        }
     }
-}
 
-impl GroupGuard {
-    /// Kills the group now (it is also killed when dropped).
+    /// Kills the group now, unless retired (it is also killed when dropped).
     pub fn kill(&self) {
-        kill_group(self.0);
+        if !self.retired.load(std::sync::atomic::Ordering::Acquire) {
+            kill_group(self.pgid);
+        }
+    }
+
+    /// The group was killed and its leader reaped: its number may belong to
+    /// another group from now on, so the guard never signals it again.
+    pub fn retire(&self) {
+        self.retired
+            .store(true, std::sync::atomic::Ordering::Release);
+        LIVE_GROUPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.pgid);
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        kill_group(self.0);
+        self.kill();
         LIVE_GROUPS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.0);
+            .remove(&self.pgid);
+    }
+}
+
+/// A pidfd for `pid` (Linux 5.3+), or `None` where the kernel has none.
+pub fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain syscall; the fd returned is ours to own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Resolves when the process behind `pidfd` has ended, without reaping it.
+pub async fn wait_exit(pidfd: std::os::fd::OwnedFd) {
+    // SAFETY: the OwnedFd is moved into the AsyncFd and is neither closed
+    // nor replaced while it lives: it is the same open pidfd throughout.
+    let registered = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)
+    };
+    match registered {
+        Ok(fd) => {
+            let _ = fd.readable().await;
+        }
+        // Not pollable: never resolves; the caller's reap takes over.
+        Err(_) => std::future::pending().await,
     }
 }
 
@@ -197,23 +247,30 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     }
     let mut child = cmd.spawn()?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
+    let pidfd = child.id().and_then(pidfd_open);
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
     let cap = spec.max_output_bytes.max(2);
     let out_task = tokio::spawn(read_capped(out, cap));
     let err_task = tokio::spawn(read_capped(err, cap));
 
-    let (status, timed_out) = tokio::select! {
-        s = child.wait() => (Some(s?), false),
-        _ = tokio::time::sleep(spec.timeout) => (None, true),
-    };
     // The shell is done (or out of time): end whatever it left running so
-    // that the pipes close.
-    kill_group(guard.0);
-    let status = match status {
-        Some(s) => Some(s),
-        None => child.wait().await.ok(),
+    // that the pipes close, while the shell is still unreaped.
+    let ended = async {
+        match pidfd {
+            Some(fd) => wait_exit(fd).await,
+            None => {
+                let _ = child.wait().await;
+            }
+        }
     };
+    let timed_out = tokio::select! {
+        _ = ended => false,
+        _ = tokio::time::sleep(spec.timeout) => true,
+    };
+    guard.kill();
+    let status = child.wait().await.ok();
+    guard.retire();
     let grace = Duration::from_secs(2);
     let stdout = match tokio::time::timeout(grace, out_task).await {
         Ok(Ok(c)) => c,
@@ -283,5 +340,51 @@ mod tests {
         assert!(r.duration < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(!marker.exists(), "a background job outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn a_jobs_group_dies_with_its_shell_and_a_retired_guard_never_signals() {
+        // The shell exits at once, leaving a background job: the job is
+        // killed (before the shell is reaped, where pidfds exist).
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survived");
+        let script = format!("(sleep 1; touch {}) & exit 0", marker.display());
+        let r = run_shell(CommandSpec {
+            argv: &[],
+            script: &script,
+            cwd: dir.path(),
+            env: None,
+            timeout: Duration::from_secs(30),
+            max_output_bytes: 1000,
+            confine: None,
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "a background job outlived its shell");
+
+        // A retired guard leaves the group alone, even when dropped.
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let guard = GroupGuard::new(child.id() as i32);
+        guard.retire();
+        guard.kill();
+        drop(guard);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "a retired guard killed its group"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            pidfd_open(std::process::id()).is_some(),
+            "no pidfd on this kernel"
+        );
     }
 }

@@ -44,7 +44,11 @@ pub struct McpServer {
     exited: tokio::sync::watch::Receiver<Option<String>>,
     _exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
     /// A stdio server's process group and temp folder (`TMPDIR`).
-    process: Option<(GroupGuard, tempfile::TempDir, crate::cleanup::Registered)>,
+    process: Option<(
+        Arc<GroupGuard>,
+        tempfile::TempDir,
+        crate::cleanup::Registered,
+    )>,
     /// What its sandbox enforces, for the transcript (`remote` for a remote
     /// server, which runs elsewhere).
     pub sandbox: String,
@@ -123,7 +127,11 @@ impl McpServer {
         tools: Vec<rmcp::model::Tool>,
         exited: tokio::sync::watch::Receiver<Option<String>>,
         exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
-        process: Option<(GroupGuard, tempfile::TempDir, crate::cleanup::Registered)>,
+        process: Option<(
+            Arc<GroupGuard>,
+            tempfile::TempDir,
+            crate::cleanup::Registered,
+        )>,
         sandbox: String,
     ) -> (Arc<McpServer>, Vec<ServerTool>) {
         let tools = tools
@@ -197,18 +205,28 @@ impl McpServer {
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", spec.command))?;
-        let group = GroupGuard::new(child.id().map_or(0, |p| p as i32));
+        let group = Arc::new(GroupGuard::new(child.id().map_or(0, |p| p as i32)));
+        let pidfd = child.id().and_then(crate::process::pidfd_open);
         let stdout = child.stdout.take().expect("piped");
         let stdin = child.stdin.take().expect("piped");
         // The child is owned by its group guard from here on; reap it when
         // it exits, and tell pending calls, which would otherwise wait for
         // their timeout.
         let (exit_tx, exited) = tokio::sync::watch::channel(None);
+        let monitor = group.clone();
         tokio::spawn(async move {
+            // Its group goes with it, killed before the server is reaped
+            // (see GroupGuard).
+            if let Some(fd) = pidfd {
+                crate::process::wait_exit(fd).await;
+                monitor.kill();
+            }
             let status = match child.wait().await {
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),
             };
+            monitor.kill();
+            monitor.retire();
             let _ = exit_tx.send(Some(status));
         });
         let started = tokio::time::timeout(START_TIMEOUT, async {
