@@ -29,19 +29,22 @@ pub async fn run_checks(
 ) -> Vec<CheckRecord> {
     let mut out = Vec::new();
     for c in checks {
+        let unstarted = |why: String| CheckRecord {
+            attempt,
+            name: c.name.clone(),
+            command: c.run.clone(),
+            passed: false,
+            exit_code: None,
+            timed_out: false,
+            output: why,
+            duration_ms: 0,
+        };
         let (argv, _script_file) = match shell_argv(c.shell.as_deref(), &c.run) {
             Ok(x) => x,
             Err(e) => {
-                out.push(CheckRecord {
-                    attempt,
-                    name: c.name.clone(),
-                    command: c.run.clone(),
-                    passed: false,
-                    exit_code: None,
-                    timed_out: false,
-                    output: format!("could not write the check's script: {e}"),
-                    duration_ms: 0,
-                });
+                out.push(unstarted(format!(
+                    "could not write the check's script: {e}"
+                )));
                 continue;
             }
         };
@@ -65,26 +68,15 @@ pub async fn run_checks(
                     output.push_str(&r.stderr.text);
                 }
                 CheckRecord {
-                    attempt,
-                    name: c.name.clone(),
-                    command: c.run.clone(),
                     passed: r.success(),
                     exit_code: r.exit_code,
                     timed_out: r.timed_out,
                     output: crate::contain::redact(&output).into_owned(),
                     duration_ms: r.duration.as_millis() as u64,
+                    ..unstarted(String::new())
                 }
             }
-            Err(e) => CheckRecord {
-                attempt,
-                name: c.name.clone(),
-                command: c.run.clone(),
-                passed: false,
-                exit_code: None,
-                timed_out: false,
-                output: format!("could not start the check: {e}"),
-                duration_ms: 0,
-            },
+            Err(e) => unstarted(format!("could not start the check: {e}")),
         };
         out.push(record);
     }

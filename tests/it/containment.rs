@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, Vendor, call, turn};
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{bash_turns, read_json, runner, stderr, write};
 use serde_json::{Value, json};
 
 const GH_SECRET: &str = "gh-secret-value-4242";
@@ -23,15 +23,7 @@ fn task_with_commands(dir: &Path, extra: &str, commands: &[&str]) {
         .iter()
         .map(|c| serde_json::to_string(&format!("Bash({c})")).unwrap())
         .collect();
-    let calls: String = commands
-        .iter()
-        .map(|c| {
-            format!(
-                "  - tool_calls:\n      - {{name: bash, args: {{command: {}}}}}\n",
-                serde_json::to_string(c).unwrap()
-            )
-        })
-        .collect();
+    let calls = bash_turns(commands);
     write(
         dir,
         "task.yaml",

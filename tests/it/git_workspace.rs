@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{examples, read_json, runner, write};
+use crate::common::{bash_turns, examples, read_json, runner, write};
 
 /// Runs git in `dir` with a fixed identity; panics unless it succeeds.
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -53,15 +53,7 @@ fn run_commands(
     commands: &[&str],
     extra: &[&str],
 ) -> serde_json::Value {
-    let calls: String = commands
-        .iter()
-        .map(|c| {
-            format!(
-                "  - tool_calls:\n      - {{name: bash, args: {{command: {}}}}}\n",
-                serde_json::to_string(c).unwrap()
-            )
-        })
-        .collect();
+    let calls = bash_turns(commands);
     let task = write(
         dir,
         "t.yaml",

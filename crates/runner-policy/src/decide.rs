@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::DefaultDecision;
-use crate::policy::Policy;
+use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
 
@@ -63,6 +63,9 @@ struct LayerResult {
     rule: Option<String>,
     reason: Option<String>,
 }
+
+/// Which allow rules may allow a signature that needs a special one.
+type RuleKind = fn(&Rule) -> bool;
 
 /// How much a layer's allow says: 2 for an allow rule, 1 for the layer's
 /// default, 0 for low risk (no rule at all).
@@ -181,27 +184,34 @@ impl PolicySet {
         let mut deciding: Option<String> = None;
         for sig in sigs {
             let allows = layer.rules.iter().filter(|r| r.allow);
-            if let Some(why) = &sig.opaque {
-                match allows.clone().find(|r| r.pattern.matches(sig, false)) {
-                    Some(r) => {
-                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
-                        continue;
-                    }
-                    None => {
-                        return LayerResult {
-                            allow: false,
-                            rule: None,
-                            reason: Some(format!(
-                                "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it"
-                            )),
-                        };
-                    }
-                }
-            }
-            if is_outside(sig) {
+            // Signatures that only a special kind of allow rule may allow:
+            // which kind, and what the model is told when none does.
+            let special: Option<(RuleKind, String)> = if let Some(why) = &sig.opaque {
+                Some((
+                    |_| true,
+                    format!(
+                        "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it"
+                    ),
+                ))
+            } else if is_outside(sig) {
+                Some((
+                    |r| r.pattern.is_absolute_path(),
+                    format!(
+                        "{sig} is outside the workspace; only an absolute allow rule can permit it"
+                    ),
+                ))
+            } else if in_git_dir(sig) {
+                Some((
+                    |r| r.pattern.names_git(),
+                    format!("{sig} writes into .git; only a rule naming .git can allow it"),
+                ))
+            } else {
+                None
+            };
+            if let Some((kind, refusal)) = special {
                 match allows
                     .clone()
-                    .find(|r| r.pattern.is_absolute_path() && r.pattern.matches(sig, false))
+                    .find(|r| kind(r) && r.pattern.matches(sig, false))
                 {
                     Some(r) => {
                         deciding.get_or_insert(format!("allow {}", r.pattern.text));
@@ -211,29 +221,7 @@ impl PolicySet {
                         return LayerResult {
                             allow: false,
                             rule: None,
-                            reason: Some(format!(
-                                "{sig} is outside the workspace; only an absolute allow rule can permit it"
-                            )),
-                        };
-                    }
-                }
-            }
-            if in_git_dir(sig) {
-                match allows
-                    .clone()
-                    .find(|r| r.pattern.names_git() && r.pattern.matches(sig, false))
-                {
-                    Some(r) => {
-                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
-                        continue;
-                    }
-                    None => {
-                        return LayerResult {
-                            allow: false,
-                            rule: None,
-                            reason: Some(format!(
-                                "{sig} writes into .git; only a rule naming .git can allow it"
-                            )),
+                            reason: Some(refusal),
                         };
                     }
                 }

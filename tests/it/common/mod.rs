@@ -41,6 +41,19 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A scripted model's turns, one `bash` call each, as task YAML lines.
+pub fn bash_turns(commands: &[&str]) -> String {
+    commands
+        .iter()
+        .map(|c| {
+            format!(
+                "  - tool_calls:\n      - {{name: bash, args: {{command: {}}}}}\n",
+                serde_json::to_string(c).unwrap()
+            )
+        })
+        .collect()
+}
+
 /// Copies a folder with `cp -a`.
 pub fn copy_tree(from: &Path, to: &Path) {
     let st = Command::new("cp")
