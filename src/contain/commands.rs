@@ -17,6 +17,15 @@ pub fn process_env() -> Vec<(String, String)> {
 
 /// What commands get. Keep it alive while they run: dropping it removes
 /// the temp folder.
+/// Why commands cannot be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandSetupError {
+    #[error("could not create the task's temp folder: {0}")]
+    TempFolder(std::io::Error),
+    #[error(transparent)]
+    Sandbox(#[from] super::sandbox::SandboxError),
+}
+
 pub struct CommandSetup {
     pub env: Vec<(String, String)>,
     pub confine: Option<Confinement>,
@@ -35,11 +44,11 @@ impl CommandSetup {
         git_dir: Option<&Path>,
         env: &EnvSettings,
         sandbox: &SandboxSettings,
-    ) -> Result<CommandSetup, String> {
+    ) -> Result<CommandSetup, CommandSetupError> {
         let tmp = tempfile::Builder::new()
             .prefix("runner-tmp-")
             .tempdir()
-            .map_err(|e| format!("could not create the task's temp folder: {e}"))?;
+            .map_err(CommandSetupError::TempFolder)?;
         let mut writable = vec![workspace.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(git_dir.map(Path::to_path_buf));
         writable.extend(sandbox.write.iter().cloned());

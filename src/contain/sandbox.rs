@@ -97,12 +97,32 @@ fn fs_rights(abi: i32) -> u64 {
 /// make a run stricter (`required` fails) or as loose as `sandbox: off`.
 pub const SIMULATE_NO_LANDLOCK: &str = "RUNNER_SIMULATE_NO_LANDLOCK";
 
+/// Why this kernel offers no Landlock.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoLandlock {
+    #[error("Landlock is unavailable ({SIMULATE_NO_LANDLOCK} is set)")]
+    Simulated,
+    #[error("the kernel has no Landlock")]
+    NotInKernel,
+    #[error("Landlock is disabled in this kernel")]
+    Disabled,
+    #[error("Landlock is unavailable: {0}")]
+    Other(String),
+}
+
+/// Why the sandbox could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("sandbox: required, but {0}")]
+    Required(NoLandlock),
+    #[error("cannot build the Landlock ruleset: {0}")]
+    Ruleset(std::io::Error),
+}
+
 /// The Landlock ABI version of this kernel, or why there is none.
-pub fn landlock_abi() -> Result<i32, String> {
+pub fn landlock_abi() -> Result<i32, NoLandlock> {
     if std::env::var_os(SIMULATE_NO_LANDLOCK).is_some() {
-        return Err(format!(
-            "Landlock is unavailable ({SIMULATE_NO_LANDLOCK} is set)"
-        ));
+        return Err(NoLandlock::Simulated);
     }
     // SAFETY: the documented version query: no attribute, size 0.
     let v = unsafe {
@@ -118,9 +138,9 @@ pub fn landlock_abi() -> Result<i32, String> {
     } else {
         let e = std::io::Error::last_os_error();
         Err(match e.raw_os_error() {
-            Some(libc::ENOSYS) => "the kernel has no Landlock".to_string(),
-            Some(libc::EOPNOTSUPP) => "Landlock is disabled in this kernel".to_string(),
-            _ => format!("Landlock is unavailable: {e}"),
+            Some(libc::ENOSYS) => NoLandlock::NotInKernel,
+            Some(libc::EOPNOTSUPP) => NoLandlock::Disabled,
+            _ => NoLandlock::Other(e.to_string()),
         })
     }
 }
@@ -142,7 +162,7 @@ impl Confinement {
     pub fn new(
         settings: &SandboxSettings,
         writable: &[PathBuf],
-    ) -> Result<(Option<Confinement>, String), String> {
+    ) -> Result<(Option<Confinement>, String), SandboxError> {
         let mut rlimits = Vec::new();
         if let Some(s) = settings.cpu_seconds {
             rlimits.push((libc::RLIMIT_CPU, s));
@@ -162,7 +182,7 @@ impl Confinement {
         let abi = match landlock_abi() {
             Ok(a) => a,
             Err(why) if settings.mode == SandboxMode::Required => {
-                return Err(format!("sandbox: required, but {why}"));
+                return Err(SandboxError::Required(why));
             }
             Err(why) => {
                 let d = format!("unavailable ({why}): commands ran unsandboxed (best-effort)");
@@ -175,8 +195,8 @@ impl Confinement {
                 return Ok((c, d));
             }
         };
-        let ruleset = build_ruleset(abi, writable, !settings.network)
-            .map_err(|e| format!("cannot build the Landlock ruleset: {e}"))?;
+        let ruleset =
+            build_ruleset(abi, writable, !settings.network).map_err(SandboxError::Ruleset)?;
         let filter = if settings.network {
             Vec::new()
         } else {

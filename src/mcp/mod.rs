@@ -11,6 +11,7 @@
 //! `env:`, never the runner's keys; their stderr goes to
 //! `OUT/<task>/mcp-<server>.log`.
 
+mod error;
 mod render;
 mod server;
 mod tool;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::{ExpandError, McpStartError};
 pub use server::{McpServer, SAFE_VARS, ServerTool};
 pub use tool::McpTool;
 
@@ -49,26 +51,34 @@ pub struct McpServerSpec {
     pub headers: BTreeMap<String, String>,
 }
 
-/// Replaces each `${NAME}` with the variable's value (an error names a
-/// variable that is not set). Each value read is a secret from then on:
-/// redacted in every output, whatever the variable is called.
-pub fn expand_env(text: &str) -> Result<String, String> {
+/// Replaces each `${NAME}` with the variable's value. Each value read is a
+/// secret from then on: redacted in every output, whatever the variable is
+/// called.
+pub fn expand_env(text: &str) -> Result<String, ExpandError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("`${{` without its `}}` in `{text}`"));
+            return Err(ExpandError::Unclosed(text.to_string()));
         };
         let name = &after[..end];
-        let value = std::env::var(name).map_err(|_| format!("the variable {name} is not set"))?;
+        let value = std::env::var(name).map_err(|_| ExpandError::Missing(name.to_string()))?;
         crate::contain::add_secret(&value);
         out.push_str(&value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// A required server that could not start: the task cannot run.
+#[derive(Debug, thiserror::Error)]
+#[error("the MCP server `{name}` could not start: {source}")]
+pub struct RequiredServerFailed {
+    pub name: String,
+    pub source: McpStartError,
 }
 
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -91,7 +101,7 @@ impl McpServers {
         default_cwd: &Path,
         log_dir: &Path,
         registry: &mut Registry,
-    ) -> Result<(McpServers, Vec<String>), String> {
+    ) -> Result<(McpServers, Vec<String>), RequiredServerFailed> {
         let mut servers = McpServers::default();
         let mut warnings = Vec::new();
         if plan_mode {
@@ -108,10 +118,10 @@ impl McpServers {
                 Ok(started) => started,
                 Err(e) if spec.required => {
                     servers.shutdown().await;
-                    return Err(format!(
-                        "the MCP server `{}` could not start: {e}",
-                        spec.name
-                    ));
+                    return Err(RequiredServerFailed {
+                        name: spec.name.clone(),
+                        source: e,
+                    });
                 }
                 Err(e) => {
                     warnings.push(format!(
@@ -158,5 +168,30 @@ impl McpServers {
             s.shutdown().await;
             // Dropping the last handle kills the group.
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_read_variables_and_become_secrets() {
+        // cargo gives tests their package's variables; this value appears
+        // in no other test's output, so redacting it from now on is safe.
+        let name = "CARGO_PKG_DESCRIPTION";
+        let value = std::env::var(name).expect("cargo sets it for tests");
+        let got = expand_env(&format!("Bearer ${{{name}}}!")).unwrap();
+        assert_eq!(got, format!("Bearer {value}!"));
+        assert!(!crate::contain::redact(&format!("x {value} y")).contains(&value));
+        assert_eq!(
+            expand_env("${RUNNER_TEST_SURELY_UNSET_VAR}"),
+            Err(ExpandError::Missing("RUNNER_TEST_SURELY_UNSET_VAR".into()))
+        );
+        assert!(matches!(
+            expand_env("a ${OPEN"),
+            Err(ExpandError::Unclosed(_))
+        ));
+        assert_eq!(expand_env("no variables").unwrap(), "no variables");
     }
 }

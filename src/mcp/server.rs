@@ -16,6 +16,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 
 use super::McpServerSpec;
+use super::error::McpStartError;
 use crate::process::GroupGuard;
 
 /// Variables a server gets from the runner's environment; the rest of its
@@ -60,7 +61,7 @@ impl McpServer {
         spec: &McpServerSpec,
         default_cwd: &std::path::Path,
         log: PathBuf,
-    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), McpStartError> {
         match &spec.url {
             Some(url) => Self::connect(spec, url).await,
             None => Self::spawn(spec, default_cwd, log).await,
@@ -72,42 +73,54 @@ impl McpServer {
     async fn connect(
         spec: &McpServerSpec,
         url: &str,
-    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), McpStartError> {
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let mut headers = std::collections::HashMap::new();
         for (name, value) in &spec.headers {
-            let value = super::expand_env(value).map_err(|e| format!("headers.{name}: {e}"))?;
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| format!("headers.{name}: {e}"))?;
-            let mut value = reqwest::header::HeaderValue::from_str(&value)
-                .map_err(|e| format!("headers.{name}: {e}"))?;
+            let bad = |why: String| McpStartError::BadHeader {
+                header: name.clone(),
+                why,
+            };
+            let value = super::expand_env(value).map_err(|source| McpStartError::Variable {
+                header: name.clone(),
+                source,
+            })?;
+            let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| bad(e.to_string()))?;
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&value).map_err(|e| bad(e.to_string()))?;
             value.set_sensitive(true);
-            headers.insert(name, value);
+            headers.insert(header, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
         let started = tokio::time::timeout(START_TIMEOUT, async {
             let service = ().serve(transport).await.map_err(|e| {
                 let e = e.to_string();
-                if e.contains("401")
-                    || e.contains("403")
-                    || e.contains("nauthorized")
-                    || e.contains("orbidden")
+                let (url, detail) = (url.to_string(), e);
+                if ["401", "403", "nauthorized", "orbidden"]
+                    .iter()
+                    .any(|s| detail.contains(s))
                 {
-                    format!("{url} refused the credentials (HTTP 401/403): check its headers ({e})")
+                    McpStartError::Unauthorized { url, detail }
                 } else {
-                    format!("{url} could not be reached or did not speak MCP: {e}")
+                    McpStartError::Unreachable { url, detail }
                 }
             })?;
             let tools = service
                 .list_all_tools()
                 .await
-                .map_err(|e| format!("listing its tools failed: {e}"))?;
-            Ok::<_, String>((service, tools))
+                .map_err(|e| McpStartError::ListTools {
+                    detail: e.to_string(),
+                })?;
+            Ok::<_, McpStartError>((service, tools))
         })
         .await
-        .map_err(|_| format!("{url} did not answer within {} s", START_TIMEOUT.as_secs()))??;
+        .map_err(|_| McpStartError::Timeout {
+            what: url.to_string(),
+            limit: START_TIMEOUT,
+        })??;
         let (service, tools) = started;
         let (exit_tx, exited) = tokio::sync::watch::channel(None);
         Ok(Self::running(
@@ -163,15 +176,17 @@ impl McpServer {
         spec: &McpServerSpec,
         default_cwd: &std::path::Path,
         log: PathBuf,
-    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), String> {
+    ) -> Result<(Arc<McpServer>, Vec<ServerTool>), McpStartError> {
+        let io = |what: String| move |source| McpStartError::Io { what, source };
         let tmp = tempfile::Builder::new()
             .prefix("runner-tmp-mcp-")
             .tempdir()
-            .map_err(|e| format!("cannot create its temp folder: {e}"))?;
+            .map_err(io("temp folder".into()))?;
         let registered = crate::cleanup::register(tmp.path());
         let mut writable = vec![default_cwd.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(spec.sandbox.write.iter().cloned());
-        let (confine, sandbox) = crate::contain::Confinement::new(&spec.sandbox, &writable)?;
+        let (confine, sandbox) = crate::contain::Confinement::new(&spec.sandbox, &writable)
+            .map_err(McpStartError::Sandbox)?;
         let mut cmd = tokio::process::Command::new(&spec.command);
         cmd.args(&spec.args)
             .current_dir(spec.cwd.as_deref().unwrap_or(default_cwd))
@@ -199,12 +214,12 @@ impl McpServer {
         if let Some(dir) = log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let log_file = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
+        let log_file = std::fs::File::create(&log).map_err(io(format!("log {}", log.display())))?;
         cmd.stderr(log_file);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start `{}`: {e}", spec.command))?;
+        let mut child = cmd.spawn().map_err(|source| McpStartError::Spawn {
+            command: spec.command.clone(),
+            source,
+        })?;
         let group = Arc::new(GroupGuard::new(child.id().map_or(0, |p| p as i32)));
         let pidfd = child.id().and_then(crate::process::pidfd_open);
         let stdout = child.stdout.take().expect("piped");
@@ -233,22 +248,24 @@ impl McpServer {
             let service =
                 ().serve((stdout, stdin))
                     .await
-                    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+                    .map_err(|e| McpStartError::Handshake {
+                        detail: e.to_string(),
+                        log: log.clone(),
+                    })?;
             let tools = service
                 .list_all_tools()
                 .await
-                .map_err(|e| format!("listing its tools failed: {e}"))?;
-            Ok::<_, String>((service, tools))
+                .map_err(|e| McpStartError::ListTools {
+                    detail: e.to_string(),
+                })?;
+            Ok::<_, McpStartError>((service, tools))
         })
         .await
-        .map_err(|_| {
-            format!(
-                "it did not answer within {} s (see {})",
-                START_TIMEOUT.as_secs(),
-                log.display()
-            )
+        .map_err(|_| McpStartError::Timeout {
+            what: format!("it (see {})", log.display()),
+            limit: START_TIMEOUT,
         })?;
-        let (service, tools) = started.map_err(|e| format!("{e} (see {})", log.display()))?;
+        let (service, tools) = started?;
         Ok(Self::running(
             spec,
             service,

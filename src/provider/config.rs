@@ -110,6 +110,23 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
 
+/// Why a provider cannot be set up: each says what to set or fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderSetupError {
+    #[error("`{0}` is not an HTTP provider")]
+    NotHttp(String),
+    #[error("the base URL `{url}` of {model} must start with http:// or https://")]
+    BadBaseUrl { url: String, model: String },
+    #[error("{model} needs an API key: set {var}{hint}")]
+    MissingKey {
+        model: String,
+        var: &'static str,
+        hint: &'static str,
+    },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
 /// Resolves a model's configuration; `var` reads the environment (a
 /// function so tests need not change the process's environment). The
 /// error names the variable to set.
@@ -117,9 +134,9 @@ pub fn resolve(
     spec: &ModelSpec,
     options: &ModelOptions,
     var: impl Fn(&str) -> Option<String>,
-) -> Result<ProviderConfig, String> {
+) -> Result<ProviderConfig, ProviderSetupError> {
     let vendor = Vendor::from_provider(&spec.provider)
-        .ok_or_else(|| format!("`{spec}` is not an HTTP provider"))?;
+        .ok_or_else(|| ProviderSetupError::NotHttp(spec.to_string()))?;
     let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
     let custom_url = options
         .base_url
@@ -131,22 +148,23 @@ pub fn resolve(
         .trim_end_matches('/')
         .to_string();
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!(
-            "the base URL `{base_url}` of {spec} must start with http:// or https://"
-        ));
+        return Err(ProviderSetupError::BadBaseUrl {
+            url: base_url,
+            model: spec.to_string(),
+        });
     }
     let api_key = var(vendor.key_var()).map(ApiKey::new);
     let keyless_ok = vendor == Vendor::OpenAi && custom_url.is_some();
     if api_key.is_none() && !keyless_ok {
-        return Err(format!(
-            "{spec} needs an API key: set {}{}",
-            vendor.key_var(),
-            if vendor == Vendor::OpenAi {
+        return Err(ProviderSetupError::MissingKey {
+            model: spec.to_string(),
+            var: vendor.key_var(),
+            hint: if vendor == Vendor::OpenAi {
                 " (or OPENAI_BASE_URL for a local OpenAI-compatible server that needs none)"
             } else {
                 ""
-            }
-        ));
+            },
+        });
     }
     Ok(ProviderConfig {
         vendor,
@@ -176,9 +194,22 @@ mod tests {
             None
         })
         .unwrap_err();
-        assert!(e.contains("ANTHROPIC_API_KEY"), "{e}");
+        assert!(
+            matches!(
+                e,
+                ProviderSetupError::MissingKey {
+                    var: "ANTHROPIC_API_KEY",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = resolve(&spec("openai:gpt"), &ModelOptions::default(), |_| None).unwrap_err();
-        assert!(e.contains("OPENAI_API_KEY"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("set OPENAI_API_KEY (or OPENAI_BASE_URL"),
+            "{e}"
+        );
     }
 
     #[test]

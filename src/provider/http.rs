@@ -304,12 +304,11 @@ impl SseReader {
 }
 
 /// Builds the shared HTTP client.
-pub fn client() -> Result<reqwest::Client, String> {
+pub fn client() -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
         .user_agent(concat!("runner/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 #[cfg(test)]

@@ -23,12 +23,12 @@ use std::pin::Pin;
 
 pub use anthropic::Anthropic;
 pub use client::{HttpProvider, WireFormat};
-pub use config::{ModelOptions, ProviderConfig, Vendor};
+pub use config::{ModelOptions, ProviderConfig, ProviderSetupError, Vendor};
 pub use gemini::Gemini;
 pub use message::{Message, ModelTurn, ToolCallRequest, Usage};
 pub use openai::OpenAi;
 pub use scripted::{ScriptCall, ScriptTurn, ScriptedProvider};
-pub use spec::ModelSpec;
+pub use spec::{ModelSpec, ModelSpecError};
 
 use crate::tools::Registry;
 
@@ -65,7 +65,7 @@ pub trait Provider: Send + Sync {
 }
 
 /// The HTTP provider for a resolved configuration.
-pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, String> {
+pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, ProviderSetupError> {
     let client = http::client()?;
     Ok(match cfg.vendor {
         Vendor::OpenAi => Box::new(HttpProvider::new(OpenAi, cfg, client)),

@@ -10,7 +10,9 @@ use crate::contain::CommandSetup;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
 use crate::mcp::McpServers;
 use crate::provider::config::resolve;
-use crate::provider::{Message, Provider, ProviderConfig, ScriptedProvider, Usage, http_provider};
+use crate::provider::{
+    Message, Provider, ProviderConfig, ProviderSetupError, ScriptedProvider, Usage, http_provider,
+};
 use crate::report::progress::{Fanout, RunReporter, TaskEvents};
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
@@ -55,14 +57,14 @@ fn now_rfc3339() -> String {
 
 /// The configuration of a task's HTTP model from the environment and its
 /// `model_options` (`None` for `scripted`). The error names what to set.
-pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, String> {
+pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, ProviderSetupError> {
     if task.model.is_scripted() {
         return Ok(None);
     }
     resolve(&task.model, &task.model_options, |k| std::env::var(k).ok()).map(Some)
 }
 
-fn make_provider(task: &Task) -> Result<Box<dyn Provider>, String> {
+fn make_provider(task: &Task) -> Result<Box<dyn Provider>, ProviderSetupError> {
     match provider_config(task)? {
         None => Ok(Box::new(ScriptedProvider::new(std::sync::Arc::clone(
             &task.script,
@@ -127,7 +129,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let setup = if let Some(why) = opts.cancel.reason() {
         Err(Cancelled(format!("cancelled before it started ({why})")))
     } else {
-        make_provider(task).map_err(Failure)
+        make_provider(task).map_err(|e| Failure(e.to_string()))
     };
     let setup = setup.and_then(|provider| {
         let excludes: Vec<PathBuf> = opts.out_dir.canonicalize().into_iter().collect();
@@ -147,7 +149,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             &task.env,
             &task.sandbox,
         )
-        .map_err(Failure)?;
+        .map_err(|e| Failure(e.to_string()))?;
         sandbox_note = commands.sandbox_note;
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(task_out.join("tool-results"))
@@ -187,7 +189,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                 Err(e) => {
                     break 'arm Outcome {
                         status: OutcomeStatus::Error,
-                        reason: e,
+                        reason: e.to_string(),
                     };
                 }
             };
