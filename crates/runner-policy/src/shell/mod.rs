@@ -68,6 +68,17 @@ mod tests {
     }
 
     #[test]
+    fn many_cds_stay_bounded_and_fail_closed() {
+        // Each `cd` may double the folders; unbounded, 40 of them would
+        // need 2^40 entries. Past the bound the folder is unknown.
+        let script: Vec<String> = (0..40).map(|i| format!("cd d{i}")).collect();
+        let a = analyze(&format!("{}; cat f", script.join("; ")));
+        assert!(a.opaque.is_some(), "{a:?}");
+        let a = analyze("cd a; cd b; cat f");
+        assert!(a.opaque.is_none());
+    }
+
+    #[test]
     fn fails_closed() {
         for s in [
             "$X -rf /",

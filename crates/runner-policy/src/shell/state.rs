@@ -9,6 +9,10 @@ pub const MAX_SCRIPT_CHARS: usize = 10_000;
 /// How deep scripts and wrappers may nest before the analysis fails closed.
 pub(super) const MAX_DEPTH: usize = 16;
 
+/// Most folders a script may be in after its `cd`s before the folder
+/// counts as unknown (each `cd` can double them).
+pub(super) const MAX_CWDS: usize = 64;
+
 /// The word that stands for `<(...)`/`>(...)` among a command's arguments.
 pub(super) const PROCESS_SUBSTITUTION: &str = "<(...)";
 

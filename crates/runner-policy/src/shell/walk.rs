@@ -6,7 +6,7 @@
 use brush_parser::ast;
 
 use super::analysis::PathUse;
-use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker, WordValue};
+use super::state::{MAX_CWDS, MAX_DEPTH, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::is_risky_variable;
 
 impl Walker {
@@ -278,7 +278,14 @@ impl Walker {
                             next.push(joined);
                         }
                     }
-                    *cwds = next;
+                    // Every `cd` can double the folders a script may be in
+                    // (`cd a || true` keeps both): past a few dozen, the
+                    // folder is unknown, and relative paths fail closed.
+                    if next.len() > MAX_CWDS {
+                        self.cwds = None;
+                    } else {
+                        *cwds = next;
+                    }
                 }
             }
             _ => self.cwds = None,
