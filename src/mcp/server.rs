@@ -95,10 +95,10 @@ impl McpServer {
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
-        let started = tokio::time::timeout(START_TIMEOUT, async {
-            let service = ().serve(transport).await.map_err(|e| {
-                let e = e.to_string();
-                let (url, detail) = (url.to_string(), e);
+        let (service, tools) = handshake(
+            ().serve(transport),
+            |e| {
+                let (url, detail) = (url.to_string(), e.to_string());
                 if ["401", "403", "nauthorized", "orbidden"]
                     .iter()
                     .any(|s| detail.contains(s))
@@ -107,21 +107,10 @@ impl McpServer {
                 } else {
                     McpStartError::Unreachable { url, detail }
                 }
-            })?;
-            let tools = service
-                .list_all_tools()
-                .await
-                .map_err(|e| McpStartError::ListTools {
-                    detail: e.to_string(),
-                })?;
-            Ok::<_, McpStartError>((service, tools))
-        })
-        .await
-        .map_err(|_| McpStartError::Timeout {
-            what: url.to_string(),
-            limit: START_TIMEOUT,
-        })??;
-        let (service, tools) = started;
+            },
+            url.to_string(),
+        )
+        .await?;
         let (exit_tx, exited) = tokio::sync::watch::channel(None);
         Ok(Self::running(
             spec,
@@ -244,28 +233,15 @@ impl McpServer {
             monitor.retire();
             let _ = exit_tx.send(Some(status));
         });
-        let started = tokio::time::timeout(START_TIMEOUT, async {
-            let service =
-                ().serve((stdout, stdin))
-                    .await
-                    .map_err(|e| McpStartError::Handshake {
-                        detail: e.to_string(),
-                        log: log.clone(),
-                    })?;
-            let tools = service
-                .list_all_tools()
-                .await
-                .map_err(|e| McpStartError::ListTools {
-                    detail: e.to_string(),
-                })?;
-            Ok::<_, McpStartError>((service, tools))
-        })
-        .await
-        .map_err(|_| McpStartError::Timeout {
-            what: format!("it (see {})", log.display()),
-            limit: START_TIMEOUT,
-        })?;
-        let (service, tools) = started?;
+        let (service, tools) = handshake(
+            ().serve((stdout, stdin)),
+            |e| McpStartError::Handshake {
+                detail: e.to_string(),
+                log: log.clone(),
+            },
+            format!("it (see {})", log.display()),
+        )
+        .await?;
         Ok(Self::running(
             spec,
             service,
@@ -316,6 +292,31 @@ impl McpServer {
             group.kill();
         }
     }
+}
+
+/// The MCP handshake and the tool list, within [`START_TIMEOUT`]: `serve`
+/// is the handshake on a transport, `failed` says why it failed, `what`
+/// names the server in a timeout.
+async fn handshake<E: std::fmt::Display>(
+    serve: impl std::future::Future<Output = Result<RunningService<RoleClient, ()>, E>>,
+    failed: impl FnOnce(E) -> McpStartError,
+    what: String,
+) -> Result<(RunningService<RoleClient, ()>, Vec<rmcp::model::Tool>), McpStartError> {
+    tokio::time::timeout(START_TIMEOUT, async {
+        let service = serve.await.map_err(failed)?;
+        let tools = service
+            .list_all_tools()
+            .await
+            .map_err(|e| McpStartError::ListTools {
+                detail: e.to_string(),
+            })?;
+        Ok((service, tools))
+    })
+    .await
+    .map_err(|_| McpStartError::Timeout {
+        what,
+        limit: START_TIMEOUT,
+    })?
 }
 
 /// Why a call failed.
