@@ -3,10 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use runner::cli;
-use runner::run::Shard;
-use runner::task::{LoadOptions, ModelSpec};
-use runner::tools::{Dialect, Registry};
+use runner::cli::{self, CliError, CliResult, Exit};
+use runner::task::LoadOptions;
 
 #[derive(Parser)]
 #[command(
@@ -22,45 +20,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run task files (paths or globs).
-    Run {
-        #[arg(required = true)]
-        tasks: Vec<String>,
-        /// Output folder.
-        #[arg(long, default_value = "runner-out")]
-        out: PathBuf,
-        /// A policy added to every task's policy; the strictest decision wins. Repeatable.
-        #[arg(long = "policy")]
-        policies: Vec<PathBuf>,
-        /// Override every task's model: PROVIDER:MODEL or scripted.
-        #[arg(long)]
-        model: Option<String>,
-        /// Tasks run in parallel.
-        #[arg(long, default_value_t = 1)]
-        jobs: usize,
-        /// Run only shard K of N (stable by task name).
-        #[arg(long)]
-        shard: Option<Shard>,
-        /// Apply each passing task's changes to its original workspace.
-        #[arg(long)]
-        apply: bool,
-        /// Print only the final line.
-        #[arg(long, short)]
-        quiet: bool,
-        /// Print every turn.
-        #[arg(long, short)]
-        verbose: bool,
-        /// stdout: `text` (a final summary line) or `json` (every event as a JSON line).
-        #[arg(long, value_enum, default_value = "text")]
-        format: cli::run::OutputFormat,
-        /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
-        #[arg(long = "param", value_name = "NAME=VALUE", value_parser = runner::task::params::parse_param)]
-        params: Vec<(String, String)>,
-        /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
-        /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
-        /// argument after it.
-        #[arg(long, num_args = 0.., value_name = "FILE")]
-        files: Option<Vec<String>>,
-    },
+    Run(cli::run::RunArgs),
     /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).
     Merge {
         /// The merged output folder.
@@ -87,7 +47,7 @@ enum Command {
     /// Print the tool declarations.
     Tools {
         #[arg(long, value_enum, default_value = "openai")]
-        format: Dialect,
+        format: cli::tool::DeclarationFormat,
         /// List the tools this task gets: its `tools:` and mode applied,
         /// its MCP servers started and asked.
         #[arg(long)]
@@ -119,11 +79,28 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { cli::EXIT_INVALID } else { 0 };
+            // Usage errors are bad input (2); --help and --version are not.
+            let code = if e.use_stderr() {
+                Exit::Invalid.code()
+            } else {
+                0
+            };
             let _ = e.print();
             std::process::exit(code);
         }
     };
+    let code = match try_main(cli) {
+        Ok(exit) => exit.code(),
+        Err(e) => {
+            e.print();
+            e.exit().code()
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Runs the command; errors are printed by `main`, in one place.
+fn try_main(cli: Cli) -> CliResult {
     // Warnings (a provider's retries) go to stderr; RUNNER_LOG=debug and
     // the like show more.
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUNNER_LOG")
@@ -137,51 +114,10 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .expect("tokio runtime");
-    let code = rt.block_on(async move {
+        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    let result = rt.block_on(async move {
         match cli.command {
-            Command::Run {
-                tasks,
-                out,
-                policies,
-                model,
-                jobs,
-                shard,
-                apply,
-                quiet,
-                verbose,
-                format,
-                params,
-                files,
-            } => {
-                let model_override = match model.as_deref().map(ModelSpec::parse).transpose() {
-                    Ok(m) => m,
-                    Err(e) => {
-                        eprintln!("error: --model: {e}");
-                        return cli::EXIT_INVALID;
-                    }
-                };
-                let load = LoadOptions {
-                    model_override,
-                    registry: Registry::builtin(),
-                    params: params.into_iter().collect(),
-                    files: files.unwrap_or_default(),
-                    params_optional: false,
-                };
-                cli::run::run(cli::run::RunArgs {
-                    tasks,
-                    out,
-                    policies,
-                    load,
-                    jobs,
-                    shard,
-                    apply,
-                    quiet,
-                    verbose,
-                    format,
-                })
-                .await
-            }
+            Command::Run(args) => cli::run::run(args).await,
             Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
             Command::Validate { files } => cli::validate::validate(&files, &LoadOptions::lenient()),
             Command::Check {
@@ -205,5 +141,8 @@ fn main() {
             Command::Init { dir } => cli::init::init(&dir),
         }
     });
-    std::process::exit(code);
+    // The process exits next: a blocking task still running (a cancelled
+    // search) must not hold it up.
+    rt.shutdown_background();
+    result
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{EXIT_INVALID, EXIT_OK};
+use super::{CliError, CliResult, Exit};
 use crate::workspace::atomic_write_str;
 
 const TASK: &str = r##"# A first task. It is scripted (`model: scripted`): its model's turns are
@@ -97,7 +97,7 @@ jobs:
 
 /// Writes the starter files into `dir`; exit 0, or 2 when one cannot be
 /// written.
-pub fn init(dir: &Path) -> i32 {
+pub fn init(dir: &Path) -> CliResult {
     let files = [
         ("tasks/example.yaml", TASK),
         ("policies/ci.yaml", POLICY),
@@ -116,13 +116,12 @@ pub fn init(dir: &Path) -> i32 {
         match made {
             Ok(()) => eprintln!("wrote {rel}"),
             Err(e) => {
-                eprintln!("error: {}: {e}", path.display());
-                return EXIT_INVALID;
+                return Err(CliError::Invalid(format!("{}: {e}", path.display())));
             }
         }
     }
     eprintln!("next: runner run tasks/*.yaml");
-    EXIT_OK
+    Ok(Exit::Passed)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK};
+use super::{CliError, CliResult, Exit};
 use crate::report::{OutcomeStatus, Transcript};
 use crate::run::write_run_reports;
 use crate::workspace::atomic_write;
@@ -42,27 +42,20 @@ fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
     Ok(found)
 }
 
-pub fn merge(out: &Path, shards: &[PathBuf]) -> i32 {
+pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
     let mut all: Vec<Found> = Vec::new();
     for dir in shards {
-        match read_shard(dir) {
-            Ok(f) => all.extend(f),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INVALID;
-            }
-        }
+        all.extend(read_shard(dir).map_err(CliError::Invalid)?);
     }
     all.sort_by(|a, b| a.transcript.task.cmp(&b.transcript.task));
     for pair in all.windows(2) {
         if pair[0].transcript.task == pair[1].transcript.task {
-            eprintln!(
-                "error: task `{}` is in both {} and {}",
+            return Err(CliError::Invalid(format!(
+                "task `{}` is in both {} and {}",
                 pair[0].transcript.task,
                 pair[0].dir.display(),
                 pair[1].dir.display()
-            );
-            return EXIT_INVALID;
+            )));
         }
     }
     for f in &all {
@@ -70,26 +63,18 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> i32 {
         if dest == f.dir {
             continue;
         }
-        if let Err(e) = copy_files(&f.dir, &dest) {
-            eprintln!("error: copying {}: {e}", f.dir.display());
-            return EXIT_FAILED;
-        }
+        copy_files(&f.dir, &dest)
+            .map_err(|e| CliError::Failed(format!("copying {}: {e}", f.dir.display())))?;
     }
     let transcripts: Vec<&Transcript> = all.iter().map(|f| &f.transcript).collect();
-    if let Err(e) = write_run_reports(out, &transcripts) {
-        eprintln!("error: writing {}: {e}", out.display());
-        return EXIT_FAILED;
-    }
+    write_run_reports(out, &transcripts)
+        .map_err(|e| CliError::Failed(format!("writing {}: {e}", out.display())))?;
     let passed = transcripts
         .iter()
         .filter(|t| t.outcome.status == OutcomeStatus::Passed)
         .count();
     println!("{passed} passed, {} failed", transcripts.len() - passed);
-    if passed == transcripts.len() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    Ok(Exit::passed_if(passed == transcripts.len()))
 }
 
 /// Copies the files of one task folder (not recursive: a task folder holds

@@ -1,6 +1,7 @@
 //! Command-line commands, one file each. stdout carries data, stderr logs.
 
 pub mod check;
+mod error;
 pub mod expand;
 pub mod init;
 pub mod merge;
@@ -9,18 +10,7 @@ pub mod schema;
 pub mod tool;
 pub mod validate;
 
-/// Exit codes: 0 everything passed, 1 something failed or was denied, 2 bad
-/// input (nothing was run).
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_INVALID: i32 = 2;
-
-/// Prints config errors to stderr.
-pub fn report_errors(errors: &[runner_policy::ConfigError]) {
-    for e in errors {
-        eprintln!("error: {e}");
-    }
-}
+pub use error::{CliError, CliResult, Exit};
 
 /// Loads `--policy` files, each a layer, with `{{files}}` rules bound to
 /// `files`; every error of every file, located.
@@ -44,19 +34,14 @@ pub fn load_policies(
     }
 }
 
-/// Parses ARGS_JSON and opens the workspace of `check` and `tool`; on bad
-/// input prints the error and gives the exit code.
+/// Parses ARGS_JSON and opens the workspace of `check` and `tool`.
 pub fn call_inputs(
     args: &str,
     workspace: &std::path::Path,
-) -> Result<(serde_json::Value, crate::workspace::Workspace), i32> {
-    let args = serde_json::from_str(args).map_err(|e| {
-        eprintln!("error: ARGS_JSON is not valid JSON: {e}");
-        EXIT_INVALID
-    })?;
-    let ws = crate::workspace::Workspace::new(workspace).map_err(|e| {
-        eprintln!("error: workspace {}: {e}", workspace.display());
-        EXIT_INVALID
-    })?;
+) -> Result<(serde_json::Value, crate::workspace::Workspace), CliError> {
+    let args = serde_json::from_str(args)
+        .map_err(|e| CliError::Invalid(format!("ARGS_JSON is not valid JSON: {e}")))?;
+    let ws = crate::workspace::Workspace::new(workspace)
+        .map_err(|e| CliError::Invalid(format!("workspace {}: {e}", workspace.display())))?;
     Ok((args, ws))
 }

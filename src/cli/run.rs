@@ -1,34 +1,60 @@
-//! `runner run [OPTIONS] TASK...`
+//! `runner run [OPTIONS] TASK...`: loads and checks everything first (bad
+//! input runs nothing and exits 2), then hands the tasks to [`crate::run`].
 
 use std::path::PathBuf;
-
-use futures::StreamExt;
-
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, load_policies, report_errors};
 use std::sync::Arc;
 
+use super::{CliError, CliResult, Exit, load_policies};
 use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
-use crate::report::{Outcome, OutcomeStatus};
 use crate::run::{
-    Cancel, RunOptions, Shard, TaskResult, in_shard, run_task, write_run_outputs,
-    write_task_outputs,
+    Cancel, RunOptions, Shard, apply_passed, in_shard, run_tasks, watch_signals, write_run_outputs,
 };
-use crate::task::{LoadOptions, load_tasks};
-use crate::workspace::{ApplyError, apply_changes};
+use crate::task::{LoadOptions, ModelSpec, load_tasks};
+use crate::tools::Registry;
 
+/// The options of `runner run`.
+#[derive(Debug, clap::Args)]
 pub struct RunArgs {
+    /// Task files (paths or globs).
+    #[arg(required = true)]
     pub tasks: Vec<String>,
+    /// Output folder.
+    #[arg(long, default_value = "runner-out")]
     pub out: PathBuf,
+    /// A policy added to every task's policy; the strictest decision wins. Repeatable.
+    #[arg(long = "policy")]
     pub policies: Vec<PathBuf>,
-    pub load: LoadOptions,
+    /// Override every task's model: PROVIDER:MODEL or scripted.
+    #[arg(long, value_parser = ModelSpec::parse)]
+    pub model: Option<ModelSpec>,
+    /// Tasks run in parallel.
+    #[arg(long, default_value_t = 1)]
     pub jobs: usize,
+    /// Run only shard K of N (stable by task name).
+    #[arg(long)]
     pub shard: Option<Shard>,
+    /// Apply each passing task's changes to its original workspace.
+    #[arg(long)]
     pub apply: bool,
+    /// Print only the final line.
+    #[arg(long, short)]
     pub quiet: bool,
+    /// Print every turn.
+    #[arg(long, short)]
     pub verbose: bool,
+    /// stdout: `text` (a final summary line) or `json` (every event as a JSON line).
+    #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = crate::task::params::parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
+    /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
+    /// argument after it.
+    #[arg(long, num_args = 0.., value_name = "FILE")]
+    pub files: Option<Vec<String>>,
 }
 
 /// What `runner run` prints on stdout.
@@ -64,35 +90,33 @@ fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
     }
 }
 
-pub async fn run(args: RunArgs) -> i32 {
-    let paths = match super::expand::expand_args(&args.tasks) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INVALID;
-        }
+pub async fn run(args: RunArgs) -> CliResult {
+    let load = LoadOptions {
+        model_override: args.model.clone(),
+        registry: Registry::builtin(),
+        params: args.params.iter().cloned().collect(),
+        files: args.files.clone().unwrap_or_default(),
+        params_optional: false,
     };
-    let (extra, mut errors) = match load_policies(&args.policies, &args.load.files) {
-        Ok(layers) => (layers, vec![]),
-        Err(es) => (vec![], es),
-    };
-    let tasks = match load_tasks(&paths, &args.load) {
-        Ok(t) if errors.is_empty() => t,
-        Ok(_) => {
-            report_errors(&errors);
-            return EXIT_INVALID;
-        }
-        Err(es) => {
-            errors.extend(es);
-            report_errors(&errors);
-            return EXIT_INVALID;
+    let paths = super::expand::expand_args(&args.tasks).map_err(CliError::Invalid)?;
+    // Every error of every file at once: the policies' and the tasks'.
+    let (layers, tasks) = (
+        load_policies(&args.policies, &load.files),
+        load_tasks(&paths, &load),
+    );
+    let (extra, tasks) = match (layers, tasks) {
+        (Ok(l), Ok(t)) => (l, t),
+        (l, t) => {
+            let errors = l.err().into_iter().chain(t.err()).flatten().collect();
+            return Err(CliError::Config(errors));
         }
     };
     // A --param no task declares is a typo, not something to ignore.
-    for name in args.load.params.keys() {
+    for name in load.params.keys() {
         if !tasks.iter().any(|t| t.params.contains_key(name)) {
-            eprintln!("error: --param {name}: no task declares a parameter `{name}`");
-            return EXIT_INVALID;
+            return Err(CliError::Invalid(format!(
+                "--param {name}: no task declares a parameter `{name}`"
+            )));
         }
     }
     let tasks: Vec<_> = match args.shard {
@@ -101,23 +125,23 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     // A model that cannot be reached for want of a key is an input error:
     // say so before anything runs.
-    let mut bad_model = false;
-    for t in &tasks {
-        if let Err(e) = crate::run::provider_config(t) {
-            eprintln!("error: {}: task `{}`: {e}", t.file.display(), t.name);
-            bad_model = true;
-        }
+    let bad_models: Vec<String> = tasks
+        .iter()
+        .filter_map(|t| {
+            crate::run::provider_config(t)
+                .err()
+                .map(|e| format!("{}: task `{}`: {e}", t.file.display(), t.name))
+        })
+        .collect();
+    if !bad_models.is_empty() {
+        return Err(CliError::Invalid(bad_models.join("\n")));
     }
-    if bad_model {
-        return EXIT_INVALID;
-    }
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        eprintln!(
-            "error: cannot create output folder {}: {e}",
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        CliError::Invalid(format!(
+            "cannot create output folder {}: {e}",
             args.out.display()
-        );
-        return EXIT_INVALID;
-    }
+        ))
+    })?;
     let opts = RunOptions {
         out_dir: args.out.clone(),
         extra_policies: extra,
@@ -131,56 +155,11 @@ pub async fn run(args: RunArgs) -> i32 {
     if !args.quiet {
         eprintln!("runner: outputs in {}", args.out.display());
     }
-    let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
-        .map(|(i, t)| {
-            let opts = &opts;
-            async move {
-                let r = run_task(t, opts).await;
-                if let Err(e) = write_task_outputs(&opts.out_dir, &r) {
-                    eprintln!("error: writing outputs of {}: {e}", t.name);
-                }
-                (i, r)
-            }
-        })
-        .buffer_unordered(args.jobs.max(1))
-        .collect()
-        .await;
-    results.sort_by_key(|(i, _)| *i);
-    let mut results: Vec<TaskResult> = results.into_iter().map(|(_, r)| r).collect();
-    let mut failed = results.iter().any(|r| !r.passed());
-    if args.apply {
-        for r in results
-            .iter_mut()
-            .filter(|r| r.passed() && !r.changes.is_empty())
-        {
-            match apply_changes(&r.workspace, &r.changes) {
-                Ok(n) => eprintln!(
-                    "[{}] applied {n} change(s) to {}",
-                    r.transcript.task,
-                    r.workspace.display()
-                ),
-                Err(e) => {
-                    eprintln!("error: [{}] --apply: {e}", r.transcript.task);
-                    let status = match e {
-                        ApplyError::Conflict { .. } => OutcomeStatus::Conflict,
-                        ApplyError::Io { .. } => OutcomeStatus::Error,
-                    };
-                    r.transcript.outcome = Outcome {
-                        status,
-                        reason: format!("--apply: {e} (its diff is in changes.diff)"),
-                    };
-                    if let Err(e) = write_task_outputs(&args.out, r) {
-                        eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
-                    }
-                    failed = true;
-                }
-            }
-        }
-    }
-    if let Err(e) = write_run_outputs(&args.out, &results) {
-        eprintln!("error: writing run outputs: {e}");
-        return EXIT_FAILED;
-    }
+    let mut results = run_tasks(&tasks, &opts, args.jobs).await;
+    let all_passed = results.iter().all(|r| r.passed());
+    let all_applied = !args.apply || apply_passed(&mut results, &args.out);
+    write_run_outputs(&args.out, &results)
+        .map_err(|e| CliError::Failed(format!("writing run outputs: {e}")))?;
     let passed = results.iter().filter(|r| r.passed()).count();
     opts.reporter.run_finished(passed, results.len() - passed);
     if args.format == OutputFormat::Text {
@@ -189,43 +168,5 @@ pub async fn run(args: RunArgs) -> i32 {
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);
-    if failed { EXIT_FAILED } else { EXIT_OK }
-}
-
-/// The first SIGINT or SIGTERM cancels the run (tasks stop, outputs are
-/// written, outcome `cancelled`); a second one kills every command's
-/// process group, removes the temporary copies and folders (waiting a
-/// second at most) and exits at once with 130 (SIGINT) or 143 (SIGTERM).
-fn watch_signals(cancel: Cancel) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        eprintln!("warning: cannot listen for SIGINT/SIGTERM; a cancelled run writes no outputs");
-        return;
-    };
-    tokio::spawn(async move {
-        let mut seen = 0;
-        loop {
-            let name = tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            };
-            seen += 1;
-            if seen == 1 {
-                eprintln!(
-                    "runner: {name}: cancelling the running tasks and writing their outputs (send it again to exit at once)"
-                );
-                cancel.cancel(name);
-            } else {
-                eprintln!("runner: {name} again: exiting now");
-                crate::process::kill_all_groups();
-                if !crate::cleanup::remove_all(std::time::Duration::from_secs(1)) {
-                    eprintln!("runner: some temporary folders could not be removed in time");
-                }
-                std::process::exit(if name == "SIGINT" { 130 } else { 143 });
-            }
-        }
-    });
+    Ok(Exit::passed_if(all_passed && all_applied))
 }

@@ -15,7 +15,7 @@ fn schema<T: JsonSchema>() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default()
 }
 
-pub fn print_schema(kind: SchemaKind) -> i32 {
+pub fn print_schema(kind: SchemaKind) -> super::CliResult {
     let v = match kind {
         SchemaKind::Task => schema::<crate::task::TaskFile>(),
         SchemaKind::Policy => schema::<runner_policy::PolicyFile>(),
@@ -23,5 +23,5 @@ pub fn print_schema(kind: SchemaKind) -> i32 {
         SchemaKind::Events => schema::<crate::report::events::EventLine>(),
     };
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    0
+    Ok(super::Exit::Passed)
 }

@@ -5,41 +5,49 @@ use crate::contain::{CommandSetup, EnvSettings, SandboxSettings};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, load_policies, report_errors};
+use super::{CliError, CliResult, Exit, load_policies};
 use crate::engine::{CallStatus, NullSink, ToolEnv, run_calls};
 use crate::provider::ToolCallRequest;
-use crate::tools::{Dialect, Registry, ToolContext};
+use crate::provider::{Vendor, declarations};
+use crate::tools::{Registry, ToolContext};
 use runner_policy::PolicySet;
 
-pub fn print_tools(format: Dialect) -> i32 {
-    let decls = Registry::builtin().declarations(format);
+/// The vendor whose declaration format `runner tools --format` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeclarationFormat {
+    #[value(name = "openai")]
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl DeclarationFormat {
+    fn render(self, registry: &Registry) -> serde_json::Value {
+        let vendor = match self {
+            DeclarationFormat::OpenAi => Vendor::OpenAi,
+            DeclarationFormat::Anthropic => Vendor::Anthropic,
+            DeclarationFormat::Gemini => Vendor::Gemini,
+        };
+        declarations(vendor, &registry.specs())
+    }
+}
+
+pub fn print_tools(format: DeclarationFormat) -> CliResult {
+    let decls = format.render(&Registry::builtin());
     println!(
         "{}",
         serde_json::to_string_pretty(&decls).unwrap_or_default()
     );
-    EXIT_OK
+    Ok(Exit::Passed)
 }
 
 /// The declarations of the tools one task gets, MCP servers included.
-pub async fn print_task_tools(format: Dialect, task: &Path) -> i32 {
+pub async fn print_task_tools(format: DeclarationFormat, task: &Path) -> CliResult {
     let opts = crate::task::LoadOptions::lenient();
-    let task = match crate::task::load_task(task, &opts) {
-        Ok(t) => t,
-        Err(errors) => {
-            for e in errors {
-                eprintln!("{e}");
-            }
-            return super::EXIT_INVALID;
-        }
-    };
+    let task = crate::task::load_task(task, &opts)?;
     let mut registry = crate::run::task_registry(&task, &Registry::builtin());
-    let logs = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: cannot create a temp folder: {e}");
-            return EXIT_FAILED;
-        }
-    };
+    let logs = tempfile::tempdir()
+        .map_err(|e| CliError::Failed(format!("cannot create a temp folder: {e}")))?;
     let started = crate::mcp::McpServers::start_into(
         &task.mcp_servers,
         task.mode == crate::task::Mode::Plan,
@@ -55,38 +63,30 @@ pub async fn print_task_tools(format: Dialect, task: &Path) -> i32 {
             }
             servers.shutdown().await;
         }
-        Err(e) => {
-            eprintln!("error: {}: {e}", task.file.display());
-            return EXIT_FAILED;
-        }
+        Err(e) => return Err(CliError::Failed(format!("{}: {e}", task.file.display()))),
     }
     println!(
         "{}",
-        serde_json::to_string_pretty(&registry.declarations(format)).unwrap_or_default()
+        serde_json::to_string_pretty(&format.render(&registry)).unwrap_or_default()
     );
-    EXIT_OK
+    Ok(Exit::Passed)
 }
 
-pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&Path>) -> i32 {
-    let (args, ws) = match super::call_inputs(args, workspace) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub async fn run_tool(
+    name: &str,
+    args: &str,
+    workspace: &Path,
+    policy: Option<&Path>,
+) -> CliResult {
+    let (args, ws) = super::call_inputs(args, workspace)?;
     let registry = Registry::builtin();
-    if let Err(e) = registry.get(name) {
-        eprintln!("error: {e}");
-        return EXIT_INVALID;
-    }
+    registry
+        .get(name)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     // Without --policy every call is allowed: this command is for
     // debugging the tools themselves.
     let layers = match policy {
-        Some(p) => match load_policies(&[p.to_path_buf()], &[]) {
-            Ok(l) => l,
-            Err(es) => {
-                report_errors(&es);
-                return EXIT_INVALID;
-            }
-        },
+        Some(p) => load_policies(&[p.to_path_buf()], &[])?,
         None => vec![runner_policy::Policy::allowing_nothing(
             "no policy (runner tool)",
             runner_policy::DefaultDecision::Allow,
@@ -96,18 +96,13 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
     // Commands get what they get in a run with the default settings: the
     // scrubbed environment and the best-effort sandbox (writes only in the
     // workspace, which here is the real one, and a temp folder).
-    let commands = match CommandSetup::new(
+    let commands = CommandSetup::new(
         ws.root(),
         None,
         &EnvSettings::default(),
         &SandboxSettings::default(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
-    };
+    )
+    .map_err(|e| CliError::Failed(e.to_string()))?;
     let mut ctx = ToolContext::new(ws).with_visibility(set.clone());
     ctx.env = Some(commands.env);
     ctx.confine = commands.confine.map(Arc::new);
@@ -134,17 +129,15 @@ pub async fn run_tool(name: &str, args: &str, workspace: &Path, policy: Option<&
         println!();
     }
     eprintln!("{}", rec.display);
-    match rec.status {
-        CallStatus::Ok => EXIT_OK,
-        CallStatus::Denied | CallStatus::Cancelled => EXIT_FAILED,
-        CallStatus::Error => {
+    // Arguments the tool's schema rejects are bad input, as in `check`.
+    Ok(match rec.status {
+        CallStatus::Ok => Exit::Passed,
+        CallStatus::Error
             if rec.error_kind == Some(crate::tools::ToolErrorKind::Validation)
-                && rec.decision.is_none()
-            {
-                EXIT_INVALID
-            } else {
-                EXIT_FAILED
-            }
+                && rec.decision.is_none() =>
+        {
+            Exit::Invalid
         }
-    }
+        CallStatus::Error | CallStatus::Denied | CallStatus::Cancelled => Exit::Failed,
+    })
 }

@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 
-use super::{EXIT_INVALID, EXIT_OK, report_errors};
+use super::{CliError, CliResult, Exit};
 use crate::task::{FileKind, LoadOptions, validate_file};
 
-pub fn validate(files: &[PathBuf], opts: &LoadOptions) -> i32 {
-    let mut bad = false;
+/// Every file is checked; the errors of all of them are reported together.
+pub fn validate(files: &[PathBuf], opts: &LoadOptions) -> CliResult {
+    let mut errors = Vec::new();
     for f in files {
         match validate_file(f, opts) {
             Ok(kind) => {
@@ -17,11 +18,12 @@ pub fn validate(files: &[PathBuf], opts: &LoadOptions) -> i32 {
                 };
                 println!("{}: ok ({k})", f.display());
             }
-            Err(es) => {
-                report_errors(&es);
-                bad = true;
-            }
+            Err(es) => errors.extend(es),
         }
     }
-    if bad { EXIT_INVALID } else { EXIT_OK }
+    if errors.is_empty() {
+        Ok(Exit::Passed)
+    } else {
+        Err(CliError::Config(errors))
+    }
 }

@@ -42,6 +42,8 @@ pub async fn run_agent(
     usage: &mut Usage,
 ) -> AgentStop {
     let mut turn: u32 = 0;
+    // The same declarations every turn: a stable request prefix.
+    let tools = env.tools.registry.specs();
     loop {
         if turn >= limits.max_turns {
             return AgentStop::MaxTurns;
@@ -56,7 +58,7 @@ pub async fn run_agent(
         let request = env.provider.complete(ModelRequest {
             system: env.system,
             messages,
-            tools: env.tools.registry,
+            tools: &tools,
             early: Some(&tx),
         });
         let reply = early.while_streaming(request, rx).await;

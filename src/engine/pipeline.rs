@@ -181,7 +181,7 @@ pub fn record(
             let display = if denied {
                 format!("denied: {}", call.tool)
             } else {
-                format!("{} failed: {:?}", call.tool, e.kind).to_lowercase()
+                format!("{} failed: {}", call.tool, e.kind.as_str())
             };
             (
                 if denied {

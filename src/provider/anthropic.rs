@@ -13,8 +13,7 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
-use crate::tools::Dialect;
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolSpec, Usage};
 
 /// The API version this client speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -41,6 +40,13 @@ impl WireFormat for Anthropic {
         headers
     }
 
+    fn declarations(&self, tools: &[ToolSpec]) -> Value {
+        tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect()
+    }
+
     fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), json!(cfg.model));
@@ -52,9 +58,8 @@ impl WireFormat for Anthropic {
             body.insert("system".into(), json!(req.system));
         }
         body.insert("messages".into(), Value::Array(wire_messages(req.messages)));
-        let tools = req.tools.declarations(Dialect::Anthropic);
-        if tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), tools);
+        if !req.tools.is_empty() {
+            body.insert("tools".into(), self.declarations(req.tools));
         }
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::config::ProviderConfig;
 use super::http::{Failure, SseReader, post, read_json, with_retries};
-use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, TurnFuture};
+use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, ToolSpec, TurnFuture};
 
 pub type StreamFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, Failure>> + Send + 'a>>;
 
@@ -20,6 +20,8 @@ pub trait WireFormat: Send + Sync + 'static {
     fn vendor(&self) -> &'static str;
     fn url(&self, cfg: &ProviderConfig) -> String;
     fn headers(&self, cfg: &ProviderConfig) -> Vec<(&'static str, String)>;
+    /// The tools as this vendor declares them (the `tools` of a request).
+    fn declarations(&self, tools: &[ToolSpec]) -> Value;
     fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value;
     /// A whole (non-streamed) answer.
     fn parse(&self, raw: Value) -> Result<ModelTurn, Failure>;

@@ -12,9 +12,9 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
+use super::gemini_schema::gemini_schema;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, Usage};
-use crate::tools::Dialect;
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolSpec, Usage};
 
 /// Ids made up for calls Gemini sent without one; they are not sent back.
 const LOCAL_ID: &str = "gemini_call_";
@@ -45,6 +45,16 @@ impl WireFormat for Gemini {
         }
     }
 
+    fn declarations(&self, tools: &[ToolSpec]) -> Value {
+        let decls: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description, "parameters": gemini_schema(&t.input_schema)})
+            })
+            .collect();
+        json!([{ "functionDeclarations": decls }])
+    }
+
     fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(wire_contents(req.messages)));
@@ -54,13 +64,8 @@ impl WireFormat for Gemini {
                 json!({"parts": [{"text": req.system}]}),
             );
         }
-        let tools = req.tools.declarations(Dialect::Gemini);
-        let has_tools = tools
-            .pointer("/0/functionDeclarations")
-            .and_then(Value::as_array)
-            .is_some_and(|d| !d.is_empty());
-        if has_tools {
-            body.insert("tools".into(), tools);
+        if !req.tools.is_empty() {
+            body.insert("tools".into(), self.declarations(req.tools));
         }
         let mut gen_cfg = Map::new();
         if let Some(t) = cfg.temperature {

@@ -12,6 +12,7 @@ mod assemble;
 mod client;
 pub mod config;
 mod gemini;
+mod gemini_schema;
 pub mod http;
 mod message;
 mod openai;
@@ -25,12 +26,11 @@ pub use anthropic::Anthropic;
 pub use client::{HttpProvider, WireFormat};
 pub use config::{ModelOptions, ProviderConfig, ProviderSetupError, Vendor};
 pub use gemini::Gemini;
-pub use message::{Message, ModelTurn, ToolCallRequest, Usage};
+pub use gemini_schema::gemini_schema;
+pub use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
 pub use openai::OpenAi;
 pub use scripted::{ScriptCall, ScriptTurn, ScriptedProvider};
 pub use spec::{ModelSpec, ModelSpecError};
-
-use crate::tools::Registry;
 
 /// Where a streaming provider hands each tool call, with its position in
 /// the turn, as soon as its arguments are complete, so the engine can start
@@ -41,7 +41,9 @@ pub type EarlyCalls = tokio::sync::mpsc::UnboundedSender<(usize, ToolCallRequest
 pub struct ModelRequest<'a> {
     pub system: &'a str,
     pub messages: &'a [Message],
-    pub tools: &'a Registry,
+    /// The tools the model may call, rendered by each vendor's
+    /// [`WireFormat::declarations`].
+    pub tools: &'a [ToolSpec],
     /// Set when the engine can start calls before the turn ends.
     pub early: Option<&'a EarlyCalls>,
 }
@@ -62,6 +64,15 @@ pub trait Provider: Send + Sync {
     /// `scripted`, `openai:gpt-4.1` ...
     fn name(&self) -> String;
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> TurnFuture<'a>;
+}
+
+/// The tool declarations a vendor's requests carry (`runner tools`).
+pub fn declarations(vendor: Vendor, tools: &[ToolSpec]) -> serde_json::Value {
+    match vendor {
+        Vendor::OpenAi => OpenAi.declarations(tools),
+        Vendor::Anthropic => Anthropic.declarations(tools),
+        Vendor::Gemini => Gemini.declarations(tools),
+    }
 }
 
 /// The HTTP provider for a resolved configuration.

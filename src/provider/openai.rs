@@ -13,8 +13,7 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::ProviderConfig;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, Usage};
-use crate::tools::Dialect;
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolSpec, Usage};
 
 /// Chat Completions.
 pub struct OpenAi;
@@ -35,15 +34,26 @@ impl WireFormat for OpenAi {
         }
     }
 
+    fn declarations(&self, tools: &[ToolSpec]) -> Value {
+        tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}
+                })
+            })
+            .collect()
+    }
+
     fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut messages = vec![json!({"role": "system", "content": req.system})];
         messages.extend(req.messages.iter().map(wire_message));
         let mut body = Map::new();
         body.insert("model".into(), json!(cfg.model));
         body.insert("messages".into(), Value::Array(messages));
-        let tools = req.tools.declarations(Dialect::OpenAi);
-        if tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), tools);
+        if !req.tools.is_empty() {
+            body.insert("tools".into(), self.declarations(req.tools));
         }
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));

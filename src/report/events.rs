@@ -10,55 +10,11 @@
 use std::io::Write;
 use std::time::Instant;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use super::progress::RunReporter;
-use super::transcript::{Outcome, OutcomeStatus};
+use super::transcript::Outcome;
 use crate::engine::Event;
 
-/// Version of the event stream's format.
-pub const EVENTS_VERSION: u32 = 1;
-
-/// One line of the stream.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EventLine<'a> {
-    /// Milliseconds since the run started.
-    pub time_ms: u64,
-    /// The task the event belongs to; absent for run-level events.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task: Option<&'a str>,
-    #[serde(flatten)]
-    pub event: AnyEvent<'a>,
-}
-
-/// A run-level event or an agent event; both carry their kind in `event`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum AnyEvent<'a> {
-    Run(RunEvent),
-    Agent(&'a Event),
-}
-
-/// What happens to the run as a whole.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum RunEvent {
-    RunStarted {
-        version: u32,
-        tasks: Vec<String>,
-        jobs: usize,
-    },
-    TaskStarted {},
-    TaskFinished {
-        status: OutcomeStatus,
-        reason: String,
-    },
-    RunFinished {
-        passed: usize,
-        failed: usize,
-    },
-}
+pub use runner_output::{AnyEvent, EVENTS_VERSION, EventLine, RunEvent};
 
 /// Writes the stream to stdout.
 pub struct JsonLines {

@@ -47,7 +47,7 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
         suite.set_time(time);
         let props = [
             ("model", t.model.clone()),
-            ("outcome", format!("{:?}", t.outcome.status).to_lowercase()),
+            ("outcome", t.outcome.status.as_str().to_string()),
             ("attempts", t.counts.attempts.to_string()),
             ("turns", t.counts.turns.to_string()),
             ("tool_calls", t.counts.tool_calls.to_string()),

@@ -60,6 +60,44 @@ impl Cancel {
     }
 }
 
+/// The first SIGINT or SIGTERM cancels the run (tasks stop, outputs are
+/// written, outcome `cancelled`); a second one kills every command's
+/// process group, removes the temporary copies and folders (waiting a
+/// second at most) and exits at once with 130 (SIGINT) or 143 (SIGTERM).
+pub fn watch_signals(cancel: Cancel) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        eprintln!("warning: cannot listen for SIGINT/SIGTERM; a cancelled run writes no outputs");
+        return;
+    };
+    tokio::spawn(async move {
+        let mut seen = 0;
+        loop {
+            let name = tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+            seen += 1;
+            if seen == 1 {
+                eprintln!(
+                    "runner: {name}: cancelling the running tasks and writing their outputs (send it again to exit at once)"
+                );
+                cancel.cancel(name);
+            } else {
+                eprintln!("runner: {name} again: exiting now");
+                crate::process::kill_all_groups();
+                if !crate::cleanup::remove_all(std::time::Duration::from_secs(1)) {
+                    eprintln!("runner: some temporary folders could not be removed in time");
+                }
+                std::process::exit(if name == "SIGINT" { 130 } else { 143 });
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,22 @@
 //! Running tasks end to end: prepare an isolated workspace, run
 //! the agent, run the checks (retrying with their output), diff the copy
-//! against the original, and write the outputs atomically.
+//! against the original, and write the outputs atomically; run many
+//! (`--jobs`, `--shard`), apply their changes (`--apply`) and stop them
+//! on a signal.
 
+mod apply;
 mod cancel;
 mod checks;
 mod outputs;
 mod prompt;
+mod schedule;
 mod shard;
 mod task_run;
 
-pub use cancel::Cancel;
+pub use apply::apply_passed;
+pub use cancel::{Cancel, watch_signals};
 pub use outputs::{write_run_outputs, write_run_reports, write_task_outputs};
 pub use prompt::system_prompt;
+pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
 pub use task_run::{RunOptions, TaskResult, provider_config, run_task, task_registry};

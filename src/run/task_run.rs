@@ -1,5 +1,6 @@
 //! One task from start to finish.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -7,7 +8,7 @@ use std::time::Instant;
 use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
-use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, ToolEnv, run_agent};
+use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, EventSink, ToolEnv, run_agent};
 use crate::mcp::McpServers;
 use crate::provider::config::resolve;
 use crate::provider::{
@@ -93,46 +94,110 @@ enum SetupError {
 }
 use SetupError::{Cancelled, Failure};
 
+impl From<SetupError> for Outcome {
+    fn from(e: SetupError) -> Self {
+        match e {
+            Failure(reason) => Outcome {
+                status: OutcomeStatus::Error,
+                reason,
+            },
+            Cancelled(reason) => Outcome {
+                status: OutcomeStatus::Cancelled,
+                reason,
+            },
+        }
+    }
+}
+
+/// What a task works in: its model, its copy of the workspace (removed
+/// on drop), its temp folder, and the context its tools run in.
+struct Prepared {
+    provider: Box<dyn Provider>,
+    iso: IsolatedWorkspace,
+    _task_tmp: (tempfile::TempDir, crate::cleanup::Registered),
+    ctx: Arc<ToolContext>,
+}
+
+/// One task's run as it goes: what it gathers for its transcript.
+struct TaskRun<'t> {
+    task: &'t Task,
+    opts: &'t RunOptions,
+    epoch: Instant,
+    started_at: String,
+    task_out: PathBuf,
+    policy: Arc<PolicySet>,
+    registry: Registry,
+    messages: Vec<Message>,
+    checks: Vec<CheckRecord>,
+    usage: Usage,
+    final_answer: String,
+    attempts: u32,
+    system: String,
+    changes: Vec<FileChange>,
+    diff_prefix: String,
+    sandbox_note: String,
+    mcp_sandbox: BTreeMap<String, String>,
+    warnings: Vec<String>,
+}
+
 /// Runs one task. Never fails: problems become the outcome.
 pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
-    let epoch = Instant::now();
-    let started_at = now_rfc3339();
-    let task_out = opts.out_dir.join(&task.name);
-    let recorder = TranscriptRecorder::default();
+    let mut run = TaskRun::new(task, opts);
     opts.reporter.task_started(&task.name);
+    let recorder = TranscriptRecorder::default();
     let progress = TaskEvents {
         task: &task.name,
         reporter: opts.reporter.as_ref(),
     };
     let sink = Fanout(vec![&recorder, &progress]);
-    let mut layers = vec![task.policy.clone()];
-    layers.extend(opts.extra_policies.iter().cloned());
-    let policy = Arc::new(PolicySet::new(layers));
-    let mut registry = task_registry(task, &Registry::builtin());
-
-    let mut messages = vec![Message::User {
-        content: task.prompt.clone(),
-    }];
-    let mut checks: Vec<CheckRecord> = Vec::new();
-    let mut usage = Usage::default();
-    let mut final_answer = String::new();
-    let mut attempts = 0;
-    let mut system = String::new();
-    let mut changes = Vec::new();
-    let mut diff_prefix = String::new();
-    let mut sandbox_note = String::new();
-    let mut mcp_sandbox = std::collections::BTreeMap::new();
-    let mut warnings: Vec<String> = Vec::new();
-
-    // The provider first: a task that cannot reach its model should not
-    // pay for a copy of the workspace.
-    let setup = if let Some(why) = opts.cancel.reason() {
-        Err(Cancelled(format!("cancelled before it started ({why})")))
-    } else {
-        make_provider(task).map_err(|e| Failure(e.to_string()))
+    let outcome = match run.prepare() {
+        Err(e) => e.into(),
+        Ok(prepared) => run.work(prepared, &sink).await,
     };
-    let setup = setup.and_then(|provider| {
-        let excludes: Vec<PathBuf> = opts.out_dir.canonicalize().into_iter().collect();
+    let result = run.finish(outcome, &recorder);
+    opts.reporter
+        .task_finished(&task.name, &result.transcript.outcome);
+    result
+}
+
+impl<'t> TaskRun<'t> {
+    fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
+        let mut layers = vec![task.policy.clone()];
+        layers.extend(opts.extra_policies.iter().cloned());
+        Self {
+            task,
+            opts,
+            epoch: Instant::now(),
+            started_at: now_rfc3339(),
+            task_out: opts.out_dir.join(&task.name),
+            policy: Arc::new(PolicySet::new(layers)),
+            registry: task_registry(task, &Registry::builtin()),
+            messages: vec![Message::User {
+                content: task.prompt.clone(),
+            }],
+            checks: Vec::new(),
+            usage: Usage::default(),
+            final_answer: String::new(),
+            attempts: 0,
+            system: String::new(),
+            changes: Vec::new(),
+            diff_prefix: String::new(),
+            sandbox_note: String::new(),
+            mcp_sandbox: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The model, then the workspace copy and the commands' setup. The
+    /// provider first: a task that cannot reach its model should not pay
+    /// for a copy of the workspace.
+    fn prepare(&mut self) -> Result<Prepared, SetupError> {
+        let task = self.task;
+        if let Some(why) = self.opts.cancel.reason() {
+            return Err(Cancelled(format!("cancelled before it started ({why})")));
+        }
+        let provider = make_provider(task).map_err(|e| Failure(e.to_string()))?;
+        let excludes: Vec<PathBuf> = self.opts.out_dir.canonicalize().into_iter().collect();
         let iso = IsolatedWorkspace::create(&task.workspace, &excludes).map_err(|e| {
             Failure(format!(
                 "could not prepare the workspace copy of {}: {e}",
@@ -140,7 +205,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             ))
         })?;
         let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
-        diff_prefix = iso.diff_prefix();
+        self.diff_prefix = iso.diff_prefix();
         // Commands may write in the copy (and its `.git`) and the task's
         // temp folder, nowhere else (under the sandbox).
         let commands = CommandSetup::new(
@@ -150,235 +215,124 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             &task.sandbox,
         )
         .map_err(|e| Failure(e.to_string()))?;
-        sandbox_note = commands.sandbox_note;
+        self.sandbox_note = commands.sandbox_note;
         let mut ctx = ToolContext::new(ws)
-            .with_spill_dir(task_out.join("tool-results"))
-            .with_visibility(policy.clone());
+            .with_spill_dir(self.task_out.join("tool-results"))
+            .with_visibility(self.policy.clone());
         ctx.env = Some(commands.env);
         ctx.confine = commands.confine.map(Arc::new);
-        Ok((
+        Ok(Prepared {
             provider,
-            (iso, (commands.tmp, commands.registered)),
-            Arc::new(ctx),
-        ))
-    });
-
-    let outcome = match setup {
-        Err(Failure(e)) => Outcome {
-            status: OutcomeStatus::Error,
-            reason: e,
-        },
-        Err(Cancelled(e)) => Outcome {
-            status: OutcomeStatus::Cancelled,
-            reason: e,
-        },
-        Ok((provider, (iso, _task_tmp), ctx)) => 'arm: {
-            let mut mcp = match McpServers::start_into(
-                &task.mcp_servers,
-                task.mode == Mode::Plan,
-                iso.path(),
-                &task_out,
-                &mut registry,
-            )
-            .await
-            {
-                Ok((servers, w)) => {
-                    warnings.extend(w);
-                    servers
-                }
-                Err(e) => {
-                    break 'arm Outcome {
-                        status: OutcomeStatus::Error,
-                        reason: e.to_string(),
-                    };
-                }
-            };
-            system = system_prompt(task, &registry, iso.path());
-            let env = AgentEnv {
-                provider: provider.as_ref(),
-                system: &system,
-                tools: ToolEnv {
-                    registry: &registry,
-                    policy: &policy,
-                    ctx: ctx.clone(),
-                    sink: &sink,
-                    epoch,
-                },
-            };
-            let limits = AgentLimits {
-                max_turns: task.max_turns,
-                max_parallel: opts.max_parallel_calls,
-                max_tokens_total: task.max_tokens_total,
-            };
-            // Dropping the agent on cancellation kills what it runs.
-            let outcome = tokio::select! {
-                o = attempts_loop(
-                    task,
-                    &env,
-                    &limits,
-                    &mut messages,
-                    &mut usage,
-                    &mut checks,
-                    &mut final_answer,
-                    &mut attempts,
-                    epoch,
-                    iso.path(),
-                ) => o,
-                why = opts.cancel.cancelled() => Outcome {
-                    status: OutcomeStatus::Cancelled,
-                    reason: format!("cancelled ({why})"),
-                },
-            };
-            mcp_sandbox = mcp.sandbox_notes();
-            mcp.shutdown().await;
-            match iso.changes() {
-                Ok(c) => {
-                    changes = c;
-                    outcome
-                }
-                Err(e) => Outcome {
-                    status: OutcomeStatus::Error,
-                    reason: format!("could not compare the workspace with the original: {e}"),
-                },
-            }
-        }
-    };
-    let (turns, tool_calls) = recorder.take();
-    let counts = Counts::from(attempts, &turns, &tool_calls);
-    let outcome = if outcome.status == OutcomeStatus::Passed
-        && task.fail_on_denial
-        && counts.denied_calls > 0
-    {
-        Outcome {
-            status: OutcomeStatus::Failed,
-            reason: format!(
-                "{} call(s) were denied and fail_on_denial is set",
-                counts.denied_calls
-            ),
-        }
-    } else {
-        outcome
-    };
-    let diff = render_git_diff(&changes, &diff_prefix);
-    let transcript = Transcript {
-        version: TRANSCRIPT_VERSION,
-        task: task.name.clone(),
-        task_file: task.file.display().to_string(),
-        model: task.model.to_string(),
-        workspace: task.workspace.display().to_string(),
-        mode: format!("{:?}", task.mode).to_lowercase(),
-        parameters: task.params.clone(),
-        sandbox: sandbox_note,
-        mcp_sandbox,
-        warnings,
-        started_at,
-        duration_ms: epoch.elapsed().as_millis() as u64,
-        policies: policy.layers().iter().map(|l| l.source.clone()).collect(),
-        system_prompt: system,
-        messages,
-        turns,
-        tool_calls,
-        checks,
-        usage,
-        counts,
-        changes: changes
-            .iter()
-            .map(|c| ChangedFile {
-                path: c.path.clone(),
-                change: format!("{:?}", c.kind).to_lowercase(),
-            })
-            .collect(),
-        final_answer,
-        outcome,
-    };
-    opts.reporter.task_finished(&task.name, &transcript.outcome);
-    TaskResult {
-        transcript,
-        diff,
-        changes,
-        workspace: task.workspace.clone(),
+            iso,
+            _task_tmp: (commands.tmp, commands.registered),
+            ctx: Arc::new(ctx),
+        })
     }
-}
 
-#[allow(clippy::too_many_arguments)]
-async fn attempts_loop(
-    task: &Task,
-    env: &AgentEnv<'_>,
-    limits: &AgentLimits,
-    messages: &mut Vec<Message>,
-    usage: &mut Usage,
-    checks: &mut Vec<CheckRecord>,
-    final_answer: &mut String,
-    attempts: &mut u32,
-    epoch: Instant,
-    workdir: &Path,
-) -> Outcome {
-    loop {
-        *attempts += 1;
-        let attempt = *attempts;
-        env.tools.sink.emit(&Event::AttemptStarted { attempt });
-        let remaining = task.timeout.saturating_sub(epoch.elapsed());
-        let stop =
-            match tokio::time::timeout(remaining, run_agent(env, messages, limits, usage)).await {
-                Ok(s) => s,
-                Err(_) => {
-                    return Outcome {
-                        status: OutcomeStatus::Failed,
-                        reason: format!("timed out after {}", humanize(task.timeout)),
-                    };
-                }
-            };
-        match stop {
-            AgentStop::Finished { text } => *final_answer = text,
-            AgentStop::MaxTurns => {
-                return Outcome {
-                    status: OutcomeStatus::Failed,
-                    reason: format!("ran out of turns (max_turns: {})", task.max_turns),
-                };
+    /// Starts the MCP servers, runs the attempts (until cancelled), stops
+    /// the servers and collects the changes.
+    async fn work(&mut self, p: Prepared, sink: &dyn EventSink) -> Outcome {
+        let task = self.task;
+        let mut mcp = match McpServers::start_into(
+            &task.mcp_servers,
+            task.mode == Mode::Plan,
+            p.iso.path(),
+            &self.task_out,
+            &mut self.registry,
+        )
+        .await
+        {
+            Ok((servers, w)) => {
+                self.warnings.extend(w);
+                servers
             }
-            AgentStop::TokenBudget => {
-                return Outcome {
-                    status: OutcomeStatus::Failed,
-                    reason: "the token budget (max_tokens_total) is spent".into(),
-                };
-            }
-            AgentStop::ProviderFailed(e) => {
+            Err(e) => {
                 return Outcome {
                     status: OutcomeStatus::Error,
-                    reason: format!("the model provider failed: {e}"),
+                    reason: e.to_string(),
                 };
             }
-        }
-        if task.checks.is_empty() {
-            return Outcome {
-                status: OutcomeStatus::Passed,
-                reason: "the agent finished".into(),
-            };
-        }
-        let results = run_checks(
-            &task.checks,
-            workdir,
-            env.tools.ctx.env.as_deref(),
-            env.tools.ctx.confine.as_ref(),
-            attempt,
-        )
-        .await;
-        let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
-        let summary = if failed.is_empty() {
-            None
-        } else {
-            Some((
-                feedback(&failed),
-                failed
-                    .iter()
-                    .map(|c| format!("`{}`", c.name))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ))
         };
-        checks.extend(results);
-        match summary {
-            None => {
+        self.system = system_prompt(task, &self.registry, p.iso.path());
+        let registry = self.registry.clone();
+        let policy = self.policy.clone();
+        let system = self.system.clone();
+        let env = AgentEnv {
+            provider: p.provider.as_ref(),
+            system: &system,
+            tools: ToolEnv {
+                registry: &registry,
+                policy: &policy,
+                ctx: p.ctx.clone(),
+                sink,
+                epoch: self.epoch,
+            },
+        };
+        let cancel = self.opts.cancel.clone();
+        // Dropping the agent on cancellation kills what it runs.
+        let outcome = tokio::select! {
+            o = self.attempts(&env, p.iso.path()) => o,
+            why = cancel.cancelled() => Outcome {
+                status: OutcomeStatus::Cancelled,
+                reason: format!("cancelled ({why})"),
+            },
+        };
+        self.mcp_sandbox = mcp.sandbox_notes();
+        mcp.shutdown().await;
+        match p.iso.changes() {
+            Ok(c) => {
+                self.changes = c;
+                outcome
+            }
+            Err(e) => Outcome {
+                status: OutcomeStatus::Error,
+                reason: format!("could not compare the workspace with the original: {e}"),
+            },
+        }
+    }
+
+    /// Attempts until the agent finishes and the checks pass, the retries
+    /// are spent, or a limit is reached.
+    async fn attempts(&mut self, env: &AgentEnv<'_>, workdir: &Path) -> Outcome {
+        let task = self.task;
+        let limits = AgentLimits {
+            max_turns: task.max_turns,
+            max_parallel: self.opts.max_parallel_calls,
+            max_tokens_total: task.max_tokens_total,
+        };
+        let timed_out = || Outcome {
+            status: OutcomeStatus::Failed,
+            reason: format!("timed out after {}", humanize(task.timeout)),
+        };
+        loop {
+            self.attempts += 1;
+            let attempt = self.attempts;
+            env.tools.sink.emit(&Event::AttemptStarted { attempt });
+            let remaining = task.timeout.saturating_sub(self.epoch.elapsed());
+            let agent = run_agent(env, &mut self.messages, &limits, &mut self.usage);
+            let Ok(stop) = tokio::time::timeout(remaining, agent).await else {
+                return timed_out();
+            };
+            if let Some(stopped) = self.agent_stopped(stop) {
+                return stopped;
+            }
+            if task.checks.is_empty() {
+                return Outcome {
+                    status: OutcomeStatus::Passed,
+                    reason: "the agent finished".into(),
+                };
+            }
+            let results = run_checks(
+                &task.checks,
+                workdir,
+                env.tools.ctx.env.as_deref(),
+                env.tools.ctx.confine.as_ref(),
+                attempt,
+            )
+            .await;
+            let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
+            if failed.is_empty() {
+                self.checks.extend(results);
                 return Outcome {
                     status: OutcomeStatus::Passed,
                     reason: format!(
@@ -387,19 +341,110 @@ async fn attempts_loop(
                     ),
                 };
             }
-            Some((_, names)) if attempt > task.retries => {
+            if attempt > task.retries {
+                let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
+                let reason = format!("check(s) failed: {}", names.join(", "));
+                self.checks.extend(results);
                 return Outcome {
                     status: OutcomeStatus::Failed,
-                    reason: format!("check(s) failed: {names}"),
+                    reason,
                 };
             }
-            Some((text, _)) => messages.push(Message::User { content: text }),
+            let content = feedback(&failed);
+            self.checks.extend(results);
+            self.messages.push(Message::User { content });
+            if self.epoch.elapsed() >= task.timeout {
+                return timed_out();
+            }
         }
-        if epoch.elapsed() >= task.timeout {
-            return Outcome {
+    }
+
+    /// The outcome when the agent stopped for good; `None` when it
+    /// finished and the checks come next.
+    fn agent_stopped(&mut self, stop: AgentStop) -> Option<Outcome> {
+        let (status, reason) = match stop {
+            AgentStop::Finished { text } => {
+                self.final_answer = text;
+                return None;
+            }
+            AgentStop::MaxTurns => (
+                OutcomeStatus::Failed,
+                format!("ran out of turns (max_turns: {})", self.task.max_turns),
+            ),
+            AgentStop::TokenBudget => (
+                OutcomeStatus::Failed,
+                "the token budget (max_tokens_total) is spent".into(),
+            ),
+            AgentStop::ProviderFailed(e) => (
+                OutcomeStatus::Error,
+                format!("the model provider failed: {e}"),
+            ),
+        };
+        Some(Outcome { status, reason })
+    }
+
+    /// The transcript, the diff and the changes.
+    fn finish(self, outcome: Outcome, recorder: &TranscriptRecorder) -> TaskResult {
+        let task = self.task;
+        let (turns, tool_calls) = recorder.take();
+        let counts = Counts::from(self.attempts, &turns, &tool_calls);
+        let outcome = if outcome.status == OutcomeStatus::Passed
+            && task.fail_on_denial
+            && counts.denied_calls > 0
+        {
+            Outcome {
                 status: OutcomeStatus::Failed,
-                reason: format!("timed out after {}", humanize(task.timeout)),
-            };
+                reason: format!(
+                    "{} call(s) were denied and fail_on_denial is set",
+                    counts.denied_calls
+                ),
+            }
+        } else {
+            outcome
+        };
+        let diff = render_git_diff(&self.changes, &self.diff_prefix);
+        let transcript = Transcript {
+            version: TRANSCRIPT_VERSION,
+            task: task.name.clone(),
+            task_file: task.file.display().to_string(),
+            model: task.model.to_string(),
+            workspace: task.workspace.display().to_string(),
+            mode: task.mode,
+            parameters: task.params.clone(),
+            sandbox: self.sandbox_note,
+            mcp_sandbox: self.mcp_sandbox,
+            warnings: self.warnings,
+            started_at: self.started_at,
+            duration_ms: self.epoch.elapsed().as_millis() as u64,
+            policies: self
+                .policy
+                .layers()
+                .iter()
+                .map(|l| l.source.clone())
+                .collect(),
+            system_prompt: self.system,
+            messages: self.messages,
+            turns,
+            tool_calls,
+            checks: self.checks,
+            usage: self.usage,
+            counts,
+            changes: self
+                .changes
+                .iter()
+                .map(|c| ChangedFile {
+                    path: c.path.clone(),
+                    change: c.kind,
+                })
+                .collect(),
+            final_answer: self.final_answer,
+            outcome,
+        };
+        TaskResult {
+            transcript,
+            diff,
+            changes: self.changes,
+            workspace: task.workspace.clone(),
         }
     }
 }

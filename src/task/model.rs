@@ -8,14 +8,7 @@ use serde_saphyr::Spanned;
 use super::params::ParamDecl;
 use runner_policy::PolicyFile;
 
-/// `edit` (all tools) or `plan` (read-only tools only).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    #[default]
-    Edit,
-    Plan,
-}
+pub use runner_output::Mode;
 
 /// `policy:` is a path (relative to the task file) or an inline policy.
 #[derive(Debug, Clone, JsonSchema)]

@@ -10,7 +10,6 @@
 
 pub mod builtin;
 mod context;
-mod declarations;
 mod output;
 mod read_tracker;
 mod registry;
@@ -18,7 +17,6 @@ mod spill;
 mod tool;
 
 pub use context::{PathVisibility, ToolContext};
-pub use declarations::{Dialect, gemini_schema};
 pub use output::{ToolError, ToolErrorKind, ToolOutput};
 pub use read_tracker::ReadTracker;
 pub use registry::{Registry, RegistryError};

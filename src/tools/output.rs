@@ -30,20 +30,7 @@ impl ToolOutput {
     }
 }
 
-/// The kind of a tool error: what went wrong decides what the model is
-/// told, and only infrastructure failures end a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolErrorKind {
-    /// The arguments do not fit the schema or make no sense.
-    Validation,
-    /// The tool ran and failed.
-    Execution,
-    /// A path left the workspace, or a rule denied the call.
-    Permission,
-    /// The call ran out of time.
-    Timeout,
-}
+pub use runner_output::ToolErrorKind;
 
 /// A failed call. It goes back to the model as an error result; the run goes on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, thiserror::Error)]

@@ -3,10 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
-use super::declarations::{Dialect, gemini_schema};
 use super::tool::{DynTool, ToolKind};
+use crate::provider::ToolSpec;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RegistryError {
@@ -91,29 +89,14 @@ impl Registry {
         r
     }
 
-    /// The declarations of every tool in one provider's dialect.
-    pub fn declarations(&self, dialect: Dialect) -> Value {
-        let decls: Vec<Value> = self
-            .iter()
-            .map(|t| {
-                let (name, desc, schema) = (t.name(), t.description(), t.input_schema());
-                match dialect {
-                    Dialect::OpenAi => json!({
-                        "type": "function",
-                        "function": {"name": name, "description": desc, "parameters": schema}
-                    }),
-                    Dialect::Anthropic => json!({
-                        "name": name, "description": desc, "input_schema": schema
-                    }),
-                    Dialect::Gemini => json!({
-                        "name": name, "description": desc, "parameters": gemini_schema(&schema)
-                    }),
-                }
+    /// What a model is told of each tool, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description(),
+                input_schema: t.input_schema(),
             })
-            .collect();
-        match dialect {
-            Dialect::Gemini => json!([{ "functionDeclarations": decls }]),
-            _ => Value::Array(decls),
-        }
+            .collect()
     }
 }

@@ -23,14 +23,8 @@ pub struct FileContent {
     pub symlink: Option<PathBuf>,
 }
 
-/// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    Added,
-    Deleted,
-    Modified,
-}
+/// What happened to a file (the transcript's `changes[].change`).
+pub use runner_output::ChangeKind;
 
 /// One changed file, with its contents before and after.
 #[derive(Debug, Clone)]

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use runner::tools::{Dialect, Registry, ToolContext, ToolError, ToolErrorKind, ToolOutput};
+use runner::provider::{Vendor, declarations};
+use runner::tools::{Registry, ToolContext, ToolError, ToolErrorKind, ToolOutput};
 use runner::workspace::Workspace;
 use serde_json::{Value, json};
 
@@ -534,7 +535,7 @@ fn declarations_in_three_dialects() {
     }
     // The test-only tool is there exactly when its feature is.
     assert_eq!(names.contains(&"probe"), cfg!(feature = "test-tools"));
-    let openai = reg.declarations(Dialect::OpenAi);
+    let openai = declarations(Vendor::OpenAi, &reg.specs());
     for d in openai.as_array().unwrap() {
         assert_eq!(d["type"], "function");
         let p = &d["function"]["parameters"];
@@ -543,11 +544,11 @@ fn declarations_in_three_dialects() {
         assert_eq!(p["additionalProperties"], false);
         assert!(d["function"]["description"].as_str().unwrap().len() > 20);
     }
-    let anthropic = reg.declarations(Dialect::Anthropic);
+    let anthropic = declarations(Vendor::Anthropic, &reg.specs());
     for d in anthropic.as_array().unwrap() {
         assert_eq!(d["input_schema"]["type"], "object");
     }
-    let gemini = serde_json::to_string(&reg.declarations(Dialect::Gemini)).unwrap();
+    let gemini = serde_json::to_string(&declarations(Vendor::Gemini, &reg.specs())).unwrap();
     for bad in ["$ref", "$schema", "$defs", "additionalProperties"] {
         assert!(!gemini.contains(bad), "gemini declarations contain {bad}");
     }

@@ -1,4 +1,4 @@
-//! Tool declarations in each provider's dialect.
+//! Gemini's dialect of JSON Schema for tool declarations.
 //!
 //! OpenAI and Anthropic take JSON Schema as schemars writes it (inlined, with
 //! `additionalProperties: false` from `deny_unknown_fields`). Gemini takes an
@@ -7,15 +7,6 @@
 //! only the keywords it knows.
 
 use serde_json::{Map, Value};
-
-/// A provider's declaration format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Dialect {
-    #[value(name = "openai")]
-    OpenAi,
-    Anthropic,
-    Gemini,
-}
 
 const GEMINI_KEYS: &[&str] = &[
     "type",

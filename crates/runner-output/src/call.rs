@@ -1,0 +1,133 @@
+//! The record of one tool call.
+
+use std::sync::Arc;
+
+use runner_policy::Decision;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// The tool ran and succeeded.
+    Ok,
+    /// The tool failed, or its arguments were wrong.
+    Error,
+    /// The policy (or the workspace boundary) refused the call.
+    Denied,
+    /// The run was cancelled while the call ran.
+    Cancelled,
+}
+
+/// The kind of a tool error: what went wrong decides what the model is
+/// told, and only infrastructure failures end a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The arguments do not fit the schema or make no sense.
+    Validation,
+    /// The tool ran and failed.
+    Execution,
+    /// A path left the workspace, or a rule denied the call.
+    Permission,
+    /// The call ran out of time.
+    Timeout,
+}
+
+impl ToolErrorKind {
+    /// The name used in the JSON (`validation`, `execution` ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::Validation => "validation",
+            ToolErrorKind::Execution => "execution",
+            ToolErrorKind::Permission => "permission",
+            ToolErrorKind::Timeout => "timeout",
+        }
+    }
+}
+
+/// Everything about one tool call.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallRecord {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The model turn that asked for it (from 1).
+    pub turn: u32,
+    /// The batch of its turn it ran in (calls of one batch run in parallel).
+    pub batch: u32,
+    /// Its arguments as the model gave them.
+    pub arguments: Arc<Value>,
+    /// The decision, with the signatures and the deciding rule; null when
+    /// the call failed before the policy was asked (unknown tool, bad args).
+    pub decision: Option<Arc<Decision>>,
+    /// How it ended.
+    pub status: CallStatus,
+    /// What kind of error, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ToolErrorKind>,
+    /// What the model received.
+    pub content: String,
+    /// One line for people.
+    pub display: String,
+    /// What the tool reports besides its content (a command's exit code,
+    /// a spilled result's path ...).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+    /// Milliseconds from the task's start to the call's start.
+    pub started_ms: u64,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// A tool call as it starts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StartedCall {
+    /// The model turn that asked for it.
+    pub turn: u32,
+    /// The batch of its turn it runs in.
+    pub batch: u32,
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Its arguments as the model gave them.
+    pub arguments: Arc<Value>,
+    /// Null when the call is refused before the policy is asked.
+    pub decision: Option<Arc<Decision>>,
+    /// Milliseconds from the task's start.
+    pub started_ms: u64,
+}
+
+impl StartedCall {
+    /// The record of this call once it ended: what it started with, and
+    /// how it ended.
+    pub fn ended(
+        &self,
+        status: CallStatus,
+        error_kind: Option<ToolErrorKind>,
+        content: String,
+        display: String,
+        metadata: Value,
+        duration_ms: u64,
+    ) -> ToolCallRecord {
+        ToolCallRecord {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            turn: self.turn,
+            batch: self.batch,
+            arguments: Arc::clone(&self.arguments),
+            decision: self.decision.clone(),
+            status,
+            error_kind,
+            content,
+            display,
+            metadata,
+            started_ms: self.started_ms,
+            duration_ms,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The events of a run: what `runner run --format json` prints, a JSON
+//! line each (`runner schema events`).
+//!
+//! A line is an [`EventLine`]: when it happened, the task it belongs to,
+//! and either a run-level event ([`RunEvent`]: `run_started`,
+//! `task_started`, `task_finished`, `run_finished`) or one of the agent's
+//! events ([`Event`]: `attempt_started`, `turn_started`,
+//! `model_responded`, `tool_started`, `tool_finished`). Both carry their
+//! kind in the `event` field.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::call::{StartedCall, ToolCallRecord};
+use crate::message::Usage;
+use crate::transcript::OutcomeStatus;
+
+/// Version of the event stream's format (in `run_started`).
+pub const EVENTS_VERSION: u32 = 1;
+
+/// Something that happened in a task.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// An attempt began: the first, or another after failed checks.
+    AttemptStarted {
+        /// From 1.
+        attempt: u32,
+    },
+    /// A request to the model is about to be sent.
+    TurnStarted {
+        /// From 1, across attempts.
+        turn: u32,
+    },
+    /// The model answered.
+    ModelResponded {
+        /// The turn.
+        turn: u32,
+        /// Its text.
+        text: String,
+        /// How many tool calls it asked for.
+        tool_calls: usize,
+        /// Its token counts.
+        usage: Usage,
+        /// The provider's raw response.
+        raw: Value,
+    },
+    /// A tool call was decided and starts (or is refused at once).
+    ToolStarted {
+        /// The call. Shared with the sinks that keep it (the transcript
+        /// recorder keeps it until the call finishes).
+        #[serde(flatten)]
+        call: Arc<StartedCall>,
+    },
+    /// A tool call ended.
+    ToolFinished {
+        /// Its record. Shared with the sinks that keep it, not copied for
+        /// each.
+        record: Arc<ToolCallRecord>,
+    },
+}
+
+/// One line of the stream.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventLine<'a> {
+    /// Milliseconds since the run started.
+    pub time_ms: u64,
+    /// The task the event belongs to; absent for run-level events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<&'a str>,
+    /// The event, its kind in `event`.
+    #[serde(flatten)]
+    pub event: AnyEvent<'a>,
+}
+
+/// A run-level event or an agent event; both carry their kind in `event`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnyEvent<'a> {
+    /// What happens to the run as a whole.
+    Run(RunEvent),
+    /// What happens inside a task.
+    Agent(&'a Event),
+}
+
+/// What happens to the run as a whole.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// The first line.
+    RunStarted {
+        /// [`EVENTS_VERSION`].
+        version: u32,
+        /// The tasks to run, in order.
+        tasks: Vec<String>,
+        /// How many run at once.
+        jobs: usize,
+    },
+    /// A task began.
+    TaskStarted {},
+    /// A task ended.
+    TaskFinished {
+        /// Its outcome.
+        status: OutcomeStatus,
+        /// Why, in a sentence.
+        reason: String,
+    },
+    /// The last line.
+    RunFinished {
+        /// Tasks that passed.
+        passed: usize,
+        /// Tasks that did not.
+        failed: usize,
+    },
+}

@@ -1,0 +1,29 @@
+//! The output formats of `runner`: what other programs read.
+//!
+//! A run leaves a `transcript.json` per task ([`Transcript`]) and, with
+//! `runner run --format json`, a stream of JSON lines ([`EventLine`]).
+//! `runner check` prints a [`Decision`]. These types are those formats:
+//! their serde attributes are the contract, and `runner schema transcript`
+//! and `runner schema events` are generated from them. Fields are only
+//! ever added; a change that breaks a reader bumps [`TRANSCRIPT_VERSION`]
+//! or [`EVENTS_VERSION`].
+//!
+//! The crate holds data and its JSON Schema, nothing else: no async
+//! runtime, no HTTP, no command line, so a program that reads runner's
+//! outputs can depend on it cheaply.
+
+#![warn(missing_docs)]
+
+mod call;
+mod event;
+mod message;
+mod transcript;
+
+pub use call::{CallStatus, StartedCall, ToolCallRecord, ToolErrorKind};
+pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
+pub use message::{Message, ToolCallRequest, Usage};
+pub use runner_policy::{Decision, Verdict};
+pub use transcript::{
+    ChangeKind, ChangedFile, CheckRecord, Counts, Mode, Outcome, OutcomeStatus, TRANSCRIPT_VERSION,
+    Transcript, TurnRecord,
+};

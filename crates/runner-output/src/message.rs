@@ -1,0 +1,78 @@
+//! The conversation, in a form no vendor owns.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallRequest {
+    /// The call's id, as the vendor gave it (or made up when it gave none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments when they are valid JSON.
+    pub arguments: Option<Value>,
+    /// The raw argument text when it is not valid JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<String>,
+}
+
+/// Token counts of one turn or of a whole task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    /// Tokens the model read.
+    pub input_tokens: u64,
+    /// Tokens the model wrote.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Input and output together.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Adds another turn's counts.
+    pub fn add(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// The task's prompt, or what the runner tells the model (a failed
+    /// check's output).
+    User {
+        /// The text.
+        content: String,
+    },
+    /// What the model answered.
+    Assistant {
+        /// Its text.
+        #[serde(default)]
+        text: String,
+        /// The tool calls it asked for.
+        #[serde(default)]
+        tool_calls: Vec<ToolCallRequest>,
+        /// The vendor's own form of this message, sent back verbatim on
+        /// later turns when the vendor needs it (Gemini's thought
+        /// signatures).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Value>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The id of the call it answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// What the model is shown.
+        content: String,
+        /// Whether the call failed or was denied.
+        is_error: bool,
+    },
+}

@@ -1,0 +1,209 @@
+//! `transcript.json`: everything a reviewer needs to trust a task's run
+//! (`runner schema transcript`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::call::{CallStatus, ToolCallRecord};
+use crate::message::{Message, Usage};
+
+/// Version of the transcript's format.
+pub const TRANSCRIPT_VERSION: u32 = 1;
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// The agent finished and every check passed.
+    Passed,
+    /// Out of turns or time, a check failed, or a denial with fail_on_denial.
+    Failed,
+    /// An infrastructure problem (provider, workspace, output).
+    Error,
+    /// The run was interrupted.
+    Cancelled,
+    /// The task passed, but `--apply` could not merge its changes into the
+    /// original tree: another task or a person changed the same lines (a
+    /// failure; its diff is kept).
+    Conflict,
+}
+
+impl OutcomeStatus {
+    /// The name used in the JSON (`passed`, `failed` ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeStatus::Passed => "passed",
+            OutcomeStatus::Failed => "failed",
+            OutcomeStatus::Error => "error",
+            OutcomeStatus::Cancelled => "cancelled",
+            OutcomeStatus::Conflict => "conflict",
+        }
+    }
+}
+
+/// How a task ended, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outcome {
+    /// The kind of ending.
+    pub status: OutcomeStatus,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+/// What a task may do: `edit` (all tools) or `plan` (read-only tools only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Every tool the task lists.
+    #[default]
+    Edit,
+    /// Read-only tools only.
+    Plan,
+}
+
+/// One model turn.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TurnRecord {
+    /// The attempt it belongs to (from 1).
+    pub attempt: u32,
+    /// The turn (from 1, across attempts).
+    pub turn: u32,
+    /// The model's text.
+    pub text: String,
+    /// How many tool calls it asked for.
+    pub tool_calls: usize,
+    /// Its token counts.
+    pub usage: Usage,
+    /// The provider's raw response.
+    pub raw: Value,
+}
+
+/// One check run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckRecord {
+    /// The attempt it ran after.
+    pub attempt: u32,
+    /// The check's name.
+    pub name: String,
+    /// Its command.
+    pub command: String,
+    /// Whether it exited 0 in time.
+    pub passed: bool,
+    /// Its exit code; null when it was killed.
+    pub exit_code: Option<i32>,
+    /// Whether it ran out of time.
+    pub timed_out: bool,
+    /// stdout and stderr together (cut when long).
+    pub output: String,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// A new file.
+    Added,
+    /// A file that is gone.
+    Deleted,
+    /// A file with other contents (or mode).
+    Modified,
+}
+
+/// A changed file.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedFile {
+    /// Its path, relative to the workspace, with `/`.
+    pub path: String,
+    /// How it changed.
+    pub change: ChangeKind,
+}
+
+/// Counts that CI systems and the summary show.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Counts {
+    /// Attempts (1 + retries after failed checks).
+    pub attempts: u32,
+    /// Model turns.
+    pub turns: u32,
+    /// Tool calls.
+    pub tool_calls: u32,
+    /// Calls denied.
+    pub denied_calls: u32,
+    /// Calls that failed.
+    pub failed_calls: u32,
+}
+
+impl Counts {
+    /// The counts of a task's turns and calls.
+    pub fn from(attempts: u32, turns: &[TurnRecord], calls: &[ToolCallRecord]) -> Self {
+        let with = |s| calls.iter().filter(|c| c.status == s).count() as u32;
+        Self {
+            attempts,
+            turns: turns.len() as u32,
+            tool_calls: calls.len() as u32,
+            denied_calls: with(CallStatus::Denied),
+            failed_calls: with(CallStatus::Error),
+        }
+    }
+}
+
+/// The transcript of one task.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Transcript {
+    /// [`TRANSCRIPT_VERSION`].
+    pub version: u32,
+    /// The task's name.
+    pub task: String,
+    /// The task file.
+    pub task_file: String,
+    /// `PROVIDER:MODEL` or `scripted`.
+    pub model: String,
+    /// The original workspace (the agent worked in a copy).
+    pub workspace: String,
+    /// `edit` or `plan`.
+    pub mode: Mode,
+    /// The task's parameters with the values used.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    /// What confined the task's commands: `landlock (ABI 6): ...`, `off`,
+    /// or why the sandbox was unavailable.
+    #[serde(default)]
+    pub sandbox: String,
+    /// What confined each MCP server, by server name (as `sandbox`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_sandbox: BTreeMap<String, String>,
+    /// Things the run went on without: MCP servers skipped, tools left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// When the task started (RFC 3339, UTC).
+    pub started_at: String,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// The policy layers, in order (every layer must allow a call).
+    pub policies: Vec<String>,
+    /// The system prompt sent.
+    pub system_prompt: String,
+    /// The whole conversation.
+    pub messages: Vec<Message>,
+    /// Every model turn.
+    pub turns: Vec<TurnRecord>,
+    /// Every tool call, in the order they finished.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Every check run.
+    pub checks: Vec<CheckRecord>,
+    /// Token counts of the whole task.
+    pub usage: Usage,
+    /// Counts of turns and calls.
+    pub counts: Counts,
+    /// The files the task changed.
+    pub changes: Vec<ChangedFile>,
+    /// The model's last answer.
+    pub final_answer: String,
+    /// How it ended.
+    pub outcome: Outcome,
+}
