@@ -4,22 +4,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::duration::parse_duration;
-use super::model::{DurationText, Mode, ModelOptionsFile, PolicyRef, TaskFile};
-use super::model::{LimitsFile, McpServerFile, SandboxFile, SandboxModeFile};
-use super::params;
-use crate::contain::{EnvSettings, SandboxMode, SandboxSettings};
+use super::model::{Mode, TaskFile};
+use super::resolve::Resolve;
+use super::sections::{duration_field, mcp_servers, model_options, sandbox_settings};
+use crate::contain::{EnvSettings, SandboxSettings};
 use crate::mcp::McpServerSpec;
 use crate::provider::ModelOptions;
 use crate::provider::{ModelSpec, ScriptTurn};
 use crate::tools::Registry;
-use runner_policy::ConfigError;
-use runner_policy::{Policy, compile_policy, load_policy_file, parse_policy_yaml};
-use serde_saphyr::Spanned;
+use runner_policy::{ConfigError, Policy, parse_policy_yaml};
 
 const DEFAULT_MAX_TURNS: u32 = 20;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What loading needs from the command line.
 #[derive(Clone, Default)]
@@ -105,423 +101,33 @@ fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
     })
 }
 
-/// An optional duration field: its value, or `default`; a bad value is an
-/// error at its location.
-fn duration_field(
-    path: &Path,
-    value: &Option<Spanned<DurationText>>,
-    field: &str,
-    default: Duration,
-    errors: &mut Vec<ConfigError>,
-) -> Duration {
-    let Some(v) = value else {
-        return default;
-    };
-    parse_duration(&v.value.0).unwrap_or_else(|e| {
-        errors.push(ConfigError::at(
-            path,
-            &v.referenced,
-            format!("{field}: {e}"),
-        ));
-        default
-    })
-}
-
-/// `mcp_servers:`, checked: names must be usable in `NAME__TOOL` and
-/// `Mcp(NAME/TOOL)`.
-fn mcp_servers(
-    path: &Path,
-    dir: &Path,
-    servers: &BTreeMap<String, Spanned<McpServerFile>>,
-    errors: &mut Vec<ConfigError>,
-) -> Vec<McpServerSpec> {
-    let mut out = Vec::new();
-    for (name, s) in servers {
-        let valid = !name.is_empty()
-            && !name.contains("__")
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !valid {
-            errors.push(ConfigError::at(
-                path,
-                &s.referenced,
-                format!(
-                    "mcp_servers.{name}: a server name is letters, digits, `-` and `_` (no `__`)"
-                ),
-            ));
-            continue;
-        }
-        let timeout = duration_field(
-            path,
-            &s.value.timeout,
-            &format!("mcp_servers.{name}.timeout"),
-            crate::mcp::DEFAULT_CALL_TIMEOUT,
-            errors,
-        );
-        let f = &s.value;
-        let at = |why: String| {
-            ConfigError::at(path, &s.referenced, format!("mcp_servers.{name}: {why}"))
-        };
-        match (&f.command, &f.url) {
-            (Some(_), Some(_)) | (None, None) => {
-                errors.push(at(
-                    "give `command:` (a server over stdio) or `url:` (a remote one), not both"
-                        .into(),
-                ));
-                continue;
-            }
-            (None, Some(url)) => {
-                if !(url.starts_with("https://") || url.starts_with("http://")) {
-                    errors.push(at(format!("url `{url}` is not an http(s) address")));
-                }
-                if !f.args.is_empty() || !f.env.is_empty() || f.cwd.is_some() || f.sandbox.is_some()
-                {
-                    errors.push(at(
-                        "args, env, cwd and sandbox are for a server over stdio, not a `url:`"
-                            .into(),
-                    ));
-                }
-            }
-            (Some(_), None) => {
-                if !f.headers.is_empty() {
-                    errors.push(at("headers are for a remote server (`url:`)".into()));
-                }
-            }
-        }
-        out.push(McpServerSpec {
-            name: name.clone(),
-            command: s.value.command.clone().unwrap_or_default(),
-            args: s.value.args.clone(),
-            env: s.value.env.clone(),
-            cwd: s.value.cwd.as_ref().map(|c| absolute(&dir.join(c))),
-            required: s.value.required,
-            tools: s.value.tools.clone(),
-            timeout,
-            sandbox: sandbox_settings(dir, s.value.sandbox.as_ref(), None),
-            url: s.value.url.clone(),
-            headers: s.value.headers.clone(),
-        });
-    }
-    out
-}
-
-/// `sandbox:` and `limits:`, with `write` paths made absolute.
-fn sandbox_settings(
-    dir: &Path,
-    sandbox: Option<&SandboxFile>,
-    limits: Option<&LimitsFile>,
-) -> SandboxSettings {
-    let mut s = SandboxSettings::default();
-    let mode = |m: SandboxModeFile| match m {
-        SandboxModeFile::BestEffort => SandboxMode::BestEffort,
-        SandboxModeFile::Required => SandboxMode::Required,
-        SandboxModeFile::Off => SandboxMode::Off,
-    };
-    match sandbox {
-        None => {}
-        Some(SandboxFile::Mode(m)) => s.mode = mode(*m),
-        Some(SandboxFile::Switch(on)) => {
-            s.mode = if *on {
-                SandboxMode::BestEffort
-            } else {
-                SandboxMode::Off
-            }
-        }
-        Some(SandboxFile::Full(f)) => {
-            if let Some(m) = f.mode {
-                s.mode = mode(m);
-            }
-            s.network = f.network.unwrap_or(true);
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            s.write = f
-                .write
-                .iter()
-                .map(|w| match (w.strip_prefix("~/"), &home) {
-                    (Some(rest), Some(h)) => h.join(rest),
-                    _ => absolute(&dir.join(w)),
-                })
-                .collect();
-        }
-    }
-    if let Some(l) = limits {
-        s.cpu_seconds = l.cpu_seconds;
-        s.memory_bytes = l.memory_mb.map(|m| m.saturating_mul(1024 * 1024));
-    }
-    s
-}
-
-fn absolute(p: &Path) -> PathBuf {
-    let p = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    crate::workspace::normalize_lexically(&p)
-}
-
-/// `model_options:`, checked.
-fn model_options(
-    path: &Path,
-    file: Option<&ModelOptionsFile>,
-    errors: &mut Vec<ConfigError>,
-) -> ModelOptions {
-    let Some(f) = file else {
-        return ModelOptions::default();
-    };
-    let mut dur = |v: &Option<Spanned<DurationText>>, field: &str| {
-        v.as_ref().map(|_| {
-            duration_field(
-                path,
-                v,
-                &format!("model_options.{field}"),
-                Duration::ZERO,
-                errors,
-            )
-        })
-    };
-    let request_timeout = dur(&f.request_timeout, "request_timeout");
-    let idle_timeout = dur(&f.idle_timeout, "idle_timeout");
-    if let Some(u) = &f.base_url
-        && !(u.value.starts_with("http://") || u.value.starts_with("https://"))
-    {
-        errors.push(ConfigError::at(
-            path,
-            &u.referenced,
-            format!(
-                "model_options.base_url: `{}` must start with http:// or https://",
-                u.value
-            ),
-        ));
-    }
-    ModelOptions {
-        temperature: f.temperature,
-        max_tokens: f.max_tokens,
-        base_url: f.base_url.as_ref().map(|u| u.value.clone()),
-        stream: f.stream,
-        request_timeout,
-        idle_timeout,
-        max_retries: f.max_retries,
-    }
-}
-
-/// Parses and validates one task file.
+/// Parses and validates one task file: each field is resolved in turn
+/// ([`Resolve`]), every error of every field is kept, and the task is
+/// built only when there are none.
 pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigError>> {
     let text = read(path)?;
     let tf: TaskFile = serde_saphyr::from_str(&text)
         .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut errors = Vec::new();
-
-    let name = match &tf.name {
-        Some(n) => {
-            let v = n.value.trim().to_string();
-            if v.is_empty() || v.contains(['/', '\\']) || v == "." || v == ".." {
-                errors.push(ConfigError::at(
-                    path,
-                    &n.referenced,
-                    "name: must be non-empty and contain no `/` (it names the output folder)",
-                ));
-            }
-            v
-        }
-        None => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    };
-    let mut params = BTreeMap::new();
-    for (name, decl) in &tf.parameters {
-        if name == params::FILES {
-            errors.push(ConfigError::at(
-                path,
-                &decl.referenced,
-                "parameters: `files` is built in (the names given with --files)",
-            ));
-            continue;
-        }
-        match opts
-            .params
-            .get(name)
-            .map(String::as_str)
-            .or(decl.value.default_value())
-        {
-            Some(v) => {
-                params.insert(name.clone(), v.to_string());
-            }
-            None if opts.params_optional => {
-                params.insert(name.clone(), format!("{{{{{name}}}}}"));
-            }
-            None => errors.push(ConfigError::at(
-                path,
-                &decl.referenced,
-                format!("parameters.{name}: no value (give --param {name}=VALUE or a default)"),
-            )),
-        }
-    }
-    let mut values = params.clone();
-    values.insert(params::FILES.to_string(), opts.files.join(" "));
-    let mut render = |field: &str, text: &Spanned<String>| -> String {
-        params::render(&text.value, &values).unwrap_or_else(|e| {
-            errors.push(ConfigError::at(
-                path,
-                &text.referenced,
-                format!("{field}: {e}"),
-            ));
-            text.value.clone()
-        })
-    };
-    let prompt = render("prompt", &tf.prompt);
-    let check_runs: Vec<String> = tf
-        .checks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| render(&format!("checks[{i}].run"), &c.run))
-        .collect();
-    if tf.prompt.value.trim().is_empty() {
-        errors.push(ConfigError::at(
-            path,
-            &tf.prompt.referenced,
-            "prompt: must not be empty",
-        ));
-    }
-    let model = match (&opts.model_override, &tf.model) {
-        (Some(m), _) => Some(m.clone()),
-        (None, Some(m)) => match ModelSpec::parse(&m.value) {
-            Ok(spec) => Some(spec),
-            Err(e) => {
-                errors.push(ConfigError::at(path, &m.referenced, format!("model: {e}")));
-                None
-            }
-        },
-        (None, None) => Some(ModelSpec::parse("scripted").unwrap()),
-    };
-    if let Some(m) = &model
-        && m.is_scripted()
-        && tf.script.is_none()
-    {
-        // Point at `model:` when written, else at the top of the file.
-        let (line, column) = tf
-            .model
-            .as_ref()
-            .map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
-        errors.push(ConfigError::new(
-            path,
-            line,
-            column,
-            "script: required when the model is `scripted` (the model's turns)",
-        ));
-    }
-    let policy = match &tf.policy {
-        None => Some(Policy::builtin_default()),
-        Some(PolicyRef::Path(p)) => {
-            let file = dir.join(&p.value);
-            if !file.is_file() {
-                errors.push(ConfigError::at(
-                    path,
-                    &p.referenced,
-                    format!("policy: file {} not found", file.display()),
-                ));
-                None
-            } else {
-                match load_policy_file(&file) {
-                    Ok(pol) => bind_files(pol, path, &p.referenced, &opts.files, &mut errors),
-                    Err(es) => {
-                        errors.extend(es);
-                        None
-                    }
-                }
-            }
-        }
-        Some(PolicyRef::Inline(pf)) => {
-            match compile_policy(pf, path, format!("{} (inline policy)", path.display())) {
-                Ok(p) => {
-                    let at = pf
-                        .rules
-                        .first()
-                        .map_or(serde_saphyr::Location::UNKNOWN, |r| r.referenced);
-                    bind_files(p, path, &at, &opts.files, &mut errors)
-                }
-                Err(es) => {
-                    errors.extend(es);
-                    None
-                }
-            }
-        }
-    };
-    let workspace = match &tf.workspace {
-        Some(w) => {
-            let p = dir.join(&w.value);
-            if !p.is_dir() {
-                errors.push(ConfigError::at(
-                    path,
-                    &w.referenced,
-                    format!("workspace: folder {} not found", p.display()),
-                ));
-            }
-            p
-        }
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-    };
-    let tools = tf.tools.as_ref().map(|list| {
-        list.iter()
-            .filter_map(|t| match opts.registry.get(&t.value) {
-                Ok(_) => Some(t.value.clone()),
-                Err(e) => {
-                    errors.push(ConfigError::at(path, &t.referenced, format!("tools: {e}")));
-                    None
-                }
-            })
-            .collect::<Vec<_>>()
-    });
-    let timeout = duration_field(path, &tf.timeout, "timeout", DEFAULT_TIMEOUT, &mut errors);
-    if let Some(m) = &tf.max_turns
-        && m.value == 0
-    {
-        errors.push(ConfigError::at(
-            path,
-            &m.referenced,
-            "max_turns: must be at least 1",
-        ));
-    }
-    let mut checks = Vec::new();
-    for (i, c) in tf.checks.iter().enumerate() {
-        let field = format!("checks[{i}].timeout");
-        let timeout = duration_field(path, &c.timeout, &field, DEFAULT_CHECK_TIMEOUT, &mut errors);
-        if c.run.value.trim().is_empty() {
-            errors.push(ConfigError::at(
-                path,
-                &c.run.referenced,
-                format!("checks[{i}].run: must not be empty"),
-            ));
-        }
-        if let Some(sh) = &c.shell
-            && sh.value.trim().is_empty()
-        {
-            errors.push(ConfigError::at(
-                path,
-                &sh.referenced,
-                format!(
-                    "checks[{i}].shell: must name a shell (bash, sh, python, `perl {{0}}` ...)"
-                ),
-            ));
-        }
-        checks.push(super::TaskCheck {
-            name: c
-                .name
-                .clone()
-                .unwrap_or_else(|| check_runs[i].lines().next().unwrap_or("").to_string()),
-            run: check_runs[i].clone(),
-            shell: c.shell.as_ref().map(|s| s.value.clone()),
-            timeout,
-        });
-    }
-    let model_options = model_options(path, tf.model_options.as_ref(), &mut errors);
-    let sandbox = sandbox_settings(dir, tf.sandbox.as_ref(), tf.limits.as_ref());
-    let mcp_servers = mcp_servers(path, dir, &tf.mcp_servers, &mut errors);
+    let mut r = Resolve::new(path, opts);
+    let name = r.name(&tf);
+    let params = r.params(&tf);
+    let (prompt, check_runs) = r.render_texts(&tf, &params);
+    let model = r.model(&tf);
+    let policy = r.policy(&tf);
+    let workspace = r.workspace(&tf);
+    let tools = r.tools(&tf);
+    let timeout = duration_field(path, &tf.timeout, "timeout", DEFAULT_TIMEOUT, &mut r.errors);
+    let checks = r.checks(&tf, check_runs);
+    let model_options = model_options(path, tf.model_options.as_ref(), &mut r.errors);
+    let sandbox = sandbox_settings(r.dir, tf.sandbox.as_ref(), tf.limits.as_ref());
+    let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
+    r.limits(&tf);
+    r.script(&tf);
+    r.finish()?;
+    let name_at = tf
+        .name
+        .as_ref()
+        .map_or((1, 1), |n| (n.referenced.line(), n.referenced.column()));
     let env = tf
         .env
         .as_ref()
@@ -529,35 +135,6 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             pass: e.pass.clone(),
             set: e.set.clone(),
         });
-    if let Some(m) = &tf.max_tokens_total
-        && m.value == 0
-    {
-        errors.push(ConfigError::at(
-            path,
-            &m.referenced,
-            "max_tokens_total: must be at least 1 (leave it out for no limit)",
-        ));
-    }
-    if let Some(script) = &tf.script {
-        for (i, turn) in script.iter().enumerate() {
-            for (j, call) in turn.tool_calls.iter().enumerate() {
-                if call.args.is_some() && call.raw_args.is_some() {
-                    errors.push(ConfigError::at(
-                        path,
-                        &call.name.referenced,
-                        format!("script[{i}].tool_calls[{j}]: give `args` or `raw_args`, not both"),
-                    ));
-                }
-            }
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let name_at = tf
-        .name
-        .as_ref()
-        .map_or((1, 1), |n| (n.referenced.line(), n.referenced.column()));
     Ok(Task {
         name,
         name_at,
@@ -581,24 +158,6 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         script: tf.script.unwrap_or_default().into(),
         params,
     })
-}
-
-/// Adds the `{{files}}` rules of a policy; a file name that makes no valid
-/// rule is an error at the task's `policy:`.
-fn bind_files(
-    policy: Policy,
-    path: &Path,
-    at: &serde_saphyr::Location,
-    files: &[String],
-    errors: &mut Vec<ConfigError>,
-) -> Option<Policy> {
-    match policy.bind_files(files) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            errors.push(ConfigError::at(path, at, format!("policy: {e}")));
-            None
-        }
-    }
 }
 
 /// Loads every task, collecting all errors; names must be unique.

@@ -8,6 +8,8 @@ mod duration;
 mod load;
 mod model;
 pub mod params;
+mod resolve;
+mod sections;
 
 pub use crate::provider::{ModelSpec, ScriptCall, ScriptTurn};
 pub use duration::parse_duration;

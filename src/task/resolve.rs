@@ -1,0 +1,305 @@
+//! The fields of a task file resolved one step at a time. Each step reads
+//! what it needs, records its errors (located) and goes on with a
+//! placeholder, so one `runner validate` shows every mistake of a file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::TaskCheck;
+use super::load::LoadOptions;
+use super::model::{PolicyRef, TaskFile};
+use super::params;
+use super::sections::duration_field;
+use crate::provider::ModelSpec;
+use runner_policy::{ConfigError, Policy, compile_policy, load_policy_file};
+use serde_saphyr::{Location, Spanned};
+
+const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A task file being resolved: where it is, the command line's options,
+/// and the errors so far.
+pub(super) struct Resolve<'a> {
+    path: &'a Path,
+    /// The folder relative paths start from.
+    pub(super) dir: &'a Path,
+    opts: &'a LoadOptions,
+    pub(super) errors: Vec<ConfigError>,
+}
+
+impl<'a> Resolve<'a> {
+    pub(super) fn new(path: &'a Path, opts: &'a LoadOptions) -> Self {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Self {
+            path,
+            dir,
+            opts,
+            errors: Vec::new(),
+        }
+    }
+
+    fn error(&mut self, at: &Location, message: impl Into<String>) {
+        self.errors
+            .push(ConfigError::at(self.path, at, message.into()));
+    }
+
+    /// The errors of every step, or nothing.
+    pub(super) fn finish(self) -> Result<(), Vec<ConfigError>> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self.errors)
+        }
+    }
+
+    /// `name:`, or the file's stem; it names the output folder.
+    pub(super) fn name(&mut self, tf: &TaskFile) -> String {
+        let Some(n) = &tf.name else {
+            return self
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        };
+        let v = n.value.trim().to_string();
+        if v.is_empty() || v.contains(['/', '\\']) || v == "." || v == ".." {
+            self.error(
+                &n.referenced,
+                "name: must be non-empty and contain no `/` (it names the output folder)",
+            );
+        }
+        v
+    }
+
+    /// `parameters:` with their values: `--param`, else the default.
+    pub(super) fn params(&mut self, tf: &TaskFile) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for (name, decl) in &tf.parameters {
+            if name == params::FILES {
+                self.error(
+                    &decl.referenced,
+                    "parameters: `files` is built in (the names given with --files)",
+                );
+                continue;
+            }
+            let given = self.opts.params.get(name).map(String::as_str);
+            match given.or(decl.value.default_value()) {
+                Some(v) => {
+                    out.insert(name.clone(), v.to_string());
+                }
+                None if self.opts.params_optional => {
+                    out.insert(name.clone(), format!("{{{{{name}}}}}"));
+                }
+                None => self.error(
+                    &decl.referenced,
+                    format!("parameters.{name}: no value (give --param {name}=VALUE or a default)"),
+                ),
+            }
+        }
+        out
+    }
+
+    /// The prompt and the checks' commands with `{{NAME}}` and
+    /// `{{files}}` filled in.
+    pub(super) fn render_texts(
+        &mut self,
+        tf: &TaskFile,
+        params: &BTreeMap<String, String>,
+    ) -> (String, Vec<String>) {
+        let mut values = params.clone();
+        values.insert(params::FILES.to_string(), self.opts.files.join(" "));
+        let prompt = self.render(&values, "prompt", &tf.prompt);
+        if tf.prompt.value.trim().is_empty() {
+            self.error(&tf.prompt.referenced, "prompt: must not be empty");
+        }
+        let runs = tf
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| self.render(&values, &format!("checks[{i}].run"), &c.run))
+            .collect();
+        (prompt, runs)
+    }
+
+    fn render(
+        &mut self,
+        values: &BTreeMap<String, String>,
+        field: &str,
+        text: &Spanned<String>,
+    ) -> String {
+        params::render(&text.value, values).unwrap_or_else(|e| {
+            self.error(&text.referenced, format!("{field}: {e}"));
+            text.value.clone()
+        })
+    }
+
+    /// `model:` (or `--model`); `scripted` needs a `script:`.
+    pub(super) fn model(&mut self, tf: &TaskFile) -> Option<ModelSpec> {
+        let model = match (&self.opts.model_override, &tf.model) {
+            (Some(m), _) => Some(m.clone()),
+            (None, Some(m)) => match ModelSpec::parse(&m.value) {
+                Ok(spec) => Some(spec),
+                Err(e) => {
+                    self.error(&m.referenced, format!("model: {e}"));
+                    None
+                }
+            },
+            (None, None) => Some(ModelSpec::parse("scripted").expect("a known model")),
+        };
+        if model.as_ref().is_some_and(ModelSpec::is_scripted) && tf.script.is_none() {
+            // Point at `model:` when written, else at the top of the file.
+            let (line, column) = tf
+                .model
+                .as_ref()
+                .map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
+            self.errors.push(ConfigError::new(
+                self.path,
+                line,
+                column,
+                "script: required when the model is `scripted` (the model's turns)",
+            ));
+        }
+        model
+    }
+
+    /// `policy:`: the built-in default, a file beside the task, or inline;
+    /// its `{{files}}` rules bound to `--files`.
+    pub(super) fn policy(&mut self, tf: &TaskFile) -> Option<Policy> {
+        let (policy, at) = match &tf.policy {
+            None => return Some(Policy::builtin_default()),
+            Some(PolicyRef::Path(p)) => {
+                let file = self.dir.join(&p.value);
+                if !file.is_file() {
+                    let message = format!("policy: file {} not found", file.display());
+                    self.error(&p.referenced, message);
+                    return None;
+                }
+                (load_policy_file(&file), p.referenced)
+            }
+            Some(PolicyRef::Inline(pf)) => {
+                let source = format!("{} (inline policy)", self.path.display());
+                let at = pf.rules.first().map_or(Location::UNKNOWN, |r| r.referenced);
+                (compile_policy(pf, self.path, source), at)
+            }
+        };
+        match policy {
+            Err(es) => {
+                self.errors.extend(es);
+                None
+            }
+            // A file name that makes no valid rule is an error at `policy:`.
+            Ok(p) => match p.bind_files(&self.opts.files) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    self.error(&at, format!("policy: {e}"));
+                    None
+                }
+            },
+        }
+    }
+
+    /// `workspace:` (relative to the task file), or the current folder.
+    pub(super) fn workspace(&mut self, tf: &TaskFile) -> PathBuf {
+        let Some(w) = &tf.workspace else {
+            return std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        };
+        let p = self.dir.join(&w.value);
+        if !p.is_dir() {
+            self.error(
+                &w.referenced,
+                format!("workspace: folder {} not found", p.display()),
+            );
+        }
+        p
+    }
+
+    /// `tools:`: names the registry knows.
+    pub(super) fn tools(&mut self, tf: &TaskFile) -> Option<Vec<String>> {
+        let list = tf.tools.as_ref()?;
+        let mut names = Vec::new();
+        for t in list {
+            match self.opts.registry.get(&t.value) {
+                Ok(_) => names.push(t.value.clone()),
+                Err(e) => self.error(&t.referenced, format!("tools: {e}")),
+            }
+        }
+        Some(names)
+    }
+
+    /// `checks:` with their rendered commands (`runs`, from
+    /// [`Self::render_texts`]).
+    pub(super) fn checks(&mut self, tf: &TaskFile, runs: Vec<String>) -> Vec<TaskCheck> {
+        let mut checks = Vec::new();
+        for ((i, c), run) in tf.checks.iter().enumerate().zip(runs) {
+            let field = format!("checks[{i}].timeout");
+            let timeout = duration_field(
+                self.path,
+                &c.timeout,
+                &field,
+                DEFAULT_CHECK_TIMEOUT,
+                &mut self.errors,
+            );
+            if c.run.value.trim().is_empty() {
+                self.error(
+                    &c.run.referenced,
+                    format!("checks[{i}].run: must not be empty"),
+                );
+            }
+            if let Some(sh) = &c.shell
+                && sh.value.trim().is_empty()
+            {
+                self.error(
+                    &sh.referenced,
+                    format!(
+                        "checks[{i}].shell: must name a shell (bash, sh, python, `perl {{0}}` ...)"
+                    ),
+                );
+            }
+            checks.push(TaskCheck {
+                name: c
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| run.lines().next().unwrap_or("").to_string()),
+                run,
+                shell: c.shell.as_ref().map(|s| s.value.clone()),
+                timeout,
+            });
+        }
+        checks
+    }
+
+    /// `max_turns:` and `max_tokens_total:` are at least 1.
+    pub(super) fn limits(&mut self, tf: &TaskFile) {
+        if let Some(m) = &tf.max_turns
+            && m.value == 0
+        {
+            self.error(&m.referenced, "max_turns: must be at least 1");
+        }
+        if let Some(m) = &tf.max_tokens_total
+            && m.value == 0
+        {
+            self.error(
+                &m.referenced,
+                "max_tokens_total: must be at least 1 (leave it out for no limit)",
+            );
+        }
+    }
+
+    /// `script:`: a call gives `args` or `raw_args`, not both.
+    pub(super) fn script(&mut self, tf: &TaskFile) {
+        let Some(script) = &tf.script else { return };
+        for (i, turn) in script.iter().enumerate() {
+            for (j, call) in turn.tool_calls.iter().enumerate() {
+                if call.args.is_some() && call.raw_args.is_some() {
+                    self.error(
+                        &call.name.referenced,
+                        format!("script[{i}].tool_calls[{j}]: give `args` or `raw_args`, not both"),
+                    );
+                }
+            }
+        }
+    }
+}

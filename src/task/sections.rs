@@ -1,0 +1,216 @@
+//! The sections of a task file that resolve on their own (`mcp_servers:`,
+//! `sandbox:` and `limits:`, `model_options:`, durations): each takes the
+//! parsed section and records its errors, located.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::duration::parse_duration;
+use super::model::SandboxModeFile;
+use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
+use crate::contain::{SandboxMode, SandboxSettings};
+use crate::mcp::McpServerSpec;
+use crate::provider::ModelOptions;
+use runner_policy::ConfigError;
+use serde_saphyr::Spanned;
+
+/// An optional duration field: its value, or `default`; a bad value is an
+/// error at its location.
+pub(super) fn duration_field(
+    path: &Path,
+    value: &Option<Spanned<DurationText>>,
+    field: &str,
+    default: Duration,
+    errors: &mut Vec<ConfigError>,
+) -> Duration {
+    let Some(v) = value else {
+        return default;
+    };
+    parse_duration(&v.value.0).unwrap_or_else(|e| {
+        errors.push(ConfigError::at(
+            path,
+            &v.referenced,
+            format!("{field}: {e}"),
+        ));
+        default
+    })
+}
+
+/// `mcp_servers:`, checked: names must be usable in `NAME__TOOL` and
+/// `Mcp(NAME/TOOL)`.
+pub(super) fn mcp_servers(
+    path: &Path,
+    dir: &Path,
+    servers: &BTreeMap<String, Spanned<McpServerFile>>,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<McpServerSpec> {
+    let mut out = Vec::new();
+    for (name, s) in servers {
+        let valid = !name.is_empty()
+            && !name.contains("__")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            errors.push(ConfigError::at(
+                path,
+                &s.referenced,
+                format!(
+                    "mcp_servers.{name}: a server name is letters, digits, `-` and `_` (no `__`)"
+                ),
+            ));
+            continue;
+        }
+        let timeout = duration_field(
+            path,
+            &s.value.timeout,
+            &format!("mcp_servers.{name}.timeout"),
+            crate::mcp::DEFAULT_CALL_TIMEOUT,
+            errors,
+        );
+        let f = &s.value;
+        let at = |why: String| {
+            ConfigError::at(path, &s.referenced, format!("mcp_servers.{name}: {why}"))
+        };
+        match (&f.command, &f.url) {
+            (Some(_), Some(_)) | (None, None) => {
+                errors.push(at(
+                    "give `command:` (a server over stdio) or `url:` (a remote one), not both"
+                        .into(),
+                ));
+                continue;
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                    errors.push(at(format!("url `{url}` is not an http(s) address")));
+                }
+                if !f.args.is_empty() || !f.env.is_empty() || f.cwd.is_some() || f.sandbox.is_some()
+                {
+                    errors.push(at(
+                        "args, env, cwd and sandbox are for a server over stdio, not a `url:`"
+                            .into(),
+                    ));
+                }
+            }
+            (Some(_), None) => {
+                if !f.headers.is_empty() {
+                    errors.push(at("headers are for a remote server (`url:`)".into()));
+                }
+            }
+        }
+        out.push(McpServerSpec {
+            name: name.clone(),
+            command: s.value.command.clone().unwrap_or_default(),
+            args: s.value.args.clone(),
+            env: s.value.env.clone(),
+            cwd: s.value.cwd.as_ref().map(|c| absolute(&dir.join(c))),
+            required: s.value.required,
+            tools: s.value.tools.clone(),
+            timeout,
+            sandbox: sandbox_settings(dir, s.value.sandbox.as_ref(), None),
+            url: s.value.url.clone(),
+            headers: s.value.headers.clone(),
+        });
+    }
+    out
+}
+
+/// `sandbox:` and `limits:`, with `write` paths made absolute.
+pub(super) fn sandbox_settings(
+    dir: &Path,
+    sandbox: Option<&SandboxFile>,
+    limits: Option<&LimitsFile>,
+) -> SandboxSettings {
+    let mut s = SandboxSettings::default();
+    let mode = |m: SandboxModeFile| match m {
+        SandboxModeFile::BestEffort => SandboxMode::BestEffort,
+        SandboxModeFile::Required => SandboxMode::Required,
+        SandboxModeFile::Off => SandboxMode::Off,
+    };
+    match sandbox {
+        None => {}
+        Some(SandboxFile::Mode(m)) => s.mode = mode(*m),
+        Some(SandboxFile::Switch(on)) => {
+            s.mode = if *on {
+                SandboxMode::BestEffort
+            } else {
+                SandboxMode::Off
+            }
+        }
+        Some(SandboxFile::Full(f)) => {
+            if let Some(m) = f.mode {
+                s.mode = mode(m);
+            }
+            s.network = f.network.unwrap_or(true);
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            s.write = f
+                .write
+                .iter()
+                .map(|w| match (w.strip_prefix("~/"), &home) {
+                    (Some(rest), Some(h)) => h.join(rest),
+                    _ => absolute(&dir.join(w)),
+                })
+                .collect();
+        }
+    }
+    if let Some(l) = limits {
+        s.cpu_seconds = l.cpu_seconds;
+        s.memory_bytes = l.memory_mb.map(|m| m.saturating_mul(1024 * 1024));
+    }
+    s
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    crate::workspace::normalize_lexically(&p)
+}
+
+/// `model_options:`, checked.
+pub(super) fn model_options(
+    path: &Path,
+    file: Option<&ModelOptionsFile>,
+    errors: &mut Vec<ConfigError>,
+) -> ModelOptions {
+    let Some(f) = file else {
+        return ModelOptions::default();
+    };
+    let mut dur = |v: &Option<Spanned<DurationText>>, field: &str| {
+        v.as_ref().map(|_| {
+            duration_field(
+                path,
+                v,
+                &format!("model_options.{field}"),
+                Duration::ZERO,
+                errors,
+            )
+        })
+    };
+    let request_timeout = dur(&f.request_timeout, "request_timeout");
+    let idle_timeout = dur(&f.idle_timeout, "idle_timeout");
+    if let Some(u) = &f.base_url
+        && !(u.value.starts_with("http://") || u.value.starts_with("https://"))
+    {
+        errors.push(ConfigError::at(
+            path,
+            &u.referenced,
+            format!(
+                "model_options.base_url: `{}` must start with http:// or https://",
+                u.value
+            ),
+        ));
+    }
+    ModelOptions {
+        temperature: f.temperature,
+        max_tokens: f.max_tokens,
+        base_url: f.base_url.as_ref().map(|u| u.value.clone()),
+        stream: f.stream,
+        request_timeout,
+        idle_timeout,
+        max_retries: f.max_retries,
+    }
+}
