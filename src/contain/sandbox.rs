@@ -423,6 +423,50 @@ mod tests {
         assert_eq!(fs_rights(6), 0xffff);
     }
 
+    /// What python3 gets from `socket()` per family: `ok` or the errno.
+    fn socket_families(confine: Option<Confinement>) -> String {
+        use std::os::unix::process::CommandExt;
+        let script = "import socket\n\
+            for name, fam, kind in [('inet', socket.AF_INET, socket.SOCK_STREAM),\n\
+                                    ('inet6', socket.AF_INET6, socket.SOCK_DGRAM),\n\
+                                    ('unix', socket.AF_UNIX, socket.SOCK_STREAM)]:\n\
+            \x20   try:\n\
+            \x20       socket.socket(fam, kind).close(); print(name, 'ok')\n\
+            \x20   except OSError as e:\n\
+            \x20       print(name, e.errno)\n";
+        let mut cmd = std::process::Command::new("python3");
+        cmd.args(["-c", script]);
+        if let Some(c) = confine {
+            // SAFETY: `apply` makes system calls only.
+            unsafe { cmd.pre_exec(move || c.apply()) };
+        }
+        let out = cmd.output().expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn the_network_filter_refuses_inet_sockets_and_nothing_else() {
+        // Without the filter every family opens (the control).
+        assert_eq!(socket_families(None), "inet ok\ninet6 ok\nunix ok\n");
+        // The filter alone (no Landlock): IPv4 and IPv6 get EPERM (1),
+        // a Unix socket still opens.
+        let filter_only = Confinement {
+            ruleset: None,
+            filter: network_filter(),
+            rlimits: vec![],
+            description: String::new(),
+        };
+        assert_eq!(
+            socket_families(Some(filter_only)),
+            format!("inet {0}\ninet6 {0}\nunix ok\n", libc::EPERM)
+        );
+    }
+
     #[test]
     fn off_without_limits_confines_nothing() {
         let s = SandboxSettings {
