@@ -7,15 +7,15 @@
 //! transcript, diff, JUnit XML and summary. What an allowed command can
 //! reach is limited by [`contain`] (environment, redaction, sandbox).
 
-pub mod cleanup;
+pub(crate) mod cleanup;
 pub mod cli;
-pub mod contain;
+pub(crate) mod contain;
 pub mod engine;
-pub mod mcp;
-pub mod process;
+pub(crate) mod mcp;
+pub(crate) mod process;
 pub mod provider;
-pub mod report;
-pub mod run;
+pub(crate) mod report;
+pub(crate) mod run;
 pub mod task;
 pub mod tools;
 pub mod workspace;

@@ -2,7 +2,7 @@
 
 pub mod check;
 mod error;
-pub mod expand;
+pub(crate) mod expand;
 pub mod init;
 pub mod merge;
 pub mod run;

@@ -19,42 +19,42 @@ use crate::tools::Registry;
 pub struct RunArgs {
     /// Task files (paths or globs).
     #[arg(required = true)]
-    pub tasks: Vec<String>,
+    tasks: Vec<String>,
     /// Output folder.
     #[arg(long, default_value = "runner-out")]
-    pub out: PathBuf,
+    out: PathBuf,
     /// A policy added to every task's policy; the strictest decision wins. Repeatable.
     #[arg(long = "policy")]
-    pub policies: Vec<PathBuf>,
+    policies: Vec<PathBuf>,
     /// Override every task's model: PROVIDER:MODEL or scripted.
     #[arg(long, value_parser = ModelSpec::parse)]
-    pub model: Option<ModelSpec>,
+    model: Option<ModelSpec>,
     /// Tasks run in parallel.
     #[arg(long, default_value_t = 1)]
-    pub jobs: usize,
+    jobs: usize,
     /// Run only shard K of N (stable by task name).
     #[arg(long)]
-    pub shard: Option<Shard>,
+    shard: Option<Shard>,
     /// Apply each passing task's changes to its original workspace.
     #[arg(long)]
-    pub apply: bool,
+    apply: bool,
     /// Print only the final line.
     #[arg(long, short)]
-    pub quiet: bool,
+    quiet: bool,
     /// Print every turn.
     #[arg(long, short)]
-    pub verbose: bool,
+    verbose: bool,
     /// stdout: `text` (a final summary line) or `json` (every event as a JSON line).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: OutputFormat,
+    format: OutputFormat,
     /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = crate::task::params::parse_param)]
-    pub params: Vec<(String, String)>,
+    params: Vec<(String, String)>,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
-    pub files: Option<Vec<String>>,
+    files: Option<Vec<String>>,
 }
 
 /// What `runner run` prints on stdout.

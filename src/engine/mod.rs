@@ -8,12 +8,12 @@
 //! them.
 
 mod agent;
-pub mod batch;
+pub(crate) mod batch;
 mod calls;
 mod early;
 mod events;
 pub mod pipeline;
 
-pub use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
-pub use calls::{ToolEnv, run_calls};
-pub use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
+pub(crate) use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
+pub(crate) use calls::{ToolEnv, run_calls};
+pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::{ExpandError, McpStartError};
-pub use server::{McpServer, SAFE_VARS, ServerTool};
+pub use server::McpServer;
 pub use tool::McpTool;
 
 use crate::tools::Registry;

@@ -10,10 +10,10 @@
 mod anthropic;
 mod assemble;
 mod client;
-pub mod config;
+pub(crate) mod config;
 mod gemini;
 mod gemini_schema;
-pub mod http;
+pub(crate) mod http;
 mod message;
 mod openai;
 mod scripted;
@@ -22,15 +22,15 @@ mod spec;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use anthropic::Anthropic;
-pub use client::{HttpProvider, WireFormat};
-pub use config::{ModelOptions, ProviderConfig, ProviderSetupError, Vendor};
-pub use gemini::Gemini;
-pub use gemini_schema::gemini_schema;
-pub use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
-pub use openai::OpenAi;
-pub use scripted::{ScriptCall, ScriptTurn, ScriptedProvider};
-pub use spec::{ModelSpec, ModelSpecError};
+pub(crate) use anthropic::Anthropic;
+pub(crate) use client::{HttpProvider, WireFormat};
+pub use config::Vendor;
+pub(crate) use config::{ModelOptions, ProviderConfig, ProviderSetupError};
+pub(crate) use gemini::Gemini;
+pub(crate) use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
+pub(crate) use openai::OpenAi;
+pub(crate) use scripted::{ScriptTurn, ScriptedProvider};
+pub(crate) use spec::ModelSpec;
 
 /// Where a streaming provider hands each tool call, with its position in
 /// the turn, as soon as its arguments are complete, so the engine can start

@@ -10,6 +10,4 @@ pub mod progress;
 pub mod summary;
 pub mod transcript;
 
-pub use transcript::{
-    CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder, TurnRecord,
-};
+pub use transcript::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use crate::engine::{CallStatus, Event, EventSink, StartedCall, ToolCallRecord};
 
 pub use runner_output::{
-    ChangeKind, ChangedFile, CheckRecord, Counts, Outcome, OutcomeStatus, TRANSCRIPT_VERSION,
-    Transcript, TurnRecord,
+    ChangedFile, CheckRecord, Counts, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, Transcript,
+    TurnRecord,
 };
 
 #[derive(Default)]

@@ -15,8 +15,7 @@ mod task_run;
 
 pub use apply::apply_passed;
 pub use cancel::{Cancel, watch_signals};
-pub use outputs::{write_run_outputs, write_run_reports, write_task_outputs};
-pub use prompt::system_prompt;
+pub use outputs::{write_run_outputs, write_run_reports};
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
-pub use task_run::{RunOptions, TaskResult, provider_config, run_task, task_registry};
+pub use task_run::{RunOptions, provider_config, task_registry};

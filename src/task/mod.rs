@@ -7,11 +7,11 @@
 mod duration;
 mod load;
 mod model;
-pub mod params;
+pub(crate) mod params;
 mod resolve;
 mod sections;
 
-pub use crate::provider::{ModelSpec, ScriptCall, ScriptTurn};
-pub use duration::parse_duration;
-pub use load::{FileKind, LoadOptions, Task, TaskCheck, load_task, load_tasks, validate_file};
-pub use model::{Mode, PolicyRef, TaskFile};
+pub(crate) use crate::provider::ModelSpec;
+pub use load::LoadOptions;
+pub(crate) use load::{FileKind, Task, TaskCheck, load_task, load_tasks, validate_file};
+pub(crate) use model::{Mode, TaskFile};

@@ -24,7 +24,9 @@ pub enum ParamDecl {
     Full {
         #[serde(default)]
         default: Option<String>,
+        /// For people reading the task file (and `runner schema task`).
         #[serde(default)]
+        #[allow(dead_code)]
         description: Option<String>,
     },
 }

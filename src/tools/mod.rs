@@ -16,11 +16,9 @@ mod registry;
 mod spill;
 mod tool;
 
-pub use context::{PathVisibility, ToolContext};
+pub use context::ToolContext;
 pub use output::{ToolError, ToolErrorKind, ToolOutput};
-pub use read_tracker::ReadTracker;
-pub use registry::{Registry, RegistryError};
-pub use spill::{DEFAULT_MAX_RESULT_CHARS, spill_if_large};
-pub use tool::{
-    CallFuture, Description, DynTool, Example, PreparedCall, Risk, Tool, ToolKind, typed,
-};
+pub use registry::Registry;
+pub(crate) use spill::DEFAULT_MAX_RESULT_CHARS;
+pub use spill::spill_if_large;
+pub(crate) use tool::{CallFuture, Description, DynTool, PreparedCall, Risk, Tool, ToolKind};

@@ -31,8 +31,6 @@ use std::process::{Command, Stdio};
 /// Where a workspace lies in its git repository.
 #[derive(Debug, Clone)]
 pub struct RepoInfo {
-    /// The repository's top folder (canonical).
-    pub top: PathBuf,
     /// The workspace relative to `top`, `/`-separated; empty at the top.
     pub prefix: String,
     /// The repository's git folder for this worktree (HEAD, index).
@@ -85,7 +83,6 @@ pub fn find_repo(workspace: &Path) -> Option<RepoInfo> {
         .to_string_lossy()
         .into_owned();
     Some(RepoInfo {
-        top,
         prefix,
         git_dir,
         common_dir: common_dir.canonicalize().ok()?,

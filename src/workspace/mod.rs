@@ -15,10 +15,9 @@ mod open;
 mod paths;
 mod snapshot;
 
-pub use apply::{ApplyError, apply_changes};
-pub use atomic::{atomic_write, atomic_write_str};
-pub use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
-pub use git_view::{RepoInfo, find_repo};
-pub use isolate::{IsolatedWorkspace, walk_tree};
-pub use paths::{PathError, ResolveMemo, ResolvedPath, Workspace, normalize_lexically};
-pub use snapshot::{Snapshot, SnapshotEntry};
+pub(crate) use apply::{ApplyError, apply_changes};
+pub(crate) use atomic::{atomic_write, atomic_write_str};
+pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
+pub use isolate::IsolatedWorkspace;
+pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};
+pub use paths::{Workspace, normalize_lexically};

@@ -70,6 +70,9 @@ fn a_transcript_round_trips_through_the_types() {
     assert_eq!(t.changes[0].change, ChangeKind::Modified);
     assert_eq!(t.tool_calls[0].status, CallStatus::Denied);
     assert_eq!(t.outcome.status, OutcomeStatus::Failed);
-    assert!(matches!(&t.messages[2], Message::Tool { is_error: true, .. }));
+    assert!(matches!(
+        &t.messages[2],
+        Message::Tool { is_error: true, .. }
+    ));
     assert_eq!(serde_json::to_value(&t).unwrap(), written);
 }
