@@ -1,9 +1,14 @@
 //! The conversation loop.
 
 use super::calls::{ToolEnv, run_calls};
+use super::compact::{ContextLimits, Trigger, is_context_overflow, make_room};
+use super::conversation::Conversation;
 use super::early::EarlyStarts;
 use super::events::Event;
-use crate::provider::{Message, ModelRequest, Provider, ProviderError, Usage};
+use crate::provider::models::Pricing;
+use crate::provider::{
+    Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolSpec, Usage,
+};
 
 /// Limits of one agent run.
 #[derive(Debug, Clone)]
@@ -13,6 +18,12 @@ pub struct AgentLimits {
     pub max_parallel: usize,
     /// Stop when this many tokens have been used in total (0: no limit).
     pub max_tokens_total: u64,
+    /// The model's context window and when to compact.
+    pub context: ContextLimits,
+    /// The model's price; `None`: unknown (costs are null).
+    pub pricing: Option<Pricing>,
+    /// Stop once the task's cost passes this many USD.
+    pub max_cost: Option<f64>,
 }
 
 /// Why the loop stopped.
@@ -24,6 +35,10 @@ pub enum AgentStop {
     },
     MaxTurns,
     TokenBudget,
+    /// `max_cost` was passed; the cost so far.
+    CostBudget(f64),
+    /// The vendor said the prompt is too long even after compacting.
+    ContextOverflow(ProviderError),
     ProviderFailed(ProviderError),
 }
 
@@ -37,13 +52,18 @@ pub struct AgentEnv<'a> {
 /// Runs turns until the model stops. `usage` accumulates across calls.
 pub async fn run_agent(
     env: &AgentEnv<'_>,
-    messages: &mut Vec<Message>,
+    conv: &mut Conversation,
     limits: &AgentLimits,
     usage: &mut Usage,
 ) -> AgentStop {
     let mut turn: u32 = 0;
     // The same declarations every turn: a stable request prefix.
     let tools = env.tools.registry.specs();
+    conv.fixed_chars = env.system.len()
+        + tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+            .sum::<usize>();
     loop {
         if turn >= limits.max_turns {
             return AgentStop::MaxTurns;
@@ -51,44 +71,26 @@ pub async fn run_agent(
         if limits.max_tokens_total > 0 && usage.total() >= limits.max_tokens_total {
             return AgentStop::TokenBudget;
         }
+        if let (Some(max), Some(cost)) = (limits.max_cost, usage.cost_usd)
+            && cost > max
+        {
+            return AgentStop::CostBudget(cost);
+        }
         turn += 1;
         env.tools.sink.emit(&Event::TurnStarted { turn });
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
-        let request = env.provider.complete(ModelRequest {
-            system: env.system,
-            messages,
-            tools: &tools,
-            early: Some(&tx),
-        });
-        let reply = early.while_streaming(request, rx).await;
-        let reply = match reply {
+        let reply = match next_turn(env, conv, limits, usage, &tools, turn).await {
             Ok(r) => r,
-            Err(e) => {
-                for r in early.abandon().await {
-                    env.tools.sink.emit(&Event::ToolFinished {
-                        record: std::sync::Arc::new(r),
-                    });
-                }
-                return AgentStop::ProviderFailed(e);
-            }
+            Err(stop) => return stop,
         };
-        usage.add(reply.usage);
-        env.tools.sink.emit(&Event::ModelResponded {
-            turn,
-            text: reply.text.clone(),
-            tool_calls: reply.tool_calls.len(),
-            usage: reply.usage,
-            raw: reply.raw.clone(),
-        });
         let finished_text = reply.tool_calls.is_empty().then(|| reply.text.clone());
-        messages.push(Message::Assistant {
+        let early = reply.early;
+        conv.push(Message::Assistant {
             text: reply.text,
             tool_calls: reply.tool_calls,
             replay: reply.replay,
         });
         // The calls are read from the message just pushed (not copied).
-        let Some(Message::Assistant { tool_calls, .. }) = messages.last() else {
+        let Some(Message::Assistant { tool_calls, .. }) = conv.log().last() else {
             unreachable!("the assistant message was just pushed");
         };
         let finished = early.finish(tool_calls).await;
@@ -97,7 +99,7 @@ pub async fn run_agent(
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
         for r in records {
-            messages.push(Message::Tool {
+            conv.push(Message::Tool {
                 call_id: r.id.clone(),
                 name: r.tool.clone(),
                 content: r.content.clone(),
@@ -107,5 +109,82 @@ pub async fn run_agent(
                 record: std::sync::Arc::new(r),
             });
         }
+    }
+}
+
+/// A model's answer and the calls it let start early.
+struct Reply<'e, 'a> {
+    text: String,
+    tool_calls: Vec<crate::provider::ToolCallRequest>,
+    replay: Option<serde_json::Value>,
+    early: EarlyStarts<'e, 'a>,
+}
+
+/// Makes room in the conversation when needed, asks the model, prices
+/// and records its answer. A prompt the vendor finds too long is
+/// compacted harder and sent once more.
+async fn next_turn<'e, 'a>(
+    env: &'e AgentEnv<'a>,
+    conv: &mut Conversation,
+    limits: &AgentLimits,
+    usage: &mut Usage,
+    tools: &[ToolSpec],
+    turn: u32,
+) -> Result<Reply<'e, 'a>, AgentStop> {
+    let mut trigger = Trigger::Threshold;
+    loop {
+        let compactions = make_room(conv, &limits.context, env.provider, turn, trigger)
+            .await
+            .map_err(AgentStop::ProviderFailed)?;
+        for mut c in compactions {
+            c.usage.cost_usd = limits.pricing.map(|p| p.cost(&c.usage));
+            usage.add(c.usage);
+            env.tools.sink.emit(&Event::ContextCompacted(c));
+        }
+        conv.sending();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
+        let request = env.provider.complete(ModelRequest {
+            system: env.system,
+            messages: conv.sent(),
+            tools,
+            early: Some(&tx),
+            purpose: RequestPurpose::Turn,
+        });
+        let reply: ModelTurn = match early.while_streaming(request, rx).await {
+            Ok(r) => r,
+            Err(e) => {
+                for r in early.abandon().await {
+                    env.tools.sink.emit(&Event::ToolFinished {
+                        record: std::sync::Arc::new(r),
+                    });
+                }
+                if !is_context_overflow(&e) {
+                    return Err(AgentStop::ProviderFailed(e));
+                }
+                if trigger == Trigger::ProviderError {
+                    return Err(AgentStop::ContextOverflow(e));
+                }
+                trigger = Trigger::ProviderError;
+                continue;
+            }
+        };
+        let mut u = reply.usage;
+        u.cost_usd = limits.pricing.map(|p| p.cost(&u));
+        usage.add(u);
+        conv.calibrate(u.input_tokens);
+        env.tools.sink.emit(&Event::ModelResponded {
+            turn,
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.len(),
+            usage: u,
+            raw: reply.raw,
+        });
+        return Ok(Reply {
+            text: reply.text,
+            tool_calls: reply.tool_calls,
+            replay: reply.replay,
+            early,
+        });
     }
 }

@@ -10,10 +10,14 @@
 mod agent;
 pub(crate) mod batch;
 mod calls;
+mod compact;
+mod conversation;
 mod early;
 mod events;
 pub mod pipeline;
 
 pub(crate) use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
 pub(crate) use calls::{ToolEnv, run_calls};
+pub(crate) use compact::ContextLimits;
+pub(crate) use conversation::Conversation;
 pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};

@@ -54,12 +54,26 @@ impl WireFormat for Anthropic {
             "max_tokens".into(),
             json!(cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
         );
+        // Prompt caching: breakpoints on the tools, the system prompt and
+        // the latest message (three of the four allowed). The tools and
+        // system come first in the cached prefix and are the same bytes
+        // every turn; the latest message's breakpoint lets the next turn
+        // read everything before it from the cache.
         if !req.system.is_empty() {
-            body.insert("system".into(), json!(req.system));
+            body.insert(
+                "system".into(),
+                json!([{"type": "text", "text": req.system, "cache_control": EPHEMERAL}]),
+            );
         }
-        body.insert("messages".into(), Value::Array(wire_messages(req.messages)));
+        let mut messages = wire_messages(req.messages);
+        mark_last_block(&mut messages);
+        body.insert("messages".into(), Value::Array(messages));
         if !req.tools.is_empty() {
-            body.insert("tools".into(), self.declarations(req.tools));
+            let mut tools = self.declarations(req.tools);
+            if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
+                last["cache_control"] = json!(EPHEMERAL);
+            }
+            body.insert("tools".into(), tools);
         }
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));
@@ -84,6 +98,27 @@ impl WireFormat for Anthropic {
 }
 
 /// The conversation as Messages API messages, same roles merged.
+/// A cache breakpoint (`cache_control`).
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(serde::Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// Puts a cache breakpoint on the last content block of the last message.
+fn mark_last_block(messages: &mut [Value]) {
+    let last = messages
+        .last_mut()
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|c| c.last_mut());
+    if let Some(block) = last {
+        block["cache_control"] = json!(EPHEMERAL);
+    }
+}
+
 fn wire_messages(messages: &[Message]) -> Vec<Value> {
     let items = messages.iter().map(|m| match m {
         Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
@@ -130,11 +165,15 @@ fn usage_of(u: Option<&Value>) -> Usage {
             .and_then(Value::as_u64)
             .unwrap_or(0)
     };
+    // Anthropic's `input_tokens` leaves out what was read from and
+    // written to the cache; ours counts every token read.
     Usage {
         input_tokens: n("input_tokens")
             + n("cache_creation_input_tokens")
             + n("cache_read_input_tokens"),
         output_tokens: n("output_tokens"),
+        cached_input_tokens: n("cache_read_input_tokens"),
+        cost_usd: None,
     }
 }
 
@@ -205,8 +244,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             "message_start" => {
                 message = data.get("message").cloned().unwrap_or(Value::Null);
                 let u = usage_of(message.get("usage"));
-                usage.input_tokens = u.input_tokens;
-                usage.output_tokens = u.output_tokens;
+                usage = u;
             }
             "content_block_start" => {
                 let b = data.get("content_block").unwrap_or(&Value::Null);
@@ -284,7 +322,8 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         "model": message.get("model"),
         "content": content,
         "stop_reason": stop_reason,
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                  "cache_read_input_tokens": usage.cached_input_tokens},
         "streamed_events": sse.count,
     });
     Ok(ModelTurn {

@@ -26,6 +26,12 @@ pub struct ModelOptions {
     pub idle_timeout: Option<Duration>,
     /// Retries after a failed request (default 4).
     pub max_retries: Option<u32>,
+    /// The context window in tokens, when the task sets it.
+    pub context_window: Option<u64>,
+    /// When to compact, as a share of the window (default 0.8).
+    pub compact_at: Option<f64>,
+    /// The task's own prices.
+    pub pricing: Option<super::models::Pricing>,
 }
 
 /// An API key: never printed, never serialized.

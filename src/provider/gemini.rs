@@ -189,6 +189,9 @@ impl Turn {
             self.usage = Usage {
                 input_tokens: n("promptTokenCount"),
                 output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+                // Part of promptTokenCount.
+                cached_input_tokens: n("cachedContentTokenCount"),
+                cost_usd: None,
             };
         }
         let Some(cand) = chunk.pointer("/candidates/0") else {

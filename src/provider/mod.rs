@@ -15,6 +15,7 @@ mod gemini;
 mod gemini_schema;
 pub(crate) mod http;
 mod message;
+pub(crate) mod models;
 mod openai;
 mod scripted;
 mod spec;
@@ -46,6 +47,18 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// Set when the engine can start calls before the turn ends.
     pub early: Option<&'a EarlyCalls>,
+    /// A turn of the task, or a request of the runner's own.
+    pub purpose: RequestPurpose,
+}
+
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestPurpose {
+    /// The agent's next turn.
+    Turn,
+    /// A summary of the work so far, to compact the conversation (no
+    /// tools; the scripted model answers it without using a turn).
+    Summary,
 }
 
 /// A failure to get a turn from the model: an infrastructure error.

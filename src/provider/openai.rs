@@ -132,6 +132,12 @@ fn usage_of(v: &Value) -> Option<Usage> {
     Some(Usage {
         input_tokens: n("prompt_tokens"),
         output_tokens: n("completion_tokens"),
+        // Part of prompt_tokens (OpenAI and the servers that copy it).
+        cached_input_tokens: u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cost_usd: None,
     })
 }
 
@@ -271,7 +277,8 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             }),
             "finish_reason": finish,
         }],
-        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens},
+        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
+                  "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens}},
     });
     Ok(ModelTurn {
         text,

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::{ModelRequest, ModelTurn, Provider, ProviderError, ToolCallRequest, TurnFuture, Usage};
+use super::{
+    ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolCallRequest, TurnFuture,
+    Usage,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -91,6 +94,19 @@ impl Provider for ScriptedProvider {
 
     fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
+            // A compaction's summary is not one of the script's turns.
+            if req.purpose == RequestPurpose::Summary {
+                let input: u64 = req.messages.iter().map(estimate_json_tokens).sum();
+                return Ok(ModelTurn {
+                    text: format!("(scripted summary of {} message(s))", req.messages.len()),
+                    usage: Usage {
+                        input_tokens: input + estimate_tokens(req.system),
+                        ..Usage::default()
+                    },
+                    raw: json!({"script": "summary"}),
+                    ..ModelTurn::default()
+                });
+            }
             let index = {
                 let mut n = self.next.lock().map_err(|_| ProviderError {
                     provider: "scripted".into(),
@@ -118,7 +134,7 @@ impl Provider for ScriptedProvider {
                     tool_calls: vec![],
                     usage: Usage {
                         input_tokens: input,
-                        output_tokens: 0,
+                        ..Usage::default()
                     },
                     raw: json!({"script": "exhausted", "turn": index}),
                     replay: None,
@@ -167,6 +183,7 @@ impl Provider for ScriptedProvider {
                 usage: Usage {
                     input_tokens: input,
                     output_tokens: output,
+                    ..Usage::default()
                 },
             })
         })

@@ -13,6 +13,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::progress::{RunReporter, call_line, event_line};
 use super::transcript::Outcome;
 use crate::engine::{CallStatus, Event};
+use crate::provider::Usage;
 
 pub struct Bars {
     multi: MultiProgress,
@@ -80,7 +81,7 @@ impl RunReporter for Bars {
         }
     }
 
-    fn task_finished(&self, task: &str, outcome: &Outcome) {
+    fn task_finished(&self, task: &str, outcome: &Outcome, _usage: &Usage) {
         let bar = self
             .bars
             .lock()

@@ -13,6 +13,7 @@ use std::time::Instant;
 use super::progress::RunReporter;
 use super::transcript::Outcome;
 use crate::engine::Event;
+use crate::provider::Usage;
 
 pub use runner_output::{AnyEvent, EVENTS_VERSION, EventLine, RunEvent};
 
@@ -61,12 +62,13 @@ impl RunReporter for JsonLines {
     fn event(&self, task: &str, event: &Event) {
         self.write(Some(task), AnyEvent::Agent(event));
     }
-    fn task_finished(&self, task: &str, outcome: &Outcome) {
+    fn task_finished(&self, task: &str, outcome: &Outcome, usage: &Usage) {
         self.write(
             Some(task),
             AnyEvent::Run(RunEvent::TaskFinished {
                 status: outcome.status,
                 reason: outcome.reason.clone(),
+                usage: *usage,
             }),
         );
     }

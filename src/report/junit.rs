@@ -55,6 +55,16 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
             ("failed_calls", t.counts.failed_calls.to_string()),
             ("input_tokens", t.usage.input_tokens.to_string()),
             ("output_tokens", t.usage.output_tokens.to_string()),
+            (
+                "cached_input_tokens",
+                t.usage.cached_input_tokens.to_string(),
+            ),
+            (
+                "cost_usd",
+                t.usage
+                    .cost_usd
+                    .map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
+            ),
             ("changed_files", t.changes.len().to_string()),
         ];
         for (k, v) in props {

@@ -17,6 +17,11 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// A cost in USD, or `unknown` (never 0 for a price nobody knows).
+pub fn cost(c: Option<f64>) -> String {
+    c.map_or_else(|| "unknown".into(), |c| format!("${c:.4}"))
+}
+
 /// Renders the summary of a run.
 pub fn render(transcripts: &[&Transcript]) -> String {
     let passed = transcripts
@@ -25,12 +30,12 @@ pub fn render(transcripts: &[&Transcript]) -> String {
         .count();
     let mut s = format!("## runner: {passed}/{} tasks passed\n\n", transcripts.len());
     s.push_str(
-        "| task | outcome | turns | tool calls | denied | changed files | tokens | reason |\n",
+        "| task | outcome | turns | tool calls | denied | changed files | tokens | cost | reason |\n",
     );
-    s.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
     for t in transcripts {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             cell(&t.task),
             icon(t.outcome.status),
             t.counts.turns,
@@ -38,6 +43,7 @@ pub fn render(transcripts: &[&Transcript]) -> String {
             t.counts.denied_calls,
             t.changes.len(),
             t.usage.total(),
+            cost(t.usage.cost_usd),
             cell(&t.outcome.reason)
         ));
     }

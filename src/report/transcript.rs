@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex};
 use crate::engine::{CallStatus, Event, EventSink, StartedCall, ToolCallRecord};
 
 pub use runner_output::{
-    ChangedFile, CheckRecord, Counts, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, Transcript,
-    TurnRecord,
+    ChangedFile, CheckRecord, Compaction, Counts, Outcome, OutcomeStatus, TRANSCRIPT_VERSION,
+    Transcript, TurnRecord,
 };
 
 #[derive(Default)]
 struct Recorded {
     attempt: u32,
+    compactions: Vec<Compaction>,
     turns: Vec<TurnRecord>,
     /// Finished calls, shared with the event that announced them.
     tool_calls: Vec<Arc<ToolCallRecord>>,
@@ -43,6 +44,11 @@ pub struct TranscriptRecorder {
 impl TranscriptRecorder {
     /// The turns and calls so far; calls still running (the run was
     /// cancelled under them) are recorded as `cancelled`.
+    /// The compactions so far.
+    pub fn take_compactions(&self) -> Vec<Compaction> {
+        std::mem::take(&mut self.inner.lock().unwrap().compactions)
+    }
+
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
         let mut r = self.inner.lock().unwrap();
         let mut running: Vec<ToolCallRecord> = std::mem::take(&mut r.running)
@@ -94,6 +100,7 @@ impl EventSink for TranscriptRecorder {
                 }
                 r.tool_calls.push(Arc::clone(record));
             }
+            Event::ContextCompacted(c) => r.compactions.push(c.clone()),
             Event::TurnStarted { .. } => {}
         }
     }

@@ -8,7 +8,10 @@ use std::time::Instant;
 use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
-use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, EventSink, ToolEnv, run_agent};
+use crate::engine::{
+    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, ToolEnv,
+    run_agent,
+};
 use crate::mcp::McpServers;
 use crate::provider::config::resolve;
 use crate::provider::{
@@ -127,7 +130,7 @@ struct TaskRun<'t> {
     task_out: PathBuf,
     policy: Arc<PolicySet>,
     registry: Registry,
-    messages: Vec<Message>,
+    conversation: Conversation,
     checks: Vec<CheckRecord>,
     usage: Usage,
     final_answer: String,
@@ -155,8 +158,11 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         Ok(prepared) => run.work(prepared, &sink).await,
     };
     let result = run.finish(outcome, &recorder);
-    opts.reporter
-        .task_finished(&task.name, &result.transcript.outcome);
+    opts.reporter.task_finished(
+        &task.name,
+        &result.transcript.outcome,
+        &result.transcript.usage,
+    );
     result
 }
 
@@ -172,11 +178,13 @@ impl<'t> TaskRun<'t> {
             task_out: opts.out_dir.join(&task.name),
             policy: Arc::new(PolicySet::new(layers)),
             registry: task_registry(task, &Registry::builtin()),
-            messages: vec![Message::User {
-                content: task.prompt.clone(),
-            }],
+            conversation: Conversation::new(task.prompt.clone()),
             checks: Vec::new(),
-            usage: Usage::default(),
+            // A priced model's cost starts at 0; an unknown price stays null.
+            usage: Usage {
+                cost_usd: task.pricing.map(|_| 0.0),
+                ..Usage::default()
+            },
             final_answer: String::new(),
             attempts: 0,
             system: String::new(),
@@ -299,6 +307,12 @@ impl<'t> TaskRun<'t> {
             max_turns: task.max_turns,
             max_parallel: self.opts.max_parallel_calls,
             max_tokens_total: task.max_tokens_total,
+            context: ContextLimits {
+                window: task.context_window,
+                compact_at: task.compact_at,
+            },
+            pricing: task.pricing,
+            max_cost: task.max_cost,
         };
         let timed_out = || Outcome {
             status: OutcomeStatus::Failed,
@@ -309,7 +323,7 @@ impl<'t> TaskRun<'t> {
             let attempt = self.attempts;
             env.tools.sink.emit(&Event::AttemptStarted { attempt });
             let remaining = task.timeout.saturating_sub(self.epoch.elapsed());
-            let agent = run_agent(env, &mut self.messages, &limits, &mut self.usage);
+            let agent = run_agent(env, &mut self.conversation, &limits, &mut self.usage);
             let Ok(stop) = tokio::time::timeout(remaining, agent).await else {
                 return timed_out();
             };
@@ -352,7 +366,7 @@ impl<'t> TaskRun<'t> {
             }
             let content = feedback(&failed);
             self.checks.extend(results);
-            self.messages.push(Message::User { content });
+            self.conversation.push(Message::User { content });
             if self.epoch.elapsed() >= task.timeout {
                 return timed_out();
             }
@@ -374,6 +388,20 @@ impl<'t> TaskRun<'t> {
             AgentStop::TokenBudget => (
                 OutcomeStatus::Failed,
                 "the token budget (max_tokens_total) is spent".into(),
+            ),
+            AgentStop::CostBudget(cost) => (
+                OutcomeStatus::Failed,
+                format!(
+                    "the cost budget is spent: ${cost:.4} passed max_cost ${}",
+                    self.task.max_cost.unwrap_or_default()
+                ),
+            ),
+            AgentStop::ContextOverflow(e) => (
+                OutcomeStatus::Failed,
+                format!(
+                    "the conversation does not fit the model's context window ({} tokens) even after compacting it: {e}",
+                    self.task.context_window
+                ),
             ),
             AgentStop::ProviderFailed(e) => (
                 OutcomeStatus::Error,
@@ -423,7 +451,8 @@ impl<'t> TaskRun<'t> {
                 .map(|l| l.source.clone())
                 .collect(),
             system_prompt: self.system,
-            messages: self.messages,
+            messages: self.conversation.into_log(),
+            compactions: recorder.take_compactions(),
             turns,
             tool_calls,
             checks: self.checks,

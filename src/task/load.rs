@@ -10,11 +10,14 @@ use super::sections::{duration_field, mcp_servers, model_options, sandbox_settin
 use crate::contain::{EnvSettings, SandboxSettings};
 use crate::mcp::McpServerSpec;
 use crate::provider::ModelOptions;
+use crate::provider::models::Pricing;
 use crate::provider::{ModelSpec, ScriptTurn};
 use crate::tools::Registry;
 use runner_policy::{ConfigError, Policy, parse_policy_yaml};
 
 const DEFAULT_MAX_TURNS: u32 = 20;
+/// Compact when a request would fill 80% of the window.
+const DEFAULT_COMPACT_AT: f64 = 0.8;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What loading needs from the command line.
@@ -88,6 +91,14 @@ pub struct Task {
     pub mcp_servers: Vec<McpServerSpec>,
     /// 0: no limit.
     pub max_tokens_total: u64,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// Compact at this share of the window.
+    pub compact_at: f64,
+    /// The model's price (the task's own, else built in); `None`: unknown.
+    pub pricing: Option<Pricing>,
+    /// Stop after the turn that passes this many USD.
+    pub max_cost: Option<f64>,
 }
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
@@ -121,9 +132,15 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let model_options = model_options(path, tf.model_options.as_ref(), &mut r.errors);
     let sandbox = sandbox_settings(r.dir, tf.sandbox.as_ref(), tf.limits.as_ref());
     let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
+    let pricing = r.pricing(&tf, model.as_ref(), &model_options);
     r.limits(&tf);
     r.script(&tf);
     r.finish()?;
+    let model = model.expect("checked");
+    let context_window = model_options
+        .context_window
+        .unwrap_or_else(|| crate::provider::models::context_window(&model.model));
+    let compact_at = model_options.compact_at.unwrap_or(DEFAULT_COMPACT_AT);
     let name_at = tf
         .name
         .as_ref()
@@ -140,7 +157,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         name_at,
         file: path.to_path_buf(),
         prompt,
-        model: model.expect("checked"),
+        model,
         policy: policy.expect("checked"),
         workspace,
         mode: tf.mode,
@@ -155,6 +172,10 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         sandbox,
         mcp_servers,
         max_tokens_total: tf.max_tokens_total.map_or(0, |m| m.value),
+        context_window,
+        compact_at,
+        pricing,
+        max_cost: tf.max_cost.map(|m| m.value),
         script: tf.script.unwrap_or_default().into(),
         params,
     })

@@ -243,6 +243,20 @@ pub struct ModelOptionsFile {
     /// 429, 5xx (default 4).
     #[serde(default)]
     pub max_retries: Option<u32>,
+    /// The model's context window in tokens (default: known per model
+    /// family; 128000 for others).
+    #[serde(default)]
+    #[schemars(with = "Option<u64>")]
+    pub context_window: Option<Spanned<u64>>,
+    /// Compact the conversation when a request would fill this share of
+    /// the window (default 0.8).
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub compact_at: Option<Spanned<f64>>,
+    /// USD per million tokens `{input, cached_input, output}`, instead of
+    /// the built-in price (needed for local servers and new models).
+    #[serde(default)]
+    pub pricing: Option<crate::provider::models::Pricing>,
 }
 
 /// A task file. Unknown fields are errors.
@@ -315,6 +329,12 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Option<u64>")]
     pub max_tokens_total: Option<Spanned<u64>>,
+    /// Stop, failed, after the turn that makes the task's cost pass this
+    /// many US dollars (needs a known price: built in, or
+    /// `model_options.pricing`). Default: no limit.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_cost: Option<Spanned<f64>>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

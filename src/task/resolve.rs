@@ -11,7 +11,8 @@ use super::load::LoadOptions;
 use super::model::{PolicyRef, TaskFile};
 use super::params;
 use super::sections::duration_field;
-use crate::provider::ModelSpec;
+use crate::provider::models::{self, Pricing};
+use crate::provider::{ModelOptions, ModelSpec};
 use runner_policy::{ConfigError, Policy, compile_policy, load_policy_file};
 use serde_saphyr::{Location, Spanned};
 
@@ -286,6 +287,33 @@ impl<'a> Resolve<'a> {
                 "max_tokens_total: must be at least 1 (leave it out for no limit)",
             );
         }
+    }
+
+    /// The model's price: `model_options.pricing`, else the built-in
+    /// table; `max_cost:` needs one.
+    pub(super) fn pricing(
+        &mut self,
+        tf: &TaskFile,
+        model: Option<&ModelSpec>,
+        options: &ModelOptions,
+    ) -> Option<Pricing> {
+        let pricing = options
+            .pricing
+            .or_else(|| model.and_then(|m| models::pricing(&m.model)));
+        if let Some(m) = &tf.max_cost {
+            if !(m.value > 0.0 && m.value.is_finite()) {
+                self.error(&m.referenced, "max_cost: must be more than 0 (US dollars)");
+            } else if pricing.is_none() && model.is_some() {
+                let name = model.map(ToString::to_string).unwrap_or_default();
+                self.error(
+                    &m.referenced,
+                    format!(
+                        "max_cost: the price of `{name}` is not known; set model_options.pricing: {{input, cached_input, output}} (USD per million tokens)"
+                    ),
+                );
+            }
+        }
+        pricing
     }
 
     /// `script:`: a call gives `args` or `raw_args`, not both.

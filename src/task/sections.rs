@@ -204,7 +204,46 @@ pub(super) fn model_options(
             ),
         ));
     }
+    if let Some(w) = &f.context_window
+        && w.value < 1024
+    {
+        errors.push(ConfigError::at(
+            path,
+            &w.referenced,
+            "model_options.context_window: must be at least 1024 tokens",
+        ));
+    }
+    if let Some(c) = &f.compact_at
+        && !(c.value > 0.1 && c.value < 1.0)
+    {
+        errors.push(ConfigError::at(
+            path,
+            &c.referenced,
+            format!(
+                "model_options.compact_at: {} is not a share of the window between 0.1 and 1 (0.8 compacts at 80%)",
+                c.value
+            ),
+        ));
+    }
+    if let Some(p) = &f.pricing {
+        let prices = [Some(p.input), p.cached_input, Some(p.output)];
+        if prices
+            .into_iter()
+            .flatten()
+            .any(|x| !(x >= 0.0 && x.is_finite()))
+        {
+            errors.push(ConfigError::new(
+                path,
+                0,
+                0,
+                "model_options.pricing: prices must be non-negative numbers (USD per million tokens)",
+            ));
+        }
+    }
     ModelOptions {
+        context_window: f.context_window.as_ref().map(|w| w.value),
+        compact_at: f.compact_at.as_ref().map(|c| c.value),
+        pricing: f.pricing,
         temperature: f.temperature,
         max_tokens: f.max_tokens,
         base_url: f.base_url.as_ref().map(|u| u.value.clone()),

@@ -89,7 +89,9 @@ fn check_request_shape(v: Vendor, r: &Recorded) {
             assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
             assert_eq!(r.body["model"], "fake-claude");
             assert!(r.body["max_tokens"].as_u64().unwrap() > 0);
-            assert!(r.body["system"].as_str().unwrap().len() > 10);
+            // The system prompt as a block with a cache breakpoint.
+            assert!(r.body["system"][0]["text"].as_str().unwrap().len() > 10);
+            assert_eq!(r.body["system"][0]["cache_control"]["type"], "ephemeral");
             assert_eq!(r.body["tools"].as_array().unwrap().len(), 2);
             assert!(r.body["tools"][0]["input_schema"].is_object());
         }
@@ -142,7 +144,7 @@ fn a_two_turn_conversation_with_parallel_calls() {
         );
         assert_eq!(
             t["usage"],
-            json!({"input_tokens": 200, "output_tokens": 40}),
+            json!({"input_tokens": 200, "output_tokens": 40, "cached_input_tokens": 0, "cost_usd": null}),
             "{v:?}"
         );
         assert_eq!(t["turns"][0]["usage"]["input_tokens"], 100);
@@ -467,7 +469,10 @@ fn streaming_can_be_turned_off_per_task() {
     let (out, t) = run(dir.path(), v, &server);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(t["tool_calls"][0]["status"], "ok");
-    assert_eq!(t["usage"], json!({"input_tokens": 7, "output_tokens": 3}));
+    assert_eq!(
+        t["usage"],
+        json!({"input_tokens": 7, "output_tokens": 3, "cached_input_tokens": 0, "cost_usd": null})
+    );
     let r = &server.requests()[0];
     assert_eq!(r.body["stream"], false);
     assert!(r.body.get("stream_options").is_none());
@@ -631,7 +636,7 @@ fn anthropic_and_gemini_answer_without_streaming_too() {
         assert_eq!(t["tool_calls"][0]["status"], "ok");
         assert_eq!(
             t["usage"],
-            json!({"input_tokens": 12, "output_tokens": 6}),
+            json!({"input_tokens": 12, "output_tokens": 6, "cached_input_tokens": 0, "cost_usd": null}),
             "{v:?}"
         );
         assert_eq!(t["turns"][1]["text"], "Two files.");
@@ -643,17 +648,20 @@ fn anthropic_and_gemini_answer_without_streaming_too() {
 }
 
 /// A short dummy key (`OPENAI_API_KEY=x`, common with local servers) is not
-/// masked in the server's words, nor redacted out of them.
+/// masked in the server's words, nor redacted out of them. The words are a
+/// context-length error: the runner compacts (here there is nothing to
+/// compact), retries once, then fails the task saying so.
 #[test]
 fn a_short_dummy_key_leaves_the_servers_words_readable() {
     let v = Vendor::OpenAi;
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path(), v, "");
     let message = "This model's maximum context length is 16384 tokens; fix the max_tokens";
-    let server = FakeServer::queue(vec![Reply::json(
+    let too_long = Reply::json(
         400,
         &json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}),
-    )]);
+    );
+    let server = FakeServer::queue(vec![too_long.clone(), too_long]);
     let mut cmd = runner();
     for other in ALL {
         cmd.env_remove(other.key_var()).env_remove(other.url_var());
@@ -668,8 +676,10 @@ fn a_short_dummy_key_leaves_the_servers_words_readable() {
         .unwrap();
     let t = read_json(dir.path().join("out/t/transcript.json"));
     let (status, reason) = outcome(&t);
-    assert_eq!(status, "error");
+    assert_eq!(status, "failed");
     assert!(reason.contains(message), "{reason}");
+    assert!(reason.contains("even after compacting"), "{reason}");
+    assert_eq!(server.requests().len(), 2);
     assert!(
         stderr(&out).contains("maximum context length"),
         "{}",

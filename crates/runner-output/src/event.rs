@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::call::{StartedCall, ToolCallRecord};
 use crate::message::Usage;
+use crate::transcript::Compaction;
 use crate::transcript::OutcomeStatus;
 
 /// Version of the event stream's format (in `run_started`).
@@ -55,6 +56,9 @@ pub enum Event {
         #[serde(flatten)]
         call: Arc<StartedCall>,
     },
+    /// The conversation was made smaller to stay inside the model's
+    /// context window (the transcript keeps every original message).
+    ContextCompacted(Compaction),
     /// A tool call ended.
     ToolFinished {
         /// Its record. Shared with the sinks that keep it, not copied for
@@ -107,6 +111,8 @@ pub enum RunEvent {
         status: OutcomeStatus,
         /// Why, in a sentence.
         reason: String,
+        /// Its tokens and cost (`cost_usd` null when the price is unknown).
+        usage: Usage,
     },
     /// The last line.
     RunFinished {

@@ -18,13 +18,21 @@ pub struct ToolCallRequest {
     pub invalid_arguments: Option<String>,
 }
 
-/// Token counts of one turn or of a whole task.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Token counts and cost of one turn or of a whole task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// Tokens the model read.
+    /// Tokens the model read, cached ones included.
     pub input_tokens: u64,
     /// Tokens the model wrote.
     pub output_tokens: u64,
+    /// The part of `input_tokens` read from the vendor's prompt cache
+    /// (billed at the cached-input price).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// What the tokens cost in US dollars at the task's prices; null when
+    /// the model's price is unknown (never 0 for "unknown").
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
 }
 
 impl Usage {
@@ -33,10 +41,16 @@ impl Usage {
         self.input_tokens + self.output_tokens
     }
 
-    /// Adds another turn's counts.
+    /// Adds another turn's counts. The cost stays known only while every
+    /// turn's is: start from `cost_usd: Some(0.0)` for a priced model.
     pub fn add(&mut self, o: Usage) {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.cost_usd = match (self.cost_usd, o.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
     }
 }
 

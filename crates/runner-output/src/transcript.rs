@@ -81,6 +81,41 @@ pub struct TurnRecord {
     pub raw: Value,
 }
 
+/// How the conversation was made smaller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionMethod {
+    /// The oldest tool results were replaced by a line saying where the
+    /// full text is.
+    StubbedResults,
+    /// The model summarised the work so far; the conversation continues
+    /// from the task prompt, the summary and the latest turns.
+    Summarized,
+}
+
+/// One compaction of the conversation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Compaction {
+    /// The turn whose request needed the room.
+    pub turn: u32,
+    /// What was done.
+    pub method: CompactionMethod,
+    /// Why: `threshold` (the estimate passed `compact_at`) or
+    /// `provider_error` (the vendor said the prompt was too long).
+    pub trigger: String,
+    /// The request's estimated size before, in tokens.
+    pub tokens_before: u64,
+    /// And after.
+    pub tokens_after: u64,
+    /// Messages sent before.
+    pub messages_before: usize,
+    /// And after.
+    pub messages_after: usize,
+    /// What the summary request cost (zero for stubbing).
+    #[serde(default)]
+    pub usage: Usage,
+}
+
 /// One check run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CheckRecord {
@@ -196,6 +231,9 @@ pub struct Transcript {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Every check run.
     pub checks: Vec<CheckRecord>,
+    /// Every time the conversation was compacted to fit the context window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<Compaction>,
     /// Token counts of the whole task.
     pub usage: Usage,
     /// Counts of turns and calls.

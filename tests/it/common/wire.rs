@@ -90,6 +90,8 @@ pub struct Turn {
     pub calls: Vec<Call>,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The part of `input_tokens` read from the prompt cache.
+    pub cached_tokens: u64,
 }
 
 pub fn turn(text: &str, calls: Vec<Call>) -> Turn {
@@ -98,6 +100,7 @@ pub fn turn(text: &str, calls: Vec<Call>) -> Turn {
         calls,
         input_tokens: 100,
         output_tokens: 20,
+        cached_tokens: 0,
     }
 }
 
@@ -169,7 +172,8 @@ fn openai_stream(t: &Turn) -> Vec<String> {
         "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
         "model": "fake-gpt", "choices": [],
         "usage": {"prompt_tokens": t.input_tokens, "completion_tokens": t.output_tokens,
-                  "total_tokens": t.input_tokens + t.output_tokens}
+                  "total_tokens": t.input_tokens + t.output_tokens,
+                  "prompt_tokens_details": {"cached_tokens": t.cached_tokens}}
     })));
     ev.push("data: [DONE]\n\n".into());
     ev
@@ -185,7 +189,9 @@ fn anthropic_stream(t: &Turn) -> Vec<String> {
         json!({"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "content": [],
             "model": "fake-claude", "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": t.input_tokens, "output_tokens": 1}}}),
+            "usage": {"input_tokens": t.input_tokens - t.cached_tokens,
+                      "cache_read_input_tokens": t.cached_tokens,
+                      "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
     )];
     let mut index = 0;
     if !t.text.is_empty() {
@@ -276,6 +282,7 @@ fn gemini_stream(t: &Turn) -> Vec<String> {
         "candidates": [{"content": {"parts": [{"text": ""}], "role": "model"},
                         "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": t.input_tokens, "candidatesTokenCount": t.output_tokens,
+                          "cachedContentTokenCount": t.cached_tokens,
                           "totalTokenCount": t.input_tokens + t.output_tokens},
         "modelVersion": "fake-gemini"
     })));

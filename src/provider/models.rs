@@ -1,0 +1,156 @@
+//! What the runner knows of the vendors' current models: each family's
+//! context window and price. A task's `model_options.context_window` and
+//! `model_options.pricing` override it (local servers, new models).
+//!
+//! Prices are USD per million tokens, from the vendors' pricing pages
+//! (platform.openai.com/docs/pricing, docs.anthropic.com/en/docs/about-claude/pricing,
+//! ai.google.dev/gemini-api/docs/pricing) as of 2025-11; Gemini's are the
+//! prices for prompts up to 200k tokens. Anthropic bills writing to the
+//! cache at 1.25 times the input price; it is counted here as input.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::Usage;
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    /// Input tokens not read from the cache.
+    pub input: f64,
+    /// Input tokens read from the cache (default: the input price).
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    /// Output tokens.
+    pub output: f64,
+}
+
+impl Pricing {
+    const fn new(input: f64, cached_input: f64, output: f64) -> Self {
+        Self {
+            input,
+            cached_input: Some(cached_input),
+            output,
+        }
+    }
+
+    /// What one turn's tokens cost.
+    pub fn cost(&self, u: &Usage) -> f64 {
+        let cached = u.cached_input_tokens.min(u.input_tokens);
+        let fresh = u.input_tokens - cached;
+        (fresh as f64 * self.input
+            + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + u.output_tokens as f64 * self.output)
+            / 1_000_000.0
+    }
+}
+
+/// The window of a model the table does not know.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// A family of models: names starting with `prefix`.
+struct Family {
+    prefix: &'static str,
+    context_window: u64,
+    pricing: Pricing,
+}
+
+const fn family(prefix: &'static str, context_window: u64, pricing: Pricing) -> Family {
+    Family {
+        prefix,
+        context_window,
+        pricing,
+    }
+}
+
+/// The longest matching prefix wins (`gpt-4.1-mini` before `gpt-4.1`).
+const FAMILIES: &[Family] = &[
+    // OpenAI
+    family("gpt-5-nano", 400_000, Pricing::new(0.05, 0.005, 0.40)),
+    family("gpt-5-mini", 400_000, Pricing::new(0.25, 0.025, 2.00)),
+    family("gpt-5", 400_000, Pricing::new(1.25, 0.125, 10.00)),
+    family("gpt-4.1-nano", 1_047_576, Pricing::new(0.10, 0.025, 0.40)),
+    family("gpt-4.1-mini", 1_047_576, Pricing::new(0.40, 0.10, 1.60)),
+    family("gpt-4.1", 1_047_576, Pricing::new(2.00, 0.50, 8.00)),
+    family("gpt-4o-mini", 128_000, Pricing::new(0.15, 0.075, 0.60)),
+    family("gpt-4o", 128_000, Pricing::new(2.50, 1.25, 10.00)),
+    family("o4-mini", 200_000, Pricing::new(1.10, 0.275, 4.40)),
+    family("o3", 200_000, Pricing::new(2.00, 0.50, 8.00)),
+    // Anthropic
+    family("claude-opus-4-5", 200_000, Pricing::new(5.00, 0.50, 25.00)),
+    family("claude-opus-4", 200_000, Pricing::new(15.00, 1.50, 75.00)),
+    family("claude-sonnet-4", 200_000, Pricing::new(3.00, 0.30, 15.00)),
+    family(
+        "claude-3-7-sonnet",
+        200_000,
+        Pricing::new(3.00, 0.30, 15.00),
+    ),
+    family("claude-haiku-4-5", 200_000, Pricing::new(1.00, 0.10, 5.00)),
+    family("claude-3-5-haiku", 200_000, Pricing::new(0.80, 0.08, 4.00)),
+    // Gemini
+    family(
+        "gemini-2.5-pro",
+        1_048_576,
+        Pricing::new(1.25, 0.125, 10.00),
+    ),
+    family(
+        "gemini-2.5-flash-lite",
+        1_048_576,
+        Pricing::new(0.10, 0.01, 0.40),
+    ),
+    family(
+        "gemini-2.5-flash",
+        1_048_576,
+        Pricing::new(0.30, 0.03, 2.50),
+    ),
+    family(
+        "gemini-2.0-flash",
+        1_048_576,
+        Pricing::new(0.10, 0.025, 0.40),
+    ),
+];
+
+fn lookup(model: &str) -> Option<&'static Family> {
+    FAMILIES
+        .iter()
+        .filter(|f| model.starts_with(f.prefix))
+        .max_by_key(|f| f.prefix.len())
+}
+
+/// The context window of a model by its name.
+pub fn context_window(model: &str) -> u64 {
+    lookup(model).map_or(DEFAULT_CONTEXT_WINDOW, |f| f.context_window)
+}
+
+/// The built-in price of a model by its name; `None` when unknown.
+pub fn pricing(model: &str) -> Option<Pricing> {
+    lookup(model).map(|f| f.pricing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_prefix_wins_and_unknown_models_have_no_price() {
+        assert_eq!(pricing("gpt-4.1-mini-2025-04-14").unwrap().input, 0.40);
+        assert_eq!(pricing("gpt-4.1").unwrap().input, 2.00);
+        assert_eq!(context_window("claude-sonnet-4-5-20250929"), 200_000);
+        assert_eq!(pricing("llama-3.1-8b"), None);
+        assert_eq!(context_window("llama-3.1-8b"), DEFAULT_CONTEXT_WINDOW);
+    }
+
+    #[test]
+    fn cached_input_has_its_own_price() {
+        let p = Pricing::new(2.0, 0.5, 8.0);
+        let u = Usage {
+            input_tokens: 1_000_000,
+            cached_input_tokens: 400_000,
+            output_tokens: 100_000,
+            cost_usd: None,
+        };
+        // 600k fresh at 2.0, 400k cached at 0.5, 100k out at 8.0.
+        assert!((p.cost(&u) - (1.2 + 0.2 + 0.8)).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,437 @@
+//! Long runs: a conversation kept inside a small context window, requests
+//! that keep a stable prefix for the vendors' prompt caches, cost in money
+//! and budgets. The fakes of OpenAI, Anthropic and Gemini here enforce a
+//! 16,000-token window with each vendor's own "too long" error, reject a
+//! tool result whose call is not in the message right before it, and
+//! report as cached the input that repeats the previous request's prefix.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::common::fake_llm::{FakeServer, Reply};
+use crate::common::wire::{self, ALL, Vendor, call, turn};
+use crate::common::{read_json, runner, stderr, write};
+use serde_json::{Value, json};
+
+const WINDOW: u64 = 16_000;
+const READS: usize = 300;
+const PRICING: &str = "{input: 3.0, cached_input: 0.3, output: 15.0}";
+
+/// The fake's tokenizer: four characters of the request body a token.
+fn tokens_of(chars: usize) -> u64 {
+    (chars / 4) as u64
+}
+
+fn too_long(v: Vendor, n: u64) -> Reply {
+    let body = match v {
+        Vendor::OpenAi => json!({"error": {
+            "message": format!("This model's maximum context length is {WINDOW} tokens. However, your messages resulted in {n} tokens."),
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+        Vendor::Anthropic => json!({"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": format!("prompt is too long: {n} tokens > {WINDOW} maximum")}}),
+        Vendor::Gemini => json!({"error": {"code": 400,
+            "message": format!("The input token count ({n}) exceeds the maximum number of tokens allowed ({WINDOW})."),
+            "status": "INVALID_ARGUMENT"}}),
+    };
+    Reply::json(400, &body)
+}
+
+/// Removes Anthropic's cache breakpoints: they mark the prefix, they are
+/// not part of it.
+fn strip_cache_control(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), strip_cache_control(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_cache_control).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What every request carries first (system prompt, tools), and the
+/// conversation after it, as the vendor reads them.
+fn split(v: Vendor, body: &Value) -> (Value, Vec<Value>) {
+    let body = strip_cache_control(body);
+    match v {
+        Vendor::OpenAi => {
+            let m = body["messages"].as_array().cloned().unwrap_or_default();
+            (json!([m.first(), body["tools"]]), m[1..].to_vec())
+        }
+        Vendor::Anthropic => (
+            json!([body["system"], body["tools"]]),
+            body["messages"].as_array().cloned().unwrap_or_default(),
+        ),
+        Vendor::Gemini => (
+            json!([body["systemInstruction"], body["tools"]]),
+            body["contents"].as_array().cloned().unwrap_or_default(),
+        ),
+    }
+}
+
+/// The tool results of a message, and the calls of one (by id; Gemini by
+/// name).
+fn results_and_calls(v: Vendor, m: &Value) -> (Vec<String>, Vec<String>) {
+    let s = |x: &Value| x.as_str().unwrap_or_default().to_string();
+    match v {
+        Vendor::OpenAi => {
+            let results = (m["role"] == "tool").then(|| s(&m["tool_call_id"]));
+            let calls = m["tool_calls"].as_array().into_iter().flatten();
+            (
+                results.into_iter().collect(),
+                calls.map(|c| s(&c["id"])).collect(),
+            )
+        }
+        Vendor::Anthropic => {
+            let blocks: Vec<&Value> = m["content"].as_array().into_iter().flatten().collect();
+            (
+                blocks
+                    .iter()
+                    .filter(|b| b["type"] == "tool_result")
+                    .map(|b| s(&b["tool_use_id"]))
+                    .collect(),
+                blocks
+                    .iter()
+                    .filter(|b| b["type"] == "tool_use")
+                    .map(|b| s(&b["id"]))
+                    .collect(),
+            )
+        }
+        Vendor::Gemini => {
+            let parts: Vec<&Value> = m["parts"].as_array().into_iter().flatten().collect();
+            (
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("functionResponse"))
+                    .map(|r| s(&r["name"]))
+                    .collect(),
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("functionCall"))
+                    .map(|c| s(&c["name"]))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Why the vendor would reject the conversation's tool results, if it
+/// would: each result's call must be in the model message right before
+/// (OpenAI: before the run of tool messages it belongs to).
+fn pairing_error(v: Vendor, conv: &[Value]) -> Option<String> {
+    for (i, m) in conv.iter().enumerate() {
+        let (results, _) = results_and_calls(v, m);
+        if results.is_empty() {
+            continue;
+        }
+        let mut j = i;
+        while v == Vendor::OpenAi && j > 0 && conv[j - 1]["role"] == "tool" {
+            j -= 1;
+        }
+        let calls = j
+            .checked_sub(1)
+            .map(|k| results_and_calls(v, &conv[k]).1)
+            .unwrap_or_default();
+        if let Some(r) = results.iter().find(|r| !calls.contains(r)) {
+            return Some(format!(
+                "message {i}: tool result `{r}` has no call in the message before it"
+            ));
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct State {
+    reads: usize,
+    /// The last turn request, to report its repeated prefix as cached.
+    prev: Option<(Value, Vec<Value>)>,
+    /// Every turn request's (prefix, conversation), in order.
+    turns: Vec<(Value, Vec<Value>)>,
+    /// (input, cached, output) as reported, per turn request.
+    reported: Vec<(u64, u64, u64)>,
+    summaries: usize,
+    too_long: usize,
+    unpaired: Vec<String>,
+    anthropic_breakpoints: Vec<usize>,
+}
+
+/// A fake that has the model read `big.txt` `reads` times, then finish.
+fn fake(v: Vendor, reads: usize) -> (FakeServer, Arc<Mutex<State>>) {
+    let state = Arc::new(Mutex::new(State::default()));
+    let st = state.clone();
+    let server = FakeServer::start(move |req, _| {
+        let mut st = st.lock().unwrap();
+        let n = tokens_of(serde_json::to_string(&req.body).unwrap().len());
+        if n > WINDOW {
+            st.too_long += 1;
+            return too_long(v, n);
+        }
+        let (prefix, conv) = split(v, &req.body);
+        if let Some(e) = pairing_error(v, &conv) {
+            st.unpaired.push(e.clone());
+            return Reply::json(400, &json!({"error": {"message": e}}));
+        }
+        if req.body.get("tools").is_none() {
+            st.summaries += 1;
+            let mut t = turn(
+                "Read big.txt many times; it holds the same 40 lines.",
+                vec![],
+            );
+            t.input_tokens = n;
+            return wire::reply(v, &t);
+        }
+        if v == Vendor::Anthropic {
+            let marks = serde_json::to_string(&req.body)
+                .unwrap()
+                .matches("cache_control")
+                .count();
+            st.anthropic_breakpoints.push(marks);
+        }
+        let mut t = if st.reads < reads {
+            let k = st.reads;
+            turn(
+                "",
+                vec![call(
+                    &format!("call_{k}"),
+                    "read_file",
+                    json!({"file_path": "big.txt"}),
+                )],
+            )
+        } else {
+            turn("All read.", vec![])
+        };
+        // The prefix repeated from the last request is "cached".
+        let cached_chars = match &st.prev {
+            Some((p, c)) if *p == prefix => {
+                let same = c.iter().zip(&conv).take_while(|(a, b)| a == b).count();
+                serde_json::to_string(&prefix).unwrap().len()
+                    + conv[..same]
+                        .iter()
+                        .map(|m| serde_json::to_string(m).unwrap().len())
+                        .sum::<usize>()
+            }
+            _ => 0,
+        };
+        t.input_tokens = n;
+        t.cached_tokens = tokens_of(cached_chars).min(n);
+        t.output_tokens = 25;
+        st.reported
+            .push((t.input_tokens, t.cached_tokens, t.output_tokens));
+        st.reads += 1;
+        st.prev = Some((prefix.clone(), conv.clone()));
+        st.turns.push((prefix, conv));
+        wire::reply(v, &t)
+    });
+    (server, state)
+}
+
+/// A 600-token file (40 lines of 60 characters).
+fn setup(dir: &Path, v: Vendor, extra: &str) {
+    let line = "0123456789 the quick brown fox jumps over the lazy dog 01234\n";
+    write(dir, "ws/big.txt", &line.repeat(40));
+    write(
+        dir,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: Read big.txt again and again.\nmodel: {}\nworkspace: ws\ntools: [read_file]\nmax_turns: 400\nmodel_options: {{context_window: {WINDOW}, pricing: {PRICING}}}\n{extra}",
+            v.model()
+        ),
+    )
+    .parent()
+    .unwrap();
+}
+
+fn run(dir: &Path, v: Vendor, server: &FakeServer) -> (std::process::Output, Value) {
+    let mut cmd = runner();
+    for other in ALL {
+        cmd.env_remove(other.key_var()).env_remove(other.url_var());
+    }
+    let out = cmd
+        .current_dir(dir)
+        .env("CI", "true")
+        .env(v.key_var(), "sk-test-long-runs")
+        .env(v.url_var(), v.base_url(&server.url()))
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    (out, read_json(dir.join("out/t/transcript.json")))
+}
+
+fn price(input: u64, cached: u64, output: u64) -> f64 {
+    ((input - cached) as f64 * 3.0 + cached as f64 * 0.3 + output as f64 * 15.0) / 1e6
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn three_hundred_reads_fit_a_16k_window_with_a_stable_prefix_and_a_cost() {
+    for v in ALL {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), v, "");
+        let (server, state) = fake(v, READS);
+        let (out, t) = run(dir.path(), v, &server);
+        let st = state.lock().unwrap();
+        assert_eq!(
+            t["outcome"]["status"],
+            "passed",
+            "{v:?}: {}\n{}",
+            t["outcome"],
+            stderr(&out)
+        );
+        assert!(out.status.success());
+        assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
+        assert_eq!(st.too_long, 0, "{v:?}: requests over the window");
+        assert_eq!(st.reads, READS + 1, "{v:?}");
+        // The transcript keeps every original message; the compactions
+        // are recorded with their sizes.
+        let messages = t["messages"].as_array().unwrap();
+        assert!(messages.len() > 2 * READS, "{v:?}: {}", messages.len());
+        let compactions = t["compactions"].as_array().unwrap();
+        assert!(
+            compactions.iter().any(|c| c["method"] == "summarized")
+                && compactions.iter().any(|c| c["method"] == "stubbed_results"),
+            "{v:?}: {compactions:?}"
+        );
+        for c in compactions {
+            assert!(c["tokens_after"].as_u64() < c["tokens_before"].as_u64());
+        }
+        assert!(st.summaries >= 1);
+
+        // Each request extends the one before byte for byte, except at a
+        // compaction's turn.
+        let compacted: Vec<u64> = compactions
+            .iter()
+            .map(|c| c["turn"].as_u64().unwrap())
+            .collect();
+        for (k, pair) in st.turns.windows(2).enumerate() {
+            let ((p0, c0), (p1, c1)) = (&pair[0], &pair[1]);
+            let extends = p0 == p1 && c1.len() > c0.len() && c1[..c0.len()] == c0[..];
+            let turn = k as u64 + 2;
+            assert!(
+                extends || compacted.contains(&turn),
+                "{v:?}: request of turn {turn} does not extend the one before"
+            );
+        }
+        if v == Vendor::Anthropic {
+            // Tools, system prompt, latest message: three breakpoints.
+            assert!(
+                st.anthropic_breakpoints.iter().all(|&n| n == 3),
+                "{:?}",
+                st.anthropic_breakpoints
+            );
+        }
+
+        // Cost: each turn's reported usage at the task's prices, cached
+        // input at its own; the total adds the summaries.
+        let turns = t["turns"].as_array().unwrap();
+        assert_eq!(turns.len(), st.reported.len());
+        let mut total = 0.0;
+        for (rec, &(input, cached, output)) in turns.iter().zip(&st.reported) {
+            let u = &rec["usage"];
+            assert_eq!(
+                (
+                    u["input_tokens"].as_u64(),
+                    u["cached_input_tokens"].as_u64()
+                ),
+                (Some(input), Some(cached)),
+                "{v:?}"
+            );
+            let cost = u["cost_usd"].as_f64().unwrap();
+            assert!(close(cost, price(input, cached, output)), "{v:?}: {cost}");
+            total += cost;
+        }
+        for c in compactions {
+            total += c["usage"]["cost_usd"].as_f64().unwrap_or(0.0);
+        }
+        let cached: u64 = st.reported.iter().map(|r| r.1).sum();
+        let input: u64 = st.reported.iter().map(|r| r.0).sum();
+        assert!(
+            cached > input / 2,
+            "{v:?}: little was cached: {cached} of {input}"
+        );
+        let cost = t["usage"]["cost_usd"].as_f64().unwrap();
+        assert!(close(cost, total), "{v:?}: {cost} != {total}");
+        let output: u64 = st.reported.iter().map(|r| r.2).sum();
+        eprintln!(
+            "{v:?}: {} turns, {} compactions, input {input} tokens ({cached} cached), output {output}; cost ${cost:.4}; uncached ${:.4}",
+            turns.len(),
+            compactions.len(),
+            price(input, 0, output)
+        );
+        if v == Vendor::OpenAi {
+            let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+            assert!(junit.contains(&format!("name=\"cost_usd\" value=\"{cost:.6}\"")));
+            let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+            assert!(summary.contains(&format!("${cost:.4}")), "{summary}");
+        }
+    }
+}
+
+#[test]
+fn max_cost_stops_the_task_after_the_turn_that_passes_it() {
+    let v = Vendor::OpenAi;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), v, "max_cost: 0.05\n");
+    let (server, state) = fake(v, READS);
+    let (out, t) = run(dir.path(), v, &server);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(t["outcome"]["status"], "failed");
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("max_cost $0.05"), "{reason}");
+    let cost = t["usage"]["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.05);
+    // It stopped at once: the turn before had not passed the budget.
+    let last = t["turns"].as_array().unwrap().last().unwrap()["usage"]["cost_usd"]
+        .as_f64()
+        .unwrap();
+    assert!(cost - last <= 0.05, "{cost} {last}");
+    assert!(state.lock().unwrap().reads < READS);
+}
+
+#[test]
+fn an_unknown_price_is_null_and_unknown_never_zero() {
+    let v = Vendor::Gemini;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: p\nmodel: {}\nworkspace: ws\ntools: [read_file]\n",
+            v.model()
+        ),
+    );
+    let (server, _) = fake(v, 1);
+    let (out, t) = run(dir.path(), v, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t["usage"]["cost_usd"].is_null(), "{}", t["usage"]);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary.contains("| unknown |"), "{summary}");
+    // A budget needs a price.
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: p\nmodel: {}\nworkspace: ws\nmax_cost: 1\n",
+            v.model()
+        ),
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .args(["validate", "task.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("task.yaml:5:11: max_cost: the price of `gemini:fake-gemini` is not known"),
+        "{}",
+        stderr(&out)
+    );
+}
