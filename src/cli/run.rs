@@ -9,7 +9,8 @@ use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
 use crate::run::{
-    Cancel, RunOptions, Shard, apply_passed, in_shard, run_tasks, watch_signals, write_run_outputs,
+    Cancel, RunBudget, RunOptions, Shard, apply_passed, in_shard, run_tasks, watch_signals,
+    write_run_outputs,
 };
 use crate::task::{LoadOptions, ModelSpec, load_tasks};
 use crate::tools::Registry;
@@ -38,6 +39,10 @@ pub struct RunArgs {
     /// Apply each passing task's changes to its original workspace.
     #[arg(long)]
     apply: bool,
+    /// Cap the whole run's cost in US dollars: once the finished tasks
+    /// have spent it, the tasks not yet started are skipped.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    max_cost: Option<f64>,
     /// Print only the final line.
     #[arg(long, short)]
     quiet: bool,
@@ -55,6 +60,13 @@ pub struct RunArgs {
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     files: Option<Vec<String>>,
+}
+
+fn parse_usd(s: &str) -> Result<f64, String> {
+    match s.trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}` is not an amount of US dollars above 0")),
+    }
 }
 
 /// What `runner run` prints on stdout.
@@ -136,6 +148,24 @@ pub async fn run(args: RunArgs) -> CliResult {
     if !bad_models.is_empty() {
         return Err(CliError::Invalid(bad_models.join("\n")));
     }
+    // A run budget counts what every task costs: each needs a price.
+    if args.max_cost.is_some() {
+        let unpriced: Vec<String> = tasks
+            .iter()
+            .filter(|t| t.pricing.is_none())
+            .map(|t| {
+                format!(
+                    "--max-cost: task `{}` ({}): the price of `{}` is not known; set model_options.pricing",
+                    t.name,
+                    t.file.display(),
+                    t.model
+                )
+            })
+            .collect();
+        if !unpriced.is_empty() {
+            return Err(CliError::Invalid(unpriced.join("\n")));
+        }
+    }
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError::Invalid(format!(
             "cannot create output folder {}: {e}",
@@ -148,6 +178,7 @@ pub async fn run(args: RunArgs) -> CliResult {
         reporter: reporter(&args),
         max_parallel_calls: 16,
         cancel: Cancel::default(),
+        budget: args.max_cost.map(|m| Arc::new(RunBudget::new(m))),
     };
     watch_signals(opts.cancel.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();

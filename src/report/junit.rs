@@ -29,9 +29,13 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
                 s.set_message(t.outcome.reason.clone()).set_type("error");
                 s
             }
-            OutcomeStatus::Cancelled => {
+            OutcomeStatus::Cancelled | OutcomeStatus::Skipped => {
                 let mut s = TestCaseStatus::skipped();
-                s.set_message(format!("cancelled: {}", t.outcome.reason));
+                s.set_message(format!(
+                    "{}: {}",
+                    t.outcome.status.as_str(),
+                    t.outcome.reason
+                ));
                 s
             }
         };

@@ -10,6 +10,7 @@ fn icon(s: OutcomeStatus) -> &'static str {
         OutcomeStatus::Error => "💥 error",
         OutcomeStatus::Cancelled => "⏹ cancelled",
         OutcomeStatus::Conflict => "⚠️ conflict",
+        OutcomeStatus::Skipped => "⏭ skipped",
     }
 }
 

@@ -36,6 +36,35 @@ pub struct RunOptions {
     pub max_parallel_calls: usize,
     /// Fired by SIGINT/SIGTERM: tasks stop and record `cancelled`.
     pub cancel: super::Cancel,
+    /// `--max-cost`: what the whole run may spend.
+    pub budget: Option<Arc<RunBudget>>,
+}
+
+/// `runner run --max-cost`: once the tasks that ran have spent it, the
+/// tasks not yet started are skipped.
+#[derive(Debug)]
+pub struct RunBudget {
+    /// USD.
+    pub max: f64,
+    spent: std::sync::Mutex<f64>,
+}
+
+impl RunBudget {
+    pub fn new(max: f64) -> Self {
+        Self {
+            max,
+            spent: std::sync::Mutex::new(0.0),
+        }
+    }
+
+    /// What the finished tasks cost so far.
+    pub fn spent(&self) -> f64 {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add(&self, usd: f64) {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += usd;
+    }
 }
 
 /// What a task produced.
@@ -94,8 +123,9 @@ pub fn task_registry(task: &Task, base: &Registry) -> Registry {
 enum SetupError {
     Failure(String),
     Cancelled(String),
+    Skipped(String),
 }
-use SetupError::{Cancelled, Failure};
+use SetupError::{Cancelled, Failure, Skipped};
 
 impl From<SetupError> for Outcome {
     fn from(e: SetupError) -> Self {
@@ -106,6 +136,10 @@ impl From<SetupError> for Outcome {
             },
             Cancelled(reason) => Outcome {
                 status: OutcomeStatus::Cancelled,
+                reason,
+            },
+            Skipped(reason) => Outcome {
+                status: OutcomeStatus::Skipped,
                 reason,
             },
         }
@@ -158,6 +192,9 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         Ok(prepared) => run.work(prepared, &sink).await,
     };
     let result = run.finish(outcome, &recorder);
+    if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
+        b.add(cost);
+    }
     opts.reporter.task_finished(
         &task.name,
         &result.transcript.outcome,
@@ -203,6 +240,15 @@ impl<'t> TaskRun<'t> {
         let task = self.task;
         if let Some(why) = self.opts.cancel.reason() {
             return Err(Cancelled(format!("cancelled before it started ({why})")));
+        }
+        if let Some(b) = &self.opts.budget
+            && b.spent() >= b.max
+        {
+            return Err(Skipped(format!(
+                "the run's --max-cost of ${} was spent (${:.4}) before it started",
+                b.max,
+                b.spent()
+            )));
         }
         let provider = make_provider(task).map_err(|e| Failure(e.to_string()))?;
         let excludes: Vec<PathBuf> = self.opts.out_dir.canonicalize().into_iter().collect();

@@ -246,15 +246,8 @@ fn setup(dir: &Path, v: Vendor, extra: &str) {
 }
 
 fn run(dir: &Path, v: Vendor, server: &FakeServer) -> (std::process::Output, Value) {
-    let mut cmd = runner();
-    for other in ALL {
-        cmd.env_remove(other.key_var()).env_remove(other.url_var());
-    }
-    let out = cmd
+    let out = wire::runner_for(v, &server.url(), "sk-test-long-runs")
         .current_dir(dir)
-        .env("CI", "true")
-        .env(v.key_var(), "sk-test-long-runs")
-        .env(v.url_var(), v.base_url(&server.url()))
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
@@ -431,6 +424,82 @@ fn an_unknown_price_is_null_and_unknown_never_zero() {
     assert!(
         stderr(&out)
             .contains("task.yaml:5:11: max_cost: the price of `gemini:fake-gemini` is not known"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_runs_max_cost_skips_the_tasks_not_yet_started() {
+    let v = Vendor::Anthropic;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), v, "");
+    let task = std::fs::read_to_string(dir.path().join("task.yaml")).unwrap();
+    write(
+        dir.path(),
+        "tasks/a.yaml",
+        &task
+            .replace("name: t", "name: a")
+            .replace("workspace: ws", "workspace: ../ws"),
+    );
+    write(
+        dir.path(),
+        "tasks/b.yaml",
+        &task
+            .replace("name: t", "name: b")
+            .replace("workspace: ws", "workspace: ../ws"),
+    );
+    let (server, state) = fake(v, 3);
+    let run = |extra: &[&str]| {
+        wire::runner_for(v, &server.url(), "sk-test-long-runs")
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--out",
+                "out",
+                "--jobs",
+                "1",
+                "tasks/a.yaml",
+                "tasks/b.yaml",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--max-cost", "0.01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let a = read_json(dir.path().join("out/a/transcript.json"));
+    let b = read_json(dir.path().join("out/b/transcript.json"));
+    assert_eq!(a["outcome"]["status"], "passed", "{}", a["outcome"]);
+    assert!(a["usage"]["cost_usd"].as_f64().unwrap() > 0.01);
+    assert_eq!(b["outcome"]["status"], "skipped", "{}", b["outcome"]);
+    assert!(
+        b["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--max-cost of $0.01")
+    );
+    assert!(b["turns"].as_array().unwrap().is_empty());
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(
+        junit.contains("<skipped message=\"skipped: the run&apos;s --max-cost"),
+        "{junit}"
+    );
+    // Only task a asked the model.
+    assert_eq!(state.lock().unwrap().reads, 4);
+    // A run budget needs every task's price.
+    write(
+        dir.path(),
+        "tasks/b.yaml",
+        &task
+            .replace("name: t", "name: b")
+            .replace("workspace: ws", "workspace: ../ws")
+            .replace(&format!(", pricing: {PRICING}"), ""),
+    );
+    let out = run(&["--max-cost", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--max-cost: task `b`"),
         "{}",
         stderr(&out)
     );

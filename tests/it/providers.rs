@@ -29,15 +29,8 @@ fn setup(dir: &Path, v: Vendor, extra: &str) -> std::path::PathBuf {
 /// Runs the task against `server`; returns the process output and the
 /// transcript.
 fn run(dir: &Path, v: Vendor, server: &FakeServer) -> (std::process::Output, Value) {
-    let mut cmd = runner();
-    for other in ALL {
-        cmd.env_remove(other.key_var()).env_remove(other.url_var());
-    }
-    let out = cmd
+    let out = wire::runner_for(v, &server.url(), KEY)
         .current_dir(dir)
-        .env("CI", "true")
-        .env(v.key_var(), KEY)
-        .env(v.url_var(), v.base_url(&server.url()))
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
@@ -662,15 +655,8 @@ fn a_short_dummy_key_leaves_the_servers_words_readable() {
         &json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}),
     );
     let server = FakeServer::queue(vec![too_long.clone(), too_long]);
-    let mut cmd = runner();
-    for other in ALL {
-        cmd.env_remove(other.key_var()).env_remove(other.url_var());
-    }
-    let out = cmd
+    let out = wire::runner_for(v, &server.url(), "x")
         .current_dir(dir.path())
-        .env("CI", "true")
-        .env(v.key_var(), "x")
-        .env(v.url_var(), v.base_url(&server.url()))
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();

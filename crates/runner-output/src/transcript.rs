@@ -29,6 +29,8 @@ pub enum OutcomeStatus {
     /// original tree: another task or a person changed the same lines (a
     /// failure; its diff is kept).
     Conflict,
+    /// The run's `--max-cost` was spent before the task could start.
+    Skipped,
 }
 
 impl OutcomeStatus {
@@ -40,6 +42,7 @@ impl OutcomeStatus {
             OutcomeStatus::Error => "error",
             OutcomeStatus::Cancelled => "cancelled",
             OutcomeStatus::Conflict => "conflict",
+            OutcomeStatus::Skipped => "skipped",
         }
     }
 }

@@ -59,7 +59,7 @@ fn a_transcript_round_trips_through_the_types() {
             "content": "denied", "display": "denied: bash", "started_ms": 1, "duration_ms": 0
         }],
         "checks": [],
-        "usage": {"input_tokens": 10, "output_tokens": 2},
+        "usage": {"input_tokens": 10, "output_tokens": 2, "cached_input_tokens": 4, "cost_usd": 0.0001},
         "counts": {"attempts": 1, "turns": 1, "tool_calls": 1, "denied_calls": 1, "failed_calls": 0},
         "changes": [{"path": "a.txt", "change": "modified"}],
         "final_answer": "done",

@@ -67,6 +67,19 @@ impl Vendor {
     }
 }
 
+/// The `runner` command speaking to vendor `v`'s fake at `server`, with
+/// `key`, as in CI, and no other vendor's variables.
+pub fn runner_for(v: Vendor, server: &str, key: &str) -> std::process::Command {
+    let mut cmd = super::runner();
+    for other in ALL {
+        cmd.env_remove(other.key_var()).env_remove(other.url_var());
+    }
+    cmd.env("CI", "true")
+        .env(v.key_var(), key)
+        .env(v.url_var(), v.base_url(server));
+    cmd
+}
+
 /// One tool call: id, name, and the argument text (maybe not JSON).
 #[derive(Debug, Clone)]
 pub struct Call {
