@@ -1,7 +1,20 @@
-//! summary.md: a table of tasks and outcomes, for people and for
-//! `$GITHUB_STEP_SUMMARY`.
+//! summary.md: a table of tasks and outcomes, then per task the first
+//! lines of its answer, its denied calls with their rules and its diff
+//! folded, for people and for `$GITHUB_STEP_SUMMARY`.
+//!
+//! GitHub refuses a step summary over 1 MiB, so the summary is kept under
+//! [`MAX_BYTES`]: diffs share what the table and answers leave, each cut
+//! with a note saying where the whole one is.
 
 use super::transcript::{OutcomeStatus, Transcript};
+use crate::engine::CallStatus;
+
+/// Under GitHub's 1 MiB limit for a step summary, with room to spare.
+pub const MAX_BYTES: usize = 1_000_000;
+/// Lines of the final answer shown.
+const ANSWER_LINES: usize = 8;
+/// Denied calls listed per task.
+const DENIED_SHOWN: usize = 20;
 
 fn icon(s: OutcomeStatus) -> &'static str {
     match s {
@@ -23,8 +36,124 @@ pub fn cost(c: Option<f64>) -> String {
     c.map_or_else(|| "unknown".into(), |c| format!("${c:.4}"))
 }
 
-/// Renders the summary of a run.
-pub fn render(transcripts: &[&Transcript]) -> String {
+/// A fence that no line of `text` closes early.
+fn fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// `text` cut to at most `max` bytes at a line end, and how many lines
+/// were left out.
+fn cut_lines(text: &str, max: usize) -> (&str, usize) {
+    if text.len() <= max {
+        return (text, 0);
+    }
+    let end = text[..max].rfind('\n').map_or(0, |i| i + 1);
+    (&text[..end], text[end..].lines().count())
+}
+
+/// The section of one task: answer, denied calls, diff (cut to
+/// `diff_budget` bytes).
+fn task_section(t: &Transcript, diff: &str, diff_budget: usize) -> String {
+    let mut s = format!("### {} {}\n\n", icon(t.outcome.status), cell(&t.task));
+    let answer: Vec<&str> = t.final_answer.lines().take(ANSWER_LINES).collect();
+    if !answer.is_empty() {
+        let text = answer.join("\n");
+        let more = t.final_answer.lines().count() - answer.len();
+        let f = fence(&text);
+        s.push_str(&format!("{f}text\n{text}\n{f}\n"));
+        if more > 0 {
+            s.push_str(&format!("({more} more line(s) in the transcript)\n"));
+        }
+        s.push('\n');
+    }
+    let denied: Vec<_> = t
+        .tool_calls
+        .iter()
+        .filter(|c| c.status == CallStatus::Denied)
+        .collect();
+    if !denied.is_empty() {
+        s.push_str(&format!("Denied calls ({}):\n\n", denied.len()));
+        for c in denied.iter().take(DENIED_SHOWN) {
+            let d = c.decision.as_deref();
+            let what = d
+                .and_then(|d| d.signatures.first())
+                .map_or_else(|| c.tool.clone(), ToString::to_string);
+            let by = match d {
+                Some(d) => match (&d.rule, &d.policy) {
+                    (Some(rule), Some(p)) => format!("`{}` ({})", cell(rule), cell(p)),
+                    (Some(rule), None) => format!("`{}`", cell(rule)),
+                    (None, Some(p)) => format!("the default of {}", cell(p)),
+                    (None, None) => cell(d.reason.as_deref().unwrap_or("the workspace boundary")),
+                },
+                None => "(refused before the policy)".into(),
+            };
+            s.push_str(&format!(
+                "- turn {}: `{}` denied by {by}\n",
+                c.turn,
+                cell(&what).replace('`', "'")
+            ));
+        }
+        if denied.len() > DENIED_SHOWN {
+            s.push_str(&format!("- ... and {} more\n", denied.len() - DENIED_SHOWN));
+        }
+        s.push('\n');
+    }
+    if !diff.is_empty() {
+        let added = diff
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count();
+        let removed = diff
+            .lines()
+            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+            .count();
+        let (shown, left) = cut_lines(diff, diff_budget);
+        let f = fence(shown);
+        s.push_str(&format!(
+            "<details><summary>changes.diff: {} file(s), +{added} -{removed}</summary>\n\n{f}diff\n{shown}{}{f}\n",
+            t.changes.len(),
+            if shown.ends_with('\n') || shown.is_empty() { "" } else { "\n" },
+        ));
+        if left > 0 {
+            s.push_str(&format!(
+                "\n({left} more line(s): the whole diff is in {}/changes.diff)\n",
+                cell(&t.task)
+            ));
+        }
+        s.push_str("\n</details>\n\n");
+    }
+    s
+}
+
+/// Renders the summary of a run: the table, then each task with its diff
+/// (`changes.diff`'s text).
+pub fn render(tasks: &[(&Transcript, String)]) -> String {
+    let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
+    let mut s = render_table(&transcripts);
+    // What is left for the tasks' sections; diffs share what the rest
+    // leaves.
+    let sections_without_diffs: usize = tasks
+        .iter()
+        .map(|(t, _)| task_section(t, "", 0).len() + 200)
+        .sum();
+    let with_diffs = tasks.iter().filter(|(_, d)| !d.is_empty()).count().max(1);
+    let diff_budget = MAX_BYTES.saturating_sub(s.len() + sections_without_diffs) / with_diffs;
+    s.push('\n');
+    for (t, diff) in tasks {
+        s.push_str(&task_section(t, diff, diff_budget));
+    }
+    if s.len() > MAX_BYTES {
+        // Thousands of tasks: the sections themselves pass the limit.
+        let note = "\n(summary.md cut at 1 MB, GitHub's limit; every task's transcript and diff are in the run's output folder)\n";
+        let (kept, _) = cut_lines(&s, MAX_BYTES - note.len());
+        s = format!("{kept}{note}");
+    }
+    s
+}
+
+/// The table of tasks and outcomes.
+fn render_table(transcripts: &[&Transcript]) -> String {
     let passed = transcripts
         .iter()
         .filter(|t| t.outcome.status == OutcomeStatus::Passed)

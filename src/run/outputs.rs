@@ -38,7 +38,15 @@ pub fn write_run_reports(out: &Path, transcripts: &[&Transcript]) -> std::io::Re
         })
         .collect();
     atomic_write_str(&out.join("junit.xml"), &redact(&junit::render(&pairs)))?;
-    let md = redact(&summary::render(transcripts)).into_owned();
+    let with_diffs: Vec<(&Transcript, String)> = transcripts
+        .iter()
+        .map(|t| {
+            let diff =
+                std::fs::read_to_string(out.join(&t.task).join("changes.diff")).unwrap_or_default();
+            (*t, diff)
+        })
+        .collect();
+    let md = redact(&summary::render(&with_diffs)).into_owned();
     atomic_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()

@@ -15,4 +15,5 @@ mod mcp;
 mod policy_corpus;
 mod policy_props;
 mod providers;
+mod reports;
 mod tools;

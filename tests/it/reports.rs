@@ -1,0 +1,77 @@
+//! What people open after a run: summary.md (and the step summary), the
+//! HTML report, `runner replay` and `runner policy suggest`.
+
+use std::path::Path;
+
+use crate::common::{runner, stderr, write};
+
+/// A task that writes `big.txt` (`lines` lines), is denied `rm -rf
+/// build` by its policy, is denied `Bash(git push)` by the default, and
+/// answers `answer`.
+fn task(dir: &Path, name: &str, lines: usize, answer: &str) {
+    write(dir, "ws/readme.txt", "hello\n");
+    let content: String = (0..lines)
+        .map(|i| format!("line {i} of the file\n"))
+        .collect();
+    let script = format!(
+        "script:\n  - tool_calls:\n      - {{name: write_file, args: {{file_path: big.txt, content: {}}}}}\n  - tool_calls:\n      - {{name: bash, args: {{command: \"rm -rf build\"}}}}\n      - {{name: bash, args: {{command: \"git push origin main\"}}}}\n      - {{name: bash, args: {{command: \"cargo fmt --check\"}}}}\n  - text: {}\n",
+        serde_json::to_string(&content).unwrap(),
+        serde_json::to_string(answer).unwrap()
+    );
+    write(
+        dir,
+        &format!("tasks/{name}.yaml"),
+        &format!(
+            "name: {name}\nprompt: Write big.txt.\nworkspace: ../ws\npolicy: ../policy.yaml\n{script}"
+        ),
+    );
+    write(
+        dir,
+        "policy.yaml",
+        "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\", \"Read(**)\", \"Bash(ls:*)\"]\n  - deny: [\"Bash(rm:*)\"]\n    reason: no deleting\n",
+    );
+}
+
+fn run(dir: &Path, tasks: &[&str]) -> std::process::Output {
+    let mut cmd = runner();
+    cmd.current_dir(dir)
+        .env("CI", "true")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["run", "--out", "out"]);
+    for t in tasks {
+        cmd.arg(format!("tasks/{t}.yaml"));
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_summary_shows_answers_denials_and_diffs_under_a_megabyte() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = "Done.\nIt holds ``` fences\n</details> and <script>alert(1)</script>\n4\n5\n6\n7\n8\n9\n10";
+    task(dir.path(), "small", 3, answer);
+    // 60,000 lines: a diff of about 1.5 MB.
+    task(dir.path(), "large", 60_000, "Wrote it.");
+    let out = run(dir.path(), &["small", "large"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary.len() < 1_000_000, "{}", summary.len());
+    // The answer's first eight lines, in a fence its own backticks do not close.
+    assert!(summary.contains("````text\nDone.\nIt holds ``` fences\n</details> and <script>"));
+    assert!(summary.contains("(2 more line(s) in the transcript)"));
+    // The denied calls with the rule and the layer that decided.
+    assert!(
+        summary.contains("`Bash(rm -rf build)` denied by `deny Bash(rm:*)` (")
+            && summary.contains("policy.yaml)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("`Bash(git push origin main)` denied by `default deny` ("),
+        "{summary}"
+    );
+    // The diffs folded; the large one cut with a note.
+    assert!(summary.contains("<details><summary>changes.diff: 1 file(s), +3 -0</summary>"));
+    assert!(summary.contains("+line 2 of the file\n"));
+    assert!(summary.contains("<details><summary>changes.diff: 1 file(s), +60000 -0</summary>"));
+    assert!(summary.contains("more line(s): the whole diff is in large/changes.diff)"));
+    assert!(summary.contains("+line 100 of the file\n"));
+}
