@@ -44,6 +44,19 @@ enum Command {
         tool: String,
         args_json: String,
     },
+    /// Decide every call of recorded transcripts again under other
+    /// policy layers; prints the calls whose decision changes.
+    Replay {
+        /// The policy layers to decide under (as `runner run --policy`).
+        #[arg(long = "policy", required = true)]
+        policies: Vec<PathBuf>,
+        /// `text` (a line per changed call) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::replay::ReplayFormat,
+        /// transcript.json files of earlier runs.
+        #[arg(required = true)]
+        transcripts: Vec<PathBuf>,
+    },
     /// Print the tool declarations.
     Tools {
         #[arg(long, value_enum, default_value = "openai")]
@@ -137,6 +150,11 @@ fn try_main(cli: Cli) -> CliResult {
                 workspace,
                 policy,
             } => cli::tool::run_tool(&name, &args_json, &workspace, policy.as_deref()).await,
+            Command::Replay {
+                policies,
+                format,
+                transcripts,
+            } => cli::replay::replay(&policies, &transcripts, format),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Init { dir } => cli::init::init(&dir),
         }

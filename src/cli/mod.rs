@@ -5,6 +5,7 @@ mod error;
 pub(crate) mod expand;
 pub mod init;
 pub mod merge;
+pub mod replay;
 pub mod run;
 pub mod schema;
 pub mod tool;

@@ -75,3 +75,68 @@ fn the_summary_shows_answers_denials_and_diffs_under_a_megabyte() {
     assert!(summary.contains("more line(s): the whole diff is in large/changes.diff)"));
     assert!(summary.contains("+line 100 of the file\n"));
 }
+
+fn replay(dir: &Path, policy: &str, extra: &[&str]) -> std::process::Output {
+    runner()
+        .current_dir(dir)
+        .args(["replay", "--policy", policy])
+        .args(extra)
+        .arg("out/small/transcript.json")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    task(dir.path(), "small", 3, "Done.");
+    assert!(run(dir.path(), &["small"]).status.success());
+    // The same policy: nothing changes.
+    let out = replay(dir.path(), "policy.yaml", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.ends_with("4 call(s) decided again: 0 changed, 4 unchanged\n"),
+        "{text}"
+    );
+    // Stricter: the write is denied now; looser: `git push` is allowed.
+    write(
+        dir.path(),
+        "stricter.yaml",
+        "default: deny\nrules:\n  - allow: [\"Read(**)\", \"Bash(git push:*)\"]\n  - deny: [\"Bash(rm:*)\", \"Edit(*.txt)\"]\n",
+    );
+    let out = replay(dir.path(), "stricter.yaml", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("(task small, turn 1, write_file Edit(big.txt)): allow (allow Edit(big.txt), tasks/../policy.yaml) -> deny (deny Edit(*.txt), stricter.yaml)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bash Bash(git push origin main)): deny (default deny"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("4 call(s) decided again: 2 changed, 2 unchanged\n"),
+        "{text}"
+    );
+    let out = replay(dir.path(), "stricter.yaml", &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"].as_array().unwrap().len(), 2);
+    assert_eq!(v["changed"][0]["after"]["decision"], "deny");
+    assert_eq!(v["changed"][0]["after"]["rule"], "deny Edit(*.txt)");
+    // Bad input: exit 2.
+    write(
+        dir.path(),
+        "out/small/transcript.json",
+        "{\"not\": \"a transcript\"}",
+    );
+    let out = replay(dir.path(), "policy.yaml", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a runner transcript"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,159 @@
+//! `runner replay --policy FILE... TRANSCRIPT...`: every recorded call
+//! decided again under other policy layers, for reviewing a policy change
+//! against last night's transcripts.
+//!
+//! A call is decided from the signatures its transcript recorded: they
+//! are what the tool and the shell analysis made of its arguments, with
+//! paths relative to the workspace as they were, and they do not depend
+//! on the policy. So a replay needs neither the workspace nor the tools
+//! that ran (MCP servers included). Calls refused before any policy was
+//! asked (bad arguments, a path outside the workspace) stay refused and
+//! are not listed.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{CliError, CliResult, Exit, load_policies};
+use crate::report::Transcript;
+use crate::tools::Registry;
+use runner_policy::{Decision, PolicySet, Risk, Verdict};
+
+/// `--format` of `runner replay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    /// A line per changed call, and a count.
+    Text,
+    /// One JSON object: the changed calls and the counts.
+    Json,
+}
+
+/// A call whose decision changes.
+#[derive(Debug, Serialize)]
+struct Changed<'a> {
+    transcript: String,
+    task: &'a str,
+    turn: u32,
+    call_id: &'a str,
+    tool: &'a str,
+    signatures: Vec<String>,
+    before: Side,
+    after: Side,
+}
+
+/// One side of a change: the verdict, the deciding rule, the layer.
+#[derive(Debug, Serialize)]
+struct Side {
+    decision: Verdict,
+    rule: Option<String>,
+    policy: Option<String>,
+}
+
+impl Side {
+    fn of(d: &Decision) -> Self {
+        Self {
+            decision: d.verdict,
+            rule: d.rule.clone(),
+            policy: d.policy.clone(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let verdict = match self.decision {
+            Verdict::Allow => "allow",
+            Verdict::Deny => "deny",
+        };
+        match (&self.rule, &self.policy) {
+            (Some(r), Some(p)) => format!("{verdict} ({r}, {p})"),
+            (None, Some(p)) => format!("{verdict} (low risk, {p})"),
+            (Some(r), None) => format!("{verdict} ({r})"),
+            (None, None) => verdict.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ReplayReport<'a> {
+    /// Calls decided again.
+    calls: usize,
+    /// Calls whose decision stays.
+    unchanged: usize,
+    changed: Vec<Changed<'a>>,
+}
+
+fn read_transcript(path: &Path) -> Result<Transcript, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::Invalid(format!("{}: not a runner transcript: {e}", path.display())))
+}
+
+pub fn replay(policies: &[PathBuf], paths: &[PathBuf], format: ReplayFormat) -> CliResult {
+    let set = PolicySet::new(load_policies(policies, &[])?);
+    let transcripts: Vec<(String, Transcript)> = paths
+        .iter()
+        .map(|p| read_transcript(p).map(|t| (p.display().to_string(), t)))
+        .collect::<Result<_, _>>()?;
+    let registry = Registry::builtin();
+    let mut report = ReplayReport {
+        calls: 0,
+        unchanged: 0,
+        changed: Vec::new(),
+    };
+    for (path, t) in &transcripts {
+        for call in &t.tool_calls {
+            let Some(before) = call.decision.as_deref() else {
+                continue;
+            };
+            if before.policy.is_none() {
+                continue;
+            }
+            // A built-in tool's risk; an MCP tool's is medium.
+            let risk = registry.get(&call.tool).map_or(Risk::Medium, |t| t.risk());
+            let is_mcp = call.tool.contains("__");
+            let after = set.decide_with(&call.tool, is_mcp, risk, before.signatures.clone());
+            report.calls += 1;
+            if after.verdict == before.verdict {
+                report.unchanged += 1;
+                continue;
+            }
+            report.changed.push(Changed {
+                transcript: path.clone(),
+                task: &t.task,
+                turn: call.turn,
+                call_id: &call.id,
+                tool: &call.tool,
+                signatures: after.signatures.iter().map(ToString::to_string).collect(),
+                before: Side::of(before),
+                after: Side::of(&after),
+            });
+        }
+    }
+    match format {
+        ReplayFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("a report serialises")
+        ),
+        ReplayFormat::Text => {
+            for c in &report.changed {
+                println!(
+                    "{} (task {}, turn {}, {} {}): {} -> {}",
+                    c.transcript,
+                    c.task,
+                    c.turn,
+                    c.tool,
+                    c.signatures.join(" "),
+                    c.before.describe(),
+                    c.after.describe()
+                );
+            }
+            println!(
+                "{} call(s) decided again: {} changed, {} unchanged",
+                report.calls,
+                report.changed.len(),
+                report.unchanged
+            );
+        }
+    }
+    Ok(Exit::passed_if(report.changed.is_empty()))
+}
