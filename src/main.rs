@@ -57,6 +57,11 @@ enum Command {
         #[arg(required = true)]
         transcripts: Vec<PathBuf>,
     },
+    /// Work with policies.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
     /// Print the tool declarations.
     Tools {
         #[arg(long, value_enum, default_value = "openai")]
@@ -85,6 +90,22 @@ enum Command {
     Schema {
         #[arg(value_enum)]
         kind: cli::schema::SchemaKind,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// The narrowest allow rules for the calls a policy's default denied
+    /// in earlier runs, printed as a policy file (the base's rules, then
+    /// the suggestions) to review.
+    Suggest {
+        /// The policy the transcripts ran under (default: a policy of the
+        /// deny rules they show).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// transcript.json files of earlier runs.
+        #[arg(required = true)]
+        transcripts: Vec<PathBuf>,
     },
 }
 
@@ -155,6 +176,13 @@ fn try_main(cli: Cli) -> CliResult {
                 format,
                 transcripts,
             } => cli::replay::replay(&policies, &transcripts, format),
+            Command::Policy {
+                command:
+                    PolicyCommand::Suggest {
+                        policy,
+                        transcripts,
+                    },
+            } => cli::suggest::suggest(policy.as_deref(), &transcripts),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Init { dir } => cli::init::init(&dir),
         }

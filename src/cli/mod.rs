@@ -8,6 +8,7 @@ pub mod merge;
 pub mod replay;
 pub mod run;
 pub mod schema;
+pub mod suggest;
 pub mod tool;
 pub mod validate;
 

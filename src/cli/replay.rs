@@ -81,7 +81,8 @@ struct ReplayReport<'a> {
     changed: Vec<Changed<'a>>,
 }
 
-fn read_transcript(path: &Path) -> Result<Transcript, CliError> {
+/// Reads a transcript.json; bad input names the file.
+pub(crate) fn read_transcript(path: &Path) -> Result<Transcript, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
     serde_json::from_str(&text)

@@ -140,3 +140,74 @@ fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
         stderr(&out)
     );
 }
+
+fn check(dir: &Path, policy: &str, tool: &str, args: &str) -> i32 {
+    let out = runner()
+        .current_dir(dir)
+        .args(["check", "--policy", policy, "--workspace", "ws", tool, args])
+        .output()
+        .unwrap();
+    out.status.code().unwrap()
+}
+
+#[test]
+fn suggested_rules_allow_what_the_default_denied_and_nothing_a_rule_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    task(dir.path(), "small", 3, "Done.");
+    assert!(run(dir.path(), &["small"]).status.success());
+    let (git, fmt, rm) = (
+        r#"{"command": "git push origin main"}"#,
+        r#"{"command": "cargo fmt --check"}"#,
+        r#"{"command": "rm -rf build"}"#,
+    );
+    // Under the policy of the run: two calls denied by its default, one
+    // by a rule.
+    assert_eq!(check(dir.path(), "policy.yaml", "bash", git), 1);
+    assert_eq!(check(dir.path(), "policy.yaml", "bash", fmt), 1);
+    for base in [Some("policy.yaml"), None] {
+        let mut cmd = runner();
+        cmd.current_dir(dir.path()).args(["policy", "suggest"]);
+        if let Some(b) = base {
+            cmd.args(["--policy", b]);
+        }
+        let out = cmd.arg("out/small/transcript.json").output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let yaml = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            yaml.contains("  # covers small, turn 2: Bash(git push origin main)\n  - allow: [\"Bash(git push:*)\"]\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("  - allow: [\"Bash(cargo fmt:*)\"]\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("# Denied by an explicit rule (no rule suggested):\n#   small, turn 2: Bash(rm -rf build) Edit(build/**): deny Bash(rm:*)\n"),
+            "{yaml}"
+        );
+        assert!(!yaml.contains("allow: [\"Bash(rm"), "{yaml}");
+        write(dir.path(), "suggested.yaml", &yaml);
+        assert_eq!(
+            check(dir.path(), "suggested.yaml", "bash", git),
+            0,
+            "{yaml}"
+        );
+        assert_eq!(
+            check(dir.path(), "suggested.yaml", "bash", fmt),
+            0,
+            "{yaml}"
+        );
+        assert_eq!(check(dir.path(), "suggested.yaml", "bash", rm), 1, "{yaml}");
+        // What the base allowed, it still allows.
+        assert_eq!(
+            check(
+                dir.path(),
+                "suggested.yaml",
+                "write_file",
+                r#"{"file_path": "big.txt", "content": "x"}"#
+            ),
+            i32::from(base.is_none()),
+            "{yaml}"
+        );
+    }
+}

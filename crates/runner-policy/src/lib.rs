@@ -38,6 +38,7 @@ mod risk;
 mod selftest;
 pub mod shell;
 mod signature;
+mod suggest;
 pub mod words;
 
 pub use config_error::ConfigError;
@@ -50,3 +51,4 @@ pub use policy::{FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
 pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};
+pub use suggest::narrowest_rule;

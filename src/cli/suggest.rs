@@ -1,0 +1,252 @@
+//! `runner policy suggest [--policy BASE] TRANSCRIPT...`: for the calls a
+//! policy's default denied, the narrowest allow rules that would let them
+//! run, printed as a policy file: BASE's rules (or, without BASE, the
+//! deny rules the transcripts show) followed by the suggested rules, each
+//! with a comment naming the calls it covers. Calls denied by an explicit
+//! rule, or refused before any policy was asked, get no rule: they are
+//! listed apart, as comments.
+//!
+//! Every layer of a policy set must allow a call, so a layer of allow
+//! rules added beside BASE would change nothing: the output is meant to
+//! replace BASE once reviewed. It is checked before it is printed: under
+//! it, every call the default denied is allowed and every call an
+//! explicit rule denied is still denied.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::replay::read_transcript;
+use super::{CliError, CliResult, Exit};
+use crate::tools::Registry;
+use runner_policy::{
+    Decision, DefaultDecision, PolicyFile, PolicySet, Risk, Signature, Verdict, narrowest_rule,
+    parse_policy_yaml,
+};
+
+/// A comment's text on one line: what a model wrote cannot end the
+/// comment and add YAML of its own.
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// A denied call, as a comment names it.
+fn describe(task: &str, turn: u32, d: &Decision) -> String {
+    let sigs: Vec<String> = d.signatures.iter().map(ToString::to_string).collect();
+    one_line(&format!("{task}, turn {turn}: {}", sigs.join(" ")))
+}
+
+/// What the base policy is: its file's rules, or the deny rules seen.
+struct Base {
+    name: String,
+    file: PolicyFile,
+}
+
+fn read_base(path: &Path) -> Result<Base, CliError> {
+    // Load it as a policy first: its errors, located.
+    runner_policy::load_policy_file(path)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
+    let file: PolicyFile = serde_saphyr::from_str(&text)
+        .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
+    Ok(Base {
+        name: path.display().to_string(),
+        file,
+    })
+}
+
+fn quoted(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+    let items: Vec<String> = items
+        .into_iter()
+        .map(|s| serde_json::to_string(s.as_ref()).expect("a string serialises"))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The base's part of the output: default, risk and rules.
+fn base_yaml(base: Option<&Base>, seen_denies: &BTreeSet<String>) -> String {
+    let mut y = String::new();
+    let Some(b) = base else {
+        y.push_str("default: deny\nrules:\n");
+        if !seen_denies.is_empty() {
+            y.push_str("  # the deny rules that decided calls in the transcripts\n");
+            let _ = writeln!(y, "  - deny: {}", quoted(seen_denies));
+        }
+        return y;
+    };
+    let default = match b.file.default {
+        DefaultDecision::Allow => "allow",
+        DefaultDecision::Deny => "deny",
+    };
+    let _ = writeln!(y, "default: {default}");
+    if !b.file.risk.is_empty() {
+        let risk: Vec<String> = b
+            .file
+            .risk
+            .iter()
+            .map(|(k, v)| format!("{}: {}", serde_json::to_string(k).unwrap(), v.value))
+            .collect();
+        let _ = writeln!(y, "risk: {{{}}}", risk.join(", "));
+    }
+    y.push_str("rules:\n");
+    let _ = writeln!(y, "  # the rules of {}", one_line(&b.name));
+    for r in &b.file.rules {
+        let r = &r.value;
+        for (kind, list) in [("allow", &r.allow), ("deny", &r.deny)] {
+            if let Some(list) = list {
+                let _ = writeln!(y, "  - {kind}: {}", quoted(list.iter().map(|s| &s.value)));
+                if let Some(reason) = &r.reason {
+                    let _ = writeln!(y, "    reason: {}", serde_json::to_string(reason).unwrap());
+                }
+            }
+        }
+    }
+    y
+}
+
+pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
+    let base = base.map(read_base).transpose()?;
+    let transcripts: Vec<_> = paths
+        .iter()
+        .map(|p| read_transcript(p))
+        .collect::<Result<_, _>>()?;
+    let registry = Registry::builtin();
+    let risk_of = |tool: &str| registry.get(tool).map_or(Risk::Medium, |t| t.risk());
+    // What each signature needs is judged against the base alone.
+    let base_set = match &base {
+        Some(b) => PolicySet::new(vec![runner_policy::compile_policy(
+            &b.file,
+            Path::new(&b.name),
+            b.name.clone(),
+        )?]),
+        None => PolicySet::new(vec![parse_policy_yaml("default: deny\n", Path::new("-"))?]),
+    };
+    let mut rules: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_default: Vec<(String, bool, Risk, Vec<Signature>, String)> = Vec::new();
+    let mut explicit: Vec<(String, String, bool, Risk, Vec<Signature>, String)> = Vec::new();
+    let mut apart: Vec<String> = Vec::new();
+    let mut seen_denies = BTreeSet::new();
+    for t in &transcripts {
+        for call in &t.tool_calls {
+            let Some(d) = call.decision.as_deref() else {
+                continue;
+            };
+            if d.verdict != Verdict::Deny {
+                continue;
+            }
+            let what = describe(&t.task, call.turn, d);
+            let (is_mcp, risk) = (call.tool.contains("__"), risk_of(&call.tool));
+            match (&d.rule, &d.policy) {
+                (_, None) => apart.push(format!(
+                    "{what}: {}",
+                    one_line(d.reason.as_deref().unwrap_or("refused before the policy"))
+                )),
+                (Some(rule), Some(_)) if rule.starts_with("deny ") => {
+                    seen_denies.insert(rule["deny ".len()..].to_string());
+                    explicit.push((
+                        what,
+                        rule.clone(),
+                        is_mcp,
+                        risk,
+                        d.signatures.clone(),
+                        call.tool.clone(),
+                    ));
+                }
+                _ => {
+                    for sig in &d.signatures {
+                        let alone =
+                            base_set.decide_with(&call.tool, is_mcp, risk, vec![sig.clone()]);
+                        if alone.verdict == Verdict::Allow {
+                            continue;
+                        }
+                        match narrowest_rule(sig) {
+                            Some(rule) => rules.entry(rule).or_default().push(what.clone()),
+                            None => apart.push(format!("{what}: {sig} is outside the workspace; only an absolute rule, written by a person, can allow it")),
+                        }
+                    }
+                    by_default.push((what, is_mcp, risk, d.signatures.clone(), call.tool.clone()));
+                }
+            }
+        }
+    }
+    let mut y = format!(
+        "# Suggested by `runner policy suggest` from {} transcript(s): {}, then\n# the narrowest allow rules for the calls the default denied. Review\n# each rule; use this file in place of the base policy.\n",
+        transcripts.len(),
+        base.as_ref()
+            .map_or("the deny rules they show".to_string(), |b| format!(
+                "the rules of {}",
+                one_line(&b.name)
+            ))
+    );
+    y.push_str(&base_yaml(base.as_ref(), &seen_denies));
+    if !rules.is_empty() {
+        y.push_str("  # suggested\n");
+    }
+    for (rule, calls) in &rules {
+        let mut calls = calls.clone();
+        calls.dedup();
+        let shown: Vec<&String> = calls.iter().take(5).collect();
+        let more = calls.len().saturating_sub(5);
+        let _ = writeln!(
+            y,
+            "  # covers {}{}",
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("; "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(y, "  - allow: {}", quoted([rule]));
+    }
+    // The check: the calls the default denied run, the others do not.
+    let layer = parse_policy_yaml(&y, Path::new("<suggested>")).map_err(|es| {
+        CliError::Failed(format!(
+            "the suggested policy does not load ({}); please report this",
+            es.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+    })?;
+    let set = PolicySet::new(vec![layer]);
+    let mut uncovered = Vec::new();
+    for (what, is_mcp, risk, sigs, tool) in &by_default {
+        if set.decide_with(tool, *is_mcp, *risk, sigs.clone()).verdict != Verdict::Allow {
+            uncovered.push(what.clone());
+        }
+    }
+    for (what, rule, is_mcp, risk, sigs, tool) in &explicit {
+        if set.decide_with(tool, *is_mcp, *risk, sigs.clone()).verdict == Verdict::Allow {
+            return Err(CliError::Failed(format!(
+                "the suggested rules would allow {what}, which `{rule}` denied; please report this"
+            )));
+        }
+    }
+    if !explicit.is_empty() {
+        y.push_str("# Denied by an explicit rule (no rule suggested):\n");
+        for (what, rule, ..) in &explicit {
+            let _ = writeln!(y, "#   {what}: {}", one_line(rule));
+        }
+    }
+    if !apart.is_empty() {
+        y.push_str("# Refused, no rule suggested:\n");
+        for a in &apart {
+            let _ = writeln!(y, "#   {a}");
+        }
+    }
+    if !uncovered.is_empty() {
+        y.push_str(
+            "# Still denied under these rules (a deny rule of the base covers part of them):\n",
+        );
+        for u in &uncovered {
+            let _ = writeln!(y, "#   {u}");
+        }
+    }
+    print!("{y}");
+    Ok(Exit::Passed)
+}
