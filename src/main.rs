@@ -57,6 +57,11 @@ enum Command {
         #[arg(required = true)]
         transcripts: Vec<PathBuf>,
     },
+    /// Write OUT/report.html from the outputs of an earlier run.
+    Report {
+        /// A `runner run` or `runner merge` output folder.
+        out: PathBuf,
+    },
     /// Work with policies.
     Policy {
         #[command(subcommand)]
@@ -183,6 +188,7 @@ fn try_main(cli: Cli) -> CliResult {
                         transcripts,
                     },
             } => cli::suggest::suggest(policy.as_deref(), &transcripts),
+            Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Init { dir } => cli::init::init(&dir),
         }

@@ -10,13 +10,14 @@ use crate::report::{OutcomeStatus, Transcript};
 use crate::run::write_run_reports;
 use crate::workspace::atomic_write;
 
-/// One task folder of a shard's output.
-struct Found {
-    transcript: Transcript,
-    dir: PathBuf,
+/// One task folder of an output folder.
+pub(crate) struct Found {
+    pub(crate) transcript: Transcript,
+    pub(crate) dir: PathBuf,
 }
 
-fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
+/// The task folders of an output folder (those with a transcript.json).
+pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut found = Vec::new();
     for entry in entries {

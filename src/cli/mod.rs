@@ -6,6 +6,7 @@ pub(crate) mod expand;
 pub mod init;
 pub mod merge;
 pub mod replay;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod suggest;

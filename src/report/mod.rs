@@ -5,6 +5,7 @@
 
 pub mod bars;
 pub mod events;
+pub mod html;
 pub mod junit;
 pub mod progress;
 pub mod summary;

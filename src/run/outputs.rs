@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::task_run::TaskResult;
 use crate::contain::redact;
-use crate::report::{Transcript, junit, summary};
+use crate::report::{Transcript, html, junit, summary};
 use crate::workspace::{atomic_write, atomic_write_str};
 
 /// `OUT/<task>/transcript.json` and `OUT/<task>/changes.diff`.
@@ -47,6 +47,10 @@ pub fn write_run_reports(out: &Path, transcripts: &[&Transcript]) -> std::io::Re
         })
         .collect();
     let md = redact(&summary::render(&with_diffs)).into_owned();
+    atomic_write_str(
+        &out.join("report.html"),
+        &redact(&html::render(&with_diffs)),
+    )?;
     atomic_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()

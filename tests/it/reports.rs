@@ -211,3 +211,123 @@ fn suggested_rules_allow_what_the_default_denied_and_nothing_a_rule_denied() {
         );
     }
 }
+
+/// Headless Chromium (Debian's `chromium`; scripts/install-test-deps
+/// installs it) with a profile of its own.
+fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs (scripts/install-test-deps installs it)");
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn the_report_renders_in_a_real_browser_and_markup_stays_text() {
+    let dir = crate::common::examples();
+    let markup = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"> & <b>bold</b>";
+    write(
+        dir.path(),
+        "tasks/markup.yaml",
+        &format!(
+            "name: markup\nprompt: p\nworkspace: ../examples/shop\npolicy: {{default: allow}}\nscript:\n  - tool_calls:\n      - {{name: write_file, args: {{file_path: notes.html, content: {0}}}}}\n  - text: {0}\n",
+            serde_json::to_string(markup).unwrap()
+        ),
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["run", "--out", "out", "tasks/*.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = dir.path().join("out/report.html");
+    // Self-contained: no element or rule that loads anything, and a
+    // policy that forbids the network.
+    let html = std::fs::read_to_string(&report).unwrap();
+    for loads in ["<link", "<img", "<iframe", "@import", "url("] {
+        assert!(!html.contains(loads), "the page has {loads}");
+    }
+    // No tag with a `src` or `href` to another place (text is escaped,
+    // so every `<` here opens a tag of the page's own).
+    for tag in html
+        .split('<')
+        .skip(1)
+        .map(|t| t.split('>').next().unwrap())
+    {
+        assert!(!tag.contains(" src="), "<{tag}>");
+        assert!(
+            !tag.contains(" href=") || tag.contains(" href=\"#"),
+            "<{tag}>"
+        );
+    }
+    assert!(html.contains("content=\"default-src 'none';"));
+    // `runner report` writes the same page again from the outputs.
+    std::fs::remove_file(&report).unwrap();
+    let o = runner()
+        .current_dir(dir.path())
+        .args(["report", "out"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", report.display());
+    let dom = String::from_utf8(chromium(profile.path(), &["--dump-dom", &url]).stdout).unwrap();
+    for task in [
+        "denied-action",
+        "fix-typos",
+        "investigate",
+        "rename-function",
+        "markup",
+    ] {
+        assert!(dom.contains(&format!(">{task}</a>")), "{task} missing");
+    }
+    // A denied call's rule, a diff's lines, the conversation rendered.
+    assert!(
+        dom.contains("<code class=\"rule\">deny Edit(.github/**)</code>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<code class=\"rule\">deny Bash(curl:*)</code>"));
+    assert!(
+        dom.contains("<span class=\"add\">+## Linting</span>"),
+        "no diff line"
+    );
+    assert!(
+        dom.contains("<details class=\"call denied\">"),
+        "the conversation was not rendered"
+    );
+    // The markup is text: escaped in the DOM, never run.
+    assert!(
+        dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;&lt;img src=x onerror=")
+    );
+    assert!(!dom.contains("<img src=\"x\""));
+    assert!(!dom.contains("<b>bold</b>"));
+    assert!(!dom.contains("<title>pwned</title>"));
+    let shot = profile.path().join("report.png");
+    chromium(
+        profile.path(),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,1600",
+            &url,
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+}
