@@ -252,7 +252,10 @@ pub struct SseEvent {
     pub data: String,
 }
 
-type EventItem = Result<eventsource_stream::Event, String>;
+/// An event, or why the stream broke (the connection, or bytes that are
+/// not UTF-8), as eventsource-stream reports it.
+type EventItem =
+    Result<eventsource_stream::Event, eventsource_stream::EventStreamError<reqwest::Error>>;
 
 /// Reads server-sent events with an idle timeout per event and the
 /// request's deadline.
@@ -266,10 +269,7 @@ pub struct SseReader {
 
 impl SseReader {
     pub fn new(resp: reqwest::Response, idle: Duration, deadline: Instant) -> Self {
-        let inner = resp
-            .bytes_stream()
-            .eventsource()
-            .map(|r| r.map_err(|e| e.to_string()));
+        let inner = resp.bytes_stream().eventsource();
         Self {
             inner: Box::pin(inner),
             idle,

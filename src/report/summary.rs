@@ -36,6 +36,19 @@ pub fn cost(c: Option<f64>) -> String {
     c.map_or_else(|| "unknown".into(), |c| format!("${c:.4}"))
 }
 
+/// The lines a diff adds and removes (its `+++`/`---` headers left out).
+pub(crate) fn added_removed<'a>(lines: impl IntoIterator<Item = &'a str>) -> (usize, usize) {
+    let (mut added, mut removed) = (0, 0);
+    for l in lines {
+        if l.starts_with('+') && !l.starts_with("+++") {
+            added += 1;
+        } else if l.starts_with('-') && !l.starts_with("---") {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
 /// A fence that no line of `text` closes early.
 fn fence(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -100,14 +113,7 @@ fn task_section(t: &Transcript, diff: &str, diff_budget: usize) -> String {
         s.push('\n');
     }
     if !diff.is_empty() {
-        let added = diff
-            .lines()
-            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-            .count();
-        let removed = diff
-            .lines()
-            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
-            .count();
+        let (added, removed) = added_removed(diff.lines());
         let (shown, left) = cut_lines(diff, diff_budget);
         let f = fence(shown);
         s.push_str(&format!(

@@ -252,6 +252,10 @@ fn shards_cover_every_task_once_whatever_the_order_and_merge() {
         junit.contains("tests=\"12\"") && junit.contains("failures=\"1\""),
         "{junit}"
     );
+    // The merged report holds every task.
+    let report = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert_eq!(report.matches("<section class=\"task\"").count(), 12);
+    assert!(report.contains("<title>runner: 11/12 tasks passed</title>"));
     // A shard given twice is refused: a task would count twice.
     let o = runner()
         .args(["merge", "--out"])

@@ -246,9 +246,19 @@ fn setup(dir: &Path, v: Vendor, extra: &str) {
 }
 
 fn run(dir: &Path, v: Vendor, server: &FakeServer) -> (std::process::Output, Value) {
+    run_with(dir, v, server, &[])
+}
+
+fn run_with(
+    dir: &Path,
+    v: Vendor,
+    server: &FakeServer,
+    extra: &[&str],
+) -> (std::process::Output, Value) {
     let out = wire::runner_for(v, &server.url(), "sk-test-long-runs")
         .current_dir(dir)
         .args(["run", "--out", "out", "task.yaml"])
+        .args(extra)
         .output()
         .unwrap();
     (out, read_json(dir.join("out/t/transcript.json")))
@@ -372,8 +382,16 @@ fn max_cost_stops_the_task_after_the_turn_that_passes_it() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path(), v, "max_cost: 0.05\n");
     let (server, state) = fake(v, READS);
-    let (out, t) = run(dir.path(), v, &server);
+    let (out, t) = run_with(dir.path(), v, &server, &["--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The task_finished event carries the cost.
+    let finished: Value = String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "task_finished")
+        .unwrap();
+    assert_eq!(finished["usage"], t["usage"]);
     assert_eq!(t["outcome"]["status"], "failed");
     let reason = t["outcome"]["reason"].as_str().unwrap();
     assert!(reason.contains("max_cost $0.05"), "{reason}");
@@ -503,4 +521,40 @@ fn the_runs_max_cost_skips_the_tasks_not_yet_started() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A window declared larger than the server's: the vendor's own "too long"
+/// error makes the runner compact harder and send the turn again.
+#[test]
+fn the_vendors_too_long_error_compacts_harder_and_retries() {
+    for v in ALL {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), v, "");
+        let task = std::fs::read_to_string(dir.path().join("task.yaml")).unwrap();
+        write(
+            dir.path(),
+            "task.yaml",
+            &task.replace(
+                &format!("context_window: {WINDOW}"),
+                "context_window: 64000",
+            ),
+        );
+        let (server, state) = fake(v, 60);
+        let (out, t) = run(dir.path(), v, &server);
+        let st = state.lock().unwrap();
+        assert_eq!(
+            t["outcome"]["status"],
+            "passed",
+            "{v:?}: {}\n{}",
+            t["outcome"],
+            stderr(&out)
+        );
+        assert!(st.too_long >= 1, "{v:?}: the server never refused");
+        assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
+        let compactions = t["compactions"].as_array().unwrap();
+        assert!(
+            compactions.iter().any(|c| c["trigger"] == "provider_error"),
+            "{v:?}: {compactions:?}"
+        );
+    }
 }

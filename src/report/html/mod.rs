@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::summary::cost;
+use super::summary::{added_removed, cost};
 use super::transcript::{OutcomeStatus, Transcript};
 use crate::contain::redact;
 use crate::engine::{CallStatus, ToolCallRecord};
@@ -180,14 +180,7 @@ fn diff_html(diff: &str) -> String {
     }
     let mut h = String::new();
     for (name, lines) in files {
-        let added = lines
-            .iter()
-            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-            .count();
-        let removed = lines
-            .iter()
-            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
-            .count();
+        let (added, removed) = added_removed(lines.iter().copied());
         let _ = write!(
             h,
             "<details open><summary><code>{}</code> <span class=\"muted\">+{added} -{removed}</span></summary><pre class=\"diff\">",
