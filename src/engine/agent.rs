@@ -1,5 +1,8 @@
 //! The conversation loop.
 
+use std::sync::Arc;
+
+use super::answer::OutputSchema;
 use super::calls::{ToolEnv, run_calls};
 use super::compact::{ContextLimits, Trigger, is_context_overflow, make_room};
 use super::conversation::Conversation;
@@ -7,7 +10,8 @@ use super::early::EarlyStarts;
 use super::events::Event;
 use crate::provider::models::Pricing;
 use crate::provider::{
-    Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolSpec, Usage,
+    Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolChoice,
+    ToolSpec, Usage,
 };
 
 /// Limits of one agent run.
@@ -24,6 +28,10 @@ pub struct AgentLimits {
     pub pricing: Option<Pricing>,
     /// Stop once the task's cost passes this many USD.
     pub max_cost: Option<f64>,
+    /// The schema the final answer must be valid against.
+    pub output: Option<Arc<OutputSchema>>,
+    /// Whether the first turn must call a tool.
+    pub tool_choice: ToolChoice,
 }
 
 /// Why the loop stopped.
@@ -32,7 +40,12 @@ pub enum AgentStop {
     /// The model answered without tool calls.
     Finished {
         text: String,
+        /// The answer as JSON, when the task has an output schema.
+        output: Option<serde_json::Value>,
     },
+    /// Out of turns while the last answer broke the output schema: its
+    /// first error.
+    NoValidOutput(String),
     MaxTurns,
     TokenBudget,
     /// `max_cost` was passed; the cost so far.
@@ -57,6 +70,8 @@ pub async fn run_agent(
     usage: &mut Usage,
 ) -> AgentStop {
     let mut turn: u32 = 0;
+    // The first error of the last answer the output schema refused.
+    let mut refused: Option<String> = None;
     // The same declarations every turn: a stable request prefix.
     let tools = env.tools.registry.specs();
     conv.fixed_chars = env.system.len()
@@ -66,7 +81,10 @@ pub async fn run_agent(
             .sum::<usize>();
     loop {
         if turn >= limits.max_turns {
-            return AgentStop::MaxTurns;
+            return match refused {
+                Some(e) => AgentStop::NoValidOutput(e),
+                None => AgentStop::MaxTurns,
+            };
         }
         if limits.max_tokens_total > 0 && usage.total() >= limits.max_tokens_total {
             return AgentStop::TokenBudget;
@@ -95,7 +113,25 @@ pub async fn run_agent(
         };
         let finished = early.finish(tool_calls).await;
         if let Some(text) = finished_text {
-            return AgentStop::Finished { text };
+            let Some(schema) = &limits.output else {
+                return AgentStop::Finished { text, output: None };
+            };
+            match schema.check(&text) {
+                Ok(v) => {
+                    return AgentStop::Finished {
+                        text,
+                        output: Some(v),
+                    };
+                }
+                // Back to the model, at the cost of a turn.
+                Err(errors) => {
+                    refused = errors.first().cloned();
+                    conv.push(Message::User {
+                        content: schema.feedback(&errors),
+                    });
+                    continue;
+                }
+            }
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
         for r in records {
@@ -150,6 +186,14 @@ async fn next_turn<'e, 'a>(
             tools,
             early: Some(&tx),
             purpose: RequestPurpose::Turn,
+            // Forcing a tool holds for the task's first turn only: an agent
+            // that must call a tool every turn never finishes.
+            tool_choice: if conv.log().len() == 1 {
+                &limits.tool_choice
+            } else {
+                &ToolChoice::Auto
+            },
+            output_schema: limits.output.as_deref().map(|o| &o.schema),
         });
         let reply: ModelTurn = match early.while_streaming(request, rx).await {
             Ok(r) => r,

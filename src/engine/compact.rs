@@ -22,7 +22,7 @@
 use runner_output::{Compaction, CompactionMethod, Message, Usage};
 
 use super::conversation::{Conversation, message_chars};
-use crate::provider::{ModelRequest, Provider, ProviderError, RequestPurpose};
+use crate::provider::{ModelRequest, Provider, ProviderError, RequestPurpose, ToolChoice};
 
 /// The model's window and when to compact.
 #[derive(Debug, Clone, Copy)]
@@ -215,6 +215,8 @@ async fn summarize(
         tools: &[],
         early: None,
         purpose: RequestPurpose::Summary,
+        tool_choice: &ToolChoice::Auto,
+        output_schema: None,
     };
     let (summary, usage) = match provider.complete(request).await {
         Ok(t) => (t.text, t.usage),

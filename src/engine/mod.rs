@@ -8,6 +8,7 @@
 //! them.
 
 mod agent;
+mod answer;
 pub(crate) mod batch;
 mod calls;
 mod compact;
@@ -17,6 +18,7 @@ mod events;
 pub mod pipeline;
 
 pub(crate) use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
+pub(crate) use answer::OutputSchema;
 pub(crate) use calls::{ToolEnv, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;

@@ -13,7 +13,7 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolSpec, Usage};
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// The API version this client speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -72,6 +72,15 @@ impl WireFormat for Anthropic {
             let mut tools = self.declarations(req.tools);
             if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
                 last["cache_control"] = json!(EPHEMERAL);
+            }
+            let choice = match req.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some(json!({"type": "any"})),
+                ToolChoice::None => Some(json!({"type": "none"})),
+                ToolChoice::Tool(name) => Some(json!({"type": "tool", "name": name})),
+            };
+            if let Some(c) = choice {
+                body.insert("tool_choice".into(), c);
             }
             body.insert("tools".into(), tools);
         }

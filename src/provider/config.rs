@@ -32,6 +32,8 @@ pub struct ModelOptions {
     pub compact_at: Option<f64>,
     /// The task's own prices.
     pub pricing: Option<super::models::Pricing>,
+    /// Whether the first turn must call a tool.
+    pub tool_choice: super::ToolChoice,
 }
 
 /// An API key: never printed, never serialized.

@@ -14,7 +14,7 @@ use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
 use super::gemini_schema::gemini_schema;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolSpec, Usage};
+use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// Ids made up for calls Gemini sent without one; they are not sent back.
 const LOCAL_ID: &str = "gemini_call_";
@@ -66,6 +66,17 @@ impl WireFormat for Gemini {
         }
         if !req.tools.is_empty() {
             body.insert("tools".into(), self.declarations(req.tools));
+            let config = match req.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some(json!({"mode": "ANY"})),
+                ToolChoice::None => Some(json!({"mode": "NONE"})),
+                ToolChoice::Tool(name) => {
+                    Some(json!({"mode": "ANY", "allowedFunctionNames": [name]}))
+                }
+            };
+            if let Some(c) = config {
+                body.insert("toolConfig".into(), json!({"functionCallingConfig": c}));
+            }
         }
         let mut gen_cfg = Map::new();
         if let Some(t) = cfg.temperature {

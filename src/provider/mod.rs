@@ -49,6 +49,37 @@ pub struct ModelRequest<'a> {
     pub early: Option<&'a EarlyCalls>,
     /// A turn of the task, or a request of the runner's own.
     pub purpose: RequestPurpose,
+    /// Whether the model must call a tool (the task's first turn only).
+    pub tool_choice: &'a ToolChoice,
+    /// The schema of the final answer, for vendors that enforce one
+    /// natively together with tools.
+    pub output_schema: Option<&'a serde_json::Value>,
+}
+
+/// `model_options.tool_choice`: whether the model must call a tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the default, and every turn after the first).
+    #[default]
+    Auto,
+    /// It must call some tool.
+    Required,
+    /// It must not call any.
+    None,
+    /// It must call this one.
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// `auto`, `required`, `none` or a tool's name.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Tool(name.to_string()),
+        }
+    }
 }
 
 /// What a request is for.

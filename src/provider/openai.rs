@@ -13,7 +13,9 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::ProviderConfig;
 use super::http::{Failure, SseReader, error_of};
-use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolSpec, Usage};
+use super::{
+    EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolChoice, ToolSpec, Usage,
+};
 
 /// Chat Completions.
 pub struct OpenAi;
@@ -54,6 +56,27 @@ impl WireFormat for OpenAi {
         body.insert("messages".into(), Value::Array(messages));
         if !req.tools.is_empty() {
             body.insert("tools".into(), self.declarations(req.tools));
+            let choice = match req.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some(json!("required")),
+                ToolChoice::None => Some(json!("none")),
+                ToolChoice::Tool(name) => {
+                    Some(json!({"type": "function", "function": {"name": name}}))
+                }
+            };
+            if let Some(c) = choice {
+                body.insert("tool_choice".into(), c);
+            }
+        }
+        // Native structured output works together with tools at OpenAI;
+        // OpenAI-compatible servers differ, so only there.
+        if let Some(schema) = req.output_schema
+            && cfg.base_url.starts_with("https://api.openai.com/")
+        {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema, "strict": false}}),
+            );
         }
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));

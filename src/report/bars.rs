@@ -11,9 +11,8 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::progress::{RunReporter, call_line, event_line};
-use super::transcript::Outcome;
+use super::transcript::Transcript;
 use crate::engine::{CallStatus, Event};
-use crate::provider::Usage;
 
 pub struct Bars {
     multi: MultiProgress,
@@ -81,7 +80,8 @@ impl RunReporter for Bars {
         }
     }
 
-    fn task_finished(&self, task: &str, outcome: &Outcome, _usage: &Usage) {
+    fn task_finished(&self, t: &Transcript) {
+        let (task, outcome) = (t.task.as_str(), &t.outcome);
         let bar = self
             .bars
             .lock()

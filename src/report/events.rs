@@ -11,9 +11,8 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::progress::RunReporter;
-use super::transcript::Outcome;
+use super::transcript::Transcript;
 use crate::engine::Event;
-use crate::provider::Usage;
 
 pub use runner_output::{AnyEvent, EVENTS_VERSION, EventLine, RunEvent};
 
@@ -62,13 +61,14 @@ impl RunReporter for JsonLines {
     fn event(&self, task: &str, event: &Event) {
         self.write(Some(task), AnyEvent::Agent(event));
     }
-    fn task_finished(&self, task: &str, outcome: &Outcome, usage: &Usage) {
+    fn task_finished(&self, t: &Transcript) {
         self.write(
-            Some(task),
+            Some(&t.task),
             AnyEvent::Run(RunEvent::TaskFinished {
-                status: outcome.status,
-                reason: outcome.reason.clone(),
-                usage: *usage,
+                status: t.outcome.status,
+                reason: t.outcome.reason.clone(),
+                usage: t.usage,
+                output: t.output.clone(),
             }),
         );
     }

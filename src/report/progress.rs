@@ -8,16 +8,15 @@
 
 use std::io::Write;
 
-use super::transcript::Outcome;
+use super::transcript::Transcript;
 use crate::engine::{CallStatus, Event, EventSink, ToolCallRecord};
-use crate::provider::Usage;
 
 /// Receives what happens in a run. Called from several tasks at once.
 pub trait RunReporter: Send + Sync {
     fn run_started(&self, _tasks: &[String], _jobs: usize) {}
     fn task_started(&self, _task: &str) {}
     fn event(&self, task: &str, event: &Event);
-    fn task_finished(&self, _task: &str, _outcome: &Outcome, _usage: &Usage) {}
+    fn task_finished(&self, _transcript: &Transcript) {}
     fn run_finished(&self, _passed: usize, _failed: usize) {}
 }
 
@@ -57,10 +56,8 @@ impl RunReporter for Reporters {
     fn event(&self, task: &str, event: &Event) {
         self.0.iter().for_each(|r| r.event(task, event));
     }
-    fn task_finished(&self, task: &str, outcome: &Outcome, usage: &Usage) {
-        self.0
-            .iter()
-            .for_each(|r| r.task_finished(task, outcome, usage));
+    fn task_finished(&self, t: &Transcript) {
+        self.0.iter().for_each(|r| r.task_finished(t));
     }
     fn run_finished(&self, passed: usize, failed: usize) {
         self.0.iter().for_each(|r| r.run_finished(passed, failed));
@@ -149,7 +146,8 @@ impl RunReporter for PlainLines {
         }
     }
 
-    fn task_finished(&self, task: &str, outcome: &Outcome, _usage: &Usage) {
+    fn task_finished(&self, t: &Transcript) {
+        let (task, outcome) = (&t.task, &t.outcome);
         if self.verbosity != Verbosity::Quiet {
             say(format_args!(
                 "[{task}] {}: {}",

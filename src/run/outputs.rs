@@ -17,6 +17,18 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(&r.transcript).map_err(std::io::Error::other)?;
     atomic_write(&dir.join("transcript.json"), redact(&json).as_bytes())?;
     atomic_write_str(&dir.join("changes.diff"), &redact(&r.diff))?;
+    // output.json only for a valid answer; none left from an earlier run.
+    let output = dir.join("output.json");
+    match &r.transcript.output {
+        Some(v) => {
+            let json = serde_json::to_string_pretty(v).map_err(std::io::Error::other)?;
+            atomic_write(&output, redact(&json).as_bytes())?;
+        }
+        None => match std::fs::remove_file(&output) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        },
+    }
     Ok(())
 }
 

@@ -175,6 +175,8 @@ struct TaskRun<'t> {
     sandbox_note: String,
     mcp_sandbox: BTreeMap<String, String>,
     warnings: Vec<String>,
+    /// The answer valid against the output schema.
+    output: Option<serde_json::Value>,
 }
 
 /// Runs one task. Never fails: problems become the outcome.
@@ -195,11 +197,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
         b.add(cost);
     }
-    opts.reporter.task_finished(
-        &task.name,
-        &result.transcript.outcome,
-        &result.transcript.usage,
-    );
+    opts.reporter.task_finished(&result.transcript);
     result
 }
 
@@ -230,6 +228,7 @@ impl<'t> TaskRun<'t> {
             sandbox_note: String::new(),
             mcp_sandbox: BTreeMap::new(),
             warnings: Vec::new(),
+            output: None,
         }
     }
 
@@ -359,6 +358,8 @@ impl<'t> TaskRun<'t> {
             },
             pricing: task.pricing,
             max_cost: task.max_cost,
+            output: task.output_schema.clone(),
+            tool_choice: task.model_options.tool_choice.clone(),
         };
         let timed_out = || Outcome {
             status: OutcomeStatus::Failed,
@@ -423,10 +424,15 @@ impl<'t> TaskRun<'t> {
     /// finished and the checks come next.
     fn agent_stopped(&mut self, stop: AgentStop) -> Option<Outcome> {
         let (status, reason) = match stop {
-            AgentStop::Finished { text } => {
+            AgentStop::Finished { text, output } => {
                 self.final_answer = text;
+                self.output = output;
                 return None;
             }
+            AgentStop::NoValidOutput(first) => (
+                OutcomeStatus::Failed,
+                format!("ran out of turns without an answer valid against output_schema: {first}"),
+            ),
             AgentStop::MaxTurns => (
                 OutcomeStatus::Failed,
                 format!("ran out of turns (max_turns: {})", self.task.max_turns),
@@ -513,6 +519,7 @@ impl<'t> TaskRun<'t> {
                 })
                 .collect(),
             final_answer: self.final_answer,
+            output: self.output,
             outcome,
         };
         TaskResult {

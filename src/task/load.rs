@@ -99,6 +99,8 @@ pub struct Task {
     pub pricing: Option<Pricing>,
     /// Stop after the turn that passes this many USD.
     pub max_cost: Option<f64>,
+    /// The schema the final answer must be valid against.
+    pub output_schema: Option<std::sync::Arc<crate::engine::OutputSchema>>,
 }
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
@@ -119,7 +121,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let text = read(path)?;
     let tf: TaskFile = serde_saphyr::from_str(&text)
         .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
-    let mut r = Resolve::new(path, opts);
+    let mut r = Resolve::new(path, &text, opts);
     let name = r.name(&tf);
     let params = r.params(&tf);
     let (prompt, check_runs) = r.render_texts(&tf, &params);
@@ -133,6 +135,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let sandbox = sandbox_settings(r.dir, tf.sandbox.as_ref(), tf.limits.as_ref());
     let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
     let pricing = r.pricing(&tf, model.as_ref(), &model_options);
+    let output_schema = r.output_schema(&tf);
+    r.tool_choice(&tf, &model_options);
     r.limits(&tf);
     r.script(&tf);
     r.finish()?;
@@ -176,6 +180,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         compact_at,
         pricing,
         max_cost: tf.max_cost.map(|m| m.value),
+        output_schema,
         script: tf.script.unwrap_or_default().into(),
         params,
     })

@@ -10,6 +10,14 @@ use runner_policy::PolicyFile;
 
 pub use runner_output::Mode;
 
+/// `output_schema:` is a path (relative to the task file) or a schema.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OutputSchemaRef {
+    Path(Spanned<String>),
+    Inline(serde_json::Value),
+}
+
 /// `policy:` is a path (relative to the task file) or an inline policy.
 #[derive(Debug, Clone, JsonSchema)]
 #[serde(untagged)]
@@ -257,6 +265,11 @@ pub struct ModelOptionsFile {
     /// the built-in price (needed for local servers and new models).
     #[serde(default)]
     pub pricing: Option<crate::provider::models::Pricing>,
+    /// The first turn: `auto` (default), `required` (some tool), `none`, or
+    /// a tool's name; later turns are `auto`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub tool_choice: Option<Spanned<String>>,
 }
 
 /// A task file. Unknown fields are errors.
@@ -335,6 +348,12 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub max_cost: Option<Spanned<f64>>,
+    /// The final answer must be JSON valid against this JSON Schema
+    /// (Draft 2020-12): inline, or the path of a `.json` or `.yaml` file
+    /// relative to the task file. It lands in `OUT/<task>/output.json`.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub output_schema: Option<OutputSchemaRef>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use super::TaskCheck;
 use super::load::LoadOptions;
-use super::model::{PolicyRef, TaskFile};
+use super::model::{OutputSchemaRef, PolicyRef, TaskFile};
 use super::params;
 use super::sections::duration_field;
+use crate::engine::OutputSchema;
 use crate::provider::models::{self, Pricing};
-use crate::provider::{ModelOptions, ModelSpec};
+use crate::provider::{ModelOptions, ModelSpec, ToolChoice};
 use runner_policy::{ConfigError, Policy, compile_policy, load_policy_file};
 use serde_saphyr::{Location, Spanned};
+use std::sync::Arc;
 
 const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -22,6 +24,9 @@ const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 /// and the errors so far.
 pub(super) struct Resolve<'a> {
     path: &'a Path,
+    /// The file's text, to locate fields whose values lose their place
+    /// when parsed (an untagged choice of a path or a mapping).
+    text: &'a str,
     /// The folder relative paths start from.
     pub(super) dir: &'a Path,
     opts: &'a LoadOptions,
@@ -29,17 +34,41 @@ pub(super) struct Resolve<'a> {
 }
 
 impl<'a> Resolve<'a> {
-    pub(super) fn new(path: &'a Path, opts: &'a LoadOptions) -> Self {
+    pub(super) fn new(path: &'a Path, text: &'a str, opts: &'a LoadOptions) -> Self {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         Self {
             path,
+            text,
             dir,
             opts,
             errors: Vec::new(),
         }
+    }
+
+    /// An error at a top-level `key:` of the file (its value's place).
+    fn error_at_key(&mut self, key: &str, message: impl Into<String>) {
+        let prefix = format!("{key}:");
+        let (line, column) = self
+            .text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.starts_with(&prefix))
+            .map_or((0, 0), |(i, l)| {
+                let rest = &l[prefix.len()..];
+                (
+                    i + 1,
+                    prefix.len() + 1 + rest.len() - rest.trim_start().len(),
+                )
+            });
+        self.errors.push(ConfigError::new(
+            self.path,
+            line as u64,
+            column as u64,
+            message.into(),
+        ));
     }
 
     fn error(&mut self, at: &Location, message: impl Into<String>) {
@@ -314,6 +343,73 @@ impl<'a> Resolve<'a> {
             }
         }
         pricing
+    }
+
+    /// `output_schema:`: inline, or a `.json`/`.yaml` file beside the
+    /// task; it must compile as a JSON Schema.
+    pub(super) fn output_schema(&mut self, tf: &TaskFile) -> Option<Arc<OutputSchema>> {
+        let schema = match tf.output_schema.as_ref()? {
+            OutputSchemaRef::Inline(v) => v.clone(),
+            OutputSchemaRef::Path(p) => {
+                let file = self.dir.join(&p.value);
+                let text = match std::fs::read_to_string(&file) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let message = format!("output_schema: {}: {e}", file.display());
+                        self.error_at_key("output_schema", message);
+                        return None;
+                    }
+                };
+                let parsed: Result<serde_json::Value, String> =
+                    if p.value.ends_with(".yaml") || p.value.ends_with(".yml") {
+                        serde_saphyr::from_str(&text).map_err(|e| e.to_string())
+                    } else {
+                        serde_json::from_str(&text).map_err(|e| e.to_string())
+                    };
+                match parsed {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let message = format!("output_schema: {}: {e}", file.display());
+                        self.error_at_key("output_schema", message);
+                        return None;
+                    }
+                }
+            }
+        };
+        match OutputSchema::new(schema) {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => {
+                self.error_at_key(
+                    "output_schema",
+                    format!("output_schema: not a JSON Schema: {e}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `model_options.tool_choice`: a tool's name must be a tool the task
+    /// has (an MCP tool's, `server__tool`, is known only once it starts).
+    pub(super) fn tool_choice(&mut self, tf: &TaskFile, options: &ModelOptions) {
+        let ToolChoice::Tool(name) = &options.tool_choice else {
+            return;
+        };
+        let listed = tf
+            .tools
+            .as_ref()
+            .is_none_or(|l| l.iter().any(|t| &t.value == name));
+        if name.contains("__") || (self.opts.registry.contains(name) && listed) {
+            return;
+        }
+        let at = tf
+            .model_options
+            .as_ref()
+            .and_then(|m| m.tool_choice.as_ref())
+            .map_or(Location::UNKNOWN, |c| c.referenced);
+        self.error(
+            &at,
+            format!("model_options.tool_choice: `{name}` is not one of the task's tools (or auto, required, none)"),
+        );
     }
 
     /// `script:`: a call gives `args` or `raw_args`, not both.

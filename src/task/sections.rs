@@ -240,7 +240,19 @@ pub(super) fn model_options(
             ));
         }
     }
+    if let Some(c) = &f.tool_choice
+        && c.value.trim().is_empty()
+    {
+        errors.push(ConfigError::at(
+            path,
+            &c.referenced,
+            "model_options.tool_choice: auto, required, none or a tool's name",
+        ));
+    }
     ModelOptions {
+        tool_choice: f.tool_choice.as_ref().map_or_else(Default::default, |c| {
+            crate::provider::ToolChoice::parse(c.value.trim())
+        }),
         context_window: f.context_window.as_ref().map(|w| w.value),
         compact_at: f.compact_at.as_ref().map(|c| c.value),
         pricing: f.pricing,

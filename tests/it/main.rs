@@ -16,4 +16,5 @@ mod policy_corpus;
 mod policy_props;
 mod providers;
 mod reports;
+mod structured;
 mod tools;

@@ -113,6 +113,9 @@ pub enum RunEvent {
         reason: String,
         /// Its tokens and cost (`cost_usd` null when the price is unknown).
         usage: Usage,
+        /// Its valid answer, for a task with an `output_schema`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
     },
     /// The last line.
     RunFinished {

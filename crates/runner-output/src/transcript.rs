@@ -245,6 +245,10 @@ pub struct Transcript {
     pub changes: Vec<ChangedFile>,
     /// The model's last answer.
     pub final_answer: String,
+    /// The answer as JSON valid against the task's `output_schema`; also
+    /// `OUT/<task>/output.json`. Absent without a schema or a valid answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
     /// How it ended.
     pub outcome: Outcome,
 }
