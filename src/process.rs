@@ -24,6 +24,8 @@ pub struct CommandSpec<'a> {
     pub max_output_bytes: usize,
     /// Sandbox and limits applied to the command before it starts.
     pub confine: Option<std::sync::Arc<crate::contain::Confinement>>,
+    /// What the command reads on stdin (none: /dev/null).
+    pub stdin: Option<Vec<u8>>,
 }
 
 /// One stream's captured text.
@@ -229,7 +231,11 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         }
     };
     cmd.current_dir(spec.cwd)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -248,6 +254,14 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     let mut child = cmd.spawn()?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
     let pidfd = child.id().and_then(pidfd_open);
+    if let (Some(bytes), Some(mut pipe)) = (spec.stdin, child.stdin.take()) {
+        // Written on the side: a command that does not read its input
+        // must not block the runner; dropping the pipe closes it.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = pipe.write_all(&bytes).await;
+        });
+    }
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
     let cap = spec.max_output_bytes.max(2);
@@ -310,6 +324,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_output_bytes: 1000,
             confine: None,
+            stdin: None,
         })
         .await
         .unwrap();
@@ -333,6 +348,7 @@ mod tests {
             timeout: Duration::from_millis(300),
             max_output_bytes: 1000,
             confine: None,
+            stdin: None,
         })
         .await
         .unwrap();
@@ -357,6 +373,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             max_output_bytes: 1000,
             confine: None,
+            stdin: None,
         })
         .await
         .unwrap();

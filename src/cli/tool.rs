@@ -108,7 +108,9 @@ pub async fn run_tool(
     ctx.confine = commands.confine.map(Arc::new);
     let _tmp = (commands.tmp, commands.registered);
     let ctx = Arc::new(ctx);
+    let hooks = crate::engine::TaskHooks::default();
     let env = ToolEnv {
+        hooks: &hooks,
         registry: &registry,
         policy: &set,
         ctx,

@@ -48,6 +48,8 @@ pub enum AgentStop {
     NoValidOutput(String),
     MaxTurns,
     TokenBudget,
+    /// A `post_tool` hook failed: why.
+    HookFailed(String),
     /// `max_cost` was passed; the cost so far.
     CostBudget(f64),
     /// The vendor said the prompt is too long even after compacting.
@@ -144,6 +146,9 @@ pub async fn run_agent(
             env.tools.sink.emit(&Event::ToolFinished {
                 record: std::sync::Arc::new(r),
             });
+        }
+        if let Some(why) = env.tools.hooks.failure() {
+            return AgentStop::HookFailed(why);
         }
     }
 }

@@ -6,11 +6,12 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use super::batch::partition;
-use super::events::{Event, EventSink, StartedCall, ToolCallRecord};
+use super::events::{CallStatus, Event, EventSink, StartedCall, ToolCallRecord};
+use super::hooks::{CallView, TaskHooks};
 use super::pipeline::{Gate, call_arguments, execute, gate, record};
 use crate::provider::ToolCallRequest;
-use crate::tools::{Registry, ToolContext};
-use runner_policy::PolicySet;
+use crate::tools::{Registry, ToolContext, ToolError};
+use runner_policy::{PolicySet, Verdict};
 
 /// What tool calls run against: the tools, the policy, the workspace.
 pub struct ToolEnv<'a> {
@@ -20,6 +21,8 @@ pub struct ToolEnv<'a> {
     pub sink: &'a dyn EventSink,
     /// Start of the task, for call timestamps.
     pub epoch: Instant,
+    /// The task's hooks and its policy layers'.
+    pub hooks: &'a TaskHooks,
 }
 
 /// Runs one gated call: announces it, executes it when approved, records it.
@@ -31,12 +34,41 @@ pub async fn run_one(
     batch: u32,
 ) -> ToolCallRecord {
     let started = Instant::now();
+    let arguments = Arc::new(call_arguments(req));
+    let mut hook_runs = Vec::new();
+    // A pre_tool hook can deny what the policy allowed, never the reverse.
+    let gated = match gated {
+        Gate::Run(approved) if env.hooks.has_pre() => {
+            let view = CallView {
+                tool: &req.name,
+                args: &arguments,
+                decision: &approved.decision,
+            };
+            let (runs, denial) = env.hooks.pre_tool(&env.ctx, &view).await;
+            hook_runs = runs;
+            match denial {
+                None => Gate::Run(approved),
+                Some((hook, reason)) => {
+                    let mut d = (*approved.decision).clone();
+                    d.verdict = Verdict::Deny;
+                    d.rule = Some(format!("pre_tool hook `{}`", hook.run));
+                    d.reason = Some(reason.clone());
+                    d.policy = Some(hook.source.clone());
+                    Gate::Refused {
+                        error: ToolError::permission(reason),
+                        decision: Some(Arc::new(d)),
+                    }
+                }
+            }
+        }
+        g => g,
+    };
     let call = Arc::new(StartedCall {
         turn,
         batch,
         id: req.id.clone(),
         tool: req.name.clone(),
-        arguments: Arc::new(call_arguments(req)),
+        arguments: Arc::clone(&arguments),
         decision: match &gated {
             Gate::Run(a) => Some(Arc::clone(&a.decision)),
             Gate::Refused { decision, .. } => decision.clone(),
@@ -50,7 +82,33 @@ pub async fn run_one(
         Gate::Refused { error, .. } => Err(error),
         Gate::Run(approved) => execute(approved, req, env.registry, env.ctx.clone()).await,
     };
-    record(&call, started, result)
+    let mut rec = record(&call, started, result);
+    if env.hooks.has_post()
+        && matches!(rec.status, CallStatus::Ok | CallStatus::Error)
+        && let Some(decision) = &call.decision
+    {
+        let view = CallView {
+            tool: &req.name,
+            args: &arguments,
+            decision,
+        };
+        let status = if rec.status == CallStatus::Ok {
+            "ok"
+        } else {
+            "error"
+        };
+        let (runs, added) = env
+            .hooks
+            .post_tool(&env.ctx, &view, status, &rec.content)
+            .await;
+        hook_runs.extend(runs);
+        for a in added {
+            rec.content.push_str("\n\n");
+            rec.content.push_str(&a);
+        }
+    }
+    rec.hooks = hook_runs;
+    rec
 }
 
 /// Runs one turn's calls in batches; records come back in the model's order.

@@ -15,6 +15,7 @@ mod compact;
 mod conversation;
 mod early;
 mod events;
+mod hooks;
 pub mod pipeline;
 
 pub(crate) use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
@@ -23,3 +24,4 @@ pub(crate) use calls::{ToolEnv, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;
 pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
+pub(crate) use hooks::TaskHooks;

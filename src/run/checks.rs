@@ -56,6 +56,7 @@ pub async fn run_checks(
             timeout: c.timeout,
             max_output_bytes: CHECK_OUTPUT_BYTES,
             confine: confine.cloned(),
+            stdin: None,
         })
         .await
         {

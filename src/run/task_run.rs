@@ -9,8 +9,8 @@ use super::checks::{feedback, run_checks};
 use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
 use crate::engine::{
-    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, ToolEnv,
-    run_agent,
+    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, TaskHooks,
+    ToolEnv, run_agent,
 };
 use crate::mcp::McpServers;
 use crate::provider::config::resolve;
@@ -309,6 +309,12 @@ impl<'t> TaskRun<'t> {
         self.system = system_prompt(task, &self.registry, p.iso.path());
         let registry = self.registry.clone();
         let policy = self.policy.clone();
+        // The task's hooks, then every policy layer's.
+        let mut all_hooks = task.hooks.clone();
+        for layer in policy.layers() {
+            all_hooks.extend(&layer.hooks);
+        }
+        let hooks = TaskHooks::new(&task.name, all_hooks);
         let system = self.system.clone();
         let env = AgentEnv {
             provider: p.provider.as_ref(),
@@ -319,6 +325,7 @@ impl<'t> TaskRun<'t> {
                 ctx: p.ctx.clone(),
                 sink,
                 epoch: self.epoch,
+                hooks: &hooks,
             },
         };
         let cancel = self.opts.cancel.clone();
@@ -441,6 +448,7 @@ impl<'t> TaskRun<'t> {
                 OutcomeStatus::Failed,
                 "the token budget (max_tokens_total) is spent".into(),
             ),
+            AgentStop::HookFailed(why) => (OutcomeStatus::Failed, why),
             AgentStop::CostBudget(cost) => (
                 OutcomeStatus::Failed,
                 format!(

@@ -101,6 +101,8 @@ pub struct Task {
     pub max_cost: Option<f64>,
     /// The schema the final answer must be valid against.
     pub output_schema: Option<std::sync::Arc<crate::engine::OutputSchema>>,
+    /// The task's own hooks (its policy layers' come on top).
+    pub hooks: runner_policy::Hooks,
 }
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
@@ -137,6 +139,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let pricing = r.pricing(&tf, model.as_ref(), &model_options);
     let output_schema = r.output_schema(&tf);
     r.tool_choice(&tf, &model_options);
+    let hooks = r.hooks(&tf);
     r.limits(&tf);
     r.script(&tf);
     r.finish()?;
@@ -181,6 +184,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         pricing,
         max_cost: tf.max_cost.map(|m| m.value),
         output_schema,
+        hooks,
         script: tf.script.unwrap_or_default().into(),
         params,
     })

@@ -354,6 +354,10 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Value>")]
     pub output_schema: Option<OutputSchemaRef>,
+    /// Commands run around tool calls: `pre_tool` (may deny an allowed
+    /// call; fails closed) and `post_tool` (adds to the result).
+    #[serde(default)]
+    pub hooks: Option<runner_policy::HooksFile>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

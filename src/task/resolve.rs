@@ -412,6 +412,18 @@ impl<'a> Resolve<'a> {
         );
     }
 
+    /// `hooks:`, compiled.
+    pub(super) fn hooks(&mut self, tf: &TaskFile) -> runner_policy::Hooks {
+        let Some(h) = &tf.hooks else {
+            return Default::default();
+        };
+        let source = self.path.display().to_string();
+        runner_policy::compile_hooks(h, self.path, &source).unwrap_or_else(|es| {
+            self.errors.extend(es);
+            Default::default()
+        })
+    }
+
     /// `script:`: a call gives `args` or `raw_args`, not both.
     pub(super) fn script(&mut self, tf: &TaskFile) {
         let Some(script) = &tf.script else { return };

@@ -10,6 +10,7 @@ mod cli_ci;
 mod cli_run;
 mod containment;
 mod git_workspace;
+mod hooks;
 mod long_runs;
 mod mcp;
 mod policy_corpus;

@@ -81,6 +81,59 @@ pub struct ToolCallRecord {
     pub started_ms: u64,
     /// How long it ran.
     pub duration_ms: u64,
+    /// The hooks that ran around it, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookRun>,
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HookKind {
+    /// After the policy allowed the call, before it runs.
+    PreTool,
+    /// After the call ran.
+    PostTool,
+}
+
+/// What a hook's run did to its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HookEffect {
+    /// `pre_tool` exited 0: the call runs.
+    Allowed,
+    /// `pre_tool` exited 2: the call is denied with its stderr.
+    Denied,
+    /// `pre_tool` failed (another exit, a timeout, a signal): the call is
+    /// denied (fail closed).
+    FailedClosed,
+    /// `post_tool` exited 0 or 2: its output was added to the result.
+    Added,
+    /// `post_tool` failed: the task fails.
+    FailedTask,
+}
+
+/// One run of a hook.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HookRun {
+    /// `pre_tool` or `post_tool`.
+    pub kind: HookKind,
+    /// Its command.
+    pub run: String,
+    /// The task or policy file it came from.
+    pub source: String,
+    /// Its exit code; null when it was killed or did not start.
+    pub exit_code: Option<i32>,
+    /// Whether it ran out of time.
+    pub timed_out: bool,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// What it printed (cut when long).
+    pub stdout: String,
+    /// What it printed on stderr (cut when long).
+    pub stderr: String,
+    /// What it did to the call.
+    pub effect: HookEffect,
 }
 
 /// A tool call as it starts.
@@ -128,6 +181,7 @@ impl StartedCall {
             metadata,
             started_ms: self.started_ms,
             duration_ms,
+            hooks: Vec::new(),
         }
     }
 }

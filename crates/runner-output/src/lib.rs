@@ -19,7 +19,9 @@ mod event;
 mod message;
 mod transcript;
 
-pub use call::{CallStatus, StartedCall, ToolCallRecord, ToolErrorKind};
+pub use call::{
+    CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
+};
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{Message, ToolCallRequest, Usage};
 pub use runner_policy::{Decision, Verdict};

@@ -66,4 +66,7 @@ pub struct PolicyFile {
     /// Examples checked when the policy loads.
     #[serde(default)]
     pub tests: Vec<PolicyTest>,
+    /// Commands run around the tool calls of every task under this policy.
+    #[serde(default)]
+    pub hooks: Option<crate::hooks::HooksFile>,
 }

@@ -32,6 +32,8 @@ pub struct Policy {
     pub risk: BTreeMap<String, Risk>,
     /// Rules written with `{{files}}`, made concrete by [`Policy::bind_files`].
     pub file_templates: Vec<FileTemplate>,
+    /// Hooks run for every task under this policy.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
@@ -64,6 +66,7 @@ impl Policy {
             rules: vec![],
             risk: BTreeMap::new(),
             file_templates: vec![],
+            hooks: Default::default(),
         }
     }
 
@@ -149,6 +152,13 @@ impl Policy {
                 ));
             }
         }
+        let hooks = match &pf.hooks {
+            None => crate::hooks::Hooks::default(),
+            Some(h) => crate::hooks::compile_hooks(h, file, &source).unwrap_or_else(|es| {
+                errors.extend(es);
+                Default::default()
+            }),
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -158,6 +168,7 @@ impl Policy {
             rules,
             risk: pf.risk.iter().map(|(k, v)| (k.clone(), v.value)).collect(),
             file_templates,
+            hooks,
         })
     }
 }

@@ -107,6 +107,7 @@ impl Tool for Bash {
             timeout,
             max_output_bytes: MAX_STREAM_BYTES,
             confine: ctx.confine.clone(),
+            stdin: None,
         })
         .await
         .map_err(|e| ToolError::execution(format!("could not start bash: {e}")))?;
