@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::fake_llm::{FakeServer, Reply};
 use crate::common::wire::{self, ALL, Vendor, call, turn};
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{read_json, stderr, validate_refuses, write};
 use serde_json::{Value, json};
 
 const WINDOW: u64 = 16_000;
@@ -433,17 +433,11 @@ fn an_unknown_price_is_null_and_unknown_never_zero() {
             v.model()
         ),
     );
-    let out = runner()
-        .current_dir(dir.path())
-        .args(["validate", "task.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = validate_refuses(dir.path(), "task.yaml");
     assert!(
-        stderr(&out)
-            .contains("task.yaml:5:11: max_cost: the price of `gemini:fake-gemini` is not known"),
+        err.contains("task.yaml:5:11: max_cost: the price of `gemini:fake-gemini` is not known"),
         "{}",
-        stderr(&out)
+        err
     );
 }
 

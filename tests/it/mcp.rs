@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{read_json, repo, runner, stderr, write};
+use crate::common::{read_json, repo, runner, stderr, validate_refuses, write};
 use serde_json::Value;
 
 /// The filesystem server's entry point.
@@ -493,13 +493,7 @@ fn a_server_is_a_command_or_a_url_never_both() {
         "task.yaml",
         "prompt: x\nworkspace: ws\nmcp_servers:\n  both:\n    command: python3\n    url: http://127.0.0.1:1/mcp\n  neither:\n    required: true\n  remote:\n    url: ftp://example.com\n    sandbox: off\n",
     );
-    let out = runner()
-        .current_dir(dir.path())
-        .args(["validate", "task.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
+    let err = validate_refuses(dir.path(), "task.yaml");
     for want in [
         "mcp_servers.both: give `command:`",
         "mcp_servers.neither: give `command:`",

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, ALL, Vendor, call, turn};
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{read_json, runner, stderr, validate_refuses, write};
 use serde_json::{Value, json};
 
 const SCHEMA: &str = "{type: object, required: [label], properties: {label: {enum: [bug, feature]}}, additionalProperties: false}";
@@ -119,16 +119,11 @@ fn a_schema_in_a_file_works_and_a_bad_one_is_refused() {
     assert_eq!(t["output"], json!({"label": "anything"}));
     write(dir.path(), "schemas/bad.json", "{\"type\": 12}");
     task(dir.path(), "schemas/bad.json", &["{}"], 2);
-    let out = runner()
-        .current_dir(dir.path())
-        .args(["validate", "task.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = validate_refuses(dir.path(), "task.yaml");
     assert!(
-        stderr(&out).contains("task.yaml:5:16: output_schema: not a JSON Schema"),
+        err.contains("task.yaml:5:16: output_schema: not a JSON Schema"),
         "{}",
-        stderr(&out)
+        err
     );
 }
 
@@ -205,17 +200,12 @@ fn tool_choice_reaches_the_first_request_only_in_each_vendors_shape() {
         "task.yaml",
         "name: t\nprompt: p\nworkspace: ws\ntools: [ls]\nmodel_options: {tool_choice: read_file}\nscript: []\n",
     );
-    let out = runner()
-        .current_dir(dir.path())
-        .args(["validate", "task.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = validate_refuses(dir.path(), "task.yaml");
     assert!(
-        stderr(&out).contains(
+        err.contains(
             "task.yaml:5:30: model_options.tool_choice: `read_file` is not one of the task's tools"
         ),
         "{}",
-        stderr(&out)
+        err
     );
 }

@@ -96,3 +96,15 @@ pub fn python(script: &str, args: &[&str], stdin: &[u8]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// `runner validate FILE` in `dir`, which must refuse it (exit 2): its
+/// stderr.
+pub fn validate_refuses(dir: &Path, file: &str) -> String {
+    let out = runner()
+        .current_dir(dir)
+        .args(["validate", file])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
