@@ -16,6 +16,13 @@ pub(crate) struct Found {
     pub(crate) dir: PathBuf,
 }
 
+impl Found {
+    /// Its changes.diff (empty when missing).
+    pub(crate) fn diff(&self) -> String {
+        std::fs::read_to_string(self.dir.join("changes.diff")).unwrap_or_default()
+    }
+}
+
 /// The task folders of an output folder (those with a transcript.json).
 pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -67,15 +74,20 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
         copy_files(&f.dir, &dest)
             .map_err(|e| CliError::Failed(format!("copying {}: {e}", f.dir.display())))?;
     }
-    let transcripts: Vec<&Transcript> = all.iter().map(|f| &f.transcript).collect();
-    write_run_reports(out, &transcripts)
-        .map_err(|e| CliError::Failed(format!("writing {}: {e}", out.display())))?;
-    let passed = transcripts
+    let diffs: Vec<String> = all.iter().map(Found::diff).collect();
+    let tasks: Vec<(&Transcript, &str)> = all
         .iter()
-        .filter(|t| t.outcome.status == OutcomeStatus::Passed)
+        .zip(&diffs)
+        .map(|(f, d)| (&f.transcript, d.as_str()))
+        .collect();
+    write_run_reports(out, &tasks)
+        .map_err(|e| CliError::Failed(format!("writing {}: {e}", out.display())))?;
+    let passed = all
+        .iter()
+        .filter(|f| f.transcript.outcome.status == OutcomeStatus::Passed)
         .count();
-    println!("{passed} passed, {} failed", transcripts.len() - passed);
-    Ok(Exit::passed_if(passed == transcripts.len()))
+    println!("{passed} passed, {} failed", all.len() - passed);
+    Ok(Exit::passed_if(passed == all.len()))
 }
 
 /// Copies the files of one task folder (not recursive: a task folder holds

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{CliError, CliResult, Exit, load_policies};
+use crate::engine::pipeline::decide_recorded;
 use crate::report::Transcript;
 use crate::tools::Registry;
-use runner_policy::{Decision, PolicySet, Risk, Verdict};
+use runner_policy::{Decision, PolicySet, Verdict};
 
 /// `--format` of `runner replay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -109,10 +110,7 @@ pub fn replay(policies: &[PathBuf], paths: &[PathBuf], format: ReplayFormat) -> 
             if before.policy.is_none() {
                 continue;
             }
-            // A built-in tool's risk; an MCP tool's is medium.
-            let risk = registry.get(&call.tool).map_or(Risk::Medium, |t| t.risk());
-            let is_mcp = call.tool.contains("__");
-            let after = set.decide_with(&call.tool, is_mcp, risk, before.signatures.clone());
+            let after = decide_recorded(&set, &registry, &call.tool, before.signatures.clone());
             report.calls += 1;
             if after.verdict == before.verdict {
                 report.unchanged += 1;

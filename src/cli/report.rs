@@ -3,25 +3,25 @@
 
 use std::path::Path;
 
-use super::merge::read_shard;
+use super::merge::{Found, read_shard};
 use super::{CliError, CliResult, Exit};
-use crate::contain::redact;
-use crate::report::html;
-use crate::workspace::atomic_write_str;
+use crate::run::write_report_html;
 
 pub fn report(out: &Path) -> CliResult {
     let mut found = read_shard(out).map_err(CliError::Invalid)?;
     found.sort_by(|a, b| a.transcript.task.cmp(&b.transcript.task));
+    let diffs: Vec<String> = found.iter().map(Found::diff).collect();
     let tasks: Vec<_> = found
         .iter()
-        .map(|f| {
-            let diff = std::fs::read_to_string(f.dir.join("changes.diff")).unwrap_or_default();
-            (&f.transcript, diff)
-        })
+        .zip(&diffs)
+        .map(|(f, d)| (&f.transcript, d.as_str()))
         .collect();
-    let path = out.join("report.html");
-    atomic_write_str(&path, &redact(&html::render(&tasks)))
-        .map_err(|e| CliError::Failed(format!("writing {}: {e}", path.display())))?;
-    eprintln!("wrote {}", path.display());
+    write_report_html(out, &tasks).map_err(|e| {
+        CliError::Failed(format!(
+            "writing {}: {e}",
+            out.join("report.html").display()
+        ))
+    })?;
+    eprintln!("wrote {}", out.join("report.html").display());
     Ok(Exit::Passed)
 }

@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 
 use super::replay::read_transcript;
 use super::{CliError, CliResult, Exit};
+use crate::engine::pipeline::decide_recorded;
 use crate::tools::Registry;
 use runner_policy::{
-    Decision, DefaultDecision, PolicyFile, PolicySet, Risk, Signature, Verdict, narrowest_rule,
+    Decision, DefaultDecision, PolicyFile, PolicySet, Signature, Verdict, narrowest_rule,
     parse_policy_yaml,
 };
 
@@ -111,7 +112,9 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
         .map(|p| read_transcript(p))
         .collect::<Result<_, _>>()?;
     let registry = Registry::builtin();
-    let risk_of = |tool: &str| registry.get(tool).map_or(Risk::Medium, |t| t.risk());
+    let decide = |set: &PolicySet, tool: &str, sigs: &[Signature]| {
+        decide_recorded(set, &registry, tool, sigs.to_vec()).verdict
+    };
     // What each signature needs is judged against the base alone.
     let base_set = match &base {
         Some(b) => PolicySet::new(vec![runner_policy::compile_policy(
@@ -122,8 +125,10 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
         None => PolicySet::new(vec![parse_policy_yaml("default: deny\n", Path::new("-"))?]),
     };
     let mut rules: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut by_default: Vec<(String, bool, Risk, Vec<Signature>, String)> = Vec::new();
-    let mut explicit: Vec<(String, String, bool, Risk, Vec<Signature>, String)> = Vec::new();
+    // (the call as a comment names it, its tool, its signatures), and for
+    // the explicitly denied ones the rule.
+    let mut by_default: Vec<(String, &str, &[Signature])> = Vec::new();
+    let mut explicit: Vec<(String, &str, &[Signature], &str)> = Vec::new();
     let mut apart: Vec<String> = Vec::new();
     let mut seen_denies = BTreeSet::new();
     for t in &transcripts {
@@ -135,7 +140,6 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
                 continue;
             }
             let what = describe(&t.task, call.turn, d);
-            let (is_mcp, risk) = (call.tool.contains("__"), risk_of(&call.tool));
             match (&d.rule, &d.policy) {
                 (_, None) => apart.push(format!(
                     "{what}: {}",
@@ -143,20 +147,13 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
                 )),
                 (Some(rule), Some(_)) if rule.starts_with("deny ") => {
                     seen_denies.insert(rule["deny ".len()..].to_string());
-                    explicit.push((
-                        what,
-                        rule.clone(),
-                        is_mcp,
-                        risk,
-                        d.signatures.clone(),
-                        call.tool.clone(),
-                    ));
+                    explicit.push((what, &call.tool, &d.signatures, rule));
                 }
                 _ => {
                     for sig in &d.signatures {
-                        let alone =
-                            base_set.decide_with(&call.tool, is_mcp, risk, vec![sig.clone()]);
-                        if alone.verdict == Verdict::Allow {
+                        if decide(&base_set, &call.tool, std::slice::from_ref(sig))
+                            == Verdict::Allow
+                        {
                             continue;
                         }
                         match narrowest_rule(sig) {
@@ -164,7 +161,7 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
                             None => apart.push(format!("{what}: {sig} is outside the workspace; only an absolute rule, written by a person, can allow it")),
                         }
                     }
-                    by_default.push((what, is_mcp, risk, d.signatures.clone(), call.tool.clone()));
+                    by_default.push((what, &call.tool, &d.signatures));
                 }
             }
         }
@@ -215,13 +212,13 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
     })?;
     let set = PolicySet::new(vec![layer]);
     let mut uncovered = Vec::new();
-    for (what, is_mcp, risk, sigs, tool) in &by_default {
-        if set.decide_with(tool, *is_mcp, *risk, sigs.clone()).verdict != Verdict::Allow {
+    for (what, tool, sigs) in &by_default {
+        if decide(&set, tool, sigs) != Verdict::Allow {
             uncovered.push(what.clone());
         }
     }
-    for (what, rule, is_mcp, risk, sigs, tool) in &explicit {
-        if set.decide_with(tool, *is_mcp, *risk, sigs.clone()).verdict == Verdict::Allow {
+    for (what, tool, sigs, rule) in &explicit {
+        if decide(&set, tool, sigs) == Verdict::Allow {
             return Err(CliError::Failed(format!(
                 "the suggested rules would allow {what}, which `{rule}` denied; please report this"
             )));
@@ -229,7 +226,7 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
     }
     if !explicit.is_empty() {
         y.push_str("# Denied by an explicit rule (no rule suggested):\n");
-        for (what, rule, ..) in &explicit {
+        for (what, _, _, rule) in &explicit {
             let _ = writeln!(y, "#   {what}: {}", one_line(rule));
         }
     }

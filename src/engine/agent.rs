@@ -34,6 +34,13 @@ pub struct AgentLimits {
     pub tool_choice: ToolChoice,
 }
 
+impl AgentLimits {
+    /// Sets what a request's tokens cost (null for an unknown price).
+    fn price(&self, u: &mut Usage) {
+        u.cost_usd = self.pricing.map(|p| p.cost(u));
+    }
+}
+
 /// Why the loop stopped.
 #[derive(Debug, Clone)]
 pub enum AgentStop {
@@ -178,7 +185,7 @@ async fn next_turn<'e, 'a>(
             .await
             .map_err(AgentStop::ProviderFailed)?;
         for mut c in compactions {
-            c.usage.cost_usd = limits.pricing.map(|p| p.cost(&c.usage));
+            limits.price(&mut c.usage);
             usage.add(c.usage);
             env.tools.sink.emit(&Event::ContextCompacted(c));
         }
@@ -219,7 +226,7 @@ async fn next_turn<'e, 'a>(
             }
         };
         let mut u = reply.usage;
-        u.cost_usd = limits.pricing.map(|p| p.cost(&u));
+        limits.price(&mut u);
         usage.add(u);
         conv.calibrate(u.input_tokens);
         env.tools.sink.emit(&Event::ModelResponded {

@@ -206,7 +206,7 @@ async fn summarize(
     let head = &messages[1..cut];
     // The summary request must fit too: the latest part of the rendered
     // conversation, up to half the window.
-    let max_chars = (limits.window as f64 / 2.0 / ratio_of(conv).max(1e-6)) as usize;
+    let max_chars = (limits.window as f64 / 2.0 / conv.ratio().max(1e-6)) as usize;
     let text = render_for_summary(&prompt, head, max_chars);
     let ask = [Message::User { content: text }];
     let request = ModelRequest {
@@ -239,11 +239,6 @@ async fn summarize(
     next.extend_from_slice(&messages[cut..]);
     conv.replace_sent(next);
     Ok(Some(usage))
-}
-
-/// Tokens per character of the conversation's calibration.
-fn ratio_of(conv: &Conversation) -> f64 {
-    conv.tokens(1_000_000) as f64 / 1_000_000.0
 }
 
 /// The conversation as text for the summary request: the task, then each

@@ -91,6 +91,11 @@ impl Conversation {
         self.tokens(self.fixed_chars + self.chars)
     }
 
+    /// Tokens per character, as calibrated.
+    pub(crate) fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
     /// Tokens for a number of characters, at the calibrated ratio.
     pub(crate) fn tokens(&self, chars: usize) -> u64 {
         (chars as f64 * self.ratio).ceil() as u64

@@ -12,7 +12,7 @@ use crate::provider::ToolCallRequest;
 use crate::tools::{
     DynTool, PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large,
 };
-use runner_policy::{Decision, PolicySet, Verdict};
+use runner_policy::{Decision, PolicySet, Risk, Signature, Verdict};
 
 /// A call that passed validation and the policy, ready to run.
 pub struct Approved {
@@ -107,10 +107,29 @@ pub fn decide_call(
     let _memo = crate::workspace::ResolveMemo::start();
     let prepared = tool.prepare(args, ctx)?;
     let sigs = prepared.signatures(ctx);
-    let name = tool.name();
-    let is_mcp = name.contains("__");
-    let decision = policy.decide_with(name, is_mcp, tool.risk(), sigs);
+    let decision = decide_signatures(policy, tool.name(), tool.risk(), sigs);
     Ok((prepared, decision))
+}
+
+/// The policy's decision on a call of `tool` with `risk` whose signatures
+/// are `sigs`; MCP tools (`server__tool`) may have their risk overridden
+/// by a layer's `mcp:`.
+fn decide_signatures(policy: &PolicySet, tool: &str, risk: Risk, sigs: Vec<Signature>) -> Decision {
+    policy.decide_with(tool, tool.contains("__"), risk, sigs)
+}
+
+/// Decides a recorded call again from the signatures its transcript kept
+/// (`runner replay`, `runner policy suggest`): no workspace and no tool
+/// needed. A built-in tool has its own risk; any other (an MCP tool's) is
+/// medium, as [`crate::mcp`] declares them.
+pub fn decide_recorded(
+    policy: &PolicySet,
+    registry: &Registry,
+    tool: &str,
+    sigs: Vec<Signature>,
+) -> Decision {
+    let risk = registry.get(tool).map_or(Risk::Medium, |t| t.risk());
+    decide_signatures(policy, tool, risk, sigs)
 }
 
 /// Runs an approved call and spills a large result.

@@ -65,9 +65,8 @@ fn cut_lines(text: &str, max: usize) -> (&str, usize) {
     (&text[..end], text[end..].lines().count())
 }
 
-/// The section of one task: answer, denied calls, diff (cut to
-/// `diff_budget` bytes).
-fn task_section(t: &Transcript, diff: &str, diff_budget: usize) -> String {
+/// The head of one task's section: its answer and denied calls.
+fn task_head(t: &Transcript) -> String {
     let mut s = format!("### {} {}\n\n", icon(t.outcome.status), cell(&t.task));
     let answer: Vec<&str> = t.final_answer.lines().take(ANSWER_LINES).collect();
     if !answer.is_empty() {
@@ -112,9 +111,15 @@ fn task_section(t: &Transcript, diff: &str, diff_budget: usize) -> String {
         }
         s.push('\n');
     }
+    s
+}
+
+/// The diff of one task, folded, cut to `budget` bytes.
+fn diff_section(t: &Transcript, diff: &str, budget: usize) -> String {
+    let mut s = String::new();
     if !diff.is_empty() {
         let (added, removed) = added_removed(diff.lines());
-        let (shown, left) = cut_lines(diff, diff_budget);
+        let (shown, left) = cut_lines(diff, budget);
         let f = fence(shown);
         s.push_str(&format!(
             "<details><summary>changes.diff: {} file(s), +{added} -{removed}</summary>\n\n{f}diff\n{shown}{}{f}\n",
@@ -134,20 +139,19 @@ fn task_section(t: &Transcript, diff: &str, diff_budget: usize) -> String {
 
 /// Renders the summary of a run: the table, then each task with its diff
 /// (`changes.diff`'s text).
-pub fn render(tasks: &[(&Transcript, String)]) -> String {
+pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
     let mut s = render_table(&transcripts);
-    // What is left for the tasks' sections; diffs share what the rest
-    // leaves.
-    let sections_without_diffs: usize = tasks
-        .iter()
-        .map(|(t, _)| task_section(t, "", 0).len() + 200)
-        .sum();
+    // Diffs share what the table and the heads leave (with room for
+    // each diff's own lines around it).
+    let heads: Vec<String> = transcripts.iter().map(|t| task_head(t)).collect();
     let with_diffs = tasks.iter().filter(|(_, d)| !d.is_empty()).count().max(1);
-    let diff_budget = MAX_BYTES.saturating_sub(s.len() + sections_without_diffs) / with_diffs;
+    let fixed = s.len() + heads.iter().map(|h| h.len() + 200).sum::<usize>();
+    let diff_budget = MAX_BYTES.saturating_sub(fixed) / with_diffs;
     s.push('\n');
-    for (t, diff) in tasks {
-        s.push_str(&task_section(t, diff, diff_budget));
+    for ((t, diff), head) in tasks.iter().zip(heads) {
+        s.push_str(&head);
+        s.push_str(&diff_section(t, diff, diff_budget));
     }
     if s.len() > MAX_BYTES {
         // Thousands of tasks: the sections themselves pass the limit.

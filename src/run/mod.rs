@@ -15,7 +15,7 @@ mod task_run;
 
 pub use apply::apply_passed;
 pub use cancel::{Cancel, watch_signals};
-pub use outputs::{write_run_outputs, write_run_reports};
+pub use outputs::{write_report_html, write_run_outputs, write_run_reports};
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
 pub use task_run::{RunBudget, RunOptions, provider_config, task_registry};

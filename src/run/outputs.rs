@@ -32,37 +32,35 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `OUT/junit.xml` and `OUT/summary.md`, and the GitHub step summary.
+/// `OUT/junit.xml`, `OUT/summary.md`, `OUT/report.html` and the GitHub
+/// step summary, from the results in memory.
 pub fn write_run_outputs(out: &Path, results: &[TaskResult]) -> std::io::Result<()> {
-    let transcripts: Vec<&Transcript> = results.iter().map(|r| &r.transcript).collect();
-    write_run_reports(out, &transcripts)
+    let tasks: Vec<(&Transcript, &str)> = results
+        .iter()
+        .map(|r| (&r.transcript, r.diff.as_str()))
+        .collect();
+    write_run_reports(out, &tasks)
 }
 
-/// The run-level reports from the tasks' transcripts (also used to merge
-/// the outputs of several shards).
-pub fn write_run_reports(out: &Path, transcripts: &[&Transcript]) -> std::io::Result<()> {
+/// `OUT/report.html` for tasks and their diffs.
+pub fn write_report_html(out: &Path, tasks: &[(&Transcript, &str)]) -> std::io::Result<()> {
+    atomic_write_str(&out.join("report.html"), &redact(&html::render(tasks)))
+}
+
+/// The run-level reports from the tasks' transcripts and diffs (also used
+/// to merge the outputs of several shards).
+pub fn write_run_reports(out: &Path, tasks: &[(&Transcript, &str)]) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
-    let pairs: Vec<_> = transcripts
+    let pairs: Vec<_> = tasks
         .iter()
-        .map(|t| {
+        .map(|(t, _)| {
             let p = out.join(&t.task).join("transcript.json");
             (*t, p.display().to_string())
         })
         .collect();
     atomic_write_str(&out.join("junit.xml"), &redact(&junit::render(&pairs)))?;
-    let with_diffs: Vec<(&Transcript, String)> = transcripts
-        .iter()
-        .map(|t| {
-            let diff =
-                std::fs::read_to_string(out.join(&t.task).join("changes.diff")).unwrap_or_default();
-            (*t, diff)
-        })
-        .collect();
-    let md = redact(&summary::render(&with_diffs)).into_owned();
-    atomic_write_str(
-        &out.join("report.html"),
-        &redact(&html::render(&with_diffs)),
-    )?;
+    let md = redact(&summary::render(tasks)).into_owned();
+    write_report_html(out, tasks)?;
     atomic_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()

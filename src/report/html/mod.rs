@@ -310,7 +310,7 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
 }
 
 /// The page for a run's tasks, each with its diff (`changes.diff`).
-pub fn render(tasks: &[(&Transcript, String)]) -> String {
+pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let passed = tasks
         .iter()
         .filter(|(t, _)| t.outcome.status == OutcomeStatus::Passed)
