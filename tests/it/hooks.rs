@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{events, read_json, runner, stderr, write};
 use serde_json::Value;
 
 /// A scripted task writing each of `files` in one turn, under `hooks`.
@@ -150,13 +150,25 @@ fn hooks_of_a_policy_layer_run_for_every_task() {
     write(
         dir.path(),
         "layer.yaml",
-        "default: allow\nhooks:\n  pre_tool:\n    - match: [\"Edit(b.txt)\"]\n      run: echo layer says no >&2; exit 2\n",
+        "default: allow\nhooks:\n  pre_tool:\n    - match: [\"Edit(b.txt)\"]\n      run: echo layer says no >&2; exit 2\n  post_tool:\n    - match: [\"Edit(ok.txt)\"]\n      run: touch hook-was-here\n",
     );
-    let (out, t) = run(dir.path(), &["--policy", "layer.yaml"]);
+    let (out, t) = run(dir.path(), &["--policy", "layer.yaml", "--format", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(call(&t, "ok.txt")["status"], "ok");
     let b = call(&t, "b.txt");
     assert_eq!(b["status"], "denied");
     assert_eq!(b["decision"]["policy"], "layer.yaml");
     assert!(b["content"].as_str().unwrap().contains("layer says no"));
+    // The hook's run is in the event stream as in the transcript.
+    let finished = events(&out)
+        .into_iter()
+        .find(|e| e["event"] == "tool_finished" && e["record"]["arguments"]["file_path"] == "b.txt")
+        .unwrap();
+    assert_eq!(finished["record"]["hooks"], b["hooks"]);
+    assert_eq!(b["hooks"][0]["effect"], "denied");
+    // Hooks run in the workspace copy: what they write is in the diff,
+    // not in the original.
+    let diff = std::fs::read_to_string(dir.path().join("out/t/changes.diff")).unwrap();
+    assert!(diff.contains("b/hook-was-here"), "{diff}");
+    assert!(!dir.path().join("ws/hook-was-here").exists());
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::fake_llm::{FakeServer, Reply};
 use crate::common::wire::{self, ALL, Vendor, call, turn};
-use crate::common::{read_json, stderr, validate_refuses, write};
+use crate::common::{events, read_json, stderr, validate_refuses, write};
 use serde_json::{Value, json};
 
 const WINDOW: u64 = 16_000;
@@ -264,6 +264,19 @@ fn run_with(
     (out, read_json(dir.join("out/t/transcript.json")))
 }
 
+/// The task passed and the fake saw no unpaired tool result.
+fn assert_passed(v: Vendor, out: &std::process::Output, t: &Value, st: &State) {
+    assert_eq!(
+        t["outcome"]["status"],
+        "passed",
+        "{v:?}: {}\n{}",
+        t["outcome"],
+        stderr(out)
+    );
+    assert!(out.status.success());
+    assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
+}
+
 fn price(input: u64, cached: u64, output: u64) -> f64 {
     ((input - cached) as f64 * 3.0 + cached as f64 * 0.3 + output as f64 * 15.0) / 1e6
 }
@@ -280,15 +293,7 @@ fn three_hundred_reads_fit_a_16k_window_with_a_stable_prefix_and_a_cost() {
         let (server, state) = fake(v, READS);
         let (out, t) = run(dir.path(), v, &server);
         let st = state.lock().unwrap();
-        assert_eq!(
-            t["outcome"]["status"],
-            "passed",
-            "{v:?}: {}\n{}",
-            t["outcome"],
-            stderr(&out)
-        );
-        assert!(out.status.success());
-        assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
+        assert_passed(v, &out, &t, &st);
         assert_eq!(st.too_long, 0, "{v:?}: requests over the window");
         assert_eq!(st.reads, READS + 1, "{v:?}");
         // The transcript keeps every original message; the compactions
@@ -385,10 +390,8 @@ fn max_cost_stops_the_task_after_the_turn_that_passes_it() {
     let (out, t) = run_with(dir.path(), v, &server, &["--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     // The task_finished event carries the cost.
-    let finished: Value = String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let finished = events(&out)
+        .into_iter()
         .find(|e| e["event"] == "task_finished")
         .unwrap();
     assert_eq!(finished["usage"], t["usage"]);
@@ -534,21 +537,25 @@ fn the_vendors_too_long_error_compacts_harder_and_retries() {
             ),
         );
         let (server, state) = fake(v, 60);
-        let (out, t) = run(dir.path(), v, &server);
+        let (out, t) = run_with(dir.path(), v, &server, &["--format", "json"]);
         let st = state.lock().unwrap();
-        assert_eq!(
-            t["outcome"]["status"],
-            "passed",
-            "{v:?}: {}\n{}",
-            t["outcome"],
-            stderr(&out)
-        );
+        assert_passed(v, &out, &t, &st);
         assert!(st.too_long >= 1, "{v:?}: the server never refused");
-        assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
         let compactions = t["compactions"].as_array().unwrap();
         assert!(
             compactions.iter().any(|c| c["trigger"] == "provider_error"),
             "{v:?}: {compactions:?}"
+        );
+        // Each compaction is also an event, with its sizes.
+        let compacted: Vec<Value> = events(&out)
+            .into_iter()
+            .filter(|e| e["event"] == "context_compacted")
+            .collect();
+        assert_eq!(compacted.len(), compactions.len(), "{v:?}");
+        assert_eq!(compacted[0]["task"], "t");
+        assert_eq!(
+            compacted[0]["tokens_before"],
+            compactions[0]["tokens_before"]
         );
     }
 }

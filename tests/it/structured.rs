@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, ALL, Vendor, call, turn};
-use crate::common::{read_json, runner, stderr, validate_refuses, write};
+use crate::common::{events, read_json, runner, stderr, validate_refuses, write};
 use serde_json::{Value, json};
 
 const SCHEMA: &str = "{type: object, required: [label], properties: {label: {enum: [bug, feature]}}, additionalProperties: false}";
@@ -71,10 +71,8 @@ fn answers_that_are_not_json_or_break_the_schema_go_back_until_one_holds() {
     );
     assert!(feedback[1].contains("at /label: "), "{}", feedback[1]);
     // The task_finished event carries it.
-    let finished = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let finished = events(&out)
+        .into_iter()
         .find(|e| e["event"] == "task_finished")
         .unwrap();
     assert_eq!(finished["output"], written);

@@ -108,3 +108,11 @@ pub fn validate_refuses(dir: &Path, file: &str) -> String {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     stderr(&out)
 }
+
+/// The JSON lines of a `runner run --format json` (its stdout), parsed.
+pub fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
