@@ -46,14 +46,8 @@ impl ContextLimits {
     }
 }
 
-/// Why room is being made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trigger {
-    /// The estimate passed `compact_at`.
-    Threshold,
-    /// The vendor said the prompt is too long.
-    ProviderError,
-}
+/// Why room is being made (the transcript's own type).
+pub(crate) use runner_output::CompactionTrigger as Trigger;
 
 /// Results shorter than this are left alone.
 const STUB_MIN_CHARS: usize = 240;
@@ -96,12 +90,11 @@ pub(crate) async fn make_room(
         return Ok(vec![]);
     }
     let target = limits.target(hard);
-    let trigger_name = if hard { "provider_error" } else { "threshold" };
     let mut done = Vec::new();
     let record = |method, before: (u64, usize), conv: &mut Conversation, usage| Compaction {
         turn,
         method,
-        trigger: trigger_name.into(),
+        trigger,
         tokens_before: before.0,
         tokens_after: conv.estimate(),
         messages_before: before.1,

@@ -11,7 +11,6 @@
 //! call.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -223,7 +222,7 @@ async fn run_hook(kind: HookKind, hook: &Hook, ctx: &ToolContext, input: Vec<u8>
             source: hook.source.clone(),
             exit_code: None,
             timed_out: false,
-            duration_ms: Duration::ZERO.as_millis() as u64,
+            duration_ms: 0,
             stdout: String::new(),
             stderr: format!("could not start: {e}"),
             effect,

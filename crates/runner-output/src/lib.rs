@@ -26,6 +26,6 @@ pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{Message, ToolCallRequest, Usage};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
-    ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, Counts, Mode, Outcome,
-    OutcomeStatus, TRANSCRIPT_VERSION, Transcript, TurnRecord,
+    ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,
+    Mode, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, Transcript, TurnRecord,
 };

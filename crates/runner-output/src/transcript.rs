@@ -96,6 +96,16 @@ pub enum CompactionMethod {
     Summarized,
 }
 
+/// Why the conversation was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The request's estimate passed `compact_at` of the window.
+    Threshold,
+    /// The vendor said the prompt was too long.
+    ProviderError,
+}
+
 /// One compaction of the conversation.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Compaction {
@@ -103,9 +113,8 @@ pub struct Compaction {
     pub turn: u32,
     /// What was done.
     pub method: CompactionMethod,
-    /// Why: `threshold` (the estimate passed `compact_at`) or
-    /// `provider_error` (the vendor said the prompt was too long).
-    pub trigger: String,
+    /// Why room was made.
+    pub trigger: CompactionTrigger,
     /// The request's estimated size before, in tokens.
     pub tokens_before: u64,
     /// And after.

@@ -86,20 +86,12 @@ struct PageMessage {
 struct PageCall {
     tool: String,
     args: String,
-    status: &'static str,
+    /// Null for a call that never ran (the run was cut short).
+    status: Option<CallStatus>,
     rule: Option<String>,
     policy: Option<String>,
     reason: Option<String>,
     content: String,
-}
-
-fn status_name(s: CallStatus) -> &'static str {
-    match s {
-        CallStatus::Ok => "ok",
-        CallStatus::Error => "error",
-        CallStatus::Denied => "denied",
-        CallStatus::Cancelled => "cancelled",
-    }
 }
 
 /// The conversation from the transcript's messages, each call joined
@@ -134,7 +126,7 @@ fn conversation(t: &Transcript) -> Vec<PageMessage> {
                         PageCall {
                             tool: c.name.clone(),
                             args: cut(&args),
-                            status: rec.map_or("not run", |r| status_name(r.status)),
+                            status: rec.map(|r| r.status),
                             rule: d.and_then(|d| d.rule.clone()),
                             policy: d.and_then(|d| d.policy.clone()),
                             reason: d

@@ -11,9 +11,10 @@
     return e;
   }
   function call(c) {
-    var d = el("details", "call " + c.status);
+    var status = c.status || "not-run";
+    var d = el("details", "call " + status);
     var s = el("summary", null,
-      c.tool + " " + c.args + "  \u2192 " + c.status +
+      c.tool + " " + c.args + "  \u2192 " + status +
       (c.rule ? " (" + c.rule + (c.policy ? ", " + c.policy : "") + ")" : ""));
     d.appendChild(s);
     if (c.reason) d.appendChild(el("div", "muted", c.reason));
