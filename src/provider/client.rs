@@ -28,6 +28,17 @@ pub trait WireFormat: Send + Sync + 'static {
     /// A streamed answer, handing each finished tool call to `early`.
     fn read_stream<'a>(&'a self, sse: SseReader, early: Option<&'a EarlyCalls>)
     -> StreamFuture<'a>;
+    /// What to add to the error when the server refused `body` with
+    /// `message`, where the request's form may be the cause and an option
+    /// changes it.
+    fn refusal_hint(
+        &self,
+        _cfg: &ProviderConfig,
+        _body: &Value,
+        _message: &str,
+    ) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A model behind an HTTP API.
@@ -56,7 +67,13 @@ impl<W: WireFormat> HttpProvider<W> {
             body,
             deadline,
         )
-        .await?;
+        .await
+        .map_err(|mut f| {
+            if let Some(hint) = self.wire.refusal_hint(&self.cfg, body, &f.message) {
+                f.message.push_str(hint);
+            }
+            f
+        })?;
         if self.cfg.stream {
             let sse = SseReader::new(resp, self.cfg.idle_timeout, deadline);
             self.wire.read_stream(sse, early).await

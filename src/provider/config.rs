@@ -34,6 +34,22 @@ pub struct ModelOptions {
     pub pricing: Option<super::models::Pricing>,
     /// Whether the first turn must call a tool.
     pub tool_choice: super::ToolChoice,
+    /// `content` of an assistant message that only calls tools.
+    pub content_with_tool_calls: ToolCallContent,
+}
+
+/// What Chat Completions requests carry as the `content` of an assistant
+/// message that has tool calls and no text. OpenAI documents `null`, and
+/// some gateways refuse an empty text; llama-cpp-python's server (and
+/// others built on its pydantic types) refuses `null` and takes `""`. No
+/// one spelling is accepted everywhere, so it is a task's choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolCallContent {
+    /// `"content": null` (the default).
+    #[default]
+    Null,
+    /// `"content": ""`.
+    Empty,
 }
 
 /// An API key: never printed, never serialized.
@@ -112,6 +128,8 @@ pub struct ProviderConfig {
     pub request_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    /// Chat Completions only.
+    pub content_with_tool_calls: ToolCallContent,
 }
 
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
@@ -185,6 +203,7 @@ pub fn resolve(
         request_timeout: options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
         idle_timeout: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+        content_with_tool_calls: options.content_with_tool_calls,
     })
 }
 

@@ -102,11 +102,29 @@ where
             .unwrap_or(delay);
         tracing::warn!(
             "{provider}: {} (attempt {tries}); retrying in {} ms",
-            crate::contain::redact(&failure.message),
+            crate::contain::redact(&headline(&failure.message)),
             delay.as_millis()
         );
         tokio::time::sleep(delay).await;
     }
+}
+
+/// A failure's first line, for a retry's one-line warning: a server's
+/// error can be a page of validation errors and a traceback, which the
+/// final error (and so the transcript) keeps whole.
+fn headline(message: &str) -> String {
+    const MAX: usize = 300;
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut out: String = first.chars().take(MAX).collect();
+    if out.len() < first.len() {
+        out.push_str(" …");
+    }
+    let more = lines.filter(|l| !l.trim().is_empty()).count();
+    if more > 0 {
+        out.push_str(&format!(" (+{more} more lines)"));
+    }
+    out
 }
 
 /// Whether an HTTP status is worth another try.
@@ -279,7 +297,11 @@ impl SseReader {
     }
 
     /// The next event; `None` at the end of the stream. A silence longer
-    /// than the idle timeout and a broken connection are errors.
+    /// than the idle timeout, a broken connection and a stream that ends
+    /// before its first event are errors. A server that fails after it has
+    /// answered 200 can only close the stream (llama-cpp-python's does so
+    /// for a `tool_choice` it does not support), so the error says where to
+    /// see why.
     pub async fn next(&mut self) -> Result<Option<SseEvent>, Failure> {
         let until = (Instant::now() + self.idle).min(self.deadline);
         match tokio::time::timeout_at(until, self.inner.next()).await {
@@ -290,6 +312,11 @@ impl SseReader {
                 "the stream stalled: no data for {} s (idle timeout)",
                 self.idle.as_secs_f64()
             ))),
+            Ok(None) if self.count == 0 => Err(Failure::transient(
+                "the server answered 200 and closed the stream without sending anything: \
+                 it may have failed after it started to answer (its log, or the same task \
+                 with `model_options: {stream: false}`, shows its error)",
+            )),
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(Failure::transient(format!("the stream was cut: {e}"))),
             Ok(Some(Ok(ev))) => {
@@ -315,6 +342,23 @@ pub fn client() -> Result<reqwest::Client, reqwest::Error> {
 mod tests {
     use super::*;
     use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn a_retry_warning_is_one_line() {
+        assert_eq!(headline("HTTP 503: busy"), "HTTP 503: busy");
+        let long = format!(
+            "HTTP 500: 7 validation errors:\n  a\n\n  b\n{}",
+            "x".repeat(10)
+        );
+        assert_eq!(
+            headline(&long),
+            "HTTP 500: 7 validation errors: (+3 more lines)"
+        );
+        let wide = "é".repeat(400);
+        let h = headline(&wide);
+        assert_eq!(h.chars().count(), 302);
+        assert!(h.ends_with(" …"));
+    }
 
     #[test]
     fn retry_after_in_seconds_milliseconds_and_dates() {

@@ -26,7 +26,7 @@ use std::pin::Pin;
 pub(crate) use anthropic::Anthropic;
 pub(crate) use client::{HttpProvider, WireFormat};
 pub use config::Vendor;
-pub(crate) use config::{ModelOptions, ProviderConfig, ProviderSetupError};
+pub(crate) use config::{ModelOptions, ProviderConfig, ProviderSetupError, ToolCallContent};
 pub(crate) use gemini::Gemini;
 pub(crate) use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
 pub(crate) use openai::OpenAi;

@@ -6,12 +6,19 @@
 //! sent whole in one chunk is fine, and a stream that ends after its
 //! `finish_reason` but without `[DONE]` is accepted. A stream that ends
 //! before either is an error, never a silent short answer.
+//!
+//! What a real server showed (llama-cpp-python's, with SmolLM2): a request
+//! without `tool_choice` is not always `auto` there (its function-calling
+//! format then shows the model no tools at all), so `auto` is sent
+//! explicitly whenever tools are declared, which is OpenAI's default
+//! anyway; and it refuses `"content": null` beside tool calls, hence
+//! [`ToolCallContent`].
 
 use serde_json::{Map, Value, json};
 
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
-use super::config::ProviderConfig;
+use super::config::{ProviderConfig, ToolCallContent};
 use super::http::{Failure, SseReader, error_of};
 use super::{
     EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolChoice, ToolSpec, Usage,
@@ -50,23 +57,23 @@ impl WireFormat for OpenAi {
 
     fn body(&self, cfg: &ProviderConfig, req: &ModelRequest<'_>) -> Value {
         let mut messages = vec![json!({"role": "system", "content": req.system})];
-        messages.extend(req.messages.iter().map(wire_message));
+        messages.extend(
+            req.messages
+                .iter()
+                .map(|m| wire_message(m, cfg.content_with_tool_calls)),
+        );
         let mut body = Map::new();
         body.insert("model".into(), json!(cfg.model));
         body.insert("messages".into(), Value::Array(messages));
         if !req.tools.is_empty() {
             body.insert("tools".into(), self.declarations(req.tools));
             let choice = match req.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::Required => Some(json!("required")),
-                ToolChoice::None => Some(json!("none")),
-                ToolChoice::Tool(name) => {
-                    Some(json!({"type": "function", "function": {"name": name}}))
-                }
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
             };
-            if let Some(c) = choice {
-                body.insert("tool_choice".into(), c);
-            }
+            body.insert("tool_choice".into(), choice);
         }
         // Native structured output works together with tools at OpenAI;
         // OpenAI-compatible servers differ, so only there.
@@ -102,10 +109,28 @@ impl WireFormat for OpenAi {
     ) -> StreamFuture<'a> {
         Box::pin(read_stream(sse, early))
     }
+
+    fn refusal_hint(
+        &self,
+        cfg: &ProviderConfig,
+        body: &Value,
+        message: &str,
+    ) -> Option<&'static str> {
+        let sent_null = cfg.content_with_tool_calls == ToolCallContent::Null
+            && body["messages"].as_array().is_some_and(|ms| {
+                ms.iter()
+                    .any(|m| m["role"] == "assistant" && m["content"].is_null())
+            });
+        (sent_null && message.starts_with("HTTP ") && message.contains("content")).then_some(
+            " (this server may refuse `\"content\": null` beside tool calls: \
+             set `model_options: {content_with_tool_calls: \"\"}`)",
+        )
+    }
 }
 
-/// A conversation message in Chat Completions form.
-fn wire_message(m: &Message) -> Value {
+/// A conversation message in Chat Completions form; `empty` is the
+/// `content` of an assistant message that only calls tools.
+fn wire_message(m: &Message, empty: ToolCallContent) -> Value {
     match m {
         Message::User { content } => json!({"role": "user", "content": content}),
         Message::Assistant {
@@ -114,7 +139,10 @@ fn wire_message(m: &Message) -> Value {
             let mut o = Map::new();
             o.insert("role".into(), json!("assistant"));
             let content = if text.is_empty() && !tool_calls.is_empty() {
-                Value::Null
+                match empty {
+                    ToolCallContent::Null => Value::Null,
+                    ToolCallContent::Empty => json!(""),
+                }
             } else {
                 json!(text)
             };
@@ -297,7 +325,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
                 text: text.clone(),
                 tool_calls: tool_calls.clone(),
                 replay: None,
-            }),
+            }, ToolCallContent::Null),
             "finish_reason": finish,
         }],
         "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
@@ -328,9 +356,11 @@ mod tests {
             }],
             replay: None,
         };
-        let w = wire_message(&m);
+        let w = wire_message(&m, ToolCallContent::Null);
         assert_eq!(w["content"], Value::Null);
         assert_eq!(w["tool_calls"][0]["function"]["arguments"], "{oops");
+        let w = wire_message(&m, ToolCallContent::Empty);
+        assert_eq!(w["content"], "");
     }
 
     #[test]

@@ -270,6 +270,13 @@ pub struct ModelOptionsFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub tool_choice: Option<Spanned<String>>,
+    /// The `content` of an assistant message that only calls tools, in
+    /// Chat Completions requests (`openai:`): `null` (default, as OpenAI
+    /// documents it) or `""` (for servers that refuse null, such as
+    /// llama-cpp-python's).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub content_with_tool_calls: Option<Spanned<String>>,
 }
 
 /// A task file. Unknown fields are errors.

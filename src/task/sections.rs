@@ -11,7 +11,7 @@ use super::model::SandboxModeFile;
 use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
 use crate::contain::{SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
-use crate::provider::ModelOptions;
+use crate::provider::{ModelOptions, ToolCallContent};
 use runner_policy::ConfigError;
 use serde_saphyr::Spanned;
 
@@ -249,7 +249,23 @@ pub(super) fn model_options(
             "model_options.tool_choice: auto, required, none or a tool's name",
         ));
     }
+    let content_with_tool_calls = match &f.content_with_tool_calls {
+        None => ToolCallContent::Null,
+        Some(c) if c.value.is_empty() => ToolCallContent::Empty,
+        Some(c) => {
+            errors.push(ConfigError::at(
+                path,
+                &c.referenced,
+                format!(
+                    "model_options.content_with_tool_calls: `{}` is neither null (the default) nor \"\" (an empty string)",
+                    c.value
+                ),
+            ));
+            ToolCallContent::Null
+        }
+    };
     ModelOptions {
+        content_with_tool_calls,
         tool_choice: f.tool_choice.as_ref().map_or_else(Default::default, |c| {
             crate::provider::ToolChoice::parse(c.value.trim())
         }),

@@ -11,6 +11,7 @@ mod cli_run;
 mod containment;
 mod git_workspace;
 mod hooks;
+mod local_servers;
 mod long_runs;
 mod mcp;
 mod policy_corpus;
