@@ -21,6 +21,15 @@
 //!   the copy leaves out as deleted (changes outside the folder show as
 //!   clean).
 //!
+//! - The ignore files of the folders between the repository's top and the
+//!   workspace are copied to the same places, so that the copy ignores what
+//!   the original does (a `node_modules/` in the top `.gitignore` of a
+//!   monorepo), for the diff's walk and for the tools alike.
+//! - Tracked files that an ignore rule matches (added with `git add -f`)
+//!   are part of the checkout: [`TrackedIgnored`] lists them so that the
+//!   copy and the diff hold them, where a walk that honours `.gitignore`
+//!   would leave them out (and git in the copy would call them deleted).
+//!
 //! Measured against `git worktree add` in docs/performance.md. Without git
 //! on the machine, or outside a repository, the copy has no `.git`, as
 //! before.
@@ -87,6 +96,76 @@ pub fn find_repo(workspace: &Path) -> Option<RepoInfo> {
         git_dir,
         common_dir: common_dir.canonicalize().ok()?,
     })
+}
+
+/// The tracked files of a workspace that an ignore rule matches, listed by
+/// `git ls-files` in the background while the copy is made.
+pub struct TrackedIgnored(Option<std::process::Child>);
+
+impl TrackedIgnored {
+    /// Starts `git ls-files` in `workspace` (paths come relative to it).
+    pub fn start(workspace: &Path) -> Self {
+        let child = git(workspace)
+            .args([
+                "ls-files",
+                "-z",
+                "--cached",
+                "--ignored",
+                "--exclude-standard",
+            ])
+            .stdout(Stdio::piped())
+            .spawn();
+        Self(child.ok())
+    }
+
+    /// The paths, relative to the workspace; none when git failed (the
+    /// copy is then as it would be without them).
+    pub fn finish(self) -> Vec<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let Some(child) = self.0 else {
+            return Vec::new();
+        };
+        match child.wait_with_output() {
+            Ok(out) if out.status.success() => out
+                .stdout
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Copies the ignore files (`.gitignore`, `.ignore`) of the folders from the
+/// repository's top down to the workspace's parent into `root`, the copy's
+/// repository top, at the same places. `workspace` lies at `prefix` below
+/// the top.
+pub fn mirror_parent_ignores(workspace: &Path, prefix: &str, root: &Path) -> std::io::Result<()> {
+    if prefix.is_empty() {
+        return Ok(());
+    }
+    let depth = Path::new(prefix).components().count();
+    let Some(top) = workspace.ancestors().nth(depth) else {
+        return Ok(());
+    };
+    let mut rel = PathBuf::new();
+    let mut parts = Path::new(prefix).components();
+    // Every folder above the workspace: the top, then each part of the
+    // prefix but the last (the workspace, whose files the walk copies).
+    for i in 0..depth {
+        if i > 0 {
+            rel.push(parts.next().expect("depth parts"));
+        }
+        for name in [".gitignore", ".ignore"] {
+            let from = top.join(&rel).join(name);
+            if from.is_file() {
+                std::fs::create_dir_all(root.join(&rel))?;
+                std::fs::copy(&from, root.join(&rel).join(name))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copies a file when it exists.

@@ -10,7 +10,11 @@
 //!
 //! When the workspace lies in a git repository, the copy mirrors the
 //! repository's layout and gets a `.git` of its own that shows what the
-//! original shows (see [`super::git_view`]).
+//! original shows (see [`super::git_view`]). Then the walks also honour the
+//! ignore files of the folders above the workspace up to the repository's
+//! top (copied to the same places in the copy, so both sides ignore the
+//! same files), and the tracked files an ignore rule matches are copied
+//! and compared by name.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -20,7 +24,7 @@ use std::sync::Mutex;
 use ignore::{WalkBuilder, WalkState};
 
 use super::diff::{ChangeKind, FileChange, FileContent};
-use super::git_view::{RepoInfo, create_view, find_repo};
+use super::git_view::{RepoInfo, TrackedIgnored, create_view, find_repo, mirror_parent_ignores};
 use super::snapshot::{Snapshot, SnapshotEntry};
 
 /// A task's private copy of a workspace; removed when dropped.
@@ -35,18 +39,26 @@ pub struct IsolatedWorkspace {
     /// Removed on a hurried exit (a second signal) too.
     _registered: crate::cleanup::Registered,
     snapshot: Snapshot,
+    /// Whether the walks honour parent folders' ignore files (the workspace
+    /// lies in a repository).
+    parents: bool,
+    /// Tracked files that an ignore rule matches: in the copy and the
+    /// snapshot, though a walk leaves them out.
+    tracked_ignored: Vec<String>,
 }
 
 /// Builds the walker every tree scan uses: hidden files included, `.gitignore`
-/// honoured with or without a `.git` folder, `.git` itself skipped.
-fn walker(root: &Path, excludes: &[PathBuf]) -> WalkBuilder {
+/// honoured with or without a `.git` folder, `.git` itself skipped; with
+/// `parents`, the ignore files of the folders above `root` too (up to the
+/// repository's top: git's rules stop there).
+fn walker(root: &Path, excludes: &[PathBuf], parents: bool) -> WalkBuilder {
     let mut b = WalkBuilder::new(root);
     b.hidden(false)
         .git_ignore(true)
         .git_global(false)
         .git_exclude(true)
         .ignore(true)
-        .parents(false)
+        .parents(parents)
         .require_git(false)
         .follow_links(false)
         .threads(
@@ -64,11 +76,25 @@ fn walker(root: &Path, excludes: &[PathBuf]) -> WalkBuilder {
     b
 }
 
+/// A file's or link's record; `None` for a folder or a path that is gone.
+fn entry_of(path: &Path) -> Option<SnapshotEntry> {
+    let meta = path.symlink_metadata().ok()?;
+    if meta.is_dir() {
+        return None;
+    }
+    let link = if meta.file_type().is_symlink() {
+        std::fs::read_link(path).ok()
+    } else {
+        None
+    };
+    Some(SnapshotEntry::from_metadata(&meta, link))
+}
+
 /// Lists the files of a tree as the runner sees them (see [`walker`]).
-pub fn walk_tree(root: &Path, excludes: &[PathBuf]) -> std::io::Result<Snapshot> {
+fn walk_tree(root: &Path, excludes: &[PathBuf], parents: bool) -> std::io::Result<Snapshot> {
     let out = Mutex::new(BTreeMap::new());
     let root_owned = root.to_path_buf();
-    walker(root, excludes).build_parallel().run(|| {
+    walker(root, excludes, parents).build_parallel().run(|| {
         let out = &out;
         let root = root_owned.clone();
         Box::new(move |entry| {
@@ -84,18 +110,11 @@ pub fn walk_tree(root: &Path, excludes: &[PathBuf]) -> std::io::Result<Snapshot>
             let Ok(rel) = entry.path().strip_prefix(&root) else {
                 return WalkState::Continue;
             };
-            let Ok(meta) = entry.path().symlink_metadata() else {
+            let Some(record) = entry_of(entry.path()) else {
                 return WalkState::Continue;
             };
-            let link = if ft.is_symlink() {
-                std::fs::read_link(entry.path()).ok()
-            } else {
-                None
-            };
             let rel = rel.to_string_lossy().into_owned();
-            out.lock()
-                .unwrap()
-                .insert(rel, SnapshotEntry::from_metadata(&meta, link));
+            out.lock().unwrap().insert(rel, record);
             WalkState::Continue
         })
     });
@@ -115,48 +134,62 @@ impl IsolatedWorkspace {
             _ => dir.path().to_path_buf(),
         };
         std::fs::create_dir_all(&dest_root)?;
+        let tracked = repo.as_ref().map(|_| TrackedIgnored::start(&original));
+        if let Some(r) = &repo {
+            mirror_parent_ignores(&original, &r.prefix, dir.path())?;
+        }
+        let parents = repo.is_some();
         let snapshot = Mutex::new(BTreeMap::new());
         let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
-        walker(&original, excludes).build_parallel().run(|| {
-            let snapshot = &snapshot;
-            let first_error = &first_error;
-            let src_root = original.clone();
-            let dest_root = dest_root.clone();
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Ok(rel) = entry.path().strip_prefix(&src_root) else {
-                    return WalkState::Continue;
-                };
-                if rel.as_os_str().is_empty() {
-                    return WalkState::Continue;
-                }
-                match copy_entry(entry.path(), &dest_root.join(rel)) {
-                    Ok(Some(rec)) => {
-                        snapshot
-                            .lock()
-                            .unwrap()
-                            .insert(rel.to_string_lossy().into_owned(), rec);
+        walker(&original, excludes, parents)
+            .build_parallel()
+            .run(|| {
+                let snapshot = &snapshot;
+                let first_error = &first_error;
+                let src_root = original.clone();
+                let dest_root = dest_root.clone();
+                Box::new(move |entry| {
+                    let Ok(entry) = entry else {
+                        return WalkState::Continue;
+                    };
+                    let Ok(rel) = entry.path().strip_prefix(&src_root) else {
+                        return WalkState::Continue;
+                    };
+                    if rel.as_os_str().is_empty() {
+                        return WalkState::Continue;
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        let mut slot = first_error.lock().unwrap();
-                        if slot.is_none() {
-                            *slot = Some(std::io::Error::new(
-                                e.kind(),
-                                format!("copying {}: {e}", entry.path().display()),
-                            ));
+                    match copy_entry(entry.path(), &dest_root.join(rel)) {
+                        Ok(Some(rec)) => {
+                            snapshot
+                                .lock()
+                                .unwrap()
+                                .insert(rel.to_string_lossy().into_owned(), rec);
                         }
-                        return WalkState::Quit;
+                        Ok(None) => {}
+                        Err(e) => {
+                            let mut slot = first_error.lock().unwrap();
+                            if slot.is_none() {
+                                *slot = Some(std::io::Error::new(
+                                    e.kind(),
+                                    format!("copying {}: {e}", entry.path().display()),
+                                ));
+                            }
+                            return WalkState::Quit;
+                        }
                     }
-                }
-                WalkState::Continue
-            })
-        });
+                    WalkState::Continue
+                })
+            });
         if let Some(e) = first_error.into_inner().unwrap() {
             return Err(e);
         }
+        let mut snapshot = snapshot.into_inner().unwrap();
+        let tracked_ignored = match tracked {
+            Some(t) => {
+                copy_tracked_ignored(&t.finish(), &original, &dest_root, excludes, &mut snapshot)?
+            }
+            None => Vec::new(),
+        };
         // git in the copy: without it the copy still works, as outside a
         // repository.
         let repo = repo.filter(|r| {
@@ -173,7 +206,9 @@ impl IsolatedWorkspace {
             root: dest_root,
             repo,
             _registered: registered,
-            snapshot: snapshot.into_inner().unwrap(),
+            snapshot,
+            parents,
+            tracked_ignored,
         })
     }
 
@@ -211,7 +246,12 @@ impl IsolatedWorkspace {
     /// Compares the copy with the original and returns every changed file,
     /// sorted by path. Only files whose size, mtime or mode changed are read.
     pub fn changes(&self) -> std::io::Result<Vec<FileChange>> {
-        let now = walk_tree(self.path(), &[])?;
+        let mut now = walk_tree(self.path(), &[], self.parents)?;
+        for rel in &self.tracked_ignored {
+            if let Some(record) = entry_of(&self.path().join(rel)) {
+                now.insert(rel.clone(), record);
+            }
+        }
         let mut changes = Vec::new();
         for (rel, before) in &self.snapshot {
             match now.get(rel) {
@@ -249,6 +289,45 @@ impl IsolatedWorkspace {
         changes.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(changes)
     }
+}
+
+/// Copies the tracked files an ignore rule matches (`paths`, relative to
+/// `original`) that the walk left out, except those in `excludes`; returns
+/// the ones copied, which the snapshot now holds.
+fn copy_tracked_ignored(
+    paths: &[PathBuf],
+    original: &Path,
+    dest_root: &Path,
+    excludes: &[PathBuf],
+    snapshot: &mut Snapshot,
+) -> std::io::Result<Vec<String>> {
+    let mut copied = Vec::new();
+    for rel in paths {
+        let key = rel.to_string_lossy().into_owned();
+        let src = original.join(rel);
+        if snapshot.contains_key(&key)
+            || rel.components().any(|c| c.as_os_str() == ".git")
+            || excludes.iter().any(|x| src.starts_with(x))
+        {
+            continue;
+        }
+        match copy_entry(&src, &dest_root.join(rel)) {
+            Ok(Some(record)) => {
+                snapshot.insert(key.clone(), record);
+                copied.push(key);
+            }
+            Ok(None) => {}
+            // Tracked but deleted in the checkout: nothing to copy.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("copying {}: {e}", src.display()),
+                ));
+            }
+        }
+    }
+    Ok(copied)
 }
 
 /// Copies one walked entry; returns its snapshot record for files and links.

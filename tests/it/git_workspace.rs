@@ -143,6 +143,97 @@ fn the_agents_git_never_reaches_the_original() {
     );
 }
 
+/// The paths `changes.diff` names.
+fn diff_paths(dir: &Path) -> Vec<String> {
+    let diff = std::fs::read_to_string(dir.join("out/t/changes.diff")).unwrap();
+    diff.lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .map(|l| l.split(" b/").next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_workspace_in_a_folder_ignores_what_the_folders_above_it_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, ".gitignore", "node_modules/\n*.log\n");
+    write(&root, "packages/.gitignore", "dist/\n");
+    write(&root, "packages/app/src/a.js", "a\n");
+    write(&root, "packages/app/node_modules/dep/index.js", "dep\n");
+    write(&root, "packages/app/debug.log", "log\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "first"]);
+    let t = run_commands(
+        dir.path(),
+        "repo/packages/app",
+        &[
+            // What is ignored above the workspace was not copied ...
+            "test ! -e node_modules && test ! -e debug.log && echo clean",
+            // ... and what a build writes there stays out of the diff.
+            "mkdir -p node_modules/new dist && echo x > node_modules/new/i.js && echo x > dist/out.js && echo x > build.log && echo b >> src/a.js",
+            "git status --porcelain",
+        ],
+        &[],
+    );
+    let calls = t["tool_calls"].as_array().unwrap();
+    for c in calls {
+        assert_eq!(c["status"], "ok", "{}", c["content"]);
+    }
+    assert_eq!(stdout_of(&calls[0]), "clean");
+    assert_eq!(stdout_of(&calls[2]), " M packages/app/src/a.js");
+    assert_eq!(diff_paths(dir.path()), ["packages/app/src/a.js"]);
+    // glob, like rg in the original, does not list them either.
+    let out = runner()
+        .args(["tool", "glob", r#"{"pattern": "**/*.js"}"#, "--workspace"])
+        .arg(root.join("packages/app"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "src/a.js");
+}
+
+#[test]
+fn tracked_files_that_an_ignore_rule_matches_are_in_the_copy_and_the_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, ".gitignore", "settings.cfg\nbuild/\n");
+    write(&root, "settings.cfg", "v=1\n");
+    write(&root, "build/keep.txt", "keep\n");
+    write(&root, "build/untracked.o", "obj\n");
+    write(&root, "a.txt", "a\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["add", "-f", "settings.cfg", "build/keep.txt"]);
+    git(&root, &["commit", "-qm", "first"]);
+    let t = run_commands(
+        dir.path(),
+        "repo",
+        &[
+            "git status --porcelain && cat settings.cfg build/keep.txt && test ! -e build/untracked.o",
+            "echo v=2 > settings.cfg && rm build/keep.txt",
+        ],
+        &[],
+    );
+    let calls = t["tool_calls"].as_array().unwrap();
+    for c in calls {
+        assert_eq!(c["status"], "ok", "{}", c["content"]);
+    }
+    // Clean to git (nothing deleted), and readable.
+    assert_eq!(stdout_of(&calls[0]), "v=1\nkeep");
+    assert_eq!(diff_paths(dir.path()), ["build/keep.txt", "settings.cfg"]);
+    let check = Command::new("git")
+        .args(["apply", "--check"])
+        .arg(dir.path().join("out/t/changes.diff"))
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn every_kind_of_change_applies_from_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
