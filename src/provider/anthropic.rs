@@ -182,6 +182,7 @@ fn usage_of(u: Option<&Value>) -> Usage {
             + n("cache_read_input_tokens"),
         output_tokens: n("output_tokens"),
         cached_input_tokens: n("cache_read_input_tokens"),
+        cache_write_input_tokens: n("cache_creation_input_tokens"),
         cost_usd: None,
     }
 }
@@ -331,8 +332,11 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         "model": message.get("model"),
         "content": content,
         "stop_reason": stop_reason,
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-                  "cache_read_input_tokens": usage.cached_input_tokens},
+        // In Anthropic's own terms, which count reads and writes apart.
+        "usage": {"input_tokens": usage.input_tokens.saturating_sub(usage.cached_input_tokens + usage.cache_write_input_tokens),
+                  "output_tokens": usage.output_tokens,
+                  "cache_read_input_tokens": usage.cached_input_tokens,
+                  "cache_creation_input_tokens": usage.cache_write_input_tokens},
         "streamed_events": sse.count,
     });
     Ok(ModelTurn {

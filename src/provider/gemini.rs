@@ -202,7 +202,7 @@ impl Turn {
                 output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 // Part of promptTokenCount.
                 cached_input_tokens: n("cachedContentTokenCount"),
-                cost_usd: None,
+                ..Usage::default()
             };
         }
         let Some(cand) = chunk.pointer("/candidates/0") else {

@@ -6,7 +6,8 @@
 //! (platform.openai.com/docs/pricing, docs.anthropic.com/en/docs/about-claude/pricing,
 //! ai.google.dev/gemini-api/docs/pricing) as of 2025-11; Gemini's are the
 //! prices for prompts up to 200k tokens. Anthropic bills writing to the
-//! cache at 1.25 times the input price; it is counted here as input.
+//! cache (five-minute entries, what `cache_control` asks for here) at 1.25
+//! times the input price.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,6 +25,9 @@ pub struct Pricing {
     pub cached_input: Option<f64>,
     /// Output tokens.
     pub output: f64,
+    /// Input tokens written to the cache (default: the input price).
+    #[serde(default)]
+    pub cache_write: Option<f64>,
 }
 
 impl Pricing {
@@ -32,15 +36,26 @@ impl Pricing {
             input,
             cached_input: Some(cached_input),
             output,
+            cache_write: None,
+        }
+    }
+
+    /// Anthropic's: cache writes at 1.25 times the input price.
+    const fn anthropic(input: f64, cached_input: f64, output: f64) -> Self {
+        Self {
+            cache_write: Some(input * 1.25),
+            ..Self::new(input, cached_input, output)
         }
     }
 
     /// What one turn's tokens cost.
     pub fn cost(&self, u: &Usage) -> f64 {
         let cached = u.cached_input_tokens.min(u.input_tokens);
-        let fresh = u.input_tokens - cached;
+        let written = u.cache_write_input_tokens.min(u.input_tokens - cached);
+        let fresh = u.input_tokens - cached - written;
         (fresh as f64 * self.input
             + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + written as f64 * self.cache_write.unwrap_or(self.input)
             + u.output_tokens as f64 * self.output)
             / 1_000_000.0
     }
@@ -78,16 +93,36 @@ const FAMILIES: &[Family] = &[
     family("o4-mini", 200_000, Pricing::new(1.10, 0.275, 4.40)),
     family("o3", 200_000, Pricing::new(2.00, 0.50, 8.00)),
     // Anthropic
-    family("claude-opus-4-5", 200_000, Pricing::new(5.00, 0.50, 25.00)),
-    family("claude-opus-4", 200_000, Pricing::new(15.00, 1.50, 75.00)),
-    family("claude-sonnet-4", 200_000, Pricing::new(3.00, 0.30, 15.00)),
+    family(
+        "claude-opus-4-5",
+        200_000,
+        Pricing::anthropic(5.00, 0.50, 25.00),
+    ),
+    family(
+        "claude-opus-4",
+        200_000,
+        Pricing::anthropic(15.00, 1.50, 75.00),
+    ),
+    family(
+        "claude-sonnet-4",
+        200_000,
+        Pricing::anthropic(3.00, 0.30, 15.00),
+    ),
     family(
         "claude-3-7-sonnet",
         200_000,
-        Pricing::new(3.00, 0.30, 15.00),
+        Pricing::anthropic(3.00, 0.30, 15.00),
     ),
-    family("claude-haiku-4-5", 200_000, Pricing::new(1.00, 0.10, 5.00)),
-    family("claude-3-5-haiku", 200_000, Pricing::new(0.80, 0.08, 4.00)),
+    family(
+        "claude-haiku-4-5",
+        200_000,
+        Pricing::anthropic(1.00, 0.10, 5.00),
+    ),
+    family(
+        "claude-3-5-haiku",
+        200_000,
+        Pricing::anthropic(0.80, 0.08, 4.00),
+    ),
     // Gemini
     family(
         "gemini-2.5-pro",
@@ -148,9 +183,35 @@ mod tests {
             input_tokens: 1_000_000,
             cached_input_tokens: 400_000,
             output_tokens: 100_000,
-            cost_usd: None,
+            ..Usage::default()
         };
         // 600k fresh at 2.0, 400k cached at 0.5, 100k out at 8.0.
         assert!((p.cost(&u) - (1.2 + 0.2 + 0.8)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn anthropic_cache_writes_cost_a_quarter_more_than_input() {
+        let p = pricing("claude-sonnet-4-5").unwrap();
+        assert_eq!(p.cache_write, Some(3.75));
+        let u = Usage {
+            input_tokens: 1_000_000,
+            cached_input_tokens: 500_000,
+            cache_write_input_tokens: 400_000,
+            output_tokens: 0,
+            cost_usd: None,
+        };
+        // 100k fresh at 3.0, 500k read at 0.3, 400k written at 3.75.
+        assert!((p.cost(&u) - (0.3 + 0.15 + 1.5)).abs() < 1e-9);
+        // Without a price of its own, a write costs what input does.
+        let own = Pricing::new(3.0, 0.3, 15.0);
+        assert!((own.cost(&u) - (0.3 + 0.15 + 1.2)).abs() < 1e-9);
+        // Counts that do not add up never give a negative share.
+        let odd = Usage {
+            input_tokens: 10,
+            cached_input_tokens: 8,
+            cache_write_input_tokens: 8,
+            ..Usage::default()
+        };
+        assert!((p.cost(&odd) - (8.0 * 0.3 + 2.0 * 3.75) / 1e6).abs() < 1e-12);
     }
 }

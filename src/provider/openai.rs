@@ -188,7 +188,7 @@ fn usage_of(v: &Value) -> Option<Usage> {
             .pointer("/prompt_tokens_details/cached_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0),
-        cost_usd: None,
+        ..Usage::default()
     })
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 const WINDOW: u64 = 16_000;
 const READS: usize = 300;
-const PRICING: &str = "{input: 3.0, cached_input: 0.3, output: 15.0}";
+const PRICING: &str = "{input: 3.0, cached_input: 0.3, output: 15.0, cache_write: 3.75}";
 
 /// The fake's tokenizer: four characters of the request body a token.
 fn tokens_of(chars: usize) -> u64 {
@@ -151,8 +151,9 @@ struct State {
     prev: Option<(Value, Vec<Value>)>,
     /// Every turn request's (prefix, conversation), in order.
     turns: Vec<(Value, Vec<Value>)>,
-    /// (input, cached, output) as reported, per turn request.
-    reported: Vec<(u64, u64, u64)>,
+    /// (input, cached, written to the cache, output) as reported, per turn
+    /// request.
+    reported: Vec<(u64, u64, u64, u64)>,
     summaries: usize,
     too_long: usize,
     unpaired: Vec<String>,
@@ -218,9 +219,18 @@ fn fake(v: Vendor, reads: usize) -> (FakeServer, Arc<Mutex<State>>) {
         };
         t.input_tokens = n;
         t.cached_tokens = tokens_of(cached_chars).min(n);
+        // Anthropic writes what it did not read up to the last breakpoint,
+        // which is on the latest message: all of it.
+        if v == Vendor::Anthropic {
+            t.cache_write_tokens = n - t.cached_tokens;
+        }
         t.output_tokens = 25;
-        st.reported
-            .push((t.input_tokens, t.cached_tokens, t.output_tokens));
+        st.reported.push((
+            t.input_tokens,
+            t.cached_tokens,
+            t.cache_write_tokens,
+            t.output_tokens,
+        ));
         st.reads += 1;
         st.prev = Some((prefix.clone(), conv.clone()));
         st.turns.push((prefix, conv));
@@ -277,8 +287,12 @@ fn assert_passed(v: Vendor, out: &std::process::Output, t: &Value, st: &State) {
     assert!(st.unpaired.is_empty(), "{v:?}: {:?}", st.unpaired);
 }
 
-fn price(input: u64, cached: u64, output: u64) -> f64 {
-    ((input - cached) as f64 * 3.0 + cached as f64 * 0.3 + output as f64 * 15.0) / 1e6
+fn price(input: u64, cached: u64, written: u64, output: u64) -> f64 {
+    ((input - cached - written) as f64 * 3.0
+        + cached as f64 * 0.3
+        + written as f64 * 3.75
+        + output as f64 * 15.0)
+        / 1e6
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -340,18 +354,22 @@ fn three_hundred_reads_fit_a_16k_window_with_a_stable_prefix_and_a_cost() {
         let turns = t["turns"].as_array().unwrap();
         assert_eq!(turns.len(), st.reported.len());
         let mut total = 0.0;
-        for (rec, &(input, cached, output)) in turns.iter().zip(&st.reported) {
+        for (rec, &(input, cached, written, output)) in turns.iter().zip(&st.reported) {
             let u = &rec["usage"];
             assert_eq!(
                 (
                     u["input_tokens"].as_u64(),
-                    u["cached_input_tokens"].as_u64()
+                    u["cached_input_tokens"].as_u64(),
+                    u["cache_write_input_tokens"].as_u64()
                 ),
-                (Some(input), Some(cached)),
+                (Some(input), Some(cached), Some(written)),
                 "{v:?}"
             );
             let cost = u["cost_usd"].as_f64().unwrap();
-            assert!(close(cost, price(input, cached, output)), "{v:?}: {cost}");
+            assert!(
+                close(cost, price(input, cached, written, output)),
+                "{v:?}: {cost}"
+            );
             total += cost;
         }
         for c in compactions {
@@ -365,12 +383,13 @@ fn three_hundred_reads_fit_a_16k_window_with_a_stable_prefix_and_a_cost() {
         );
         let cost = t["usage"]["cost_usd"].as_f64().unwrap();
         assert!(close(cost, total), "{v:?}: {cost} != {total}");
-        let output: u64 = st.reported.iter().map(|r| r.2).sum();
+        let written: u64 = st.reported.iter().map(|r| r.2).sum();
+        let output: u64 = st.reported.iter().map(|r| r.3).sum();
         eprintln!(
-            "{v:?}: {} turns, {} compactions, input {input} tokens ({cached} cached), output {output}; cost ${cost:.4}; uncached ${:.4}",
+            "{v:?}: {} turns, {} compactions, input {input} tokens ({cached} cached, {written} written to the cache), output {output}; cost ${cost:.4}; uncached ${:.4}",
             turns.len(),
             compactions.len(),
-            price(input, 0, output)
+            price(input, 0, 0, output)
         );
         if v == Vendor::OpenAi {
             let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();

@@ -137,7 +137,7 @@ fn a_two_turn_conversation_with_parallel_calls() {
         );
         assert_eq!(
             t["usage"],
-            json!({"input_tokens": 200, "output_tokens": 40, "cached_input_tokens": 0, "cost_usd": null}),
+            json!({"input_tokens": 200, "output_tokens": 40, "cached_input_tokens": 0, "cache_write_input_tokens": 0, "cost_usd": null}),
             "{v:?}"
         );
         assert_eq!(t["turns"][0]["usage"]["input_tokens"], 100);
@@ -464,7 +464,7 @@ fn streaming_can_be_turned_off_per_task() {
     assert_eq!(t["tool_calls"][0]["status"], "ok");
     assert_eq!(
         t["usage"],
-        json!({"input_tokens": 7, "output_tokens": 3, "cached_input_tokens": 0, "cost_usd": null})
+        json!({"input_tokens": 7, "output_tokens": 3, "cached_input_tokens": 0, "cache_write_input_tokens": 0, "cost_usd": null})
     );
     let r = &server.requests()[0];
     assert_eq!(r.body["stream"], false);
@@ -629,7 +629,7 @@ fn anthropic_and_gemini_answer_without_streaming_too() {
         assert_eq!(t["tool_calls"][0]["status"], "ok");
         assert_eq!(
             t["usage"],
-            json!({"input_tokens": 12, "output_tokens": 6, "cached_input_tokens": 0, "cost_usd": null}),
+            json!({"input_tokens": 12, "output_tokens": 6, "cached_input_tokens": 0, "cache_write_input_tokens": 0, "cost_usd": null}),
             "{v:?}"
         );
         assert_eq!(t["turns"][1]["text"], "Two files.");

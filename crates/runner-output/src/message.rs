@@ -29,6 +29,10 @@ pub struct Usage {
     /// (billed at the cached-input price).
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// The part of `input_tokens` written to the vendor's prompt cache
+    /// (Anthropic bills it above the input price; others report none).
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
     /// What the tokens cost in US dollars at the task's prices; null when
     /// the model's price is unknown (never 0 for "unknown").
     #[serde(default)]
@@ -47,6 +51,7 @@ impl Usage {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
         self.cached_input_tokens += o.cached_input_tokens;
+        self.cache_write_input_tokens += o.cache_write_input_tokens;
         self.cost_usd = match (self.cost_usd, o.cost_usd) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,

@@ -105,6 +105,8 @@ pub struct Turn {
     pub output_tokens: u64,
     /// The part of `input_tokens` read from the prompt cache.
     pub cached_tokens: u64,
+    /// The part of `input_tokens` written to the prompt cache (Anthropic).
+    pub cache_write_tokens: u64,
 }
 
 pub fn turn(text: &str, calls: Vec<Call>) -> Turn {
@@ -114,6 +116,7 @@ pub fn turn(text: &str, calls: Vec<Call>) -> Turn {
         input_tokens: 100,
         output_tokens: 20,
         cached_tokens: 0,
+        cache_write_tokens: 0,
     }
 }
 
@@ -202,9 +205,9 @@ fn anthropic_stream(t: &Turn) -> Vec<String> {
         json!({"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "content": [],
             "model": "fake-claude", "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": t.input_tokens - t.cached_tokens,
+            "usage": {"input_tokens": t.input_tokens - t.cached_tokens - t.cache_write_tokens,
                       "cache_read_input_tokens": t.cached_tokens,
-                      "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
+                      "cache_creation_input_tokens": t.cache_write_tokens, "output_tokens": 1}}}),
     )];
     let mut index = 0;
     if !t.text.is_empty() {
