@@ -8,9 +8,12 @@
 //!
 //! Every layer of a policy set must allow a call, so a layer of allow
 //! rules added beside BASE would change nothing: the output is meant to
-//! replace BASE once reviewed. It is checked before it is printed: under
-//! it, every call the default denied is allowed and every call an
-//! explicit rule denied is still denied.
+//! replace BASE once reviewed. So it keeps every section of BASE (`hooks`,
+//! `tests` and whatever else it has, as JSON, which is YAML) besides the
+//! rules it extends: a suggestion that dropped a fail-closed hook would
+//! loosen more than its rules say. It is checked before it is printed:
+//! under it, every call the default denied is allowed, every call an
+//! explicit rule denied is still denied, and BASE's own `tests:` hold.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -41,6 +44,8 @@ fn describe(task: &str, turn: u32, d: &Decision) -> String {
 struct Base {
     name: String,
     file: PolicyFile,
+    /// The file as data, for the sections carried over as they are.
+    raw: serde_json::Map<String, serde_json::Value>,
 }
 
 fn read_base(path: &Path) -> Result<Base, CliError> {
@@ -50,9 +55,15 @@ fn read_base(path: &Path) -> Result<Base, CliError> {
         .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
     let file: PolicyFile = serde_saphyr::from_str(&text)
         .map_err(|e| CliError::Invalid(format!("{}: {e}", path.display())))?;
+    let raw = match serde_saphyr::from_str(&text) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => serde_json::Map::new(),
+        Err(e) => return Err(CliError::Invalid(format!("{}: {e}", path.display()))),
+    };
     Ok(Base {
         name: path.display().to_string(),
         file,
+        raw,
     })
 }
 
@@ -64,8 +75,9 @@ fn quoted(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {
     format!("[{}]", items.join(", "))
 }
 
-/// The base's part of the output: default, risk and rules.
-fn base_yaml(base: Option<&Base>, seen_denies: &BTreeSet<String>) -> String {
+/// The base's part of the output: default, risk, every other section but
+/// `tests` unless `with_tests`, and rules.
+fn base_yaml(base: Option<&Base>, seen_denies: &BTreeSet<String>, with_tests: bool) -> String {
     let mut y = String::new();
     let Some(b) = base else {
         y.push_str("default: deny\nrules:\n");
@@ -88,6 +100,20 @@ fn base_yaml(base: Option<&Base>, seen_denies: &BTreeSet<String>) -> String {
             .map(|(k, v)| format!("{}: {}", serde_json::to_string(k).unwrap(), v.value))
             .collect();
         let _ = writeln!(y, "risk: {{{}}}", risk.join(", "));
+    }
+    for (key, value) in &b.raw {
+        let carried =
+            !matches!(key.as_str(), "default" | "risk" | "rules") && (with_tests || key != "tests");
+        if carried {
+            // The loader refuses unknown fields, so a key is a plain name.
+            let plain = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let key = if plain {
+                key.clone()
+            } else {
+                serde_json::to_string(key).unwrap()
+            };
+            let _ = writeln!(y, "{key}: {value}");
+        }
     }
     y.push_str("rules:\n");
     let _ = writeln!(y, "  # the rules of {}", one_line(&b.name));
@@ -166,18 +192,9 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
             }
         }
     }
-    let mut y = format!(
-        "# Suggested by `runner policy suggest` from {} transcript(s): {}, then\n# the narrowest allow rules for the calls the default denied. Review\n# each rule; use this file in place of the base policy.\n",
-        transcripts.len(),
-        base.as_ref()
-            .map_or("the deny rules they show".to_string(), |b| format!(
-                "the rules of {}",
-                one_line(&b.name)
-            ))
-    );
-    y.push_str(&base_yaml(base.as_ref(), &seen_denies));
+    let mut suggested = String::new();
     if !rules.is_empty() {
-        y.push_str("  # suggested\n");
+        suggested.push_str("  # suggested\n");
     }
     for (rule, calls) in &rules {
         let mut calls = calls.clone();
@@ -185,7 +202,7 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
         let shown: Vec<&String> = calls.iter().take(5).collect();
         let more = calls.len().saturating_sub(5);
         let _ = writeln!(
-            y,
+            suggested,
             "  # covers {}{}",
             shown
                 .iter()
@@ -198,17 +215,42 @@ pub fn suggest(base: Option<&Path>, paths: &[PathBuf]) -> CliResult {
                 String::new()
             }
         );
-        let _ = writeln!(y, "  - allow: {}", quoted([rule]));
+        let _ = writeln!(suggested, "  - allow: {}", quoted([rule]));
     }
-    // The check: the calls the default denied run, the others do not.
+    let header = format!(
+        "# Suggested by `runner policy suggest` from {} transcript(s): {}, then\n# the narrowest allow rules for the calls the default denied. Review\n# each rule; use this file in place of the base policy.\n",
+        transcripts.len(),
+        base.as_ref()
+            .map_or("the deny rules they show".to_string(), |b| format!(
+                "the rules of {}",
+                one_line(&b.name)
+            ))
+    );
+    let render = |with_tests| {
+        header.clone() + &base_yaml(base.as_ref(), &seen_denies, with_tests) + &suggested
+    };
+    let mut y = render(true);
+    // The check: the base's tests hold, the calls the default denied run,
+    // the others do not.
     let layer = parse_policy_yaml(&y, Path::new("<suggested>")).map_err(|es| {
-        CliError::Failed(format!(
-            "the suggested policy does not load ({}); please report this",
-            es.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))
+        let errors = es
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        match &base {
+            // Loads without the base's tests: a suggested rule allows what
+            // one of them expects denied.
+            Some(b) if parse_policy_yaml(&render(false), Path::new("<suggested>")).is_ok() => {
+                CliError::Failed(format!(
+                    "the suggested rules break the tests of {} ({errors}): the calls they cover need a person's decision, not a rule from this command",
+                    b.name
+                ))
+            }
+            _ => CliError::Failed(format!(
+                "the suggested policy does not load ({errors}); please report this"
+            )),
+        }
     })?;
     let set = PolicySet::new(vec![layer]);
     let mut uncovered = Vec::new();

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{runner, stderr, write};
+use crate::common::{read_json, runner, stderr, write};
 
 /// A task that writes `big.txt` (`lines` lines), is denied `rm -rf
 /// build` by its policy, is denied `Bash(git push)` by the default, and
@@ -210,6 +210,82 @@ fn suggested_rules_allow_what_the_default_denied_and_nothing_a_rule_denied() {
             "{yaml}"
         );
     }
+}
+
+#[test]
+fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
+    let dir = tempfile::tempdir().unwrap();
+    task(dir.path(), "small", 3, "Done.");
+    assert!(run(dir.path(), &["small"]).status.success());
+    let suggest = |base: &str| {
+        runner()
+            .current_dir(dir.path())
+            .args([
+                "policy",
+                "suggest",
+                "--policy",
+                base,
+                "out/small/transcript.json",
+            ])
+            .output()
+            .unwrap()
+    };
+    // A base with a fail-closed hook and tests: both are in the output,
+    // which loads (its tests run) and still runs the hook.
+    let base = "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\", \"Read(**)\"]\n  - deny: [\"Bash(rm:*)\"]\nhooks:\n  pre_tool:\n    - match: [\"Bash(git push:*)\"]\n      run: echo pushing is reviewed by hand >&2; exit 2\ntests:\n  - {call: \"Bash(rm -rf /)\", expect: deny}\n";
+    write(dir.path(), "hooked.yaml", base);
+    let out = suggest("hooked.yaml");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        yaml.contains("\nhooks: {\"pre_tool\":[{\"match\":[\"Bash(git push:*)\"],\"run\":\"echo pushing is reviewed by hand >&2; exit 2\"}]}\n"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("\ntests: [{\"call\":\"Bash(rm -rf /)\",\"expect\":\"deny\"}]\n"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("  - allow: [\"Bash(git push:*)\"]\n"),
+        "{yaml}"
+    );
+    write(dir.path(), "suggested.yaml", &yaml);
+    let v = runner()
+        .current_dir(dir.path())
+        .args(["validate", "suggested.yaml"])
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}\n{yaml}", stderr(&v));
+    // The suggested policy in a run: the push is allowed by the rule and
+    // denied by the hook the base had.
+    let t = "name: again\nprompt: p\nworkspace: ../ws\npolicy: ../suggested.yaml\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"git push origin main\"}}\n  - text: done\n";
+    write(dir.path(), "tasks/again.yaml", t);
+    assert!(run(dir.path(), &["again"]).status.success());
+    let tr = read_json(dir.path().join("out/again/transcript.json"));
+    let call = &tr["tool_calls"][0];
+    assert_eq!(call["decision"]["decision"], "deny", "{call}");
+    assert!(
+        call["content"]
+            .as_str()
+            .unwrap()
+            .contains("pushing is reviewed by hand"),
+        "{call}"
+    );
+    // A base whose own test expects a suggested call denied: no policy,
+    // and an error that says why.
+    write(
+        dir.path(),
+        "tested.yaml",
+        "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\"]\ntests:\n  - {call: \"Bash(git push origin main)\", expect: deny}\n",
+    );
+    let out = suggest("tested.yaml");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr(&out).contains("the suggested rules break the tests of tested.yaml"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Headless Chromium (Debian's `chromium`; scripts/install-test-deps
