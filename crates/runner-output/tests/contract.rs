@@ -59,7 +59,8 @@ fn a_transcript_round_trips_through_the_types() {
             "content": "denied", "display": "denied: bash", "started_ms": 1, "duration_ms": 0
         }],
         "checks": [],
-        "usage": {"input_tokens": 10, "output_tokens": 2, "cached_input_tokens": 4, "cost_usd": 0.0001},
+        "usage": {"input_tokens": 10, "output_tokens": 2, "cached_input_tokens": 4,
+                  "cache_write_input_tokens": 3, "cost_usd": 0.0001},
         "counts": {"attempts": 1, "turns": 1, "tool_calls": 1, "denied_calls": 1, "failed_calls": 0},
         "changes": [{"path": "a.txt", "change": "modified"}],
         "final_answer": "done",
@@ -75,4 +76,13 @@ fn a_transcript_round_trips_through_the_types() {
         Message::Tool { is_error: true, .. }
     ));
     assert_eq!(serde_json::to_value(&t).unwrap(), written);
+    // A transcript from before a usage field was added still reads; the
+    // field is 0.
+    let mut older = written.clone();
+    older["usage"]
+        .as_object_mut()
+        .unwrap()
+        .remove("cache_write_input_tokens");
+    let t: Transcript = serde_json::from_value(older).unwrap();
+    assert_eq!(t.usage.cache_write_input_tokens, 0);
 }
