@@ -42,6 +42,15 @@ fn task_outcome(dir: &Path, name: &str) -> (Value, String, String) {
     (t, status, reason)
 }
 
+/// Runs `task.yaml` in `dir` against vendor `v`'s fake `server`.
+fn run_fake(dir: &Path, v: Vendor, server: &FakeServer) -> std::process::Output {
+    wire::runner_for(v, &server.url(), "sk-test")
+        .current_dir(dir)
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap()
+}
+
 /// Whether a Chat Completions request carries an assistant message whose
 /// content is null.
 fn has_null_content(r: &Recorded) -> bool {
@@ -83,11 +92,7 @@ fn a_server_that_refuses_null_content_gets_the_spelling_the_task_names() {
     // The default is OpenAI's null: refused, and the error says what to set.
     let dir = tempfile::tempdir().unwrap();
     task(dir.path(), "openai:local", "max_retries: 0", 4);
-    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
-        .current_dir(dir.path())
-        .args(["run", "--out", "out", "task.yaml"])
-        .output()
-        .unwrap();
+    let out = run_fake(dir.path(), Vendor::OpenAi, &server);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let (_, status, reason) = outcome(dir.path());
     assert_eq!(status, "error");
@@ -109,11 +114,7 @@ fn a_server_that_refuses_null_content_gets_the_spelling_the_task_names() {
         4,
     );
     let before = server.requests().len();
-    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
-        .current_dir(dir.path())
-        .args(["run", "--out", "out", "task.yaml"])
-        .output()
-        .unwrap();
+    let out = run_fake(dir.path(), Vendor::OpenAi, &server);
     assert!(out.status.success(), "{}", stderr(&out));
     let reqs = &server.requests()[before..];
     assert_eq!(reqs.len(), 2);
@@ -162,11 +163,7 @@ fn a_stream_closed_before_its_first_event_says_where_to_look() {
         let dir = tempfile::tempdir().unwrap();
         task(dir.path(), v.model(), "max_retries: 0", 4);
         let server = FakeServer::queue(vec![Reply::sse(&[])]);
-        let out = wire::runner_for(v, &server.url(), "sk-test")
-            .current_dir(dir.path())
-            .args(["run", "--out", "out", "task.yaml"])
-            .output()
-            .unwrap();
+        let out = run_fake(dir.path(), v, &server);
         assert_eq!(out.status.code(), Some(1), "{v:?}");
         let (_, status, reason) = outcome(dir.path());
         assert_eq!(status, "error", "{v:?}");
