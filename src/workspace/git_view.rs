@@ -120,9 +120,9 @@ impl TrackedIgnored {
 
     /// The paths, relative to the workspace; none when git failed (the
     /// copy is then as it would be without them).
-    pub fn finish(self) -> Vec<PathBuf> {
+    pub fn finish(mut self) -> Vec<PathBuf> {
         use std::os::unix::ffi::OsStrExt;
-        let Some(child) = self.0 else {
+        let Some(child) = self.0.take() else {
             return Vec::new();
         };
         match child.wait_with_output() {
@@ -133,6 +133,17 @@ impl TrackedIgnored {
                 .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
                 .collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// A copy that failed before it asked for the list: git is stopped and
+/// reaped, not left a zombie.
+impl Drop for TrackedIgnored {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
