@@ -244,9 +244,18 @@ pub fn create_view(repo: &RepoInfo, root: &Path) -> std::io::Result<PathBuf> {
         "core.bare",
         "extensions.worktreeConfig",
     ] {
-        // Exit 5 when the key is not set: nothing to remove.
-        let _ = git(root)
-            .args(["config", "--file", ".git/config", "--unset-all", key])
+        // Exit 5 when the key is not set: nothing to remove. Run where git
+        // finds no repository (the ceiling stops its search in .git/info):
+        // git reads a repository's core.worktree as it starts, and the
+        // copied one (a submodule's, relative to its original git folder)
+        // names a folder that is not there, so git would stop before it
+        // edits anything.
+        let _ = git(&dot.join("info"))
+            .env("GIT_CEILING_DIRECTORIES", &dot)
+            .arg("config")
+            .arg("--file")
+            .arg(dot.join("config"))
+            .args(["--unset-all", key])
             .status();
     }
     if !repo.prefix.is_empty() {

@@ -14,7 +14,9 @@
 //! ignore files of the folders above the workspace up to the repository's
 //! top (copied to the same places in the copy, so both sides ignore the
 //! same files), and the tracked files an ignore rule matches are copied
-//! and compared by name.
+//! and compared by name. A folder of the workspace that is a repository of
+//! its own (a submodule, a nested clone) gets a view of its own too, so git
+//! inside it answers for it, not for the repository around it.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -140,11 +142,13 @@ impl IsolatedWorkspace {
         }
         let parents = repo.is_some();
         let snapshot = Mutex::new(BTreeMap::new());
+        let nested = Mutex::new(Vec::new());
         let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
         walker(&original, excludes, parents)
             .build_parallel()
             .run(|| {
                 let snapshot = &snapshot;
+                let nested = &nested;
                 let first_error = &first_error;
                 let src_root = original.clone();
                 let dest_root = dest_root.clone();
@@ -157,6 +161,13 @@ impl IsolatedWorkspace {
                     };
                     if rel.as_os_str().is_empty() {
                         return WalkState::Continue;
+                    }
+                    // The walk skips `.git`; a folder holding one is a
+                    // repository of its own.
+                    if entry.file_type().is_some_and(|t| t.is_dir())
+                        && entry.path().join(".git").symlink_metadata().is_ok()
+                    {
+                        nested.lock().unwrap().push(rel.to_path_buf());
                     }
                     match copy_entry(entry.path(), &dest_root.join(rel)) {
                         Ok(Some(rec)) => {
@@ -200,6 +211,9 @@ impl IsolatedWorkspace {
             }
             made.is_ok()
         });
+        for rel in nested.into_inner().unwrap() {
+            nested_view(&original.join(&rel), &dest_root.join(&rel));
+        }
         Ok(Self {
             original,
             dir,
@@ -288,6 +302,20 @@ impl IsolatedWorkspace {
         }
         changes.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(changes)
+    }
+}
+
+/// Gives the copy `dest` of `folder`, a repository inside the workspace
+/// (a submodule or a clone), a git view of its own; without one, git in
+/// the copy would take it for a folder of the repository around it. A
+/// view that cannot be made is left out, with a warning.
+fn nested_view(folder: &Path, dest: &Path) {
+    let Some(repo) = find_repo(folder).filter(|r| r.prefix.is_empty()) else {
+        return;
+    };
+    if let Err(e) = create_view(&repo, dest) {
+        tracing::warn!("no git view in the copy of {}: {e}", folder.display());
+        let _ = std::fs::remove_dir_all(dest.join(".git"));
     }
 }
 

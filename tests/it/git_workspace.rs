@@ -235,6 +235,65 @@ fn tracked_files_that_an_ignore_rule_matches_are_in_the_copy_and_the_diff() {
 }
 
 #[test]
+fn a_submodule_in_the_copy_answers_for_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    git(dir.path(), &["init", "-q", "-b", "main", "lib"]);
+    write(&lib, "l.txt", "l\n");
+    git(&lib, &["add", "-A"]);
+    git(&lib, &["commit", "-qm", "lib first"]);
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, "m.txt", "m\n");
+    let url = lib.to_str().unwrap();
+    git(
+        &root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "lib",
+        ],
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "main first"]);
+    write(&root, "lib/l.txt", "l changed\n");
+    let modules = root.join(".git/modules/lib");
+    let objects = git(&modules, &["count-objects", "-v"]);
+    let t = run_commands(
+        dir.path(),
+        "repo",
+        &[
+            "git status --porcelain",
+            "cd lib && git log --format=%s -1 && git status --porcelain",
+            "cd lib && echo more >> l.txt && git commit -qam agent && git log --format=%s -1",
+        ],
+        &[],
+    );
+    let calls = t["tool_calls"].as_array().unwrap();
+    for c in calls {
+        assert_eq!(c["status"], "ok", "{}", c["content"]);
+    }
+    // The superproject sees the submodule's change as the original does,
+    // and git inside the submodule answers for the submodule.
+    let want = git(&root, &["status", "--porcelain"]);
+    assert_eq!(stdout_of(&calls[0]), want.trim_end());
+    assert!(want.contains(" M lib"), "{want}");
+    assert_eq!(stdout_of(&calls[1]), "lib first\n M l.txt");
+    assert_eq!(stdout_of(&calls[2]), "agent");
+    // Its commit stayed in the copy.
+    assert_eq!(
+        git(&root.join("lib"), &["log", "--format=%s", "-1"]).trim(),
+        "lib first"
+    );
+    assert_eq!(git(&modules, &["count-objects", "-v"]), objects);
+    assert_eq!(diff_paths(dir.path()), ["lib/l.txt"]);
+}
+
+#[test]
 fn every_kind_of_change_applies_from_the_repository_root() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
