@@ -64,6 +64,10 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
                 t.usage.cached_input_tokens.to_string(),
             ),
             (
+                "cache_write_input_tokens",
+                t.usage.cache_write_input_tokens.to_string(),
+            ),
+            (
                 "cost_usd",
                 t.usage
                     .cost_usd

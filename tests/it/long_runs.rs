@@ -391,8 +391,18 @@ fn three_hundred_reads_fit_a_16k_window_with_a_stable_prefix_and_a_cost() {
             compactions.len(),
             price(input, 0, 0, output)
         );
+        let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+        // The task's total: the turns' and the summaries' writes.
+        let total_written = t["usage"]["cache_write_input_tokens"].as_u64().unwrap();
+        assert!(total_written >= written, "{v:?}");
+        assert_eq!(total_written > 0, v == Vendor::Anthropic, "{v:?}");
+        assert!(
+            junit.contains(&format!(
+                "name=\"cache_write_input_tokens\" value=\"{total_written}\""
+            )),
+            "{v:?}"
+        );
         if v == Vendor::OpenAi {
-            let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
             assert!(junit.contains(&format!("name=\"cost_usd\" value=\"{cost:.6}\"")));
             let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
             assert!(summary.contains(&format!("${cost:.4}")), "{summary}");
