@@ -104,14 +104,8 @@ fn base_yaml(base: Option<&Base>, seen_denies: &BTreeSet<String>, with_tests: bo
     for (key, value) in &b.raw {
         let carried =
             !matches!(key.as_str(), "default" | "risk" | "rules") && (with_tests || key != "tests");
+        // The loader refuses unknown fields: a key is a plain name.
         if carried {
-            // The loader refuses unknown fields, so a key is a plain name.
-            let plain = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            let key = if plain {
-                key.clone()
-            } else {
-                serde_json::to_string(key).unwrap()
-            };
             let _ = writeln!(y, "{key}: {value}");
         }
     }

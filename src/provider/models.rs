@@ -79,6 +79,16 @@ const fn family(prefix: &'static str, context_window: u64, pricing: Pricing) -> 
     }
 }
 
+/// A Claude family: a 200k window, Anthropic's prices (cache writes at
+/// 1.25 times input).
+const fn claude(prefix: &'static str, input: f64, cached_input: f64, output: f64) -> Family {
+    family(
+        prefix,
+        200_000,
+        Pricing::anthropic(input, cached_input, output),
+    )
+}
+
 /// The longest matching prefix wins (`gpt-4.1-mini` before `gpt-4.1`).
 const FAMILIES: &[Family] = &[
     // OpenAI
@@ -93,36 +103,12 @@ const FAMILIES: &[Family] = &[
     family("o4-mini", 200_000, Pricing::new(1.10, 0.275, 4.40)),
     family("o3", 200_000, Pricing::new(2.00, 0.50, 8.00)),
     // Anthropic
-    family(
-        "claude-opus-4-5",
-        200_000,
-        Pricing::anthropic(5.00, 0.50, 25.00),
-    ),
-    family(
-        "claude-opus-4",
-        200_000,
-        Pricing::anthropic(15.00, 1.50, 75.00),
-    ),
-    family(
-        "claude-sonnet-4",
-        200_000,
-        Pricing::anthropic(3.00, 0.30, 15.00),
-    ),
-    family(
-        "claude-3-7-sonnet",
-        200_000,
-        Pricing::anthropic(3.00, 0.30, 15.00),
-    ),
-    family(
-        "claude-haiku-4-5",
-        200_000,
-        Pricing::anthropic(1.00, 0.10, 5.00),
-    ),
-    family(
-        "claude-3-5-haiku",
-        200_000,
-        Pricing::anthropic(0.80, 0.08, 4.00),
-    ),
+    claude("claude-opus-4-5", 5.00, 0.50, 25.00),
+    claude("claude-opus-4", 15.00, 1.50, 75.00),
+    claude("claude-sonnet-4", 3.00, 0.30, 15.00),
+    claude("claude-3-7-sonnet", 3.00, 0.30, 15.00),
+    claude("claude-haiku-4-5", 1.00, 0.10, 5.00),
+    claude("claude-3-5-haiku", 0.80, 0.08, 4.00),
     // Gemini
     family(
         "gemini-2.5-pro",

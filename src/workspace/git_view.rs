@@ -40,6 +40,8 @@ use std::process::{Command, Stdio};
 /// Where a workspace lies in its git repository.
 #[derive(Debug, Clone)]
 pub struct RepoInfo {
+    /// The repository's top folder.
+    top: PathBuf,
     /// The workspace relative to `top`, `/`-separated; empty at the top.
     pub prefix: String,
     /// The repository's git folder for this worktree (HEAD, index).
@@ -92,6 +94,7 @@ pub fn find_repo(workspace: &Path) -> Option<RepoInfo> {
         .to_string_lossy()
         .into_owned();
     Some(RepoInfo {
+        top,
         prefix,
         git_dir,
         common_dir: common_dir.canonicalize().ok()?,
@@ -148,31 +151,17 @@ impl Drop for TrackedIgnored {
     }
 }
 
-/// Copies the ignore files (`.gitignore`, `.ignore`) of the folders from the
-/// repository's top down to the workspace's parent into `root`, the copy's
-/// repository top, at the same places. `workspace` lies at `prefix` below
-/// the top.
-pub fn mirror_parent_ignores(workspace: &Path, prefix: &str, root: &Path) -> std::io::Result<()> {
-    if prefix.is_empty() {
-        return Ok(());
-    }
-    let depth = Path::new(prefix).components().count();
-    let Some(top) = workspace.ancestors().nth(depth) else {
-        return Ok(());
-    };
-    let mut rel = PathBuf::new();
-    let mut parts = Path::new(prefix).components();
-    // Every folder above the workspace: the top, then each part of the
-    // prefix but the last (the workspace, whose files the walk copies).
-    for i in 0..depth {
-        if i > 0 {
-            rel.push(parts.next().expect("depth parts"));
-        }
+/// Copies the ignore files (`.gitignore`, `.ignore`) of the folders above
+/// the workspace, from the repository's top down, into `root` (the copy's
+/// repository top) at the same places.
+pub fn mirror_parent_ignores(repo: &RepoInfo, root: &Path) -> std::io::Result<()> {
+    // "a/b" (the workspace) has "a" and "" above it; at the top, nothing.
+    for rel in Path::new(&repo.prefix).ancestors().skip(1) {
         for name in [".gitignore", ".ignore"] {
-            let from = top.join(&rel).join(name);
+            let from = repo.top.join(rel).join(name);
             if from.is_file() {
-                std::fs::create_dir_all(root.join(&rel))?;
-                std::fs::copy(&from, root.join(&rel).join(name))?;
+                std::fs::create_dir_all(root.join(rel))?;
+                std::fs::copy(&from, root.join(rel).join(name))?;
             }
         }
     }
@@ -244,19 +233,25 @@ pub fn create_view(repo: &RepoInfo, root: &Path) -> std::io::Result<PathBuf> {
         "core.bare",
         "extensions.worktreeConfig",
     ] {
-        // Exit 5 when the key is not set: nothing to remove. Run where git
-        // finds no repository (the ceiling stops its search in .git/info):
-        // git reads a repository's core.worktree as it starts, and the
-        // copied one (a submodule's, relative to its original git folder)
-        // names a folder that is not there, so git would stop before it
-        // edits anything.
-        let _ = git(&dot.join("info"))
+        // Run where git finds no repository (the ceiling stops its search
+        // in .git/info): git reads a repository's core.worktree as it
+        // starts, and the copied one (a submodule's, relative to its
+        // original git folder) names a folder that is not there, so git
+        // would stop before it edits anything. A key left in place (hooks
+        // of the original, a work tree elsewhere) fails the view.
+        let status = git(&dot.join("info"))
             .env("GIT_CEILING_DIRECTORIES", &dot)
             .arg("config")
             .arg("--file")
             .arg(dot.join("config"))
             .args(["--unset-all", key])
-            .status();
+            .status()?;
+        // 5: the key was not set.
+        if !matches!(status.code(), Some(0 | 5)) {
+            return Err(std::io::Error::other(format!(
+                "git config could not remove {key} from the copy's config ({status})"
+            )));
+        }
     }
     if !repo.prefix.is_empty() {
         skip_outside(root, &repo.prefix)?;

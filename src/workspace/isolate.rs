@@ -138,7 +138,7 @@ impl IsolatedWorkspace {
         std::fs::create_dir_all(&dest_root)?;
         let tracked = repo.as_ref().map(|_| TrackedIgnored::start(&original));
         if let Some(r) = &repo {
-            mirror_parent_ignores(&original, &r.prefix, dir.path())?;
+            mirror_parent_ignores(r, dir.path())?;
         }
         let parents = repo.is_some();
         let snapshot = Mutex::new(BTreeMap::new());
@@ -201,18 +201,15 @@ impl IsolatedWorkspace {
             }
             None => Vec::new(),
         };
-        // git in the copy: without it the copy still works, as outside a
-        // repository.
-        let repo = repo.filter(|r| {
-            let made = create_view(r, dir.path());
-            if let Err(e) = &made {
-                tracing::warn!("no git view in the copy of {}: {e}", original.display());
-                let _ = std::fs::remove_dir_all(dir.path().join(".git"));
-            }
-            made.is_ok()
-        });
+        let repo = repo.filter(|r| make_view(r, &original, dir.path()));
+        // A folder of the workspace that is a repository of its own (a
+        // submodule, a clone): without a view, git in the copy would take
+        // it for a folder of the repository around it.
         for rel in nested.into_inner().unwrap() {
-            nested_view(&original.join(&rel), &dest_root.join(&rel));
+            let folder = original.join(&rel);
+            if let Some(r) = find_repo(&folder).filter(|r| r.prefix.is_empty()) {
+                make_view(&r, &folder, &dest_root.join(&rel));
+            }
         }
         Ok(Self {
             original,
@@ -305,17 +302,17 @@ impl IsolatedWorkspace {
     }
 }
 
-/// Gives the copy `dest` of `folder`, a repository inside the workspace
-/// (a submodule or a clone), a git view of its own; without one, git in
-/// the copy would take it for a folder of the repository around it. A
-/// view that cannot be made is left out, with a warning.
-fn nested_view(folder: &Path, dest: &Path) {
-    let Some(repo) = find_repo(folder).filter(|r| r.prefix.is_empty()) else {
-        return;
-    };
-    if let Err(e) = create_view(&repo, dest) {
-        tracing::warn!("no git view in the copy of {}: {e}", folder.display());
-        let _ = std::fs::remove_dir_all(dest.join(".git"));
+/// Makes the git view of `repo` (the original `folder`) in `root`, its
+/// copy; whether it was made. A view that cannot be made is left out with
+/// a warning: the copy still works, as outside a repository.
+fn make_view(repo: &RepoInfo, folder: &Path, root: &Path) -> bool {
+    match create_view(repo, root) {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::warn!("no git view in the copy of {}: {e}", folder.display());
+            let _ = std::fs::remove_dir_all(root.join(".git"));
+            false
+        }
     }
 }
 
