@@ -77,6 +77,15 @@ fn run_commands(
     read_json(dir.join("out/t/transcript.json"))
 }
 
+/// The transcript's calls, each of which must have run ("ok").
+fn ran_all(t: &serde_json::Value) -> &Vec<serde_json::Value> {
+    let calls = t["tool_calls"].as_array().unwrap();
+    for c in calls {
+        assert_eq!(c["status"], "ok", "{}", c["content"]);
+    }
+    calls
+}
+
 /// The stdout a bash call printed.
 fn stdout_of(call: &serde_json::Value) -> String {
     let c = call["content"].as_str().unwrap();
@@ -127,9 +136,7 @@ fn the_agents_git_never_reaches_the_original() {
         ],
         &[],
     );
-    for c in t["tool_calls"].as_array().unwrap() {
-        assert_eq!(c["status"], "ok", "{}", c["content"]);
-    }
+    ran_all(&t);
     assert!(stdout_of(&t["tool_calls"][0]).ends_with("agent"));
     assert_eq!(git(&root, &["show-ref"]), refs);
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
@@ -176,10 +183,7 @@ fn a_workspace_in_a_folder_ignores_what_the_folders_above_it_ignore() {
         ],
         &[],
     );
-    let calls = t["tool_calls"].as_array().unwrap();
-    for c in calls {
-        assert_eq!(c["status"], "ok", "{}", c["content"]);
-    }
+    let calls = ran_all(&t);
     assert_eq!(stdout_of(&calls[0]), "clean");
     assert_eq!(stdout_of(&calls[2]), " M packages/app/src/a.js");
     assert_eq!(diff_paths(dir.path()), ["packages/app/src/a.js"]);
@@ -214,10 +218,7 @@ fn tracked_files_that_an_ignore_rule_matches_are_in_the_copy_and_the_diff() {
         ],
         &[],
     );
-    let calls = t["tool_calls"].as_array().unwrap();
-    for c in calls {
-        assert_eq!(c["status"], "ok", "{}", c["content"]);
-    }
+    let calls = ran_all(&t);
     // Clean to git (nothing deleted), and readable.
     assert_eq!(stdout_of(&calls[0]), "v=1\nkeep");
     assert_eq!(diff_paths(dir.path()), ["build/keep.txt", "settings.cfg"]);
@@ -273,10 +274,7 @@ fn a_submodule_in_the_copy_answers_for_itself() {
         ],
         &[],
     );
-    let calls = t["tool_calls"].as_array().unwrap();
-    for c in calls {
-        assert_eq!(c["status"], "ok", "{}", c["content"]);
-    }
+    let calls = ran_all(&t);
     // The superproject sees the submodule's change as the original does,
     // and git inside the submodule answers for the submodule.
     let want = git(&root, &["status", "--porcelain"]);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{read_json, runner, stderr, validate_accepts, write};
 
 /// A task that writes `big.txt` (`lines` lines), is denied `rm -rf
 /// build` by its policy, is denied `Bash(git push)` by the default, and
@@ -150,6 +150,16 @@ fn check(dir: &Path, policy: &str, tool: &str, args: &str) -> i32 {
     out.status.code().unwrap()
 }
 
+/// `runner policy suggest [--policy BASE] out/small/transcript.json` in `dir`.
+fn suggest(dir: &Path, base: Option<&str>) -> std::process::Output {
+    let mut cmd = runner();
+    cmd.current_dir(dir).args(["policy", "suggest"]);
+    if let Some(b) = base {
+        cmd.args(["--policy", b]);
+    }
+    cmd.arg("out/small/transcript.json").output().unwrap()
+}
+
 #[test]
 fn suggested_rules_allow_what_the_default_denied_and_nothing_a_rule_denied() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,12 +175,7 @@ fn suggested_rules_allow_what_the_default_denied_and_nothing_a_rule_denied() {
     assert_eq!(check(dir.path(), "policy.yaml", "bash", git), 1);
     assert_eq!(check(dir.path(), "policy.yaml", "bash", fmt), 1);
     for base in [Some("policy.yaml"), None] {
-        let mut cmd = runner();
-        cmd.current_dir(dir.path()).args(["policy", "suggest"]);
-        if let Some(b) = base {
-            cmd.args(["--policy", b]);
-        }
-        let out = cmd.arg("out/small/transcript.json").output().unwrap();
+        let out = suggest(dir.path(), base);
         assert!(out.status.success(), "{}", stderr(&out));
         let yaml = String::from_utf8(out.stdout).unwrap();
         assert!(
@@ -217,24 +222,11 @@ fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
     let dir = tempfile::tempdir().unwrap();
     task(dir.path(), "small", 3, "Done.");
     assert!(run(dir.path(), &["small"]).status.success());
-    let suggest = |base: &str| {
-        runner()
-            .current_dir(dir.path())
-            .args([
-                "policy",
-                "suggest",
-                "--policy",
-                base,
-                "out/small/transcript.json",
-            ])
-            .output()
-            .unwrap()
-    };
     // A base with a fail-closed hook and tests: both are in the output,
     // which loads (its tests run) and still runs the hook.
     let base = "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\", \"Read(**)\"]\n  - deny: [\"Bash(rm:*)\"]\nhooks:\n  pre_tool:\n    - match: [\"Bash(git push:*)\"]\n      run: echo pushing is reviewed by hand >&2; exit 2\ntests:\n  - {call: \"Bash(rm -rf /)\", expect: deny}\n";
     write(dir.path(), "hooked.yaml", base);
-    let out = suggest("hooked.yaml");
+    let out = suggest(dir.path(), Some("hooked.yaml"));
     assert!(out.status.success(), "{}", stderr(&out));
     let yaml = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -250,12 +242,7 @@ fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
         "{yaml}"
     );
     write(dir.path(), "suggested.yaml", &yaml);
-    let v = runner()
-        .current_dir(dir.path())
-        .args(["validate", "suggested.yaml"])
-        .output()
-        .unwrap();
-    assert!(v.status.success(), "{}\n{yaml}", stderr(&v));
+    validate_accepts(dir.path(), "suggested.yaml");
     // The suggested policy in a run: the push is allowed by the rule and
     // denied by the hook the base had.
     let t = "name: again\nprompt: p\nworkspace: ../ws\npolicy: ../suggested.yaml\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"git push origin main\"}}\n  - text: done\n";
@@ -278,7 +265,7 @@ fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
         "tested.yaml",
         "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\"]\ntests:\n  - {call: \"Bash(git push origin main)\", expect: deny}\n",
     );
-    let out = suggest("tested.yaml");
+    let out = suggest(dir.path(), Some("tested.yaml"));
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(

@@ -109,6 +109,16 @@ pub fn validate_refuses(dir: &Path, file: &str) -> String {
     stderr(&out)
 }
 
+/// `runner validate FILE` in `dir`, which must accept it (exit 0).
+pub fn validate_accepts(dir: &Path, file: &str) {
+    let out = runner()
+        .current_dir(dir)
+        .args(["validate", file])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{file}: {}", stderr(&out));
+}
+
 /// The JSON lines of a `runner run --format json` (its stdout), parsed.
 pub fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
