@@ -61,8 +61,40 @@ fn is_git_location(name: &str) -> bool {
         || name.starts_with("GIT_CONFIG_VALUE_")
 }
 
+/// Variables that change how bash reads a script, which the permission
+/// engine reads as a clean bash would: startup files (`BASH_ENV`, `ENV`),
+/// options (`SHELLOPTS`, `BASHOPTS`: `extglob`, `dotglob`), what globs and
+/// `cd` see (`GLOBIGNORE`, `CDPATH`), word splitting (`IFS`), traces that
+/// expand (`PS4`), and exported functions (`BASH_FUNC_name%%`), which
+/// would stand in for programs.
+fn changes_bash(name: &str) -> bool {
+    matches!(
+        name,
+        "BASH_ENV"
+            | "ENV"
+            | "SHELLOPTS"
+            | "BASHOPTS"
+            | "GLOBIGNORE"
+            | "CDPATH"
+            | "IFS"
+            | "PS4"
+            | "PROMPT_COMMAND"
+            | "BASH_XTRACEFD"
+    ) || name.starts_with("BASH_FUNC_")
+}
+
+/// A value bash would run code from if a script evaluated it as
+/// arithmetic or as a variable name: an array subscript holding a command
+/// substitution (`a[$(cmd)]`). The analysis trusts variables the script
+/// never assigns, so the environment must not hold such a value.
+fn holds_subscript_code(value: &str) -> bool {
+    value.contains('[') && (value.contains("$(") || value.contains('`'))
+}
+
 /// The environment for commands, from `vars` (the runner's), in name order.
-/// Secrets are left out unless passed; git's location variables always are.
+/// Secrets are left out unless passed; git's location variables, variables
+/// that change how bash reads a script and values that would run code in
+/// an arithmetic context always are.
 pub fn scrubbed_env(
     vars: impl IntoIterator<Item = (String, String)>,
     settings: &EnvSettings,
@@ -71,6 +103,7 @@ pub fn scrubbed_env(
         .into_iter()
         .filter(|(k, _)| !is_secret_name(k) || settings.pass.iter().any(|p| p == k))
         .filter(|(k, _)| !is_git_location(k))
+        .filter(|(k, v)| !changes_bash(k) && !holds_subscript_code(v))
         .collect();
     for (k, v) in &settings.set {
         out.insert(k.clone(), v.clone());
@@ -121,6 +154,23 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let out = scrubbed_env(vars, &EnvSettings::default());
         assert_eq!(out, [("GIT_AUTHOR_NAME".to_string(), "a".to_string())]);
+    }
+
+    #[test]
+    fn what_changes_how_bash_reads_a_script_is_dropped() {
+        let vars = [
+            ("BASH_ENV", "/tmp/x"),
+            ("BASHOPTS", "extglob:dotglob"),
+            ("BASH_FUNC_git%%", "() { rm -rf /; }"),
+            ("HEAD_REF", "a[$(touch p)]"),
+            ("TITLE", "fix [docs] for $(x)"),
+            ("NOTE", "see [docs]"),
+            ("LANG", "C.UTF-8"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let env = scrubbed_env(vars, &EnvSettings::default());
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["LANG", "NOTE"]);
     }
 
     #[test]

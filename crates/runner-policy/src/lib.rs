@@ -40,6 +40,7 @@ mod selftest;
 pub mod shell;
 mod signature;
 mod suggest;
+mod word_pattern;
 pub mod words;
 
 pub use config_error::ConfigError;

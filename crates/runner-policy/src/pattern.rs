@@ -11,6 +11,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::signature::{Family, Signature};
+use crate::word_pattern::{WordPat, is_bracket_class, match_words};
 use crate::words::{base_name, split_words};
 
 /// Why a rule pattern does not compile.
@@ -33,24 +34,18 @@ pub enum PatternError {
         /// What is wrong with its glob.
         message: String,
     },
+    /// The rule is past a size limit (length, path segments, `*` words).
+    #[error("rule too large: {0}")]
+    TooLarge(String),
 }
 
-#[derive(Debug, Clone)]
-enum WordPat {
-    Any,
-    Literal(String),
-    Glob(GlobMatcher),
-}
-
-impl WordPat {
-    fn matches(&self, w: &str) -> bool {
-        match self {
-            WordPat::Any => true,
-            WordPat::Literal(l) => l == w,
-            WordPat::Glob(g) => g.is_match(w),
-        }
-    }
-}
+/// Longest rule text: an exact rule may name a whole script
+/// ([`crate::shell::MAX_SCRIPT_CHARS`]).
+pub const MAX_RULE_CHARS: usize = 12_000;
+/// Most segments of a path rule, and most characters of one.
+pub const MAX_PATH_SEGMENTS: usize = 64;
+/// Longest path rule.
+pub const MAX_PATH_RULE_CHARS: usize = 4_096;
 
 #[derive(Debug, Clone)]
 enum Spec {
@@ -58,6 +53,9 @@ enum Spec {
     All,
     Path {
         glob: GlobMatcher,
+        /// The glob followed by `/**`: a path any of whose folders the glob
+        /// matches (one pass, linear in the path's length).
+        beneath: GlobMatcher,
         /// The glob one segment at a time, to tell whether any path beneath
         /// a folder could match.
         segments: Vec<Segment>,
@@ -107,15 +105,26 @@ pub struct Pattern {
 }
 
 fn glob(rule: &str, pattern: &str, literal_separator: bool) -> Result<GlobMatcher, PatternError> {
-    GlobBuilder::new(pattern)
-        .literal_separator(literal_separator)
-        .backslash_escape(true)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| PatternError::Glob {
+    // globset has panicked on pathological patterns: a panic is a load
+    // error, never an abort.
+    let built = std::panic::catch_unwind(|| {
+        GlobBuilder::new(pattern)
+            .literal_separator(literal_separator)
+            .backslash_escape(true)
+            .build()
+            .map(|g| g.compile_matcher())
+    });
+    match built {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(PatternError::Glob {
             rule: rule.to_string(),
             message: e.kind().to_string(),
-        })
+        }),
+        Err(_) => Err(PatternError::Glob {
+            rule: rule.to_string(),
+            message: "the glob could not be compiled".into(),
+        }),
+    }
 }
 
 impl Pattern {
@@ -124,6 +133,12 @@ impl Pattern {
         let t = text.trim();
         if t.is_empty() {
             return Err(PatternError::Empty);
+        }
+        if t.len() > MAX_RULE_CHARS {
+            return Err(PatternError::TooLarge(format!(
+                "{} characters (at most {MAX_RULE_CHARS})",
+                t.len()
+            )));
         }
         let (fam, spec) = match t.find('(') {
             None => {
@@ -161,6 +176,17 @@ impl Pattern {
             None | Some("*") | Some("") => Spec::All,
             Some(s) => match family {
                 Family::Read | Family::Edit => {
+                    if s.len() > MAX_PATH_RULE_CHARS {
+                        return Err(PatternError::TooLarge(format!(
+                            "a path of {} characters (at most {MAX_PATH_RULE_CHARS})",
+                            s.len()
+                        )));
+                    }
+                    if s.split('/').count() > MAX_PATH_SEGMENTS {
+                        return Err(PatternError::TooLarge(format!(
+                            "a path of more than {MAX_PATH_SEGMENTS} segments"
+                        )));
+                    }
                     let absolute = s.starts_with('/');
                     // `./name` anchors at the root, as `/name` does in gitignore.
                     let body = s.strip_prefix("./").unwrap_or(s);
@@ -181,6 +207,7 @@ impl Pattern {
                     }
                     Spec::Path {
                         glob: glob(t, &full, true)?,
+                        beneath: glob(t, &format!("{full}/**"), true)?,
                         segments,
                         absolute,
                         names_git: body.split('/').any(|seg| seg == ".git"),
@@ -195,9 +222,10 @@ impl Pattern {
                     for w in split_words(&s) {
                         words.push(if w == "*" {
                             WordPat::Any
-                        } else if w.contains(['*', '?', '[']) {
+                        } else if w.contains(['*', '?']) || is_bracket_class(&w) {
                             WordPat::Glob(glob(t, &w, false)?)
                         } else {
+                            // `[`, `[[`, `]`: the test builtin's words.
                             WordPat::Literal(w)
                         });
                     }
@@ -245,6 +273,7 @@ impl Pattern {
             Spec::All => true,
             Spec::Path {
                 glob,
+                beneath,
                 segments,
                 absolute,
                 ..
@@ -276,16 +305,7 @@ impl Pattern {
                     }
                 }
                 // The path itself or any folder above it.
-                let mut p = spec;
-                loop {
-                    if glob.is_match(p) {
-                        return true;
-                    }
-                    match p.rfind('/') {
-                        Some(0) | None => return false,
-                        Some(i) => p = &p[..i],
-                    }
-                }
+                glob.is_match(spec) || beneath.is_match(spec)
             }
             Spec::Words {
                 as_written,
@@ -325,17 +345,6 @@ impl Pattern {
 /// A file name no glob meant for real files matches by accident: an allow
 /// rule whose glob matches `FOLDER/CHILD` matches every name in the folder.
 const CHILD: &str = "\u{1}";
-
-fn match_words(pats: &[WordPat], words: &[String]) -> bool {
-    match pats.split_first() {
-        None => words.is_empty(),
-        Some((WordPat::Any, rest)) => (0..=words.len()).any(|k| match_words(rest, &words[k..])),
-        Some((p, rest)) => match words.split_first() {
-            Some((w, wrest)) => p.matches(w) && match_words(rest, wrest),
-            None => false,
-        },
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -413,5 +422,37 @@ mod tests {
             Pattern::parse("Read(a[)"),
             Err(PatternError::Glob { .. })
         ));
+        let deep = format!("Read({})", ["a"; 5_000].join("/"));
+        assert!(matches!(
+            Pattern::parse(&deep),
+            Err(PatternError::TooLarge(_))
+        ));
+        assert!(matches!(
+            Pattern::parse(&format!("Bash({})", "x ".repeat(7_000))),
+            Err(PatternError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn the_test_builtin_and_stars() {
+        assert!(m("Bash([:*)", "[ -z x ]"));
+        assert!(m("Bash([[:*)", "[[ -z x ]]"));
+        assert!(m("Bash(* x * y *)", "a x b c y"));
+        assert!(!m("Bash(* x * y)", "a x b c y z"));
+        assert!(m("Bash(git * --force)", "git push origin --force"));
+        assert!(m("Bash(ls [ab])", "ls a"));
+        // Many `*` against a long command: decided at once, not 2^n.
+        let many = format!("Bash({}z)", "* a ".repeat(20));
+        let words = vec!["a"; 3_000].join(" ");
+        assert!(!m(&many, &words));
+    }
+
+    #[test]
+    fn long_paths_match_their_folders() {
+        let long = ["d"; 4_000].join("/");
+        assert!(m("Read(d/d)", &long));
+        assert!(!m("Read(x/**)", &long));
+        assert!(m("Read(/tmp)", "/tmp/a/b"));
+        assert!(!m("Read(/tmp)", "/tmpx"));
     }
 }

@@ -8,6 +8,9 @@ use crate::model::{DefaultDecision, PolicyFile};
 use crate::pattern::Pattern;
 use crate::risk::Risk;
 
+/// Most patterns one policy may hold (allow and deny together).
+pub const MAX_RULES: usize = 20_000;
+
 /// A compiled rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -105,6 +108,24 @@ impl Policy {
         let mut errors = Vec::new();
         let mut rules = Vec::new();
         let mut file_templates = Vec::new();
+        // Past the limit, the first pattern over it is named.
+        let over = pf
+            .rules
+            .iter()
+            .flat_map(|r| {
+                let e = &r.value;
+                e.allow.iter().flatten().chain(e.deny.iter().flatten())
+            })
+            .nth(MAX_RULES);
+        if let Some(p) = over {
+            return Err(vec![ConfigError::at(
+                file,
+                &p.referenced,
+                format!(
+                    "rules: more than {MAX_RULES} patterns; a policy may hold at most {MAX_RULES}"
+                ),
+            )]);
+        }
         for spanned in &pf.rules {
             let entry = &spanned.value;
             if entry.allow.is_none() && entry.deny.is_none() {

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use super::expand::{MAX_EXPANSION, expand_glob, has_glob};
+use std::collections::HashSet;
+
+use super::budget::{MAX_SIGNATURES, too_complex};
+use super::expand::{ExpansionBudget, expand_glob, has_glob};
 use crate::paths::SignaturePaths;
 use crate::programs;
 use crate::signature::{Family, Signature};
@@ -73,30 +76,33 @@ impl ShellAnalysis {
                 why.clone(),
             )];
         }
+        let opaque = |why: String| vec![Signature::opaque(Family::Bash, self.text.clone(), why)];
         let mut out: Vec<Signature> = Vec::new();
+        let mut seen: HashSet<Signature> = HashSet::new();
         let mut push = |s: Signature| {
-            if !out.contains(&s) {
+            if seen.insert(s.clone()) {
                 out.push(s);
             }
+            out.len() <= MAX_SIGNATURES
         };
+        let too_many = || too_complex(&format!("more than {MAX_SIGNATURES} signatures"));
         for c in &self.commands {
-            push(Signature::new(Family::Bash, join_words(&c.words)));
+            if !push(Signature::new(Family::Bash, join_words(&c.words))) {
+                return opaque(too_many());
+            }
         }
+        let mut budget = ExpansionBudget::default();
         for (family, list) in [(Family::Edit, &self.writes), (Family::Read, &self.reads)] {
             for PathUse { path, cwds, tree } in list {
                 for c in cwds {
                     let dir = Path::new(cwd).join(c);
                     let paths = if has_glob(path) {
-                        match expand_glob(&ws.root().join(&dir), path) {
+                        match expand_glob(&ws.root().join(&dir), path, &mut budget) {
                             Some(p) => p,
                             None => {
-                                let why =
-                                    format!("`{path}` matches more than {MAX_EXPANSION} files");
-                                return vec![Signature::opaque(
-                                    Family::Bash,
-                                    self.text.clone(),
-                                    why,
-                                )];
+                                return opaque(too_complex(&format!(
+                                    "its glob operands match more files than can be checked, at `{path}`"
+                                )));
                             }
                         }
                     } else {
@@ -109,11 +115,14 @@ impl ShellAnalysis {
                             dir.join(path).to_string_lossy().into_owned()
                         };
                         for p in ws.signature_paths(&joined) {
-                            push(if *tree {
+                            let sig = if *tree {
                                 Signature::tree(family, p)
                             } else {
                                 Signature::new(family, p)
-                            });
+                            };
+                            if !push(sig) {
+                                return opaque(too_many());
+                            }
                         }
                     }
                 }

@@ -8,8 +8,25 @@
 
 use std::path::{Path, PathBuf};
 
-/// Most paths one operand may expand to before the call fails closed.
+/// Most paths the operands of one script may expand to before the call
+/// fails closed.
 pub const MAX_EXPANSION: usize = 10_000;
+
+/// What expanding a script's glob operands may still cost: folder entries
+/// listed and paths produced, over every operand of the script.
+pub(super) struct ExpansionBudget {
+    pub(super) entries: usize,
+    pub(super) paths: usize,
+}
+
+impl Default for ExpansionBudget {
+    fn default() -> Self {
+        Self {
+            entries: super::budget::MAX_DIR_ENTRIES,
+            paths: MAX_EXPANSION,
+        }
+    }
+}
 
 /// True when an operand holds glob or brace characters.
 pub fn has_glob(s: &str) -> bool {
@@ -18,8 +35,12 @@ pub fn has_glob(s: &str) -> bool {
 
 /// Expands `pattern` relative to `base` (or from `/` when absolute). The
 /// results keep the pattern's form (relative or absolute), sorted. `None`
-/// when it matches more than [`MAX_EXPANSION`] paths.
-pub fn expand_glob(base: &Path, pattern: &str) -> Option<Vec<String>> {
+/// past the budget (entries listed or paths produced).
+pub(super) fn expand_glob(
+    base: &Path,
+    pattern: &str,
+    budget: &mut ExpansionBudget,
+) -> Option<Vec<String>> {
     let absolute = pattern.starts_with('/');
     let root = if absolute {
         PathBuf::from("/")
@@ -56,15 +77,14 @@ pub fn expand_glob(base: &Path, pattern: &str) -> Option<Vec<String>> {
                 continue;
             };
             for e in entries.flatten() {
+                budget.entries = budget.entries.checked_sub(1)?;
                 let name = e.file_name().to_string_lossy().into_owned();
                 if name.starts_with('.') && !seg.starts_with('.') {
                     continue;
                 }
                 if matcher.is_match(&name) {
+                    budget.paths = budget.paths.checked_sub(1)?;
                     next.push((dir.join(&name), join(shown, &name)));
-                    if next.len() > MAX_EXPANSION {
-                        return None;
-                    }
                 }
             }
         }
@@ -93,11 +113,21 @@ mod tests {
         for f in [".env", "src/a.rs", "src/b.rs", "src/.hidden.rs"] {
             std::fs::write(d.path().join(f), "").unwrap();
         }
-        let e = |p: &str| expand_glob(d.path(), p).unwrap();
+        let e = |p: &str| expand_glob(d.path(), p, &mut ExpansionBudget::default()).unwrap();
         assert_eq!(e(".en?"), [".env"]);
         assert_eq!(e("src/*.rs"), ["src/a.rs", "src/b.rs"]);
         assert_eq!(e("*/.h*"), ["src/.hidden.rs"]);
         assert_eq!(e(".{env,nope}"), [".env"]);
         assert_eq!(e("*.none"), ["*.none"]);
+        // The budget holds over operands: `*/../*` lists a folder once per
+        // entry.
+        for i in 0..50 {
+            std::fs::create_dir(d.path().join(format!("d{i}"))).unwrap();
+        }
+        let mut small = ExpansionBudget {
+            entries: 1_000,
+            paths: 1_000,
+        };
+        assert!(expand_glob(d.path(), "*/../*", &mut small).is_none());
     }
 }

@@ -15,6 +15,9 @@
 //! only a rule naming the exact text can allow. When unsure, deny.
 
 mod analysis;
+mod arith;
+mod budget;
+mod builtins;
 mod expand;
 mod state;
 mod variables;
@@ -23,6 +26,7 @@ mod word;
 mod wrappers;
 
 pub use analysis::{PathUse, ShellAnalysis, SimpleCommand};
+pub use budget::{MAX_NESTING, MAX_SIGNATURES};
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
 
@@ -36,6 +40,10 @@ pub fn analyze(script: &str) -> ShellAnalysis {
         return w.out;
     }
     w.script(script);
+    w.check_evaluated();
+    if w.glob_options && w.glob_operand {
+        w.opaque("`shopt` changes how globs match, and the script has glob operands");
+    }
     w.out
 }
 
@@ -88,8 +96,67 @@ mod tests {
             "if then fi (",
             "{rm,-rf,/}",
             "/bin/r? -rf /",
+            // Bash evaluates these values as code (see `arith`).
+            "x='a[$(touch p)]'; (( x ))",
+            "x=$(cat f); echo $(( x + 1 ))",
+            "read x < f; [[ $x -eq 1 ]]",
+            "x=$(cat f); echo ${!x}",
+            "x=$(cat f); y=$x; echo ${a[y]}",
+            "x='$(touch p)'; echo ${x@P}",
+            "echo ${HOME@P}",
+            "declare 'a[$(touch p)]=1'",
+            "printf -v 'a[$(touch p)]' x",
+            "read 'a[$(touch p)]' <<< x",
+            "unset 'a[$(touch p)]'",
+            "test -v 'a[$(touch p)]'",
+            "[[ -v a[$(touch p)] ]]",
+            "let 'a[$(touch p)]'",
+            "declare -n r='a[$(touch p)]'; echo $r",
+            "read -r n; declare -i x=n",
+            "f() { echo $(( $1 )); }; f 1",
+            "for x in $(cat f); do echo $(( x )); done",
+            "shopt -s dotglob\ncat *",
+            // Past the budget.
+            &format!("{}x{}", "( ".repeat(20), " )".repeat(20)),
+            &format!("{} x;{}", "{ ".repeat(1_500), " }".repeat(1_500)),
+            &"( (( (( (( (( (( (( (( ((".repeat(3),
         ] {
             assert!(analyze(s).opaque.is_some(), "{s}");
+        }
+    }
+
+    #[test]
+    fn nested_subshells_are_read_as_bash_reads_them() {
+        // brush-parser reads these as arithmetic; bash runs `touch`.
+        assert_eq!(cmds("( ( touch p ) )"), ["touch p"]);
+        assert_eq!(cmds("((touch p) )"), ["touch p"]);
+        assert_eq!(
+            cmds("echo $((touch p) )"),
+            ["touch p", "echo $((touch p) )"]
+        );
+        assert_eq!(cmds("x=$((touch p);(touch q))"), ["touch p", "touch q"]);
+        // Arithmetic stays arithmetic.
+        assert!(cmds("(( i++ )); echo $(( (1 + 2) * 3 ))").len() == 1);
+        assert!(cmds("((x = (1 + 2) ))").is_empty());
+    }
+
+    #[test]
+    fn values_the_script_fixes_may_be_evaluated() {
+        for s in [
+            "i=0; (( i++ )); echo $i",
+            "n=$(nproc); make -j$((n + 1))",
+            "c=$(git ls-files | wc -l); [[ $c -gt 0 ]] && echo many",
+            "for i in 1 2 3; do echo $(( i * 2 )); done",
+            "for ((i = 0; i < 3; i++)); do echo $i; done",
+            "declare -i n=3; n=n+1",
+            "a=(1 2 3); echo ${a[1]} ${#a[@]} ${a[@]:1:2}",
+            "x=$(cat f); echo \"$x\" ${x:-none} ${#x}",
+            "read -r line < f; echo \"$line\"",
+            "echo ${!prefix*}",
+            "[ \"$(cat f)\" -eq 1 ]",
+            "if [ -z \"$v\" ]; then echo empty; fi",
+        ] {
+            assert!(analyze(s).opaque.is_none(), "{s}: {:?}", analyze(s).opaque);
         }
     }
 }

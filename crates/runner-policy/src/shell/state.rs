@@ -2,7 +2,10 @@
 //! ([`super::walk`], [`super::word`], [`super::wrappers`]): what was found
 //! so far, the folders the script may be in, how deep it is nested.
 
+use std::collections::HashMap;
+
 use super::analysis::ShellAnalysis;
+use super::budget::{MAX_PARSED_CHARS, MAX_STEPS, too_complex};
 
 /// Scripts longer than this are not analysed (fail closed).
 pub const MAX_SCRIPT_CHARS: usize = 10_000;
@@ -27,15 +30,58 @@ pub(super) struct Walker {
     pub(super) depth: usize,
     /// Inside `find -exec`: find's roots, which `{}` stands beneath.
     pub(super) find_roots: Option<Vec<String>>,
+    /// The scripts being walked, innermost last: source spans index them.
+    pub(super) texts: Vec<String>,
+    /// Steps of the walk so far, and characters parsed (see [`super::budget`]).
+    pub(super) steps: usize,
+    pub(super) parsed_chars: usize,
+    /// Variables the script assigns, with where each value came from.
+    pub(super) assigned: HashMap<String, Vec<Origin>>,
+    /// Variables whose value bash evaluates as an arithmetic expression or
+    /// a variable name (`(( x ))`, `$(( $x ))`, `${a[$i]}`, `${!x}`): bash
+    /// runs the command substitutions of an array subscript in such a
+    /// value, so each must be one the script fixes (checked at the end).
+    pub(super) evaluated: Vec<String>,
+    /// Variables declared with the integer attribute (`declare -i`).
+    pub(super) integers: Vec<String>,
+    /// `shopt` turned on an option that changes how globs match (dotglob,
+    /// globstar, nocaseglob, extglob), and a glob operand was seen.
+    pub(super) glob_options: bool,
+    pub(super) glob_operand: bool,
 }
 
 /// The value of a word when it is fixed before running.
+#[derive(Default)]
 pub(super) struct WordValue {
     pub(super) text: String,
     /// Holds expansions (variables, substitutions, tildes, arithmetic).
     pub(super) dynamic: bool,
     /// Holds unquoted glob or brace characters.
     pub(super) unquoted_magic: bool,
+    /// Where its value comes from, for variables assigned from it.
+    pub(super) origin: Origin,
+}
+
+/// Where a value comes from, as far as bash evaluating it as arithmetic is
+/// concerned (see [`Walker::evaluated`]).
+#[derive(Default, Clone, Debug)]
+pub(super) struct Origin {
+    /// Holds text the script does not fix (a command's output, a
+    /// positional parameter) or literal text that holds a command
+    /// substitution.
+    pub(super) runtime: bool,
+    /// Variables whose values it copies.
+    pub(super) copies: Vec<String>,
+}
+
+impl Origin {
+    /// A value only known when the script runs.
+    pub(super) fn runtime() -> Self {
+        Self {
+            runtime: true,
+            copies: Vec::new(),
+        }
+    }
 }
 
 impl Walker {
@@ -49,7 +95,56 @@ impl Walker {
             cwds: Some(vec![".".to_string()]),
             depth: 0,
             find_roots: None,
+            texts: Vec::new(),
+            steps: 0,
+            parsed_chars: 0,
+            assigned: HashMap::new(),
+            evaluated: Vec::new(),
+            integers: Vec::new(),
+            glob_options: false,
+            glob_operand: false,
         }
+    }
+
+    /// True once the script is opaque: the walk stops there, since an
+    /// opaque script is one signature whatever else it holds.
+    pub(super) fn done(&self) -> bool {
+        self.out.opaque.is_some()
+    }
+
+    /// Records an assignment of `name` (a plain variable name, or an array
+    /// element `name[...]`, whose subscript is checked as arithmetic).
+    pub(super) fn assign(&mut self, name: &str, origin: Origin) {
+        let base = match name.split_once('[') {
+            Some((base, sub)) => {
+                self.arithmetic(sub.strip_suffix(']').unwrap_or(sub));
+                base
+            }
+            None => name,
+        };
+        self.assigned
+            .entry(base.to_string())
+            .or_default()
+            .push(origin);
+    }
+
+    /// Counts one step of the walk; false (and the script opaque) past the
+    /// budget.
+    pub(super) fn step(&mut self) -> bool {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            self.opaque(too_complex("too many commands and words"));
+        }
+        !self.done()
+    }
+
+    /// Counts `n` characters about to be parsed; false past the budget.
+    pub(super) fn parse_budget(&mut self, n: usize) -> bool {
+        self.parsed_chars += n;
+        if self.parsed_chars > MAX_PARSED_CHARS {
+            self.opaque(too_complex("scripts nested in scripts too many times"));
+        }
+        !self.done()
     }
 
     /// Marks the script opaque; the first reason is kept.

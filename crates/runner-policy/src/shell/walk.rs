@@ -6,16 +6,30 @@
 use brush_parser::ast;
 
 use super::analysis::PathUse;
-use super::state::{MAX_CWDS, MAX_DEPTH, PROCESS_SUBSTITUTION, Walker, WordValue};
+use super::budget::{MAX_NESTING, nesting_depth, too_complex};
+use super::state::{MAX_CWDS, MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::is_risky_variable;
 
 impl Walker {
     pub(super) fn script(&mut self, text: &str) {
+        if self.done() {
+            return;
+        }
         if self.depth > MAX_DEPTH {
             self.opaque("commands nested too deeply to check");
             return;
         }
+        if nesting_depth(text) > MAX_NESTING {
+            self.opaque(too_complex(&format!(
+                "brackets nested more than {MAX_NESTING} deep"
+            )));
+            return;
+        }
+        if !self.parse_budget(text.len()) {
+            return;
+        }
         self.depth += 1;
+        self.texts.push(text.to_string());
         let parsed = std::panic::catch_unwind(|| {
             let mut parser = brush_parser::Parser::new(
                 std::io::BufReader::new(text.as_bytes()),
@@ -32,11 +46,15 @@ impl Walker {
             Ok(Err(e)) => self.opaque(format!("the script does not parse as bash: {e}")),
             Err(_) => self.opaque("the script could not be parsed"),
         }
+        self.texts.pop();
         self.depth -= 1;
     }
 
     pub(super) fn compound_list(&mut self, list: &ast::CompoundList) {
         for item in &list.0 {
+            if !self.step() {
+                return;
+            }
             self.and_or(&item.0);
         }
     }
@@ -94,12 +112,23 @@ impl Walker {
                 self.extended_test(b);
             }
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a),
-            E::UnaryTest(_, w) => {
-                self.word(w);
+            E::UnaryTest(op, w) => {
+                let v = self.word(w);
+                if matches!(op.to_string().as_str(), "-v" | "-R") {
+                    self.variable_operand(&v.text, false);
+                }
             }
-            E::BinaryTest(_, a, b) => {
-                self.word(a);
-                self.word(b);
+            E::BinaryTest(op, a, b) => {
+                let a = self.word(a);
+                let b = self.word(b);
+                // `[[ a -eq b ]]` evaluates both sides as arithmetic.
+                if matches!(
+                    op.to_string().as_str(),
+                    "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"
+                ) {
+                    self.arithmetic_value(&a);
+                    self.arithmetic_value(&b);
+                }
             }
         }
     }
@@ -107,7 +136,25 @@ impl Walker {
     fn compound(&mut self, cc: &ast::CompoundCommand) {
         use ast::CompoundCommand as C;
         match cc {
-            C::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            C::Arithmetic(a) => {
+                // brush-parser reads `( ( cmd ) )` and `((cmd) )` as
+                // arithmetic; bash reads them as nested subshells. Take the
+                // command's own text and read it as bash does.
+                let src = self
+                    .texts
+                    .last()
+                    .and_then(|t| t.get(a.loc.start.index..a.loc.end.index))
+                    .map(str::to_string);
+                match src {
+                    Some(src) if bash_reads_as_arithmetic(&src, "((") => {
+                        self.arithmetic(&a.expr.value)
+                    }
+                    Some(src) if src.starts_with('(') && src.ends_with(')') => {
+                        self.script(&src[1..src.len() - 1]);
+                    }
+                    _ => self.opaque("an arithmetic command whose text cannot be located"),
+                }
+            }
             C::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
@@ -120,9 +167,19 @@ impl Walker {
             C::BraceGroup(b) => self.compound_list(&b.list),
             C::Subshell(s) => self.compound_list(&s.list),
             C::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.word(w);
+                // Without `in`, the loop takes the positional parameters.
+                let mut origin = Origin::default();
+                match &f.values {
+                    Some(values) => {
+                        for w in values {
+                            let v = self.word(w);
+                            origin.runtime |= v.origin.runtime || v.unquoted_magic;
+                            origin.copies.extend(v.origin.copies);
+                        }
+                    }
+                    None => origin.runtime = true,
                 }
+                self.assign(&f.variable_name, origin);
                 self.compound_list(&f.body.list);
             }
             C::CaseClause(c) => {
@@ -155,6 +212,9 @@ impl Walker {
     }
 
     fn simple(&mut self, s: &ast::SimpleCommand) {
+        if !self.step() {
+            return;
+        }
         let mut words: Vec<WordValue> = Vec::new();
         let mut heredoc = false;
         let items = s
@@ -196,7 +256,7 @@ impl Walker {
                     words.push(WordValue {
                         text: PROCESS_SUBSTITUTION.into(),
                         dynamic: true,
-                        unquoted_magic: false,
+                        ..Default::default()
                     });
                 }
             }
@@ -245,19 +305,24 @@ impl Walker {
         if is_risky_variable(&name) {
             self.opaque(format!("it sets {name}, which changes what commands run"));
         }
+        let mut origin = Origin::default();
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
-                self.word(w);
+                origin = self.word(w).origin;
             }
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
-                        self.word(k);
+                        let k = self.word(k);
+                        self.arithmetic_value(&k);
                     }
-                    self.word(v);
+                    let v = self.word(v);
+                    origin.runtime |= v.origin.runtime || v.unquoted_magic;
+                    origin.copies.extend(v.origin.copies);
                 }
             }
         }
+        self.assign(&name, origin);
     }
 
     fn cd(&mut self, args: &[WordValue]) {
@@ -390,6 +455,32 @@ impl Walker {
             }
         }
     }
+}
+
+/// Whether bash reads `src` (which starts with `open`, `((` or `$((`, and
+/// ends with `)`) as arithmetic, as its parser does: only when `open` is
+/// written together, and the parenthesis its last `(` opens is closed by a
+/// `)` followed at once by the final `)`. Otherwise it is a subshell (or a
+/// command substitution) whose first command is itself a subshell:
+/// `( (cmd) )`, `((cmd) )`, `$((cmd) )`.
+pub(super) fn bash_reads_as_arithmetic(src: &str, open: &str) -> bool {
+    let Some(body) = src.strip_prefix(open) else {
+        return false;
+    };
+    let mut depth = 1usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &body[i..] == "))";
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Paths that are streams, not files: writing them edits nothing.

@@ -9,13 +9,6 @@ use brush_parser::word::{WordPiece, WordPieceWithSource};
 use super::state::{Walker, WordValue};
 
 impl Walker {
-    pub(super) fn arithmetic(&mut self, text: &str) {
-        // Array subscripts in arithmetic are expanded, and `$(...)` there runs.
-        if text.contains("$(") || text.contains('`') {
-            self.opaque("a command substitution inside an arithmetic expression");
-        }
-    }
-
     /// Evaluates a word: its fixed text, and any substitutions inside it are
     /// walked as scripts of their own.
     pub(super) fn word(&mut self, w: &ast::Word) -> WordValue {
@@ -23,6 +16,13 @@ impl Walker {
     }
 
     pub(super) fn word_text(&mut self, raw: &str) -> WordValue {
+        if !self.step() || !self.parse_budget(raw.len()) {
+            return WordValue {
+                text: raw.to_string(),
+                dynamic: true,
+                ..Default::default()
+            };
+        }
         let pieces = match brush_parser::word::parse(raw, &brush_parser::ParserOptions::default()) {
             Ok(p) => p,
             Err(_) => {
@@ -30,15 +30,11 @@ impl Walker {
                 return WordValue {
                     text: raw.to_string(),
                     dynamic: true,
-                    unquoted_magic: false,
+                    ..Default::default()
                 };
             }
         };
-        let mut v = WordValue {
-            text: String::new(),
-            dynamic: false,
-            unquoted_magic: false,
-        };
+        let mut v = WordValue::default();
         self.pieces(raw, &pieces, &mut v, false);
         v
     }
@@ -51,19 +47,20 @@ impl Walker {
         quoted: bool,
     ) {
         for p in pieces {
+            if self.done() {
+                return;
+            }
             let src = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
                 WordPiece::Text(t) => {
-                    if !quoted && t.contains(['*', '?', '[', '{', '}']) {
+                    if !quoted && is_glob_text(t) {
                         v.unquoted_magic = true;
                     }
-                    v.text.push_str(t);
+                    literal(v, t);
                 }
-                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
-                    v.text.push_str(t)
-                }
+                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => literal(v, t),
                 WordPiece::EscapeSequence(t) => {
-                    v.text.push_str(t.strip_prefix('\\').unwrap_or(t));
+                    literal(v, t.strip_prefix('\\').unwrap_or(t));
                 }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
@@ -75,22 +72,52 @@ impl Walker {
                 }
                 WordPiece::ParameterExpansion(_) => {
                     v.dynamic = true;
-                    if src.contains("$(") || src.contains('`') || src.contains("<(") {
-                        self.opaque("a command substitution inside a parameter expansion");
-                    }
+                    let o = self.parameter(src);
+                    v.origin.runtime |= o.runtime;
+                    v.origin.copies.extend(o.copies);
                     v.text.push_str(src);
                 }
                 WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
                     v.dynamic = true;
                     self.script(s);
+                    if !Self::numeric_substitution(s) {
+                        v.origin.runtime = true;
+                    }
                     v.text.push_str(src);
                 }
                 WordPiece::ArithmeticExpression(e) => {
                     v.dynamic = true;
-                    self.arithmetic(&e.value);
+                    if super::walk::bash_reads_as_arithmetic(src, "$((") {
+                        self.arithmetic(&e.value);
+                    } else if src.len() >= 3 && src.ends_with(')') {
+                        // `$((cmd) )`: bash reads a command substitution
+                        // whose first command is a subshell.
+                        self.script(&src[2..src.len() - 1]);
+                        v.origin.runtime = true;
+                    } else {
+                        self.opaque(format!("`{src}` could not be read as bash reads it"));
+                    }
                     v.text.push_str(src);
                 }
             }
         }
     }
+}
+
+/// Appends literal text; text that holds a command substitution is code
+/// if bash ever evaluates it (see [`super::arith`]).
+fn literal(v: &mut WordValue, t: &str) {
+    if t.contains("$(") || t.contains('`') {
+        v.origin.runtime = true;
+    }
+    v.text.push_str(t);
+}
+
+/// Unquoted text that bash would expand as a glob or brace pattern: `*`,
+/// `?`, braces, or a `[` that a `]` closes (a lone `[`, the `test`
+/// builtin's name, is literal).
+fn is_glob_text(t: &str) -> bool {
+    t.contains(['*', '?', '{', '}'])
+        || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
+        || ["@(", "+(", "!("].iter().any(|x| t.contains(x))
 }

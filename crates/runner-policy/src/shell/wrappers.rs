@@ -21,11 +21,15 @@ impl Walker {
             self.opaque("wrappers nested too deeply to check");
             return;
         }
+        if !self.step() {
+            return;
+        }
         self.out.commands.push(SimpleCommand {
             words: words.to_vec(),
         });
         let prog = base_name(&words[0]);
         let args = &words[1..];
+        self.variable_builtin(prog, args);
         match prog {
             "source" | "." => {
                 self.opaque(format!(
@@ -144,6 +148,9 @@ impl Walker {
                         self.add_path(write, &r, true);
                     }
                     continue;
+                }
+                if super::expand::has_glob(&f) {
+                    self.glob_operand = true;
                 }
                 if f.contains(['$', '`']) || f.starts_with('~') {
                     let verb = if write { "writes" } else { "reads" };

@@ -1,0 +1,169 @@
+//! Builtins that assign or test variables by name (`read`, `mapfile`,
+//! `printf -v`, `getopts`, `wait -p`, `unset`, `test -v`, `let`,
+//! `declare` and its kin) and `shopt`'s glob options: what they tell the
+//! checks of [`super::arith`] and the glob expansion of operands.
+
+use super::arith::origin_of_text;
+use super::state::{Origin, Walker};
+
+/// Glob options that make a glob operand match what [`super::expand`]
+/// would not (dot files, `**` across folders, other cases, extended globs).
+const GLOB_OPTIONS: &[&str] = &[
+    "dotglob",
+    "globstar",
+    "nocaseglob",
+    "extglob",
+    "globskipdots",
+];
+
+impl Walker {
+    /// Looks at a builtin's arguments; false when `prog` is none of these.
+    pub(super) fn variable_builtin(&mut self, prog: &str, args: &[String]) -> bool {
+        match prog {
+            "read" => {
+                let names = operands(args, "adinNptu");
+                if let Some(i) = args.iter().position(|a| a == "-a") {
+                    if let Some(n) = args.get(i + 1) {
+                        self.variable_operand(n, true);
+                    }
+                }
+                if names.is_empty() {
+                    self.assign("REPLY", Origin::runtime());
+                }
+                for n in names {
+                    self.variable_operand(n, true);
+                }
+            }
+            "mapfile" | "readarray" => {
+                let names = operands(args, "dnOsuCc");
+                match names.first() {
+                    Some(n) => self.variable_operand(n, true),
+                    None => self.assign("MAPFILE", Origin::runtime()),
+                }
+            }
+            "printf" => {
+                if let Some(i) = args.iter().position(|a| a == "-v")
+                    && let Some(n) = args.get(i + 1)
+                {
+                    self.variable_operand(n, true);
+                }
+            }
+            "getopts" => {
+                if let Some(n) = args.get(1) {
+                    self.variable_operand(n, true);
+                }
+            }
+            "wait" => {
+                if let Some(i) = args.iter().position(|a| a == "-p")
+                    && let Some(n) = args.get(i + 1)
+                {
+                    self.variable_operand(n, true);
+                }
+            }
+            "unset" => {
+                if !args.iter().any(|a| a == "-f") {
+                    for n in args.iter().filter(|a| !a.starts_with('-')) {
+                        self.variable_operand(n, false);
+                    }
+                }
+            }
+            "test" | "[" => {
+                for w in args.windows(2) {
+                    if matches!(w[0].as_str(), "-v" | "-R") {
+                        self.variable_operand(&w[1], false);
+                    }
+                }
+            }
+            "let" => {
+                for a in args {
+                    self.arithmetic(a);
+                }
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly" => self.declare(args),
+            "shopt" => {
+                let on = args.iter().any(|a| a == "-s");
+                if on && args.iter().any(|a| GLOB_OPTIONS.contains(&a.as_str())) {
+                    self.glob_options = true;
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `declare [-aAfFgiIlnrtux] [NAME[=VALUE]...]`: each assignment is
+    /// recorded; `-i` makes the value arithmetic, `-n` makes it a name
+    /// bash resolves on every use.
+    fn declare(&mut self, args: &[String]) {
+        let mut integer = false;
+        let mut nameref = false;
+        for a in args {
+            if let Some(flags) = a.strip_prefix('-') {
+                integer |= flags.contains('i');
+                nameref |= flags.contains('n');
+                continue;
+            }
+            if a.starts_with('+') {
+                continue;
+            }
+            let (name, value) = match a.split_once('=') {
+                Some((n, v)) => (n.trim_end_matches('+'), Some(v)),
+                None => (a.as_str(), None),
+            };
+            self.variable_operand(name, false);
+            let Some(value) = value else {
+                if integer {
+                    self.integers.push(base(name).to_string());
+                }
+                continue;
+            };
+            if nameref {
+                self.variable_operand(value, false);
+                self.assign(name, origin_of_text(value));
+                self.evaluated.push(base(name).to_string());
+            } else if integer {
+                self.integers.push(base(name).to_string());
+                self.arithmetic(value);
+            } else if value.starts_with('(') {
+                // `declare -a a=(...)`: the elements, and keys that are
+                // arithmetic.
+                self.assign(name, origin_of_text(value));
+            } else {
+                self.assign(name, origin_of_text(value));
+            }
+        }
+    }
+}
+
+/// A variable's name without its subscript.
+fn base(name: &str) -> &str {
+    name.split('[').next().unwrap_or(name)
+}
+
+/// The operands of a builtin whose short options in `with_value` take one.
+fn operands<'a>(args: &'a [String], with_value: &str) -> Vec<&'a String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            out.extend(&args[i..]);
+            break;
+        }
+        if let Some(flags) = a.strip_prefix('-')
+            && !flags.is_empty()
+        {
+            // `-a NAME` is handled by the caller; `-n5` carries its value.
+            if let Some(last) = flags.chars().last()
+                && with_value.contains(last)
+                && flags.len() == 1
+            {
+                i += 1;
+            }
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
