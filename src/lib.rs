@@ -17,5 +17,7 @@ pub mod provider;
 pub(crate) mod report;
 pub(crate) mod run;
 pub mod task;
+#[cfg(feature = "test-tools")]
+pub mod testkit;
 pub mod tools;
 pub mod workspace;

@@ -18,5 +18,6 @@ mod policy_corpus;
 mod policy_props;
 mod providers;
 mod reports;
+mod shell_differential;
 mod structured;
 mod tools;

@@ -62,29 +62,133 @@ fn roots_and_rest(args: &[String]) -> (Vec<String>, usize) {
     (roots, i)
 }
 
-/// Options of `xargs` followed by a value.
-pub const XARGS_VALUE_OPTIONS: &[&str] = &[
-    "-I",
-    "-n",
-    "-L",
-    "-P",
-    "-d",
-    "-E",
-    "-s",
-    "-a",
-    "--arg-file",
-    "--delimiter",
-    "--max-args",
-    "--max-procs",
-    "--replace",
-    "--max-lines",
-    "--eof",
-    "--max-chars",
-];
+/// How `xargs` is called: the files its words come from (`-a`), whether
+/// it puts them in place of a string (`-I`), and where its command starts.
+#[derive(Debug, PartialEq, Eq)]
+pub struct XargsCall {
+    /// Files read for the words (`-a FILE`, `--arg-file=FILE`).
+    pub arg_files: Vec<String>,
+    /// `-I`/`-i`/`--replace`: words go where the string is.
+    pub replace: bool,
+    /// The index of the command's first word in the arguments.
+    pub command: usize,
+}
+
+/// Reads `xargs`'s options as GNU xargs does: clusters (`-0a FILE`),
+/// values attached or not, optional values (`-i[STR]`, `-e[EOF]`,
+/// `-l[N]`), long options by any unambiguous prefix (`--arg` is
+/// `--arg-file`), and the first word that is not an option starts the
+/// command. An option only known at run time (`-a$X`) is an error.
+pub fn xargs_call(args: &[String]) -> Result<XargsCall, String> {
+    const SHORT_VALUES: &str = "adEILnPs";
+    const SHORT_OPTIONAL: &str = "eil";
+    const LONG: &[(&str, bool)] = &[
+        ("--arg-file", true),
+        ("--delimiter", true),
+        ("--max-args", true),
+        ("--max-procs", true),
+        ("--max-chars", true),
+        ("--process-slot-var", true),
+        ("--replace", false),
+        ("--max-lines", false),
+        ("--eof", false),
+        ("--null", false),
+        ("--interactive", false),
+        ("--no-run-if-empty", false),
+        ("--verbose", false),
+        ("--exit", false),
+        ("--show-limits", false),
+        ("--open-tty", false),
+    ];
+    let mut call = XargsCall {
+        arg_files: Vec::new(),
+        replace: false,
+        command: args.len(),
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            call.command = i + 1;
+            return Ok(call);
+        }
+        if !a.starts_with('-') || a == "-" {
+            call.command = i;
+            return Ok(call);
+        }
+        if a.contains(['$', '`']) {
+            return Err(format!(
+                "`xargs {a}`: an option only known when the script runs"
+            ));
+        }
+        i += 1;
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let Some(&(full, takes)) = LONG.iter().find(|(l, _)| l[2..].starts_with(name)) else {
+                continue;
+            };
+            let value = match attached {
+                Some(v) => Some(v.to_string()),
+                None if takes => {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                }
+                None => None,
+            };
+            match full {
+                "--arg-file" => call.arg_files.extend(value),
+                "--replace" => call.replace = true,
+                _ => {}
+            }
+            continue;
+        }
+        for (at, c) in a.char_indices().skip(1) {
+            let rest = &a[at + 1..];
+            if SHORT_OPTIONAL.contains(c) {
+                call.replace |= c == 'i';
+                break;
+            }
+            if SHORT_VALUES.contains(c) {
+                let value = if rest.is_empty() {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                } else {
+                    Some(rest.to_string())
+                };
+                match c {
+                    'a' => call.arg_files.extend(value),
+                    'I' => call.replace = true,
+                    _ => {}
+                }
+                break;
+            }
+        }
+    }
+    Ok(call)
+}
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::ops;
+
+    #[test]
+    fn xargs_options_as_gnu_reads_them() {
+        let call = |s: &str| {
+            let w: Vec<String> = s.split_whitespace().map(String::from).collect();
+            super::xargs_call(&w)
+        };
+        let c = call("-0 -a list rm -f").unwrap();
+        assert_eq!((c.arg_files, c.command), (vec!["list".to_string()], 3));
+        let c = call("--a list rm").unwrap();
+        assert_eq!((c.arg_files, c.command), (vec!["list".to_string()], 2));
+        let c = call("-0alist -n1 rm").unwrap();
+        assert_eq!((c.arg_files, c.command), (vec!["list".to_string()], 2));
+        assert!(call("-i rm {}").unwrap().replace);
+        assert!(call("-a$X list rm").is_err());
+    }
 
     #[test]
     fn find_roots_and_writes() {

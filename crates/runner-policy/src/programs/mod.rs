@@ -28,7 +28,7 @@ mod sed;
 mod spec;
 mod text;
 
-pub use find_xargs::{XARGS_VALUE_OPTIONS, roots as find_roots};
+pub use find_xargs::{XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;

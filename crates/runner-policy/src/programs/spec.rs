@@ -43,6 +43,34 @@ pub(super) enum Arg<'a> {
     Operand(&'a str),
 }
 
+/// Long flags (taking no value) that change what a modelled program reads,
+/// writes or runs, so that their abbreviations are read as them.
+pub(super) const LONG_FLAGS: &[&str] = &[
+    "--in-place",
+    "--recursive",
+    "--dereference-recursive",
+    "--remove-files",
+    "--create",
+    "--extract",
+    "--append",
+    "--update",
+    "--catenate",
+    "--concatenate",
+    "--delete",
+    "--move",
+    "--recurse-paths",
+    "--test",
+    "--stdout",
+    "--to-stdout",
+    "--force",
+    "--search-zip",
+    "--pre",
+    "--no-dereference",
+    "--symbolic",
+    "--target-directory",
+    "--exec",
+];
+
 /// How a program's options take values.
 #[derive(Clone, Copy)]
 pub(super) struct Options {
@@ -56,6 +84,26 @@ pub(super) struct Options {
 }
 
 impl Options {
+    /// The long option an abbreviation stands for: GNU's getopt takes any
+    /// unambiguous prefix (`--to-com` is `--to-command`, `--in-pl` is
+    /// `--in-place`). Resolved against the options with values and the
+    /// long flags the models react to ([`LONG_FLAGS`]); an ambiguous one
+    /// takes the first, which can only be stricter (getopt refuses it).
+    fn resolve_long(&self, name: String) -> String {
+        let known = || {
+            self.long_values
+                .iter()
+                .chain(self.optional)
+                .chain(LONG_FLAGS)
+        };
+        if name.len() < 4 || known().any(|k| *k == name) {
+            return name;
+        }
+        known()
+            .find(|k| k.starts_with(&name))
+            .map_or(name, |k| k.to_string())
+    }
+
     /// Splits `args` into options and operands.
     pub(super) fn parse<'a>(&self, args: &'a [String]) -> Vec<Arg<'a>> {
         let mut out = Vec::new();
@@ -72,6 +120,7 @@ impl Options {
                     Some((n, v)) => (format!("--{n}"), Some(v)),
                     None => (a.to_string(), None),
                 };
+                let name = self.resolve_long(name);
                 let value = if attached.is_some() {
                     attached
                 } else if self.long_values.contains(&name.as_str()) {
@@ -313,6 +362,15 @@ mod tests {
             ("--output=F", opt("--output", Some("F"))),
             ("-rfoF", opt("-o", Some("F"))),
             ("-ni.bak", opt("-i", Some(".bak"))),
+        ] {
+            let w = words(cmd);
+            assert!(o.parse(&w).contains(&want), "{cmd}: {:?}", o.parse(&w));
+        }
+        // GNU's abbreviations of long options.
+        for (cmd, want) in [
+            ("--out F", opt("--output", Some("F"))),
+            ("--outp=F", opt("--output", Some("F"))),
+            ("--in-pl", opt("--in-place", None)),
         ] {
             let w = words(cmd);
             assert!(o.parse(&w).contains(&want), "{cmd}: {:?}", o.parse(&w));

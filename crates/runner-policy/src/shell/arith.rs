@@ -221,7 +221,7 @@ impl Walker {
 pub(super) fn origin_of_text(text: &str) -> Origin {
     let mut o = Origin {
         runtime: text.contains("$(") || text.contains('`'),
-        copies: Vec::new(),
+        copies: names_in_arithmetic(text),
     };
     for (i, _) in text.match_indices('$') {
         let rest = text[i + 1..].trim_start_matches(['{', '!', '#']);

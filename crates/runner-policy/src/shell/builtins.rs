@@ -16,9 +16,45 @@ const GLOB_OPTIONS: &[&str] = &[
     "globskipdots",
 ];
 
+/// Builtins that may read any of their words as a variable name.
+const NAME_TAKERS: &[&str] = &[
+    "read",
+    "mapfile",
+    "readarray",
+    "printf",
+    "getopts",
+    "wait",
+    "unset",
+    "test",
+    "[",
+    "let",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+];
+
+/// A word holding a subscript with a command substitution: `a[$(cmd)]`.
+fn holds_subscript_code(w: &str) -> bool {
+    w.find('[')
+        .is_some_and(|i| w[i..].contains("$(") || w[i..].contains('`'))
+}
+
 impl Walker {
     /// Looks at a builtin's arguments; false when `prog` is none of these.
     pub(super) fn variable_builtin(&mut self, prog: &str, args: &[String]) -> bool {
+        if NAME_TAKERS.contains(&prog)
+            && let Some(a) = args.iter().find(|a| holds_subscript_code(a))
+        {
+            // Whichever word ends up a name (`test $x-v 'a[$(...)]'`, where
+            // `$x` is empty, makes the option), bash runs the substitution
+            // in its subscript.
+            self.opaque(format!(
+                "`{prog}` may read `{a}` as a variable name, whose subscript bash would run"
+            ));
+            return true;
+        }
         match prog {
             "read" => {
                 let names = operands(args, "adinNptu");
@@ -42,10 +78,19 @@ impl Walker {
                 }
             }
             "printf" => {
-                if let Some(i) = args.iter().position(|a| a == "-v")
-                    && let Some(n) = args.get(i + 1)
-                {
-                    self.variable_operand(n, true);
+                // Options come before the format; the last `-v` wins, so
+                // every one is checked.
+                let mut i = 0;
+                while i < args.len() && args[i].starts_with('-') && args[i] != "--" {
+                    if args[i] == "-v"
+                        && let Some(n) = args.get(i + 1)
+                    {
+                        self.variable_operand(n, true);
+                        i += 1;
+                    } else if let Some(n) = args[i].strip_prefix("-v") {
+                        self.variable_operand(n, true);
+                    }
+                    i += 1;
                 }
             }
             "getopts" => {

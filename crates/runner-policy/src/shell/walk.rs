@@ -146,11 +146,14 @@ impl Walker {
                     .and_then(|t| t.get(a.loc.start.index..a.loc.end.index))
                     .map(str::to_string);
                 match src {
-                    Some(src) if bash_reads_as_arithmetic(&src, "((") => {
-                        self.arithmetic(&a.expr.value)
-                    }
                     Some(src) if src.starts_with('(') && src.ends_with(')') => {
-                        self.script(&src[1..src.len() - 1]);
+                        let (plain, quoted) = arithmetic_readings(&src, "((");
+                        if plain || quoted {
+                            self.arithmetic(&a.expr.value);
+                        }
+                        if !plain || !quoted {
+                            self.script(&src[1..src.len() - 1]);
+                        }
                     }
                     _ => self.opaque("an arithmetic command whose text cannot be located"),
                 }
@@ -165,7 +168,26 @@ impl Walker {
                 self.compound_list(&f.body.list);
             }
             C::BraceGroup(b) => self.compound_list(&b.list),
-            C::Subshell(s) => self.compound_list(&s.list),
+            C::Subshell(s) => {
+                // `((...))` that brush-parser read as subshells, where bash
+                // may read arithmetic (which expands `$(...)` even inside
+                // quotes).
+                let src = self
+                    .texts
+                    .last()
+                    .and_then(|t| t.get(s.loc.start.index..s.loc.end.index))
+                    .map(str::to_string);
+                if let Some(src) = src
+                    && src.len() >= 4
+                    && src.ends_with("))")
+                {
+                    let (plain, quoted) = arithmetic_readings(&src, "((");
+                    if plain || quoted {
+                        self.arithmetic(&src[2..src.len() - 2]);
+                    }
+                }
+                self.compound_list(&s.list)
+            }
             C::ForClause(f) => {
                 // Without `in`, the loop takes the positional parameters.
                 let mut origin = Origin::default();
@@ -223,6 +245,12 @@ impl Walker {
             .flat_map(|p| p.0.iter())
             .map(|i| (i, true))
             .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(|i| (i, false)));
+        if self.glued_process_substitution(s) {
+            self.opaque(
+                "a process substitution glued to a word makes one word bash names at run time",
+            );
+            return;
+        }
         let mut pending_word = s.word_or_name.as_ref();
         let mut redirects = Vec::new();
         for (item, is_prefix) in items {
@@ -294,6 +322,34 @@ impl Walker {
         }
     }
 
+    /// Whether a word of `s` touches a process substitution (`a<(b)c`):
+    /// bash makes one word of them (`a/dev/fd/63c`), the parser two.
+    fn glued_process_substitution(&self, s: &ast::SimpleCommand) -> bool {
+        let items = s.prefix.iter().flat_map(|p| p.0.iter());
+        let items = items.chain(s.suffix.iter().flat_map(|p| p.0.iter()));
+        let mut words = s.word_or_name.iter().collect::<Vec<_>>();
+        let mut has_substitution = false;
+        for i in items {
+            match i {
+                ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w),
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => has_substitution = true,
+                _ => {}
+            }
+        }
+        let Some(text) = self.texts.last() else {
+            return has_substitution;
+        };
+        has_substitution
+            && words.iter().any(|w| match &w.loc {
+                Some(loc) => {
+                    let after = text.get(loc.end.index..).unwrap_or("");
+                    let before = text.get(..loc.start.index).unwrap_or("");
+                    after.starts_with("<(") || after.starts_with(">(") || before.ends_with(')')
+                }
+                None => true,
+            })
+    }
+
     fn assignment(&mut self, a: &ast::Assignment) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
@@ -360,9 +416,22 @@ impl Walker {
     /// Records a file read or written (`tree`: and everything beneath it),
     /// relative to every folder the script may be in.
     pub(super) fn add_path(&mut self, write: bool, path: &str, tree: bool) {
+        if is_stream_path(path) || path == "-" {
+            return;
+        }
+        self.add_file(write, path, tree);
+    }
+
+    /// [`Walker::add_path`] for a redirection's target, where `-` is a
+    /// file named `-` (programs read it as standard input or output).
+    fn add_redirect_path(&mut self, write: bool, path: &str) {
         if is_stream_path(path) {
             return;
         }
+        self.add_file(write, path, false);
+    }
+
+    fn add_file(&mut self, write: bool, path: &str, tree: bool) {
         let cwds = match &self.cwds {
             Some(c) => c.clone(),
             None if path.starts_with('/') => vec![".".into()],
@@ -407,13 +476,13 @@ impl Walker {
                         return;
                     }
                     match kind {
-                        K::Read => self.add_path(false, &v.text, false),
+                        K::Read => self.add_redirect_path(false, &v.text),
                         K::Write | K::Append | K::Clobber | K::DuplicateOutput => {
-                            self.add_path(true, &v.text, false)
+                            self.add_redirect_path(true, &v.text)
                         }
                         K::ReadAndWrite => {
-                            self.add_path(false, &v.text, false);
-                            self.add_path(true, &v.text, false);
+                            self.add_redirect_path(false, &v.text);
+                            self.add_redirect_path(true, &v.text);
                         }
                         K::DuplicateInput => {}
                     }
@@ -450,25 +519,62 @@ impl Walker {
                         v.text
                     ));
                 } else {
-                    self.add_path(true, &v.text, false);
+                    self.add_redirect_path(true, &v.text);
                 }
             }
         }
     }
 }
 
-/// Whether bash reads `src` (which starts with `open`, `((` or `$((`, and
-/// ends with `)`) as arithmetic, as its parser does: only when `open` is
-/// written together, and the parenthesis its last `(` opens is closed by a
-/// `)` followed at once by the final `)`. Otherwise it is a subshell (or a
-/// command substitution) whose first command is itself a subshell:
-/// `( (cmd) )`, `((cmd) )`, `$((cmd) )`.
-pub(super) fn bash_reads_as_arithmetic(src: &str, open: &str) -> bool {
+/// How bash may read `src` (which starts with `open`, `((` or `$((`, and
+/// ends with `)`): as arithmetic only when `open` is written together and
+/// the parenthesis its last `(` opens is closed by a `)` followed at once
+/// by the final `)`; otherwise as a subshell (or a command substitution)
+/// whose first command is itself a subshell: `( (cmd) )`, `((cmd) )`,
+/// `$((cmd) )`. Whether quotes hide parentheses from that count is read
+/// both ways: `(plain, quotes skipped)`; where the two differ, the caller
+/// checks both readings.
+pub(super) fn arithmetic_readings(src: &str, open: &str) -> (bool, bool) {
     let Some(body) = src.strip_prefix(open) else {
-        return false;
+        return (false, false);
     };
+    (
+        closes_as_arithmetic(body, false),
+        closes_as_arithmetic(body, true),
+    )
+}
+
+fn closes_as_arithmetic(body: &str, skip_quotes: bool) -> bool {
     let mut depth = 1usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
     for (i, c) in body.char_indices() {
+        if skip_quotes {
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            match (quote, c) {
+                (Some('\''), '\'') | (Some('"'), '"') => {
+                    quote = None;
+                    continue;
+                }
+                (Some(_), '\\') if quote == Some('"') => {
+                    escaped = true;
+                    continue;
+                }
+                (Some(_), _) => continue,
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    continue;
+                }
+                (None, '\\') => {
+                    escaped = true;
+                    continue;
+                }
+                _ => {}
+            }
+        }
         match c {
             '(' => depth += 1,
             ')' => {
@@ -487,6 +593,6 @@ pub(super) fn bash_reads_as_arithmetic(src: &str, open: &str) -> bool {
 fn is_stream_path(p: &str) -> bool {
     matches!(
         p,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty" | "-"
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty"
     ) || p.starts_with("/dev/fd/")
 }

@@ -56,6 +56,12 @@ impl Walker {
                     if !quoted && is_glob_text(t) {
                         v.unquoted_magic = true;
                     }
+                    if expansion_left_as_text(raw, p.start_index, t) {
+                        self.opaque(format!(
+                            "`{raw}` holds an expansion the parser read as text, which bash would expand"
+                        ));
+                        return;
+                    }
                     literal(v, t);
                 }
                 WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => literal(v, t),
@@ -79,6 +85,14 @@ impl Walker {
                 }
                 WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
                     v.dynamic = true;
+                    // Inside backquotes, `\$`, `\``, `\\` lose their backslash
+                    // before the script is read.
+                    let s = if matches!(p.piece, WordPiece::BackquotedCommandSubstitution(_)) {
+                        unescape_backquoted(s)
+                    } else {
+                        s.clone()
+                    };
+                    let s = &s;
                     self.script(s);
                     if !Self::numeric_substitution(s) {
                         v.origin.runtime = true;
@@ -87,15 +101,19 @@ impl Walker {
                 }
                 WordPiece::ArithmeticExpression(e) => {
                     v.dynamic = true;
-                    if super::walk::bash_reads_as_arithmetic(src, "$((") {
-                        self.arithmetic(&e.value);
-                    } else if src.len() >= 3 && src.ends_with(')') {
-                        // `$((cmd) )`: bash reads a command substitution
-                        // whose first command is a subshell.
-                        self.script(&src[2..src.len() - 1]);
-                        v.origin.runtime = true;
-                    } else {
+                    if src.len() < 3 || !src.ends_with(')') {
                         self.opaque(format!("`{src}` could not be read as bash reads it"));
+                    } else {
+                        let (plain, quoted) = super::walk::arithmetic_readings(src, "$((");
+                        if plain || quoted {
+                            self.arithmetic(&e.value);
+                        }
+                        if !plain || !quoted {
+                            // `$((cmd) )`: bash reads a command substitution
+                            // whose first command is a subshell.
+                            self.script(&src[2..src.len() - 1]);
+                            v.origin.runtime = true;
+                        }
                     }
                     v.text.push_str(src);
                 }
@@ -106,11 +124,48 @@ impl Walker {
 
 /// Appends literal text; text that holds a command substitution is code
 /// if bash ever evaluates it (see [`super::arith`]).
+/// The script of a backquoted substitution as bash reads it: a backslash
+/// before `$`, a backquote or a backslash is removed.
+fn unescape_backquoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && matches!(n, '$' | '`' | '\\')
+        {
+            out.push(n);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Names in it are copies too: arithmetic reads a value's names as
+/// variables (`y=x; (( y ))` evaluates `x`).
 fn literal(v: &mut WordValue, t: &str) {
     if t.contains("$(") || t.contains('`') {
         v.origin.runtime = true;
     }
+    if t.contains(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        v.origin.copies.extend(super::arith::names_in_arithmetic(t));
+    }
     v.text.push_str(t);
+}
+
+/// Whether plain text holds a `$` that bash would read as the start of an
+/// expansion (`${`, `$(`, `$[`, `$name`, `$1`, `$?`): the parser gave up on
+/// an expansion it could not read (`${a[($x]}`) and left it as text.
+fn expansion_left_as_text(raw: &str, start: usize, t: &str) -> bool {
+    t.match_indices('$').any(|(i, _)| {
+        let next = t[i + 1..]
+            .chars()
+            .next()
+            .or_else(|| raw.get(start + t.len()..).and_then(|r| r.chars().next()));
+        next.is_some_and(|c| c.is_ascii_alphanumeric() || "{([_?#@*!$-".contains(c))
+    })
 }
 
 /// Unquoted text that bash would expand as a glob or brace pattern: `*`,

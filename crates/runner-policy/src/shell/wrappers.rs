@@ -24,6 +24,15 @@ impl Walker {
         if !self.step() {
             return;
         }
+        // A wrapped program named only at run time (`env $CMD`, `nohup
+        // x<(y)`), or by a glob.
+        if level > 0 && is_runtime_word(&words[0]) {
+            self.opaque(format!(
+                "the command word `{}` is only known when the script runs",
+                words[0]
+            ));
+            return;
+        }
         self.out.commands.push(SimpleCommand {
             words: words.to_vec(),
         });
@@ -126,6 +135,16 @@ impl Walker {
     /// policy could not tell which file it is. Inside `find -exec`, `{}`
     /// stands for anything beneath find's roots.
     fn file_operands(&mut self, prog: &str, args: &[String]) {
+        // An option only known at run time (`-o$X`, `--$X`) may be any
+        // option, and make any word its value or an operand.
+        if programs::takes_files(prog)
+            && let Some(a) = args.iter().find(|a| a.starts_with('-') && runtime_text(a))
+        {
+            self.opaque(format!(
+                "`{prog} {a}`: an option only known when the script runs"
+            ));
+            return;
+        }
         let ops = programs::file_operands(prog, args);
         if let Some(why) = ops.opaque {
             self.opaque(why);
@@ -168,28 +187,21 @@ impl Walker {
     /// at run time appended (or put in place of `-I`'s string). Which files
     /// they name cannot be seen: a command that takes files fails closed.
     fn unwrap_xargs(&mut self, args: &[String], heredoc: bool, level: usize) {
-        let mut replace = false;
-        let mut i = 0;
-        while i < args.len() && args[i].starts_with('-') && args[i] != "--" {
-            let a = args[i].as_str();
-            if a == "-a" || a == "--arg-file" {
-                if let Some(f) = args.get(i + 1) {
-                    let f = f.clone();
-                    self.add_path(false, &f, false);
-                }
-            } else if let Some(f) = a.strip_prefix("--arg-file=") {
-                self.add_path(false, f, false);
+        let call = match programs::xargs_call(args) {
+            Ok(c) => c,
+            Err(why) => {
+                self.opaque(why);
+                return;
             }
-            if a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace") {
-                replace = true;
-            }
-            i += 1;
+        };
+        for f in &call.arg_files {
+            self.add_path(false, f, false);
         }
-        let rest = skip_options(args, programs::XARGS_VALUE_OPTIONS);
         let echo = ["echo".to_string()];
+        let rest = args.get(call.command..).unwrap_or(&[]);
         let inner = if rest.is_empty() { &echo[..] } else { rest };
         let program = base_name(&inner[0]);
-        if replace || programs::takes_files(program) {
+        if call.replace || programs::takes_files(program) {
             self.opaque(format!(
                 "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
             ));
@@ -255,51 +267,87 @@ impl Walker {
         }
     }
 
+    /// `bash [--long ...] [-abc...] [-o OPT] [-O OPT] [-c STRING | -s | FILE]
+    /// [ARGS]`, options read as bash reads them: every option first (`-c`
+    /// anywhere among them), then the first operand is the script of `-c`,
+    /// or else a file. Login and interactive shells (`-l`, `-i`,
+    /// `--login`, `--rcfile`) run startup files first: opaque.
     fn unwrap_shell(&mut self, args: &[String], heredoc: bool, prog: &str) {
         let mut i = 0;
-        let mut script: Option<&String> = None;
-        let mut operand = false;
+        let mut command = false;
+        let mut stdin = false;
+        let mut startup = false;
         while i < args.len() {
-            let a = &args[i];
-            if a == "-o" || a == "+o" || a == "-O" || a == "+O" {
-                i += 2;
-                continue;
-            }
-            if a == "--" {
-                operand = args.len() > i + 1;
+            let a = args[i].as_str();
+            if a == "--" || a == "-" {
+                i += 1;
                 break;
             }
-            if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 && !a.starts_with("--") {
-                if a[1..].contains('c') {
-                    script = args.get(i + 1);
-                    if script.is_none() {
-                        self.opaque(format!("`{prog} -c` without a script"));
-                    }
-                    break;
-                }
-                if a[1..].contains('s') {
-                    break;
-                }
-                i += 1;
+            if let Some(long) = a.strip_prefix("--") {
+                startup |= matches!(long, "login" | "rcfile" | "init-file" | "interactive");
+                i += if matches!(long, "rcfile" | "init-file") {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
-            if a.starts_with("--") {
-                i += 1;
-                continue;
+            if !(a.starts_with('-') || a.starts_with('+')) || a.len() < 2 {
+                break;
             }
-            operand = true;
-            break;
+            let flags = &a[1..];
+            command |= a.starts_with('-') && flags.contains('c');
+            stdin |= flags.contains('s');
+            startup |= a.starts_with('-') && (flags.contains('l') || flags.contains('i'));
+            // `-o OPT` and `-O OPT` take the next word, in a cluster too.
+            i += 1 + flags.matches(['o', 'O']).count();
         }
-        if let Some(s) = script {
-            let s = s.clone();
-            self.script(&s);
-        } else if operand {
+        let operand = args.get(i);
+        if startup {
+            self.opaque(format!(
+                "`{prog}` as a login or interactive shell runs its startup files first"
+            ));
+            return;
+        }
+        if command {
+            match operand {
+                Some(s) => {
+                    let s = s.clone();
+                    self.script(&s);
+                }
+                None => self.opaque(format!("`{prog} -c` without a script")),
+            }
+        } else if operand.is_some() && !stdin {
             // `bash file.sh`: runs a file; the signature is the command itself.
         } else if heredoc {
             self.opaque(format!("`{prog}` is fed its script through a heredoc"));
         } else {
             self.opaque(format!("`{prog}` reads its script from stdin"));
         }
+    }
+}
+
+/// Whether a word holds text only known at run time other than a number
+/// (`$((...))` expands to digits only).
+fn runtime_text(w: &str) -> bool {
+    let mut rest = w;
+    let mut plain = String::new();
+    while let Some(i) = rest.find("$((") {
+        plain.push_str(&rest[..i]);
+        match rest[i..].find("))") {
+            Some(j) => rest = &rest[i + j + 2..],
+            None => return true,
+        }
+    }
+    plain.push_str(rest);
+    plain.contains(['$', '`'])
+}
+
+/// A word whose value bash fixes only when it runs: expansions, globs,
+/// braces, a process substitution.
+fn is_runtime_word(w: &str) -> bool {
+    w.contains(['$', '`', '*', '?', '{', '~']) || w.contains(PROCESS_SUBSTITUTION) || {
+        w.find('[').is_some_and(|i| w[i + 1..].contains(']'))
     }
 }
 

@@ -1,0 +1,632 @@
+//! Bash is the reference: the shell analysis checked against what real
+//! bash does with the same script.
+//!
+//! Each case runs `bash -c SCRIPT` in a throwaway workspace, confined by
+//! the runner's own sandbox (writes only in the case's folder, no
+//! network), with an empty environment and a PATH of recording shims:
+//! every program name on this machine is a link to one script that logs
+//! its argv and exits 0, so nothing real runs. A few wrappers that only run
+//! other programs (`env`, `timeout`, `xargs`, `find` without actions that
+//! write ...) and `cat` pass through to the real program after logging,
+//! so that what they run is recorded too, and `bash`/`sh` pass through to
+//! real bash. Then:
+//! - every program that ran must be a command of the analysis (its words
+//!   equal, a word only known at run time standing for any words);
+//! - every file created, changed or removed in the workspace must be under
+//!   an `Edit` signature;
+//! unless the analysis found the script opaque (one signature only an
+//! exact rule allows), which covers everything.
+//!
+//! The cases: every `bash` row of the attack corpora, generated scripts
+//! (a payload in every context that runs commands, nested two deep), data
+//! that reaches arithmetic from a file, and mutants of all of those.
+//! `RUNNER_DIFF_MUTANTS` (default 1,200) and `RUNNER_DIFF_SEED` change the
+//! mutants; `scripts/fuzz-gate` runs many more.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use runner_policy::words::base_name;
+use runner_policy::{Family, LexicalPaths, shell};
+
+/// Programs that only start other programs (or only read), run for real
+/// after the shim logs them, so that the programs they start are logged.
+const PASS_THROUGH: &[&str] = &[
+    "env", "timeout", "nice", "nohup", "stdbuf", "setsid", "xargs", "find", "cat",
+];
+
+/// Program names the cases use that this machine may not have.
+const EXTRA_NAMES: &[&str] = &[
+    "cargo", "rg", "python3", "node", "npm", "git", "curl", "wget", "sudo", "doas", "perl", "ruby",
+    "jq", "make", "docker", "deno", "nu", "pwned", "unbuffer", "watch",
+];
+
+/// Where a payload goes in a context.
+const HOLE: &str = "@@";
+
+/// Contexts that run the command put in `@@`, one for each way bash has
+/// to run a command, substitute its output or evaluate text as code.
+const CONTEXTS: &[&str] = &[
+    "@@",
+    "( @@ )",
+    "( ( @@ ) )",
+    "((@@) )",
+    "( (@@) )",
+    "{ @@; }",
+    "{ { @@; }; }",
+    "$(@@)",
+    "echo $(@@)",
+    "echo \"$(@@)\"",
+    "echo `@@`",
+    "x=$(@@)",
+    "x=`@@`",
+    "echo $((@@) )",
+    "x=$((@@);(@@))",
+    ": $(( $(@@) ))",
+    "(( a[$(@@)] ))",
+    "a[$(@@)]=1",
+    "declare a[$(@@)]=1",
+    "printf -v 'a[$(@@)]' x",
+    "read 'a[$(@@)]' <<< x",
+    "unset 'a[$(@@)]'",
+    "test -v 'a[$(@@)]'",
+    "[[ -v a[$(@@)] ]]",
+    "let 'a[$(@@)]'",
+    "x='a[$(@@)]'; (( x ))",
+    "x='a[$(@@)]'; echo $(( x ))",
+    "x='a[$(@@)]'; echo $(( $x ))",
+    "x='a[$(@@)]'; echo ${!x}",
+    "x='$(@@)'; echo ${x@P}",
+    "x='a[$(@@)]'; [[ $x -eq 1 ]]",
+    "x='a[$(@@)]'; declare -n r=$x; echo $r",
+    "x='a[$(@@)]'; declare -i y; y=$x",
+    "x='a[$(@@)]'; arr=(1); echo ${arr[$x]}",
+    "x='a[$(@@)]'; echo ${y:$x}",
+    "x='a[$(@@)]'; y=$x; (( y ))",
+    "f() { (( $1 )); }; f 'a[$(@@)]'",
+    "trap '@@' EXIT",
+    "if @@; then :; fi",
+    "if true; then @@; fi",
+    "while @@; do break; done",
+    "case x in x) @@;; esac",
+    "f() { @@; }; f",
+    "function f { @@; }; f",
+    "cat <(@@)",
+    "echo >(@@)",
+    "@@ | cat",
+    "cat <<< \"$(@@)\"",
+    "cat <<EOF\n$(@@)\nEOF",
+    "cat <<'EOF'\n$(@@)\nEOF",
+    "coproc @@",
+    "coproc c { @@; }",
+    "exec 3< <(@@)",
+    "shopt -s expand_aliases\nalias x='@@'\nx",
+    "eval '@@'",
+    "eval \"@@\"",
+    "bash -c '@@'",
+    "sh -c '@@'",
+    "env @@",
+    "timeout 5 @@",
+    "nice @@",
+    "nohup @@",
+    "echo a | xargs @@",
+    "find . -maxdepth 0 -exec @@ \\;",
+    "for i in 1; do @@; done",
+    "for ((i=0;i<1;i++)); do @@; done",
+    "select x in a; do @@; break; done <<< 1",
+    "[[ $(@@) ]]",
+    "echo ${x:-$(@@)}",
+    "echo \"${x:-$(@@)}\"",
+    "echo ${x/$(@@)/y}",
+    "for i in $(@@); do :; done",
+    "PS4='$(@@)'; set -x; :",
+    "! @@",
+    "time @@",
+    "@@ & wait",
+    "@@ && :",
+    "false || @@",
+    "x=1 @@",
+    "declare -a b=($(@@))",
+    "[ \"$(@@)\" ]",
+    "exec @@",
+    "command @@",
+    "builtin eval '@@'",
+    "mapfile -t a < <(@@)",
+    "read x < <(@@)",
+    "while read l; do :; done < <(@@)",
+    "{ @@; } 2>/dev/null",
+    "( @@ ) > /dev/null",
+    "x=$(@@) y=$(@@)",
+];
+
+/// What the payload does: runs a program, or writes a file by itself.
+const PAYLOADS: &[&str] = &["touch pwned", "echo x > pwned"];
+
+/// Scripts that read a value from a file the workspace holds (`f`, whose
+/// text is `a[$(touch pwned)]`) into a context that evaluates it.
+const DATA_CASES: &[&str] = &[
+    "x=$(cat f); (( x ))",
+    "x=$(cat f); echo $(( x + 1 ))",
+    "read -r x < f; [[ $x -gt 0 ]]",
+    "x=$(cat f); echo ${!x}",
+    "mapfile -t m < f; (( m[0] ))",
+    "x=$(cat f); y=$x; a=(1); echo ${a[y]}",
+    "while read -r x; do echo $(( x )); done < f",
+    "for x in $(cat f); do let x; done",
+    "x=$(cat f); declare -i n; n=$x",
+    "IFS= read -r x < f; unset \"$x\"",
+    "x=$(cat f); printf -v \"$x\" 1",
+    "x=$(cat f); echo ${x@P}",
+];
+
+/// The workspace each case starts from.
+fn lay_out(ws: &Path) {
+    for d in ["src", "sub/deep", ".github/workflows"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    for (f, text) in [
+        ("src/a.rs", "fn a() {}\n"),
+        (".env", "SECRET=1\n"),
+        ("README.md", "readme\n"),
+        ("sub/deep/x.txt", "x\n"),
+        ("f", "a[$(touch pwned)]\n"),
+        ("list", "src/a.rs\n"),
+    ] {
+        std::fs::write(ws.join(f), text).unwrap();
+    }
+}
+
+/// A worker's folders: the shims, their log, the case's workspace.
+struct Lab {
+    _dir: tempfile::TempDir,
+    shims: PathBuf,
+    log: PathBuf,
+    ws: PathBuf,
+    home: PathBuf,
+}
+
+impl Lab {
+    fn new(names: &[String]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let shims = root.join("shims");
+        std::fs::create_dir(&shims).unwrap();
+        let log = root.join("log");
+        let mut pass = String::new();
+        for p in PASS_THROUGH {
+            if let Some(real) = real_program(p) {
+                if *p == "find" {
+                    // find's own writes stay off: only its -exec runs.
+                    pass.push_str(&format!(
+                        "  find) for a; do case $a in -delete|-fprint*|-fls) exit 0;; esac; done; exec {} \"$@\";;\n",
+                        real.display()
+                    ));
+                } else {
+                    pass.push_str(&format!("  {p}) exec {} \"$@\";;\n", real.display()));
+                }
+            }
+        }
+        // One printf is one write, appended whole while other shims write.
+        // Run by a shell as a script file (`bash touch`) rather than as a
+        // program, the shim is our own file: it records nothing.
+        let script = format!(
+            "#!/bin/bash\ncase $0 in {shims}/*) ;; *) exit 0;; esac\nn=${{0##*/}}\nprintf '%s\\0' \"$n\" \"$@\" $'\\1' >> {log}\ncase $n in\n  bash) exec /bin/bash \"$@\";;\n  sh) exec -a sh /bin/bash \"$@\";;\n{pass}esac\nexit 0\n",
+            log = log.display(),
+            shims = shims.display()
+        );
+        let shim = root.join("shim");
+        std::fs::write(&shim, script).unwrap();
+        std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        for n in names {
+            let _ = std::os::unix::fs::symlink(&shim, shims.join(n));
+        }
+        let home = root.join("home");
+        std::fs::create_dir(&home).unwrap();
+        Self {
+            ws: root.join("ws"),
+            _dir: dir,
+            shims,
+            log,
+            home,
+        }
+    }
+
+    /// Runs one script; a finding when bash did what the analysis missed.
+    fn case(&self, script: &str) -> Result<(), String> {
+        let script = script.replace("$WS", &self.ws.display().to_string());
+        let (ran, changed) = self.run(&script);
+        self.check(&script, &shell::analyze(&script), &ran, &changed)
+    }
+
+    /// Runs `script` under bash in a fresh workspace: the programs that
+    /// ran, and the files changed.
+    fn run(&self, script: &str) -> (Vec<Vec<String>>, Vec<String>) {
+        let _ = std::fs::remove_dir_all(&self.ws);
+        std::fs::create_dir(&self.ws).unwrap();
+        lay_out(&self.ws);
+        let before = snapshot(&self.ws);
+        std::fs::write(&self.log, "").unwrap();
+        self.run_bash(script);
+        let after = snapshot(&self.ws);
+        (read_log(&self.log), changed(&before, &after))
+    }
+
+    /// What bash did against what `analysis` says `script` does.
+    fn check(
+        &self,
+        script: &str,
+        analysis: &shell::ShellAnalysis,
+        ran: &[Vec<String>],
+        changed: &[String],
+    ) -> Result<(), String> {
+        if analysis.opaque.is_some() {
+            return Ok(());
+        }
+        let sigs = analysis.signatures(&LexicalPaths::new(&self.ws), ".");
+        if sigs.iter().any(|s| s.opaque.is_some()) {
+            return Ok(());
+        }
+        let mut missed = Vec::new();
+        let behind_xargs = analysis
+            .commands
+            .iter()
+            .any(|c| base_name(c.program()) == "xargs");
+        for argv in ran {
+            let covered = analysis.commands.iter().any(|c| {
+                base_name(c.program()) == argv[0]
+                    && words_cover(&c.words[1..], &argv[1..], behind_xargs)
+            });
+            if !covered {
+                missed.push(format!("ran {argv:?}"));
+            }
+        }
+        let edits: Vec<(&str, bool)> = sigs
+            .iter()
+            .filter(|s| s.family == Family::Edit)
+            .filter_map(|s| s.specifier.as_deref().map(|p| (p, s.tree)))
+            .collect();
+        for path in changed {
+            let covered = edits.iter().any(|(p, tree)| {
+                p == path || (*tree && (*p == "." || path.starts_with(&format!("{p}/"))))
+            });
+            if !covered {
+                missed.push(format!("changed {path}"));
+            }
+        }
+        if missed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{script:?}: {} (analysis: {:?})",
+                missed.join(", "),
+                analysis
+                    .commands
+                    .iter()
+                    .map(|c| c.words.join(" "))
+                    .collect::<Vec<_>>()
+            ))
+        }
+    }
+
+    fn run_bash(&self, script: &str) {
+        let mut cmd = Command::new("/bin/bash");
+        cmd.args(["--norc", "--noprofile", "-c", script])
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", &self.shims)
+            .env("HOME", &self.home)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let writable = [self.ws.clone(), self.log.clone(), self.home.clone()];
+        runner::testkit::confine(&mut cmd, &writable)
+            .expect("the differential test needs Landlock to confine bash");
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if Instant::now() > deadline {
+                // SAFETY: signalling the case's own process group.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        // Whatever the script left running in the background.
+        // SAFETY: as above.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    }
+}
+
+/// The real program behind a name, outside the shims.
+fn real_program(name: &str) -> Option<PathBuf> {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.exists())
+}
+
+/// Every program name on this machine's usual PATH, and the cases' own.
+fn program_names() -> Vec<String> {
+    let mut names: Vec<String> = EXTRA_NAMES.iter().map(|s| s.to_string()).collect();
+    for d in [
+        "/usr/local/sbin",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+        "/bin",
+    ] {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            names.extend(
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned()),
+            );
+        }
+    }
+    names.sort();
+    names.dedup();
+    names.retain(|n| !n.contains('/') && !n.is_empty());
+    names
+}
+
+/// Every file (and link) under `root` with its length, mtime and inode.
+fn snapshot(root: &Path) -> BTreeMap<String, (u64, SystemTime, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = p.symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            out.insert(rel, (m.len(), m.modified().unwrap(), m.ino()));
+        }
+    }
+    out
+}
+
+fn changed(
+    before: &BTreeMap<String, (u64, SystemTime, u64)>,
+    after: &BTreeMap<String, (u64, SystemTime, u64)>,
+) -> Vec<String> {
+    let mut out: Vec<String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    out.extend(before.keys().filter(|k| !after.contains_key(*k)).cloned());
+    out
+}
+
+/// The shims' records: argv, NUL-separated, each ended by `\1`.
+fn read_log(log: &Path) -> Vec<Vec<String>> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for field in bytes.split(|b| *b == 0) {
+        if field == [1] {
+            out.push(std::mem::take(&mut cur));
+        } else if !field.is_empty() || !cur.is_empty() {
+            cur.push(String::from_utf8_lossy(field).into_owned());
+        }
+    }
+    out.retain(|v: &Vec<String>| !v.is_empty());
+    out
+}
+
+/// Whether the analysis's words stand for the words that ran: equal, or
+/// a word only known at run time (expansions, globs, `{}`, `<(...)`)
+/// standing for any run of words. Behind `xargs`, words may follow.
+fn words_cover(pattern: &[String], argv: &[String], trailing: bool) -> bool {
+    let wild = |w: &str| w.contains(['$', '`', '*', '?', '[', '{', '~']) || w == "<(...)";
+    let (mut p, mut a) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while a < argv.len() {
+        if p < pattern.len() && wild(&pattern[p]) {
+            star = Some((p, a));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == argv[a] {
+            p += 1;
+            a += 1;
+        } else if let Some((sp, sa)) = star {
+            p = sp + 1;
+            a = sa + 1;
+            star = Some((sp, sa + 1));
+        } else {
+            return p == pattern.len() && trailing;
+        }
+    }
+    pattern[p..].iter().all(|w| wild(w))
+}
+
+/// A small deterministic generator (xorshift), for the mutants.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A script with a few shell metacharacters inserted, deleted or
+/// repeated at random places.
+fn mutate(s: &str, rng: &mut Rng) -> String {
+    const BITS: &[&str] = &[
+        "(", ")", "$(", "`", "{", "}", "'", "\"", ";", "\n", "&", "|", "<", ">", "((", "))", " ",
+        "\\", "[", "]", "!", "#", "$((", "<(", "${", "a[", "=", "$x", "*", "..",
+    ];
+    let mut chars: Vec<char> = s.chars().collect();
+    for _ in 0..1 + rng.below(3) {
+        let at = rng.below(chars.len() + 1);
+        match rng.below(3) {
+            0 => {
+                let bit = BITS[rng.below(BITS.len())];
+                chars.splice(at..at, bit.chars());
+            }
+            1 if at < chars.len() => {
+                chars.remove(at);
+            }
+            _ => {
+                let end = (at + 1 + rng.below(6)).min(chars.len());
+                let piece: Vec<char> = chars[at.min(end)..end].to_vec();
+                chars.splice(at..at, piece);
+            }
+        }
+    }
+    chars.into_iter().collect()
+}
+
+/// The `bash` rows of the attack corpora.
+fn corpus_scripts() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/policy");
+    let mut out = Vec::new();
+    for name in ["corpus.yaml", "programs.yaml"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        for case in v["cases"].as_array().unwrap() {
+            if let Some(b) = case["bash"].as_str() {
+                out.push(b.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Every case: the corpora, each context with each payload, contexts
+/// nested two deep, the data cases, and mutants of them all.
+pub(crate) fn cases(mutants: usize, seed: u64) -> Vec<String> {
+    let mut out = corpus_scripts();
+    for c in CONTEXTS {
+        for p in PAYLOADS {
+            out.push(c.replace(HOLE, p));
+        }
+    }
+    // Two deep: the structural contexts around each other.
+    let structural = &CONTEXTS[..14];
+    for outer in structural {
+        for inner in CONTEXTS {
+            out.push(outer.replace(HOLE, &inner.replace(HOLE, PAYLOADS[0])));
+        }
+    }
+    out.extend(DATA_CASES.iter().map(|s| s.to_string()));
+    let mut rng = Rng(seed | 1);
+    let base = out.clone();
+    for _ in 0..mutants {
+        let s = &base[rng.below(base.len())];
+        out.push(mutate(s, &mut rng));
+    }
+    out
+}
+
+/// Runs the cases on two workers; the findings, sorted.
+pub(crate) fn findings(cases: &[String]) -> Vec<String> {
+    let names = program_names();
+    let workers = 2;
+    let chunks: Vec<Vec<String>> = (0..workers)
+        .map(|w| cases.iter().skip(w).step_by(workers).cloned().collect())
+        .collect();
+    let mut out: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                let names = &names;
+                s.spawn(move || {
+                    let lab = Lab::new(names);
+                    chunk
+                        .iter()
+                        .filter_map(|c| lab.case(c).err())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_analysis_covers_what_bash_does() {
+    let mutants = env_number("RUNNER_DIFF_MUTANTS", 1_200) as usize;
+    let seed = env_number("RUNNER_DIFF_SEED", 0x5eed_2026);
+    let cases = cases(mutants, seed);
+    assert!(cases.len() > 2_000, "{} cases", cases.len());
+    let found = findings(&cases);
+    assert!(
+        found.is_empty(),
+        "{} of {} cases ran what the analysis did not see:\n{}",
+        found.len(),
+        cases.len(),
+        found
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The harness catches a misreading: checked against the analysis of
+/// another script (what a wrong reading amounts to), what bash did is a
+/// finding, both for a program run and for a file written.
+#[test]
+fn the_harness_sees_what_bash_runs() {
+    let names = program_names();
+    let lab = Lab::new(&names);
+    for script in ["( ( touch pwned ) )", "x=$((echo x > pwned) )"] {
+        let (ran, changed) = lab.run(script);
+        assert!(
+            lab.check(script, &shell::analyze(script), &ran, &changed)
+                .is_ok()
+        );
+        let wrong = shell::analyze("echo hi");
+        let found = lab.check(script, &wrong, &ran, &changed);
+        assert!(found.is_err(), "{script}: {ran:?} {changed:?}");
+    }
+    let (ran, _) = lab.run("echo a | xargs rm -f");
+    assert_eq!(ran[0], ["xargs", "rm", "-f"]);
+    assert_eq!(ran[1], ["rm", "-f", "a"]);
+    assert!(!words_cover(&["a".into()], &["b".into()], false));
+    assert!(words_cover(
+        &["$X".into()],
+        &["a".into(), "b".into()],
+        false
+    ));
+    assert!(words_cover(&[], &["a".into()], true));
+}
