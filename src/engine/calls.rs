@@ -36,7 +36,26 @@ pub async fn run_one(
     let started = Instant::now();
     let arguments = Arc::new(call_arguments(req));
     let mut hook_runs = Vec::new();
-    // A pre_tool hook can deny what the policy allowed, never the reverse.
+    // Announced before any pre_tool hook runs, so that a run cancelled or
+    // timed out while a hook runs still records the call (as cancelled).
+    let call = Arc::new(StartedCall {
+        turn,
+        batch,
+        id: req.id.clone(),
+        tool: req.name.clone(),
+        arguments: Arc::clone(&arguments),
+        decision: match &gated {
+            Gate::Run(a) => Some(Arc::clone(&a.decision)),
+            Gate::Refused { decision, .. } => decision.clone(),
+        },
+        started_ms: started.duration_since(env.epoch).as_millis() as u64,
+    });
+    env.sink.emit(&Event::ToolStarted {
+        call: Arc::clone(&call),
+    });
+    // A pre_tool hook can deny what the policy allowed, never the reverse;
+    // its denial is the call's recorded decision.
+    let mut hook_decision = None;
     let gated = match gated {
         Gate::Run(approved) if env.hooks.has_pre() => {
             let view = CallView {
@@ -54,43 +73,35 @@ pub async fn run_one(
                     d.rule = Some(format!("pre_tool hook `{}`", hook.run));
                     d.reason = Some(reason.clone());
                     d.policy = Some(hook.source.clone());
+                    let d = Arc::new(d);
+                    hook_decision = Some(Arc::clone(&d));
                     Gate::Refused {
                         error: ToolError::permission(reason),
-                        decision: Some(Arc::new(d)),
+                        decision: Some(d),
                     }
                 }
             }
         }
         g => g,
     };
-    let call = Arc::new(StartedCall {
-        turn,
-        batch,
-        id: req.id.clone(),
-        tool: req.name.clone(),
-        arguments: Arc::clone(&arguments),
-        decision: match &gated {
-            Gate::Run(a) => Some(Arc::clone(&a.decision)),
-            Gate::Refused { decision, .. } => decision.clone(),
-        },
-        started_ms: started.duration_since(env.epoch).as_millis() as u64,
-    });
-    env.sink.emit(&Event::ToolStarted {
-        call: Arc::clone(&call),
-    });
     let result = match gated {
         Gate::Refused { error, .. } => Err(error),
         Gate::Run(approved) => execute(approved, req, env.registry, env.ctx.clone()).await,
     };
     let mut rec = record(&call, started, result);
+    if let Some(d) = hook_decision {
+        rec.decision = Some(d);
+        rec.status = CallStatus::Denied;
+        rec.display = format!("denied: {}", req.name);
+    }
     if env.hooks.has_post()
         && matches!(rec.status, CallStatus::Ok | CallStatus::Error)
-        && let Some(decision) = &call.decision
+        && let Some(decision) = rec.decision.clone()
     {
         let view = CallView {
             tool: &req.name,
             args: &arguments,
-            decision,
+            decision: &decision,
         };
         let status = if rec.status == CallStatus::Ok {
             "ok"

@@ -18,7 +18,7 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
         total += time;
         let status = match t.outcome.status {
             OutcomeStatus::Passed => TestCaseStatus::success(),
-            OutcomeStatus::Failed | OutcomeStatus::Conflict => {
+            OutcomeStatus::Failed | OutcomeStatus::Conflict | OutcomeStatus::Timeout => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 s.set_message(t.outcome.reason.clone())
                     .set_type(t.outcome.status.as_str());

@@ -24,6 +24,7 @@ fn icon(s: OutcomeStatus) -> &'static str {
         OutcomeStatus::Cancelled => "⏹ cancelled",
         OutcomeStatus::Conflict => "⚠️ conflict",
         OutcomeStatus::Skipped => "⏭ skipped",
+        OutcomeStatus::Timeout => "⏱ timeout",
     }
 }
 

@@ -369,7 +369,7 @@ impl<'t> TaskRun<'t> {
             tool_choice: task.model_options.tool_choice.clone(),
         };
         let timed_out = || Outcome {
-            status: OutcomeStatus::Failed,
+            status: OutcomeStatus::Timeout,
             reason: format!("timed out after {}", humanize(task.timeout)),
         };
         loop {
@@ -390,14 +390,18 @@ impl<'t> TaskRun<'t> {
                     reason: "the agent finished".into(),
                 };
             }
-            let results = run_checks(
+            // The checks are bounded by what is left of the task's time too.
+            let remaining = task.timeout.saturating_sub(self.epoch.elapsed());
+            let checks = run_checks(
                 &task.checks,
                 workdir,
                 env.tools.ctx.env.as_deref(),
                 env.tools.ctx.confine.as_ref(),
                 attempt,
-            )
-            .await;
+            );
+            let Ok(results) = tokio::time::timeout(remaining, checks).await else {
+                return timed_out();
+            };
             let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
             if failed.is_empty() {
                 self.checks.extend(results);

@@ -172,3 +172,40 @@ fn hooks_of_a_policy_layer_run_for_every_task() {
     assert!(diff.contains("b/hook-was-here"), "{diff}");
     assert!(!dir.path().join("ws/hook-was-here").exists());
 }
+
+/// The task's `timeout` bounds a hook that outlives it (its own timeout is
+/// longer): the run ends at the task's time with the outcome `timeout`, a
+/// complete transcript and JUnit, and the hook's process is gone.
+#[test]
+fn the_task_timeout_cuts_a_hook_that_outlives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A sleep no other process on the machine has: the hook's, to look
+    // for afterwards (the hook's sandbox lets it write nowhere we keep).
+    let nap = format!("29.{}", std::process::id());
+    let hooks = format!(
+        "timeout: 1s\nhooks:\n  pre_tool:\n    - match: [\"Edit(slow.txt)\"]\n      run: sleep {nap}\n      timeout: 60s\n"
+    );
+    task(dir.path(), &hooks, &["slow.txt"]);
+    let start = std::time::Instant::now();
+    let (out, t) = run(dir.path(), &[]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    assert_eq!(t["outcome"]["status"], "timeout", "{t}");
+    assert!(
+        t["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{t}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("type=\"timeout\""), "{junit}");
+    // The hook was killed with the task, not left to finish.
+    let running = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| String::from_utf8_lossy(&c).contains(&nap));
+    assert!(!running, "the hook's `sleep {nap}` is still running");
+}

@@ -31,6 +31,9 @@ pub enum OutcomeStatus {
     Conflict,
     /// The run's `--max-cost` was spent before the task could start.
     Skipped,
+    /// The task's `timeout` ran out: the agent, a tool call, the gate, a
+    /// hook or a check was stopped there (a failure).
+    Timeout,
 }
 
 impl OutcomeStatus {
@@ -43,6 +46,7 @@ impl OutcomeStatus {
             OutcomeStatus::Cancelled => "cancelled",
             OutcomeStatus::Conflict => "conflict",
             OutcomeStatus::Skipped => "skipped",
+            OutcomeStatus::Timeout => "timeout",
         }
     }
 }

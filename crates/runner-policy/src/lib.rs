@@ -31,6 +31,7 @@ mod decide;
 mod hooks;
 mod load;
 mod model;
+mod path_pattern;
 mod paths;
 mod pattern;
 mod policy;

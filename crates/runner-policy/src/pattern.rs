@@ -10,6 +10,7 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
+use crate::path_pattern::{PathMatcher, Segment, may_match_beneath};
 use crate::signature::{Family, Signature};
 use crate::word_pattern::{WordPat, is_bracket_class, match_words};
 use crate::words::{base_name, split_words};
@@ -52,10 +53,7 @@ enum Spec {
     /// `Family` or `Family(*)`.
     All,
     Path {
-        glob: GlobMatcher,
-        /// The glob followed by `/**`: a path any of whose folders the glob
-        /// matches (one pass, linear in the path's length).
-        beneath: GlobMatcher,
+        matcher: PathMatcher,
         /// The glob one segment at a time, to tell whether any path beneath
         /// a folder could match.
         segments: Vec<Segment>,
@@ -69,27 +67,6 @@ enum Spec {
         by_base_name: Vec<WordPat>,
     },
     Name(GlobMatcher),
-}
-
-/// One segment of a path pattern.
-#[derive(Debug, Clone)]
-enum Segment {
-    /// `**`: any number of segments.
-    AnyDepth,
-    Glob(GlobMatcher),
-}
-
-/// Could a path beneath the folder `parts` match `segs`? (The folder itself
-/// and its ancestors are matched by the whole glob.)
-fn may_match_beneath(segs: &[Segment], parts: &[&str]) -> bool {
-    match (segs.split_first(), parts.split_first()) {
-        (None, _) => false,
-        (Some((Segment::AnyDepth, _)), _) => true,
-        (Some(_), None) => true,
-        (Some((Segment::Glob(g), srest)), Some((p, prest))) => {
-            g.is_match(p) && may_match_beneath(srest, prest)
-        }
-    }
 }
 
 /// A compiled rule pattern.
@@ -197,17 +174,26 @@ impl Pattern {
                     } else {
                         format!("**/{body}")
                     };
+                    let parts: Vec<&str> = full.split('/').filter(|s| !s.is_empty()).collect();
                     let mut segments = Vec::new();
-                    for seg in full.split('/').filter(|s| !s.is_empty()) {
-                        segments.push(if seg == "**" {
+                    for seg in &parts {
+                        segments.push(if *seg == "**" {
                             Segment::AnyDepth
-                        } else {
+                        } else if seg.contains(['*', '?', '[', ']', '{', '}', '\\']) {
                             Segment::Glob(glob(t, seg, true)?)
+                        } else {
+                            Segment::Literal(seg.to_string())
                         });
                     }
+                    let matcher = match PathMatcher::literal(&parts, absolute) {
+                        Some(m) => m,
+                        None => PathMatcher::Glob {
+                            glob: glob(t, &full, true)?,
+                            beneath: glob(t, &format!("{full}/**"), true)?,
+                        },
+                    };
                     Spec::Path {
-                        glob: glob(t, &full, true)?,
-                        beneath: glob(t, &format!("{full}/**"), true)?,
+                        matcher,
                         segments,
                         absolute,
                         names_git: body.split('/').any(|seg| seg == ".git"),
@@ -272,8 +258,7 @@ impl Pattern {
         match &self.spec {
             Spec::All => true,
             Spec::Path {
-                glob,
-                beneath,
+                matcher,
                 segments,
                 absolute,
                 ..
@@ -296,7 +281,7 @@ impl Pattern {
                         if may_match_beneath(segments, &parts) {
                             return true;
                         }
-                    } else if !glob.is_match(&inside) {
+                    } else if !matcher.is_match(&inside) {
                         // Allowed only when everything beneath is: the
                         // folder itself, an ancestor, or any child of it.
                         return self.matches(&Signature::new(sig.family, spec), false);
@@ -305,7 +290,7 @@ impl Pattern {
                     }
                 }
                 // The path itself or any folder above it.
-                glob.is_match(spec) || beneath.is_match(spec)
+                matcher.is_match_or_beneath(spec)
             }
             Spec::Words {
                 as_written,

@@ -61,7 +61,18 @@ pub(super) const SPECS: &[Spec] = &[
         ],
     ),
     reader(&["xxd"], "cglso", &["-cols", "-groupsize", "-len", "-seek"]),
-    reader(&["base64", "fold", "fmt"], "wpg", &["--wrap", "--width"]),
+    reader(&["fold", "fmt"], "wpg", &["--width"]),
+    // GNU's `base64 [-w COLS] [FILE]`; BSD's and macOS's `-i FILE` reads
+    // and `-o FILE` writes (`-b COUNT` breaks lines).
+    Spec {
+        read_opts: &["-i", "--input"],
+        write_opts: &["-o", "--output"],
+        ..reader(
+            &["base64", "base32", "basenc"],
+            "wbio",
+            &["--wrap", "--break", "--input", "--output"],
+        )
+    },
     reader(&["paste"], "d", &["--delimiters"]),
     reader(
         &["column"],
@@ -304,6 +315,10 @@ mod tests {
         assert_eq!(ops("head -n5 f"), "read f");
         assert_eq!(ops("cut -d , -f 1 f"), "read f");
         assert_eq!(ops("sort -o out in"), "read in; write out");
+        // BSD/macOS base64 names its input and output with options.
+        assert_eq!(ops("base64 -i in -o out"), "read in; write out");
+        assert_eq!(ops("base64 --decode -o out in"), "read in; write out");
+        assert_eq!(ops("base64 -w 0 in"), "read in");
         assert_eq!(ops("sort --output=out in"), "read in; write out");
         assert_eq!(ops("cp a b dest"), "read a b; tree-write dest");
         assert_eq!(ops("cp -r src out"), "tree-read src; tree-write out");

@@ -7,7 +7,7 @@
 //! sed and awk are languages of their own, read by [`super::sed`] and
 //! [`super::awk`] with the shapes kept here.
 
-use super::spec::{FileOperands, Spec, reader};
+use super::spec::{Arg, FileOperands, Spec, reader};
 
 /// The shapes of the text tools.
 pub(super) const SPECS: &[Spec] = &[
@@ -101,6 +101,7 @@ pub(super) fn rg(args: &[String]) -> FileOperands {
                 "--replace",
                 "--pre",
                 "--pre-glob",
+                "--hostname-bin",
                 "--ignore-file",
                 "--type-add",
                 "--sort",
@@ -112,8 +113,20 @@ pub(super) fn rg(args: &[String]) -> FileOperands {
         )
     };
     let mut out = spec.operands(args);
-    if args.iter().any(|a| a == "--pre" || a.starts_with("--pre=")) {
-        out.opaque("`rg --pre` runs a command on every file it searches");
+    let mut ignore_files = Vec::new();
+    for arg in spec.options.parse(args) {
+        let Arg::Opt { name, value } = arg else {
+            continue;
+        };
+        match name.as_str() {
+            "--pre" => out.opaque("`rg --pre` runs a command on every file it searches"),
+            "--hostname-bin" => out.opaque("`rg --hostname-bin` runs a program"),
+            "-z" | "--search-zip" => {
+                out.opaque("`rg -z` runs decompression programs on compressed files")
+            }
+            "--ignore-file" => ignore_files.extend(value.map(str::to_string)),
+            _ => {}
+        }
     }
     let paths = std::mem::take(&mut out.reads);
     if paths.is_empty() && !args.iter().any(|a| a == "--files" || a == "--type-list") {
@@ -121,6 +134,7 @@ pub(super) fn rg(args: &[String]) -> FileOperands {
     } else {
         out.tree_reads.extend(paths);
     }
+    out.reads.extend(ignore_files);
     out
 }
 
@@ -160,6 +174,11 @@ mod tests {
         assert_eq!(ops("rg TODO"), "tree-read .");
         assert_eq!(ops("rg -n TODO src"), "tree-read src");
         assert!(ops("rg --pre cat x").starts_with("opaque"));
+        assert!(ops("rg --pre=cat x").starts_with("opaque"));
+        assert!(ops("rg --hostname-bin /tmp/x TODO").starts_with("opaque"));
+        assert!(ops("rg -z TODO").starts_with("opaque"));
+        assert!(ops("rg -inz TODO").starts_with("opaque"));
+        assert!(ops("rg --search-zip TODO").starts_with("opaque"));
         assert_eq!(ops("jq . a.json"), "read a.json");
         assert_eq!(ops("jq --rawfile k .env . a.json"), "read a.json .env");
     }

@@ -237,6 +237,69 @@ pub(super) fn origin_of_text(text: &str) -> Origin {
     o
 }
 
+/// How bash may read `src` (which starts with `open`, `((` or `$((`, and
+/// ends with `)`): as arithmetic only when `open` is written together and
+/// the parenthesis its last `(` opens is closed by a `)` followed at once
+/// by the final `)`; otherwise as a subshell (or a command substitution)
+/// whose first command is itself a subshell: `( (cmd) )`, `((cmd) )`,
+/// `$((cmd) )`. Whether quotes hide parentheses from that count is read
+/// both ways: `(plain, quotes skipped)`; where the two differ, the caller
+/// checks both readings.
+pub(super) fn arithmetic_readings(src: &str, open: &str) -> (bool, bool) {
+    let Some(body) = src.strip_prefix(open) else {
+        return (false, false);
+    };
+    (
+        closes_as_arithmetic(body, false),
+        closes_as_arithmetic(body, true),
+    )
+}
+
+fn closes_as_arithmetic(body: &str, skip_quotes: bool) -> bool {
+    let mut depth = 1usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in body.char_indices() {
+        if skip_quotes {
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            match (quote, c) {
+                (Some('\''), '\'') | (Some('"'), '"') => {
+                    quote = None;
+                    continue;
+                }
+                (Some(_), '\\') if quote == Some('"') => {
+                    escaped = true;
+                    continue;
+                }
+                (Some(_), _) => continue,
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    continue;
+                }
+                (None, '\\') => {
+                    escaped = true;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &body[i..] == "))";
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The name standing for positional parameters among evaluated variables.
 pub(super) const POSITIONAL: &str = "@";
 

@@ -35,6 +35,9 @@ pub(super) struct Walker {
     /// Steps of the walk so far, and characters parsed (see [`super::budget`]).
     pub(super) steps: usize,
     pub(super) parsed_chars: usize,
+    /// Signatures the recorded paths will make at least (a path per folder
+    /// the script may be in).
+    pub(super) path_signatures: usize,
     /// Variables the script assigns, with where each value came from.
     pub(super) assigned: HashMap<String, Vec<Origin>>,
     /// Variables whose value bash evaluates as an arithmetic expression or
@@ -98,6 +101,7 @@ impl Walker {
             texts: Vec::new(),
             steps: 0,
             parsed_chars: 0,
+            path_signatures: 0,
             assigned: HashMap::new(),
             evaluated: Vec::new(),
             integers: Vec::new(),

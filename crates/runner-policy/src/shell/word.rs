@@ -104,7 +104,7 @@ impl Walker {
                     if src.len() < 3 || !src.ends_with(')') {
                         self.opaque(format!("`{src}` could not be read as bash reads it"));
                     } else {
-                        let (plain, quoted) = super::walk::arithmetic_readings(src, "$((");
+                        let (plain, quoted) = super::arith::arithmetic_readings(src, "$((");
                         if plain || quoted {
                             self.arithmetic(&e.value);
                         }

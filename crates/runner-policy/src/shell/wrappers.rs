@@ -157,6 +157,9 @@ impl Walker {
             (true, true, ops.tree_writes),
         ] {
             for f in list {
+                if self.done() {
+                    return;
+                }
                 if f == PROCESS_SUBSTITUTION {
                     continue;
                 }

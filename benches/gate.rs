@@ -1,0 +1,349 @@
+//! The gate's worst cases: commands and policies shaped to make an
+//! analysis hang, abort or blow up (issue 28), each decided through the
+//! same gate a run uses (`decide_call`), beside an everyday command.
+//!
+//! Each shape runs in a child process of its own (this binary with
+//! `--shape NAME`), so that a hang is cut at `BENCH_TIMEOUT` seconds
+//! (default 30) and a crash is reported instead of ending the bench; the
+//! child prints its median time over `BENCH_ROUNDS` rounds (default 3) and
+//! its peak memory. Goals (docs/performance.md): any command up to the
+//! 10,000-character limit decided in under 50 ms and 64 MB; a policy of
+//! 10,000 rules loaded in under 1 s.
+//!
+//! Run with `cargo bench --features test-tools --bench gate`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use runner::engine::pipeline::decide_call;
+use runner::tools::{Registry, ToolContext};
+use runner::workspace::Workspace;
+use runner_policy::{PolicySet, parse_policy_yaml};
+
+/// One worst case: what it builds, and how to decide it.
+struct Shape {
+    name: &'static str,
+    what: &'static str,
+}
+
+const SHAPES: &[Shape] = &[
+    Shape {
+        name: "everyday",
+        what: "`cargo test --workspace 2>&1 | tail -n 50` (the common case)",
+    },
+    Shape {
+        name: "parens-69",
+        what: "69 bytes of unclosed `( (( ((`",
+    },
+    Shape {
+        name: "parens-10k",
+        what: "10,000 bytes of `( (( ((` groups",
+    },
+    Shape {
+        name: "braces-1500",
+        what: "`{ ` nested 1,500 deep",
+    },
+    Shape {
+        name: "cds-operands",
+        what: "40 `cd dN || true`, then `cat` with 10,000 characters of operands",
+    },
+    Shape {
+        name: "find-roots-braces",
+        what: "`find` with 300 roots and `-exec cat` with 2,000 `{}`",
+    },
+    Shape {
+        name: "star-big-folder",
+        what: "`cat * * ...` (4,900 `*`) in a folder of 10,000 files",
+    },
+    Shape {
+        name: "star-dotdot-star",
+        what: "`cat */../*` operands over 1,000 folders",
+    },
+    Shape {
+        name: "long-path",
+        what: "a 10,000-character path against 1,000 path rules",
+    },
+    Shape {
+        name: "star-words-deny",
+        what: "a 10,000-character command against `deny Bash(* a * a * a * a * a * z)`",
+    },
+    Shape {
+        name: "substitutions",
+        what: "`$(` nested 12 deep, repeated to 10,000 characters",
+    },
+    Shape {
+        name: "rules-10k-load",
+        what: "loading a policy of 10,000 rules",
+    },
+    Shape {
+        name: "rules-10k-decide",
+        what: "an everyday command under 10,000 rules",
+    },
+    Shape {
+        name: "deep-path-rule",
+        what: "loading a path rule of 5,000 segments",
+    },
+];
+
+fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--shape") {
+        child(&args[i + 1]);
+        return;
+    }
+    let timeout: u64 = std::env::var("BENCH_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let only = std::env::var("BENCH_ONLY").ok();
+    println!("| shape | decision | time (median) | peak memory |");
+    println!("|---|---|---|---|");
+    for s in SHAPES {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|n| n == s.name))
+        {
+            continue;
+        }
+        let (decision, time, mem) = run_child(s.name, timeout);
+        println!("| {} | {decision} | {time} | {mem} |", s.what);
+    }
+}
+
+/// Runs one shape in a child, cut at `timeout` seconds.
+fn run_child(name: &str, timeout: u64) -> (String, String, String) {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["--shape", name])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(timeout);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            if !status.success() {
+                use std::os::unix::process::ExitStatusExt;
+                let why = match status.signal() {
+                    Some(libc::SIGSEGV) | Some(libc::SIGABRT) => "abort (stack overflow)".into(),
+                    Some(sig) => format!("killed by signal {sig}"),
+                    None => format!("panic (exit {})", status.code().unwrap_or(-1)),
+                };
+                return (why, "-".into(), "-".into());
+            }
+            let mut parts = text.trim().splitn(3, '\t');
+            return (
+                parts.next().unwrap_or("?").to_string(),
+                parts.next().unwrap_or("?").to_string(),
+                parts.next().unwrap_or("?").to_string(),
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (format!("hang (> {timeout} s)"), "-".into(), "-".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn peak_memory() -> String {
+    // SAFETY: getrusage on a stack value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    format!("{:.1} MB", ru.ru_maxrss as f64 / 1024.0)
+}
+
+/// A workspace with `files` files at the root and `dirs` folders.
+fn workspace(files: usize, dirs: usize) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..files {
+        std::fs::write(d.path().join(format!("f{i}")), "").unwrap();
+    }
+    for i in 0..dirs {
+        std::fs::create_dir(d.path().join(format!("d{i}"))).unwrap();
+    }
+    d
+}
+
+fn fill(prefix: &str, unit: &str, limit: usize) -> String {
+    let mut s = prefix.to_string();
+    while s.len() + unit.len() <= limit {
+        s.push_str(unit);
+    }
+    s
+}
+
+/// The policy a shape is decided under.
+fn policy(yaml: &str) -> PolicySet {
+    let p = parse_policy_yaml(yaml, Path::new("bench.yaml")).unwrap();
+    PolicySet::new(vec![p])
+}
+
+const EVERYDAY_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cargo test:*)\", \"Bash(tail:*)\", \"Bash(cat:*)\", \"Bash(find:*)\", \"Bash(echo:*)\"]\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\", \"Bash(rm:*)\"]\n";
+
+fn many_rules(n: usize) -> String {
+    let mut y = String::from("default: deny\nrules:\n  - allow:\n");
+    for i in 0..n / 2 {
+        y.push_str(&format!("      - \"Bash(tool{i} run:*)\"\n"));
+    }
+    y.push_str("  - deny:\n");
+    for i in 0..n - n / 2 {
+        y.push_str(&format!("      - \"Read(secrets{i}/**)\"\n"));
+    }
+    y
+}
+
+fn child(name: &str) {
+    let decide_bash = |ws: &Path, set: &PolicySet, command: &str| {
+        let workspace = Workspace::new(ws).unwrap();
+        let ctx = ToolContext::new(workspace);
+        let registry = Registry::builtin();
+        let bash = registry.get("bash").unwrap();
+        let args = serde_json::json!({ "command": command });
+        let mut verdict = String::new();
+        let times: Vec<Duration> = (0..rounds())
+            .map(|_| {
+                let t = Instant::now();
+                let d = decide_call(bash.as_ref(), &args, set, &ctx);
+                let e = t.elapsed();
+                verdict = match d {
+                    Ok((_, d)) => format!(
+                        "{:?}{}",
+                        d.verdict,
+                        d.reason
+                            .filter(|r| r.contains("too complex"))
+                            .map(|_| " (too complex)")
+                            .unwrap_or("")
+                    )
+                    .to_lowercase(),
+                    Err(e) => format!("refused: {}", e.message),
+                };
+                e
+            })
+            .collect();
+        (verdict, median(times))
+    };
+    let timed_load = |yaml: &str| {
+        let mut verdict = String::new();
+        let times: Vec<Duration> = (0..rounds())
+            .map(|_| {
+                let t = Instant::now();
+                let r = parse_policy_yaml(yaml, Path::new("bench.yaml"));
+                let e = t.elapsed();
+                verdict = match r {
+                    Ok(p) => format!("loaded ({} rules)", p.rules.len()),
+                    Err(es) => format!("load error: {}", es[0].message),
+                };
+                e
+            })
+            .collect();
+        (verdict, median(times))
+    };
+    let (verdict, time) = match name {
+        "everyday" => {
+            let ws = workspace(0, 0);
+            decide_bash(
+                ws.path(),
+                &policy(EVERYDAY_POLICY),
+                "cargo test --workspace 2>&1 | tail -n 50",
+            )
+        }
+        "parens-69" => {
+            let ws = workspace(0, 0);
+            let cmd = fill("( ", "(( ", 69);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "parens-10k" => {
+            let ws = workspace(0, 0);
+            let cmd = fill("", "( (( (( (( (( x ) ) ) ) ) ) ) ) );\n", 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "braces-1500" => {
+            let ws = workspace(0, 0);
+            let cmd = format!("{} echo x;{}", "{ ".repeat(1_500), " }".repeat(1_500));
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "cds-operands" => {
+            let ws = workspace(0, 0);
+            let cds: String = (0..40).map(|i| format!("cd d{i} || true; ")).collect();
+            let cmd = fill(&format!("{cds}cat"), " a/b", 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "find-roots-braces" => {
+            let ws = workspace(0, 0);
+            let roots: String = (0..300).map(|i| format!(" r{i}")).collect();
+            let cmd = fill(&format!("find{roots} -exec cat"), " {}", 9_990) + " \\;";
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "star-big-folder" => {
+            let ws = workspace(10_000, 0);
+            let cmd = fill("cat", " *", 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "star-dotdot-star" => {
+            let ws = workspace(0, 1_000);
+            let cmd = fill("cat", " */../*", 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "long-path" => {
+            let ws = workspace(0, 0);
+            let mut y =
+                String::from("default: deny\nrules:\n  - allow: [\"Bash(cat:*)\"]\n  - deny:\n");
+            for i in 0..1_000 {
+                y.push_str(&format!("      - \"Read(a/b{i}/**)\"\n"));
+            }
+            let cmd = fill("cat ", "a/", 10_000);
+            decide_bash(ws.path(), &policy(&y), &cmd)
+        }
+        "star-words-deny" => {
+            let ws = workspace(0, 0);
+            let y = "default: allow\nrules:\n  - deny: [\"Bash(* a * a * a * a * a * z)\"]\n";
+            let cmd = fill("echo", " a", 10_000);
+            decide_bash(ws.path(), &policy(y), &cmd)
+        }
+        "substitutions" => {
+            let ws = workspace(0, 0);
+            let unit = format!("echo {}x{};\n", "$(echo ".repeat(11), ")".repeat(11));
+            let cmd = fill("", &unit, 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "rules-10k-load" => timed_load(&many_rules(10_000)),
+        "rules-10k-decide" => {
+            let ws = workspace(0, 0);
+            decide_bash(
+                ws.path(),
+                &policy(&many_rules(10_000)),
+                "cat src/a.rs | tail -n 5",
+            )
+        }
+        "deep-path-rule" => {
+            let y = format!(
+                "default: deny\nrules:\n  - deny: [\"Read({})\"]\n",
+                ["a"; 5_000].join("/")
+            );
+            timed_load(&y)
+        }
+        other => panic!("unknown shape {other}"),
+    };
+    println!(
+        "{verdict}\t{:.2} ms\t{}",
+        time.as_secs_f64() * 1000.0,
+        peak_memory()
+    );
+}

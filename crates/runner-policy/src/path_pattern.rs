@@ -1,0 +1,147 @@
+//! The path side of a rule (`Read(...)`, `Edit(...)`): matching a path, a
+//! folder above it, or anything beneath a folder.
+//!
+//! Most path rules are plain names (`.env`, `secrets/**`, `.github`), and a
+//! compiled glob costs tens of kilobytes: a policy of 10,000 rules would
+//! hold hundreds of megabytes of regexes. So a pattern whose segments are
+//! all literal (with `**` only first or last) is matched by comparing
+//! segments; every other pattern is a glob. Both are linear in the path's
+//! length, and both give the same answers (tested against each other).
+
+use globset::GlobMatcher;
+
+/// One segment of a path pattern.
+#[derive(Debug, Clone)]
+pub(crate) enum Segment {
+    /// `**`: any number of segments.
+    AnyDepth,
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+impl Segment {
+    fn is_match(&self, part: &str) -> bool {
+        match self {
+            Segment::AnyDepth => true,
+            Segment::Literal(l) => l == part,
+            Segment::Glob(g) => g.is_match(part),
+        }
+    }
+}
+
+/// Could a path beneath the folder `parts` match `segs`? (The folder itself
+/// and its ancestors are matched by the whole pattern.)
+pub(crate) fn may_match_beneath(segs: &[Segment], parts: &[&str]) -> bool {
+    let mut segs = segs;
+    let mut parts = parts;
+    loop {
+        match (segs.split_first(), parts.split_first()) {
+            (None, _) => return false,
+            (Some((Segment::AnyDepth, _)), _) => return true,
+            (Some(_), None) => return true,
+            (Some((s, srest)), Some((p, prest))) => {
+                if !s.is_match(p) {
+                    return false;
+                }
+                segs = srest;
+                parts = prest;
+            }
+        }
+    }
+}
+
+/// A whole path pattern, compiled.
+#[derive(Debug, Clone)]
+pub(crate) enum PathMatcher {
+    Glob {
+        glob: GlobMatcher,
+        /// The glob followed by `/**`: a path any of whose folders the glob
+        /// matches, in one pass.
+        beneath: GlobMatcher,
+    },
+    /// Literal segments, maybe after `**/` (at any depth) and before
+    /// `/**` (everything inside, not the folder itself).
+    Literal {
+        /// The segments joined (`/` first when absolute), and that with a
+        /// `/` after, before, and on both sides: matching is a few string
+        /// comparisons, linear in the path.
+        joined: String,
+        then_slash: String,
+        slash_then: String,
+        slashed: String,
+        leading_any: bool,
+        trailing_any: bool,
+    },
+}
+
+/// True for a segment with no glob syntax.
+fn is_literal(seg: &str) -> bool {
+    !seg.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+impl PathMatcher {
+    /// The literal form of `segments` (of an absolute pattern when
+    /// `absolute`) when there is one.
+    pub(crate) fn literal(segments: &[&str], absolute: bool) -> Option<Self> {
+        let leading_any = segments.first() == Some(&"**");
+        let trailing_any = segments.len() > 1 && segments.last() == Some(&"**");
+        let start = usize::from(leading_any);
+        let end = segments.len() - usize::from(trailing_any);
+        let lits = segments.get(start..end)?;
+        if lits.is_empty() || !lits.iter().all(|s| is_literal(s)) {
+            return None;
+        }
+        let joined = format!("{}{}", if absolute { "/" } else { "" }, lits.join("/"));
+        Some(PathMatcher::Literal {
+            then_slash: format!("{joined}/"),
+            slash_then: format!("/{joined}"),
+            slashed: format!("/{joined}/"),
+            joined,
+            leading_any,
+            trailing_any,
+        })
+    }
+
+    /// The path itself matches (glob semantics).
+    pub(crate) fn is_match(&self, path: &str) -> bool {
+        match self {
+            PathMatcher::Glob { glob, .. } => glob.is_match(path),
+            PathMatcher::Literal {
+                joined,
+                then_slash,
+                slash_then,
+                slashed,
+                leading_any,
+                trailing_any,
+            } => match (leading_any, trailing_any) {
+                (false, false) => path == joined,
+                (false, true) => path.starts_with(then_slash.as_str()),
+                (true, false) => path == joined || path.ends_with(slash_then.as_str()),
+                (true, true) => {
+                    path.starts_with(then_slash.as_str()) || path.contains(slashed.as_str())
+                }
+            },
+        }
+    }
+
+    /// The path or a folder above it matches.
+    pub(crate) fn is_match_or_beneath(&self, path: &str) -> bool {
+        match self {
+            PathMatcher::Glob { glob, beneath } => glob.is_match(path) || beneath.is_match(path),
+            PathMatcher::Literal {
+                joined,
+                then_slash,
+                slash_then,
+                slashed,
+                leading_any,
+                trailing_any,
+            } => {
+                let here = path.starts_with(then_slash.as_str());
+                let deeper = *leading_any && path.contains(slashed.as_str());
+                let whole = !*trailing_any
+                    && (path == joined || (*leading_any && path.ends_with(slash_then.as_str())));
+                here || deeper || whole
+            }
+        }
+    }
+}
