@@ -2,7 +2,8 @@
 //! analysis hang, abort or blow up (issue 28), each decided through the
 //! same gate a run uses (`decide_call`), beside an everyday command.
 //!
-//! Each shape runs in a child process of its own (this binary with
+//! Each shape runs in a child process of its own, on a thread with a tokio
+//! worker's 2 MiB stack (this binary with
 //! `--shape NAME`), so that a hang is cut at `BENCH_TIMEOUT` seconds
 //! (default 30) and a crash is reported instead of ending the bench; the
 //! child prints its median time over `BENCH_ROUNDS` rounds (default 3) and
@@ -96,7 +97,15 @@ fn rounds() -> usize {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--shape") {
-        child(&args[i + 1]);
+        // On a thread with the stack of a tokio worker (2 MiB), where a
+        // run decides its calls.
+        let name = args[i + 1].clone();
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || child(&name))
+            .unwrap()
+            .join()
+            .unwrap();
         return;
     }
     let timeout: u64 = std::env::var("BENCH_TIMEOUT")

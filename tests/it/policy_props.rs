@@ -393,3 +393,71 @@ fn workspace_cached() -> &'static (tempfile::TempDir, Workspace) {
     static WS: std::sync::OnceLock<(tempfile::TempDir, Workspace)> = std::sync::OnceLock::new();
     WS.get_or_init(workspace)
 }
+
+/// Shapes that stress the parser and the walk: brackets of every kind
+/// nested and unclosed, thousands deep, up to the length limit.
+const NESTING_TOKENS: &[&str] = &[
+    "(", "((", "( (", "$(", "$((", "{ ", "`", "[[ ", "${", "<(", "a[", ")", "))", "}", " ]]", "]",
+    "'", "\"", "x", " ", ";", "\n", "|", "&&", "cat ", "*", "../", "cd d; ", "-exec ", "{} ",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Run by `the_analysis_never_panics_or_aborts_under_a_memory_cap` in a
+    /// child process with a memory limit; ignored on its own.
+    #[test]
+    #[ignore]
+    fn nested_shapes_never_panic_or_abort(
+        tokens in prop::collection::vec(prop::sample::select(NESTING_TOKENS), 0..4_000),
+    ) {
+        let (_dir, ws) = workspace_cached();
+        let script: String = tokens.concat();
+        let script: String = script.chars().take(runner_policy::shell::MAX_SCRIPT_CHARS).collect();
+        let started = std::time::Instant::now();
+        let a = shell::analyze(&script);
+        let _ = a.is_read_only();
+        let _ = a.signatures(ws, ".");
+        // Not a speed check (benches/gate.rs is): a bound far above the
+        // goal, which only a runaway analysis reaches.
+        prop_assert!(started.elapsed() < std::time::Duration::from_secs(10), "{}", script);
+    }
+}
+
+/// No generated input panics the analysis or aborts the process (a stack
+/// overflow, memory exhausted): the property above runs in a child of this
+/// test binary under a 4 GiB address-space limit, and must exit cleanly.
+#[test]
+fn the_analysis_never_panics_or_aborts_under_a_memory_cap() {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "policy_props::nested_shapes_never_panic_or_abort",
+        "--test-threads=1",
+    ]);
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let cap = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "{text}");
+}

@@ -145,3 +145,83 @@ impl PathMatcher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn glob(p: &str) -> PathMatcher {
+        let g = |p: &str| {
+            globset::GlobBuilder::new(p)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .unwrap()
+                .compile_matcher()
+        };
+        PathMatcher::Glob {
+            glob: g(p),
+            beneath: g(&format!("{p}/**")),
+        }
+    }
+
+    /// The literal matcher answers as the glob does, on every pair.
+    #[test]
+    fn literal_segments_match_as_globs_do() {
+        let patterns = [
+            "**/.env",
+            "secrets/**",
+            ".github",
+            "a/b",
+            "**/a/b",
+            "**/node_modules/**",
+            "/tmp/**",
+            "/etc/passwd",
+        ];
+        let paths = [
+            ".env",
+            "config/.env",
+            ".env/x",
+            "secrets",
+            "secrets/k",
+            "secrets/a/b",
+            "xsecrets/k",
+            ".github",
+            ".github/workflows/ci.yml",
+            "a/b",
+            "a/b/c",
+            "x/a/b",
+            "x/a/b/c",
+            "xa/b",
+            "a",
+            "node_modules",
+            "x/node_modules",
+            "x/node_modules/y",
+            "/tmp",
+            "/tmp/x",
+            "/tmp/x/y",
+            "/tmpx/y",
+            "/etc/passwd",
+            "/etc/passwd/x",
+            "/etc",
+        ];
+        for p in patterns {
+            let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+            let lit = PathMatcher::literal(&segs, p.starts_with('/')).unwrap();
+            let g = glob(p);
+            for path in paths {
+                if path.starts_with('/') != p.starts_with('/') {
+                    continue;
+                }
+                assert_eq!(lit.is_match(path), g.is_match(path), "{p} {path}");
+                assert_eq!(
+                    lit.is_match_or_beneath(path),
+                    g.is_match_or_beneath(path),
+                    "{p} {path} (beneath)"
+                );
+            }
+        }
+        assert!(PathMatcher::literal(&["src", "*.rs"], false).is_none());
+        assert!(PathMatcher::literal(&["a", "**", "b"], false).is_none());
+    }
+}

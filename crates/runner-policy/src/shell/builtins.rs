@@ -125,6 +125,7 @@ impl Walker {
                 }
             }
             "declare" | "typeset" | "local" | "export" | "readonly" => self.declare(args),
+            "set" => self.set_options(args),
             "shopt" => {
                 let on = args.iter().any(|a| a == "-s");
                 if on && args.iter().any(|a| GLOB_OPTIONS.contains(&a.as_str())) {
@@ -177,6 +178,48 @@ impl Walker {
                 self.assign(name, origin_of_text(value));
             }
         }
+    }
+}
+
+impl Walker {
+    /// The values of a word made of literal text and loop variables bound
+    /// to literal lists (`src/$f.rs` in `for f in a b`); `None` when it
+    /// holds anything else only known at run time.
+    pub(super) fn bound_values(&self, word: &str) -> Option<Vec<String>> {
+        if self.bindings.is_empty() || word.contains('`') || word.contains("$(") {
+            return None;
+        }
+        let mut out = vec![String::new()];
+        let mut rest = word;
+        while let Some(i) = rest.find('$') {
+            let prefix = &rest[..i];
+            let after = &rest[i + 1..];
+            let (name, len) = match after.strip_prefix('{') {
+                Some(b) => {
+                    let end = b.find('}')?;
+                    (&b[..end], end + 2)
+                }
+                None => {
+                    let end = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(after.len());
+                    (&after[..end], end)
+                }
+            };
+            let (_, values) = self.bindings.iter().rev().find(|(n, _)| n == name)?;
+            let mut next = Vec::new();
+            for o in &out {
+                for v in values {
+                    next.push(format!("{o}{prefix}{v}"));
+                }
+            }
+            if next.len() > 64 {
+                return None;
+            }
+            out = next;
+            rest = &after[len..];
+        }
+        Some(out.into_iter().map(|o| format!("{o}{rest}")).collect())
     }
 }
 

@@ -76,6 +76,67 @@ mod tests {
         assert_eq!(cmds("\\rm -rf /"), ["rm -rf /"]);
     }
 
+    /// A script's reads and writes, spelled from the workspace root.
+    fn files(s: &str) -> (Vec<String>, Vec<String>) {
+        let a = analyze(s);
+        assert!(a.opaque.is_none(), "{s}: {:?}", a.opaque);
+        let ws = crate::LexicalPaths::new("/ws");
+        let sigs = a.signatures(&ws, ".");
+        let of = |f: crate::Family| {
+            sigs.iter()
+                .filter(|g| g.family == f)
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+        };
+        (of(crate::Family::Read), of(crate::Family::Edit))
+    }
+
+    #[test]
+    fn ordinary_shell_is_read_as_ordinary() {
+        // Builtins that change nothing outside the script are no programs.
+        assert_eq!(cmds("set -euo pipefail; cargo test"), ["cargo test"]);
+        assert_eq!(
+            cmds("if [ -z \"$v\" ]; then echo empty; fi"),
+            ["echo empty"]
+        );
+        assert_eq!(
+            cmds(": ; true; shift; unset x; shopt -s nullglob; exit 0"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            cmds("command -v cargo && cargo --version"),
+            ["cargo --version"]
+        );
+        assert_eq!(cmds("IFS=, read -r a b <<< \"x,y\"; echo $a"), ["echo $a"]);
+        assert!(cmds("python3 --version; node -v; bash --version").len() == 3);
+        assert_eq!(
+            cmds("RUSTFLAGS=\"--cfg tokio_unstable\" cargo test"),
+            ["cargo test"]
+        );
+        assert_eq!(
+            cmds("export PATH=$PATH:$(pwd)/target/release; mytool"),
+            ["pwd", "mytool"]
+        );
+        // `cd DIR && ...`: paths resolve from DIR only.
+        assert_eq!(files("cd sub && echo x > ../f").1, ["Edit(f)"]);
+        assert_eq!(files("set -e\ncd sub\necho x > ../f").1, ["Edit(f)"]);
+        // Without a check, the script may still be where it was.
+        assert_eq!(files("cd sub; echo x > ../f").1, ["Edit(/f)", "Edit(f)"]);
+        // A subshell's `cd` does not outlast it.
+        assert_eq!(files("(cd sub && make); cat ../x").0, ["Read(/x)"]);
+        assert_eq!(files("cd sub && make | cd other; cat x").0, ["Read(sub/x)"]);
+        // A loop over a literal list: the variable is each value.
+        assert_eq!(
+            files("for f in a b; do cat src/$f.rs; done").0,
+            ["Read(src/a.rs)", "Read(src/b.rs)"]
+        );
+        assert!(
+            analyze("for f in a b; do f=.env; cat $f; done")
+                .opaque
+                .is_some()
+        );
+    }
+
     #[test]
     fn many_cds_stay_bounded_and_fail_closed() {
         // Each `cd` may double the folders; unbounded, 40 of them would
@@ -117,6 +178,10 @@ mod tests {
             "f() { echo $(( $1 )); }; f 1",
             "for x in $(cat f); do echo $(( x )); done",
             "shopt -s dotglob\ncat *",
+            "python3 -v",
+            "export PATH=$PWD/bin:$PATH",
+            "RUSTFLAGS='-C linker=./x' cargo build",
+            "for f in $(ls); do cat $f; done",
             // Past the budget.
             &format!("{}x{}", "( ".repeat(20), " )".repeat(20)),
             &format!("{} x;{}", "{ ".repeat(1_500), " }".repeat(1_500)),

@@ -112,7 +112,7 @@ impl Walker {
                         }
                     }
                 }
-                T::ProcessSubstitution(_, sub) => self.compound_list(&sub.list),
+                T::ProcessSubstitution(_, sub) => self.in_subshell(|w| w.compound_list(&sub.list)),
             },
             R::HereDocument(_, doc) => {
                 if doc.requires_expansion {

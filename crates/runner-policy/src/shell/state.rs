@@ -28,6 +28,15 @@ pub(super) struct Walker {
     pub(super) cwds: Option<Vec<String>>,
     /// How many scripts deep the walk is (`bash -c`, `eval`, `$(...)`).
     pub(super) depth: usize,
+    /// The `cd` being walked must succeed for the script to go on (`cd X
+    /// && ...`, or under `set -e`): the script is then in X only.
+    pub(super) cd_must_succeed: bool,
+    /// `set -e` is on at the top of the script.
+    pub(super) errexit: bool,
+    /// How many compound commands deep the walk is.
+    pub(super) compound_depth: usize,
+    /// Loop variables over a literal list, and their values.
+    pub(super) bindings: Vec<(String, Vec<String>)>,
     /// Inside `find -exec`: find's roots, which `{}` stands beneath.
     pub(super) find_roots: Option<Vec<String>>,
     /// The scripts being walked, innermost last: source spans index them.
@@ -98,6 +107,10 @@ impl Walker {
             cwds: Some(vec![".".to_string()]),
             depth: 0,
             find_roots: None,
+            cd_must_succeed: false,
+            errexit: false,
+            compound_depth: 0,
+            bindings: Vec::new(),
             texts: Vec::new(),
             steps: 0,
             parsed_chars: 0,

@@ -8,7 +8,7 @@ use brush_parser::ast;
 use super::arith::arithmetic_readings;
 use super::budget::{MAX_NESTING, nesting_depth, too_complex};
 use super::state::{MAX_CWDS, MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
-use super::variables::is_risky_variable;
+use super::variables::{harmless_value, is_risky_variable};
 
 impl Walker {
     pub(super) fn script(&mut self, text: &str) {
@@ -60,7 +60,14 @@ impl Walker {
     }
 
     fn and_or(&mut self, list: &ast::AndOrList) {
+        // A `cd` whose failure skips what follows (`cd DIR && ...`, or
+        // under `set -e` with nothing to catch it) leaves the script in
+        // DIR only; otherwise it may still be where it was.
+        let next_is_and = matches!(list.additional.first(), Some(ast::AndOr::And(_)));
+        let checked = next_is_and || (self.errexit && list.additional.is_empty());
+        self.cd_must_succeed = checked && is_lone_cd(&list.first);
         self.pipeline(&list.first);
+        self.cd_must_succeed = false;
         for next in &list.additional {
             match next {
                 ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
@@ -69,9 +76,25 @@ impl Walker {
     }
 
     fn pipeline(&mut self, p: &ast::Pipeline) {
+        // In a pipeline of several commands each runs in a subshell: a
+        // `cd` there does not outlast it.
+        let alone = p.seq.len() == 1;
         for c in &p.seq {
-            self.command(c);
+            if alone {
+                self.command(c);
+            } else {
+                self.in_subshell(|w| w.command(c));
+            }
         }
+    }
+
+    /// Walks what runs in a subshell: the folder it `cd`s to is its own.
+    pub(super) fn in_subshell(&mut self, walk: impl FnOnce(&mut Self)) {
+        let cwds = self.cwds.clone();
+        let errexit = self.errexit;
+        walk(self);
+        self.cwds = cwds;
+        self.errexit = errexit;
     }
 
     fn command(&mut self, c: &ast::Command) {
@@ -134,6 +157,12 @@ impl Walker {
     }
 
     fn compound(&mut self, cc: &ast::CompoundCommand) {
+        self.compound_depth += 1;
+        self.compound_inner(cc);
+        self.compound_depth -= 1;
+    }
+
+    fn compound_inner(&mut self, cc: &ast::CompoundCommand) {
         use ast::CompoundCommand as C;
         match cc {
             C::Arithmetic(a) => {
@@ -186,23 +215,57 @@ impl Walker {
                         self.arithmetic(&src[2..src.len() - 2]);
                     }
                 }
-                self.compound_list(&s.list)
+                self.in_subshell(|w| w.compound_list(&s.list))
             }
             C::ForClause(f) => {
                 // Without `in`, the loop takes the positional parameters.
                 let mut origin = Origin::default();
+                let mut literal = Some(Vec::new());
                 match &f.values {
                     Some(values) => {
                         for w in values {
                             let v = self.word(w);
                             origin.runtime |= v.origin.runtime || v.unquoted_magic;
                             origin.copies.extend(v.origin.copies);
+                            match &mut literal {
+                                Some(l) if !v.dynamic && !v.unquoted_magic => l.push(v.text),
+                                _ => literal = None,
+                            }
                         }
                     }
-                    None => origin.runtime = true,
+                    None => {
+                        origin.runtime = true;
+                        literal = None;
+                    }
                 }
                 self.assign(&f.variable_name, origin);
-                self.compound_list(&f.body.list);
+                // `for x in a b; do cat $x; done`: in the body, `$x` is one
+                // of the listed words, unless the body assigns it.
+                let body = self
+                    .texts
+                    .last()
+                    .and_then(|t| t.get(f.loc.start.index..f.loc.end.index))
+                    .unwrap_or("");
+                let reassigned = body.contains(&format!("{}=", f.variable_name))
+                    || [
+                        "read",
+                        "mapfile",
+                        "readarray",
+                        "printf",
+                        "getopts",
+                        "declare",
+                        "local",
+                    ]
+                    .iter()
+                    .any(|b| body.contains(b));
+                match literal {
+                    Some(values) if !reassigned => {
+                        self.bindings.push((f.variable_name.clone(), values));
+                        self.compound_list(&f.body.list);
+                        self.bindings.pop();
+                    }
+                    _ => self.compound_list(&f.body.list),
+                }
             }
             C::CaseClause(c) => {
                 self.word(&c.value);
@@ -280,7 +343,7 @@ impl Walker {
                     }
                 }
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                    self.compound_list(&sub.list);
+                    self.in_subshell(|w| w.compound_list(&sub.list));
                     words.push(WordValue {
                         text: PROCESS_SUBSTITUTION.into(),
                         dynamic: true,
@@ -350,6 +413,22 @@ impl Walker {
             })
     }
 
+    /// Tracks `set -e` / `set -o errexit` at the top of the script.
+    pub(super) fn set_options(&mut self, args: &[String]) {
+        for (i, a) in args.iter().enumerate() {
+            let on = a.starts_with('-');
+            let flags = &a[1.min(a.len())..];
+            let errexit = (a.len() > 1
+                && (a.starts_with('-') || a.starts_with('+'))
+                && !a.starts_with("--")
+                && flags.contains('e'))
+                || ((a == "-o" || a == "+o") && args.get(i + 1).is_some_and(|o| o == "errexit"));
+            if errexit {
+                self.errexit = on && self.depth == 1 && self.compound_depth == 0;
+            }
+        }
+    }
+
     fn assignment(&mut self, a: &ast::Assignment) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
@@ -358,15 +437,19 @@ impl Walker {
                 n.clone()
             }
         };
-        if is_risky_variable(&name) {
-            self.opaque(format!("it sets {name}, which changes what commands run"));
-        }
         let mut origin = Origin::default();
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
-                origin = self.word(w).origin;
+                let v = self.word(w);
+                if is_risky_variable(&name) && !harmless_value(&name, &v.text) {
+                    self.opaque(format!("it sets {name}, which changes what commands run"));
+                }
+                origin = v.origin;
             }
             ast::AssignmentValue::Array(items) => {
+                if is_risky_variable(&name) {
+                    self.opaque(format!("it sets {name}, which changes what commands run"));
+                }
                 for (k, v) in items {
                     if let Some(k) = k {
                         let k = self.word(k);
@@ -387,8 +470,9 @@ impl Walker {
             .find(|w| !w.text.starts_with('-') || w.text == "-");
         match target {
             Some(t) if !t.dynamic && t.text != "-" => {
+                let replace = self.cd_must_succeed;
                 if let Some(cwds) = &mut self.cwds {
-                    let mut next = cwds.clone();
+                    let mut next = if replace { Vec::new() } else { cwds.clone() };
                     for c in cwds.iter() {
                         let joined = if t.text.starts_with('/') {
                             t.text.clone()
@@ -411,5 +495,18 @@ impl Walker {
             }
             _ => self.cwds = None,
         }
+    }
+}
+
+/// A pipeline that is one `cd` (or `pushd`) and nothing else.
+fn is_lone_cd(p: &ast::Pipeline) -> bool {
+    match p.seq.as_slice() {
+        [ast::Command::Simple(s)] => {
+            s.prefix.is_none()
+                && s.word_or_name
+                    .as_ref()
+                    .is_some_and(|w| matches!(w.value.as_str(), "cd" | "pushd"))
+        }
+        _ => false,
     }
 }

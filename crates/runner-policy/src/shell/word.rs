@@ -93,7 +93,7 @@ impl Walker {
                         s.clone()
                     };
                     let s = &s;
-                    self.script(s);
+                    self.in_subshell(|w| w.script(s));
                     if !Self::numeric_substitution(s) {
                         v.origin.runtime = true;
                     }
@@ -111,7 +111,7 @@ impl Walker {
                         if !plain || !quoted {
                             // `$((cmd) )`: bash reads a command substitution
                             // whose first command is a subshell.
-                            self.script(&src[2..src.len() - 1]);
+                            self.in_subshell(|w| w.script(&src[2..src.len() - 1]));
                             v.origin.runtime = true;
                         }
                     }

@@ -7,7 +7,7 @@
 
 use super::analysis::SimpleCommand;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker};
-use super::variables::is_risky_variable;
+use super::variables::{harmless_value, is_risky_variable};
 use crate::programs::{self, INLINE_CODE, SHELLS};
 use crate::words::base_name;
 
@@ -33,12 +33,28 @@ impl Walker {
             ));
             return;
         }
-        self.out.commands.push(SimpleCommand {
-            words: words.to_vec(),
-        });
         let prog = base_name(&words[0]);
         let args = &words[1..];
         self.variable_builtin(prog, args);
+        if matches!(
+            prog,
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for a in args {
+                let name = a.split('=').next().unwrap_or("");
+                let value = a.split_once('=').map_or("", |(_, v)| v);
+                if a.contains('=') && is_risky_variable(name) && !harmless_value(name, value) {
+                    self.opaque(format!("it sets {name}, which changes what commands run"));
+                }
+            }
+        }
+        if is_script_step(prog, args) {
+            // Part of the script, not a program: nothing to decide.
+            return;
+        }
+        self.out.commands.push(SimpleCommand {
+            words: words.to_vec(),
+        });
         match prog {
             "source" | "." => {
                 self.opaque(format!(
@@ -55,14 +71,6 @@ impl Walker {
             "trap" => {
                 if let Some(s) = args.iter().find(|a| !a.starts_with('-')) {
                     self.script(s);
-                }
-            }
-            "export" | "declare" | "typeset" | "local" | "readonly" => {
-                for a in args {
-                    let name = a.split('=').next().unwrap_or("");
-                    if a.contains('=') && is_risky_variable(name) {
-                        self.opaque(format!("it sets {name}, which changes what commands run"));
-                    }
                 }
             }
             "env" => self.unwrap_env(args, heredoc, level),
@@ -116,6 +124,7 @@ impl Walker {
                 self.script(&rest.join(" "));
             }
             p if SHELLS.contains(&p) => self.unwrap_shell(args, heredoc, prog),
+            p if programs::is_interpreter(p) && only_asks_version(p, args) => {}
             p if programs::is_interpreter(p) => {
                 let has_code = args.iter().any(|a| INLINE_CODE.contains(&a.as_str()));
                 let has_file = args.iter().any(|a| !a.starts_with('-'));
@@ -173,6 +182,12 @@ impl Walker {
                 }
                 if super::expand::has_glob(&f) {
                     self.glob_operand = true;
+                }
+                if let Some(values) = self.bound_values(&f) {
+                    for v in values {
+                        self.add_path(write, &v, tree);
+                    }
+                    continue;
                 }
                 if f.contains(['$', '`']) || f.starts_with('~') {
                     let verb = if write { "writes" } else { "reads" };
@@ -234,8 +249,8 @@ impl Walker {
             } else if a.starts_with('-') {
                 i += 1;
                 continue;
-            } else if let Some((name, _)) = a.split_once('=') {
-                if is_risky_variable(name) {
+            } else if let Some((name, value)) = a.split_once('=') {
+                if is_risky_variable(name) && !harmless_value(name, value) {
                     self.opaque(format!("it sets {name}, which changes what commands run"));
                 }
                 i += 1;
@@ -276,6 +291,9 @@ impl Walker {
     /// or else a file. Login and interactive shells (`-l`, `-i`,
     /// `--login`, `--rcfile`) run startup files first: opaque.
     fn unwrap_shell(&mut self, args: &[String], heredoc: bool, prog: &str) {
+        if matches!(args, [a] if a == "--version" || a == "--help") {
+            return;
+        }
         let mut i = 0;
         let mut command = false;
         let mut stdin = false;
@@ -316,7 +334,7 @@ impl Walker {
             match operand {
                 Some(s) => {
                     let s = s.clone();
-                    self.script(&s);
+                    self.in_subshell(|w| w.script(&s));
                 }
                 None => self.opaque(format!("`{prog} -c` without a script")),
             }
@@ -328,6 +346,37 @@ impl Walker {
             self.opaque(format!("`{prog}` reads its script from stdin"));
         }
     }
+}
+
+/// Builtins that change nothing outside the shell (its options, folder,
+/// variables, flow), when used that way: part of the script, not programs
+/// a rule must allow. What they do to variables is checked by
+/// [`super::builtins`]; `cd` moves the folder paths resolve from. The risky
+/// ones (`eval`, `source`, `exec`, `trap`, `enable`, `builtin`, `command`
+/// with a program, `hash -p`, `alias`) stay modelled.
+fn is_script_step(prog: &str, args: &[String]) -> bool {
+    match prog {
+        ":" | "true" | "false" | "set" | "shopt" | "exit" | "return" | "shift" | "unset" | "cd"
+        | "pushd" | "popd" | "dirs" | "export" | "local" | "declare" | "typeset" | "readonly"
+        | "read" | "mapfile" | "readarray" | "wait" | "break" | "continue" | "test" | "["
+        | "let" | "getopts" | "umask" | "type" | "unalias" => true,
+        "hash" => !args.iter().any(|a| a.starts_with('-') && a.contains('p')),
+        // `command -v NAME` prints where NAME is; it runs nothing.
+        "command" => args.first().is_some_and(|a| a == "-v" || a == "-V"),
+        _ => false,
+    }
+}
+
+/// `python3 --version`, `node -v`, `ruby --help`: the interpreter prints
+/// and exits, running no program.
+fn only_asks_version(prog: &str, args: &[String]) -> bool {
+    let [flag] = args else {
+        return false;
+    };
+    matches!(
+        flag.as_str(),
+        "--version" | "-V" | "--help" | "-h" | "-help"
+    ) || (flag == "-v" && !prog.starts_with("python"))
 }
 
 /// Whether a word holds text only known at run time other than a number
