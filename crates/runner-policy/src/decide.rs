@@ -82,6 +82,38 @@ fn is_outside(sig: &Signature) -> bool {
         && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
 }
 
+/// Files outside the workspace that only describe the machine (its
+/// processors, memory, kernel and distribution): reading them reveals
+/// nothing of the workspace or its secrets, so they need no absolute rule.
+/// A deny rule still holds them.
+const MACHINE_DESCRIPTION: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/version",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/stat",
+    "/etc/os-release",
+    "/usr/lib/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
+    "/etc/alpine-release",
+    "/etc/redhat-release",
+    "/etc/issue",
+    "/sys/fs/cgroup/cpu.max",
+    "/sys/fs/cgroup/memory.max",
+    "/sys/devices/system/cpu/online",
+];
+
+fn describes_machine(sig: &Signature) -> bool {
+    sig.family == Family::Read
+        && !sig.tree
+        && sig
+            .specifier
+            .as_deref()
+            .is_some_and(|s| MACHINE_DESCRIPTION.contains(&s))
+}
+
 /// Writes into `.git`, or everything beneath the workspace root (which
 /// holds `.git`).
 fn in_git_dir(sig: &Signature) -> bool {
@@ -193,7 +225,7 @@ impl PolicySet {
                         "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it"
                     ),
                 ))
-            } else if is_outside(sig) {
+            } else if is_outside(sig) && !describes_machine(sig) {
                 Some((
                     |r| r.pattern.is_absolute_path(),
                     format!(

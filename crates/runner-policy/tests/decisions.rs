@@ -229,3 +229,49 @@ fn the_layer_that_decides_is_reported() {
     assert_eq!((d.verdict, d.rule.as_deref()), (Deny, Some("default deny")));
     assert_eq!(d.policy.as_deref(), Some("layer1.yaml"));
 }
+
+/// Files that only describe the machine are read without an absolute rule
+/// (`cat /proc/cpuinfo`), and a deny rule still holds them; their
+/// neighbours and writes still need one.
+#[test]
+fn the_machine_description_is_readable() {
+    let policy = "default: deny\nrules:\n  - deny: [\"Read(/etc/issue)\"]\n";
+    check(
+        &set(&[policy]),
+        &[
+            (
+                "bash",
+                false,
+                Risk::High,
+                "Read(/proc/cpuinfo)",
+                Allow,
+                None,
+            ),
+            (
+                "bash",
+                false,
+                Risk::High,
+                "Read(/etc/os-release)",
+                Allow,
+                None,
+            ),
+            (
+                "bash",
+                false,
+                Risk::High,
+                "Read(/etc/issue)",
+                Deny,
+                Some("deny Read(/etc/issue)"),
+            ),
+            (
+                "bash",
+                false,
+                Risk::High,
+                "Read(/proc/self/environ)",
+                Deny,
+                None,
+            ),
+            ("bash", false, Risk::High, "Edit(/proc/cpuinfo)", Deny, None),
+        ],
+    );
+}

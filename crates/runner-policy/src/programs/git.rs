@@ -65,8 +65,23 @@ pub(super) fn operands(args: &[String]) -> FileOperands {
             Some((n, v)) if n.starts_with("--") => (n, Some(v)),
             _ => (a, None),
         };
-        if name == "-c" || name == "--config-env" || a.starts_with("-c") && a.len() > 2 {
-            out.opaque("`git -c` sets configuration that can make git run other programs");
+        if name == "-c" || a.starts_with("-c") && a.len() > 2 {
+            let setting = if a == "-c" {
+                args.get(i + 1).map(String::as_str).unwrap_or("")
+            } else {
+                &a[2..]
+            };
+            let (key, value) = match setting.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (setting, None),
+            };
+            if !super::config_keys::git_key_runs_nothing(key, value) {
+                out.opaque("`git -c` sets configuration that can make git run other programs");
+            }
+        } else if name == "--config-env" {
+            out.opaque(
+                "`git --config-env` sets configuration that can make git run other programs",
+            );
         } else if name == "--exec-path" {
             out.opaque("`git --exec-path` changes which programs git runs");
         } else if name == "--git-dir" || name == "--work-tree" {
@@ -233,11 +248,26 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
             }
             out.reads.extend(rev_paths(&names));
         }
+        // A pathspec may be a folder: everything beneath it is written.
         "checkout" | "restore" if !pathspecs.is_empty() || sub == "restore" => {
-            out.writes.extend(owned(&pathspecs));
+            out.tree_writes.extend(owned(&pathspecs));
             if sub == "restore" {
-                out.writes.extend(owned(&positional));
+                out.tree_writes.extend(owned(&positional));
             }
+        }
+        // A patch (or a mailbox of them) names its own files: anywhere.
+        "apply" | "am" => {
+            if !args
+                .iter()
+                .any(|a| matches!(a.as_str(), "--check" | "--stat" | "--numstat" | "--summary"))
+            {
+                out.tree_writes.push(".".into());
+            }
+            out.reads.extend(positional.iter().map(|s| s.to_string()));
+        }
+        "worktree" if positional.first() == Some(&"add") => {
+            out.tree_writes
+                .extend(positional.get(1).map(|s| s.to_string()));
         }
         "rm" => {
             let all = [positional.as_slice(), pathspecs.as_slice()].concat();
@@ -276,7 +306,18 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
                 && !args
                     .iter()
                     .any(|a| a.starts_with("--unset") || a == "--edit" || a == "-e"));
-            if !reads_only {
+            // `git config [--global|--local|set] KEY VALUE`.
+            let setting: Vec<&str> = positional
+                .iter()
+                .copied()
+                .filter(|p| !matches!(*p, "set" | "unset"))
+                .collect();
+            let harmless = match setting.as_slice() {
+                [key] => super::config_keys::git_key_runs_nothing(key, None),
+                [key, value] => super::config_keys::git_key_runs_nothing(key, Some(value)),
+                _ => false,
+            };
+            if !reads_only && !harmless {
                 out.opaque("`git config` sets values that change what git runs (aliases, pagers, diff drivers, hooks)");
             }
         }
@@ -328,11 +369,23 @@ mod tests {
         assert_eq!(ops("git log --output o"), "write o");
         assert_eq!(ops("git format-patch -o dir HEAD~1"), "tree-write dir");
         assert_eq!(ops("git commit -o x"), "");
-        assert_eq!(ops("git checkout main -- .github"), "write .github");
-        assert_eq!(ops("git restore .github/ci.yml"), "write .github/ci.yml");
+        assert_eq!(ops("git checkout main -- .github"), "tree-write .github");
+        assert_eq!(ops("git apply fix.patch"), "read fix.patch; tree-write .");
+        assert_eq!(ops("git apply --check fix.patch"), "read fix.patch");
+        assert_eq!(ops("git am mails"), "read mails; tree-write .");
+        assert_eq!(ops("git worktree add ../wt main"), "tree-write ../wt");
+        // A pathspec may name a folder: all beneath it is written.
+        assert_eq!(
+            ops("git restore .github/ci.yml"),
+            "tree-write .github/ci.yml"
+        );
         assert_eq!(ops("git clean -fdx"), "tree-write .");
         assert_eq!(ops("git -C sub show HEAD:x"), "read sub/x");
         assert!(ops("git -c core.pager=sh status").starts_with("opaque"));
+        assert_eq!(ops("git -c user.email=a@b commit -m x"), "");
+        assert_eq!(ops("git config user.name bot"), "");
+        assert_eq!(ops("git config --global core.autocrlf false"), "");
+        assert!(ops("git config alias.x '!sh'").starts_with("opaque"));
         assert!(ops("git -c alias.x=!sh x").starts_with("opaque"));
         assert!(ops("git --exec-path=/tmp status").starts_with("opaque"));
         assert!(ops("git diff --ext-diff").starts_with("opaque"));

@@ -41,6 +41,14 @@ pub const INTERPRETERS: &[&str] = &[
     "bun",
     "tclsh",
     "osascript",
+    "nu",
+    "pwsh",
+    "powershell",
+    "julia",
+    "elixir",
+    "guile",
+    "racket",
+    "luajit",
 ];
 
 /// True for an interpreter's name, versioned ones too (`python3.12`).
@@ -57,6 +65,21 @@ pub const INLINE_CODE: &[&str] = &["-c", "-e", "-E", "--eval", "-p", "--print", 
 /// file is read.
 pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
     let mut out = FileOperands::default();
+    if program == "deno" {
+        return deno(args);
+    }
+    if matches!(program, "pwsh" | "powershell")
+        && let Some(a) = args.iter().find(|a| {
+            let l = a.to_ascii_lowercase();
+            l.starts_with("-c") || l.starts_with("-e") || l.starts_with("/c")
+        })
+    {
+        // `-Command`, `-c`, `-EncodedCommand`, `-ec` in any case.
+        out.opaque(format!(
+            "`{program} {a}` runs inline code the policy cannot see into"
+        ));
+        return out;
+    }
     // The letters that give inline code in a cluster of short options
     // (`perl -ne`, `python3 -Bc`).
     let code_letters: &[char] = match program {
@@ -81,6 +104,41 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
             return out;
         }
     }
+    out
+}
+
+/// `deno eval CODE` and the REPL run code given inline or on stdin, and
+/// `deno run URL` code fetched from the network: opaque. `deno run FILE`
+/// reads and runs FILE.
+fn deno(args: &[String]) -> FileOperands {
+    let mut out = FileOperands::default();
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str);
+    match sub {
+        None | Some("eval" | "repl") => {
+            out.opaque("`deno eval` (or its REPL) runs code the policy cannot see into");
+            return out;
+        }
+        _ => {}
+    }
+    let operands: Vec<&String> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .skip(1)
+        .collect();
+    if let Some(u) = operands.iter().find(|a| {
+        ["http://", "https://", "npm:", "jsr:", "data:"]
+            .iter()
+            .any(|p| a.starts_with(p))
+    }) {
+        out.opaque(format!(
+            "`deno` runs code from `{u}`, which the policy cannot see"
+        ));
+        return out;
+    }
+    out.reads.extend(operands.first().map(|s| s.to_string()));
     out
 }
 
@@ -126,7 +184,9 @@ pub(super) fn build_tool(program: &str, args: &[String]) -> FileOperands {
         let name = a.split('=').next().unwrap_or(a);
         let runs = match program {
             "cargo" => {
-                name == "--config"
+                (name == "--config"
+                    && !cargo_config_value(args, i)
+                        .is_some_and(super::config_keys::cargo_config_runs_nothing))
                     || a.starts_with("-Zhost-config")
                     || a.starts_with("-Ztarget-applies-to-host")
             }
@@ -147,6 +207,14 @@ pub(super) fn build_tool(program: &str, args: &[String]) -> FileOperands {
         }
     }
     out
+}
+
+/// The value of `cargo --config VALUE` or `--config=VALUE` at `args[i]`.
+fn cargo_config_value(args: &[String], i: usize) -> Option<&str> {
+    match args[i].split_once('=') {
+        Some(("--config", v)) => Some(v),
+        _ => args.get(i + 1).map(String::as_str),
+    }
 }
 
 /// `patch [-p N] [-i PATCH] [-o OUT] [-d DIR] [FILE]`: writes the files the
@@ -209,6 +277,13 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
 }
 
 /// `docker run|create ... -v SRC:DST`: the container may write beneath SRC.
+/// A mount's source that names a folder (not a named volume): a path, or
+/// one spelled with a variable or substitution (`$PWD`, `$(pwd)`, `$HOME`,
+/// `~`), which the walk then fails closed on.
+fn is_mount_path(src: &str) -> bool {
+    src.contains(['/', '.', '$', '~', '`'])
+}
+
 pub(super) fn docker(args: &[String]) -> FileOperands {
     let mut out = FileOperands::default();
     let mut i = 0;
@@ -223,8 +298,8 @@ pub(super) fn docker(args: &[String]) -> FileOperands {
             "-v" | "--volume" => {
                 if let Some(v) = value() {
                     let src = v.split(':').next().unwrap_or("").to_string();
-                    // A named volume (no `/` or `.`) is not a path.
-                    if src.contains('/') || src.starts_with('.') {
+                    // A named volume (a plain name) is not a path.
+                    if is_mount_path(&src) {
                         out.tree_writes.push(src);
                     }
                 }
@@ -263,6 +338,14 @@ mod tests {
 
     #[test]
     fn code_scripts_and_build_tools() {
+        assert!(ops("deno eval console.log(1)").starts_with("opaque"));
+        assert!(ops("deno run https://x.example/a.ts").starts_with("opaque"));
+        assert_eq!(ops("deno run --allow-read tools/a.ts"), "read tools/a.ts");
+        assert!(ops("nu -c ls").starts_with("opaque"));
+        assert!(ops("pwsh -Command Get-ChildItem").starts_with("opaque"));
+        assert!(ops("julia -e 1").starts_with("opaque"));
+        assert_eq!(ops("docker run -v $PWD:/src img"), "tree-write $PWD");
+        assert_eq!(ops("docker run -v cache:/c img"), "");
         assert!(ops("python3 -c print(1)").starts_with("opaque"));
         assert!(ops("python3 -cprint(1)").starts_with("opaque"));
         assert!(ops("node -e x").starts_with("opaque"));

@@ -19,6 +19,9 @@
 
 mod archivers;
 mod awk;
+mod canonical;
+mod compilers;
+mod config_keys;
 mod coreutils;
 mod find_xargs;
 mod git;
@@ -28,6 +31,7 @@ mod sed;
 mod spec;
 mod text;
 
+pub use canonical::canonical_words;
 pub use find_xargs::{XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
@@ -35,9 +39,40 @@ pub use spec::FileOperands;
 
 /// Programs modelled by a function of their own rather than a table row.
 const MODELLED: &[&str] = &[
-    "dd", "split", "csplit", "find", "git", "sed", "awk", "gawk", "mawk", "nawk", "rg", "jq",
-    "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
-    "lz4", "make", "patch", "docker", "podman", "curl", "wget", "rsync", "scp", "ssh",
+    "dd",
+    "split",
+    "csplit",
+    "find",
+    "git",
+    "sed",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "rg",
+    "jq",
+    "tar",
+    "zip",
+    "unzip",
+    "gzip",
+    "gunzip",
+    "bzip2",
+    "bunzip2",
+    "xz",
+    "unxz",
+    "zstd",
+    "unzstd",
+    "lz4",
+    "make",
+    "patch",
+    "docker",
+    "podman",
+    "curl",
+    "wget",
+    "rsync",
+    "scp",
+    "ssh",
+    "redis-server",
 ];
 
 /// What `program` (a base name) reads, writes and runs, given its
@@ -62,7 +97,13 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
         "make" => interpreters::make(args),
         "patch" => interpreters::patch(args),
         "docker" | "podman" => interpreters::docker(args),
-        "cargo" | "go" | "npm" | "npx" | "pnpm" | "yarn" => interpreters::build_tool(program, args),
+        "go" => {
+            let mut out = interpreters::build_tool(program, args);
+            out.tree_writes.extend(compilers::go(args).tree_writes);
+            out
+        }
+        "cargo" | "npm" | "npx" | "pnpm" | "yarn" => interpreters::build_tool(program, args),
+        "redis-server" => compilers::redis_server(args),
         "curl" => network::curl(args),
         "wget" => network::wget(args),
         "rsync" | "scp" => network::copy_remote(program, args),
@@ -71,11 +112,20 @@ pub fn file_operands(program: &str, args: &[String]) -> FileOperands {
         _ => coreutils::SPECS
             .iter()
             .chain(text::SPECS)
+            .chain(COMPILER_SPECS)
             .find(|s| s.programs.contains(&program))
             .map(|s| s.operands(args))
             .unwrap_or_default(),
     }
 }
+
+/// Compilers whose options name what they write.
+const COMPILER_SPECS: &[spec::Spec] = &[
+    compilers::CC,
+    compilers::RUSTC,
+    compilers::JAVAC,
+    compilers::TSC,
+];
 
 /// True when `program` reads or writes files named by its operands, so
 /// that operands appended at run time (`xargs`) cannot be checked.
@@ -86,6 +136,7 @@ pub fn takes_files(program: &str) -> bool {
         || coreutils::SPECS
             .iter()
             .chain(text::SPECS)
+            .chain(COMPILER_SPECS)
             .any(|s| s.programs.contains(&program))
 }
 

@@ -87,7 +87,8 @@ impl ShellAnalysis {
         };
         let too_many = || too_complex(&format!("more than {MAX_SIGNATURES} signatures"));
         for c in &self.commands {
-            if !push(Signature::new(Family::Bash, join_words(&c.words))) {
+            let words = programs::canonical_words(&c.words);
+            if !push(Signature::new(Family::Bash, join_words(&words))) {
                 return opaque(too_many());
             }
         }

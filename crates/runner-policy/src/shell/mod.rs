@@ -19,6 +19,7 @@ mod arith;
 mod budget;
 mod builtins;
 mod expand;
+mod folders;
 mod redirect;
 mod state;
 mod variables;

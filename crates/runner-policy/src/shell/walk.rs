@@ -7,7 +7,8 @@ use brush_parser::ast;
 
 use super::arith::arithmetic_readings;
 use super::budget::{MAX_NESTING, nesting_depth, too_complex};
-use super::state::{MAX_CWDS, MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
+use super::folders::is_lone_cd;
+use super::state::{MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::{harmless_value, is_risky_variable};
 
 impl Walker {
@@ -86,15 +87,6 @@ impl Walker {
                 self.in_subshell(|w| w.command(c));
             }
         }
-    }
-
-    /// Walks what runs in a subshell: the folder it `cd`s to is its own.
-    pub(super) fn in_subshell(&mut self, walk: impl FnOnce(&mut Self)) {
-        let cwds = self.cwds.clone();
-        let errexit = self.errexit;
-        walk(self);
-        self.cwds = cwds;
-        self.errexit = errexit;
     }
 
     fn command(&mut self, c: &ast::Command) {
@@ -413,22 +405,6 @@ impl Walker {
             })
     }
 
-    /// Tracks `set -e` / `set -o errexit` at the top of the script.
-    pub(super) fn set_options(&mut self, args: &[String]) {
-        for (i, a) in args.iter().enumerate() {
-            let on = a.starts_with('-');
-            let flags = &a[1.min(a.len())..];
-            let errexit = (a.len() > 1
-                && (a.starts_with('-') || a.starts_with('+'))
-                && !a.starts_with("--")
-                && flags.contains('e'))
-                || ((a == "-o" || a == "+o") && args.get(i + 1).is_some_and(|o| o == "errexit"));
-            if errexit {
-                self.errexit = on && self.depth == 1 && self.compound_depth == 0;
-            }
-        }
-    }
-
     fn assignment(&mut self, a: &ast::Assignment) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
@@ -462,51 +438,5 @@ impl Walker {
             }
         }
         self.assign(&name, origin);
-    }
-
-    fn cd(&mut self, args: &[WordValue]) {
-        let target = args
-            .iter()
-            .find(|w| !w.text.starts_with('-') || w.text == "-");
-        match target {
-            Some(t) if !t.dynamic && t.text != "-" => {
-                let replace = self.cd_must_succeed;
-                if let Some(cwds) = &mut self.cwds {
-                    let mut next = if replace { Vec::new() } else { cwds.clone() };
-                    for c in cwds.iter() {
-                        let joined = if t.text.starts_with('/') {
-                            t.text.clone()
-                        } else {
-                            format!("{c}/{}", t.text)
-                        };
-                        if !next.contains(&joined) {
-                            next.push(joined);
-                        }
-                    }
-                    // Every `cd` can double the folders a script may be in
-                    // (`cd a || true` keeps both): past a few dozen, the
-                    // folder is unknown, and relative paths fail closed.
-                    if next.len() > MAX_CWDS {
-                        self.cwds = None;
-                    } else {
-                        *cwds = next;
-                    }
-                }
-            }
-            _ => self.cwds = None,
-        }
-    }
-}
-
-/// A pipeline that is one `cd` (or `pushd`) and nothing else.
-fn is_lone_cd(p: &ast::Pipeline) -> bool {
-    match p.seq.as_slice() {
-        [ast::Command::Simple(s)] => {
-            s.prefix.is_none()
-                && s.word_or_name
-                    .as_ref()
-                    .is_some_and(|w| matches!(w.value.as_str(), "cd" | "pushd"))
-        }
-        _ => false,
     }
 }

@@ -1,0 +1,115 @@
+//! How a command is spelled for rules, so that the rules people write
+//! match what they mean:
+//! - git's global options that change nothing a rule cares about are
+//!   dropped (`git -C sub --no-pager status` is `git status`; the folder
+//!   `-C` names is already where its paths resolve, and `-c` with a key
+//!   that runs nothing is plain git);
+//! - a program run from a virtual environment or `node_modules/.bin`
+//!   (`.venv/bin/pytest`, `~/venv/bin/pip`) is the program it is
+//!   (`pytest`), as an allow rule names it.
+
+use std::borrow::Cow;
+
+use super::config_keys::git_key_runs_nothing;
+use crate::words::base_name;
+
+/// git's global options without a value that rules need not see.
+const GIT_FLAGS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+];
+
+/// The words rules match for a command.
+pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
+    let Some(program) = words.first() else {
+        return Cow::Borrowed(words);
+    };
+    let mut out: Option<Vec<String>> = None;
+    if let Some(name) = environment_program(program) {
+        let mut w = words.to_vec();
+        w[0] = name.to_string();
+        out = Some(w);
+    }
+    let current = out.as_deref().unwrap_or(words);
+    if base_name(&current[0]) == "git" {
+        let mut kept = vec![current[0].clone()];
+        let mut i = 1;
+        while i < current.len() {
+            let a = current[i].as_str();
+            if GIT_FLAGS.contains(&a) {
+                i += 1;
+            } else if a == "-C" {
+                i += 2;
+            } else if a == "-c"
+                && current.get(i + 1).is_some_and(|s| {
+                    let (k, v) = s
+                        .split_once('=')
+                        .map_or((s.as_str(), None), |(k, v)| (k, Some(v)));
+                    git_key_runs_nothing(k, v)
+                })
+            {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        if i > 1 {
+            kept.extend(current[i..].iter().cloned());
+            out = Some(kept);
+        }
+    }
+    match out {
+        Some(w) => Cow::Owned(w),
+        None => Cow::Borrowed(words),
+    }
+}
+
+/// The name of a program run from a Python virtual environment
+/// (`.venv/bin/NAME`, `venv/bin/NAME`, `.tox/ENV/bin/NAME`, `~/venv/bin/NAME`)
+/// or from `node_modules/.bin/NAME`.
+fn environment_program(program: &str) -> Option<&str> {
+    let (dir, name) = program.rsplit_once('/')?;
+    if name.is_empty() || program.contains("..") {
+        return None;
+    }
+    let parent = dir.rsplit('/').nth(1).unwrap_or("");
+    let last = dir.rsplit('/').next().unwrap_or(dir);
+    let in_venv = last == "bin"
+        && (matches!(parent, ".venv" | "venv" | "env" | ".env" | "virtualenv")
+            || dir.contains(".tox/"));
+    let in_node = dir == "node_modules/.bin"
+        || dir.ends_with("/node_modules/.bin")
+        || dir == "./node_modules/.bin";
+    (in_venv || in_node).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> String {
+        let w: Vec<String> = s.split_whitespace().map(String::from).collect();
+        canonical_words(&w).join(" ")
+    }
+
+    #[test]
+    fn spelled_as_rules_name_them() {
+        assert_eq!(c("git -C sub --no-pager status"), "git status");
+        assert_eq!(c("git -c user.email=a@b commit -m x"), "git commit -m x");
+        assert_eq!(c("git -c core.pager=sh log"), "git -c core.pager=sh log");
+        assert_eq!(c("git status"), "git status");
+        assert_eq!(c(".venv/bin/pytest -x"), "pytest -x");
+        assert_eq!(c("~/venv/bin/pip install ."), "pip install .");
+        assert_eq!(c("./node_modules/.bin/eslint ."), "eslint .");
+        assert_eq!(c(".tox/py312/bin/python -m pytest"), "python -m pytest");
+        assert_eq!(c("tools/bin/run"), "tools/bin/run");
+        assert_eq!(c("../.venv/bin/pytest"), "../.venv/bin/pytest");
+    }
+}
