@@ -61,7 +61,7 @@ pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
             }
         }
         if i > 1 {
-            kept.extend(current[i..].iter().cloned());
+            kept.extend(current.get(i..).unwrap_or(&[]).iter().cloned());
             out = Some(kept);
         }
     }
@@ -110,6 +110,7 @@ mod tests {
         assert_eq!(c("./node_modules/.bin/eslint ."), "eslint .");
         assert_eq!(c(".tox/py312/bin/python -m pytest"), "python -m pytest");
         assert_eq!(c("tools/bin/run"), "tools/bin/run");
+        assert_eq!(c("git -C"), "git");
         assert_eq!(c("../.venv/bin/pytest"), "../.venv/bin/pytest");
     }
 }

@@ -293,7 +293,9 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
             // `git clone URL [DIR]`: DIR, or a folder named after the URL.
             match positional.get(1) {
                 Some(d) => out.tree_writes.push(d.to_string()),
-                None => out.tree_writes.push(".".into()),
+                None => out
+                    .tree_writes
+                    .push(clone_folder(positional.first().copied())),
             }
         }
         "config" => {
@@ -330,6 +332,21 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
         "filter-branch" | "filter-repo" | "difftool" | "mergetool" | "daemon" | "instaweb"
         | "web--browse" => out.opaque(format!("`git {sub}` runs commands the policy cannot see")),
         _ => {}
+    }
+}
+
+/// The folder `git clone URL` makes: the URL's last segment without
+/// `.git` (`.` when none can be told, which covers everything).
+fn clone_folder(url: Option<&str>) -> String {
+    let name = url
+        .map(|u| u.trim_end_matches('/'))
+        .and_then(|u| u.rsplit(['/', ':']).next())
+        .map(|n| n.strip_suffix(".git").unwrap_or(n))
+        .unwrap_or("");
+    if name.is_empty() || name == "." || name == ".." || name.contains(['$', '`']) {
+        ".".into()
+    } else {
+        name.to_string()
     }
 }
 
@@ -374,6 +391,12 @@ mod tests {
         assert_eq!(ops("git apply --check fix.patch"), "read fix.patch");
         assert_eq!(ops("git am mails"), "read mails; tree-write .");
         assert_eq!(ops("git worktree add ../wt main"), "tree-write ../wt");
+        assert_eq!(
+            ops("git clone https://example.com/a/tool.git"),
+            "tree-write tool"
+        );
+        assert_eq!(ops("git clone git@example.com:a/b"), "tree-write b");
+        assert_eq!(ops("git clone $URL"), "tree-write .");
         // A pathspec may name a folder: all beneath it is written.
         assert_eq!(
             ops("git restore .github/ci.yml"),

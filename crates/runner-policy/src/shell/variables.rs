@@ -62,8 +62,61 @@ pub(super) fn is_risky_variable(name: &str) -> bool {
         || name.starts_with("GIT_")
         || name.starts_with("DYLD_")
         || name.starts_with("BASH_FUNC_")
-        || name.starts_with("CARGO_")
+        || (name.starts_with("CARGO_") && cargo_variable_runs_programs(name))
         || name.to_ascii_lowercase().starts_with("npm_config_")
+}
+
+/// cargo's environment configuration that names programs, loads config or
+/// flags that can (`CARGO_HOME` holds a config.toml; runners, linkers,
+/// wrappers, aliases, credential providers, rustflags). The rest
+/// (`CARGO_TERM_COLOR`, `CARGO_INCREMENTAL`, `CARGO_TARGET_DIR`,
+/// `CARGO_PROFILE_RELEASE_DEBUG`, `CARGO_NET_*` ...) only tunes a build.
+fn cargo_variable_runs_programs(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_HOME" | "CARGO_ENCODED_RUSTFLAGS" | "CARGO_ENCODED_RUSTDOCFLAGS"
+    ) || name.starts_with("CARGO_BUILD_RUSTC")
+        || name.starts_with("CARGO_ALIAS_")
+        || name.starts_with("CARGO_REGISTRIES_")
+        || name.starts_with("CARGO_REGISTRY_")
+        || name.starts_with("CARGO_CREDENTIAL")
+        || name.starts_with("CARGO_UNSTABLE_")
+        || name.starts_with("CARGO_HOST_")
+        || (name.starts_with("CARGO_TARGET_") && name != "CARGO_TARGET_DIR")
+        || ["RUSTFLAGS", "RUSTDOCFLAGS", "LINKER", "RUNNER", "WRAPPER"]
+            .iter()
+            .any(|k| name.ends_with(k))
+}
+
+/// Variables whose value is a program (and its first arguments) that a
+/// tool runs: `CARGO_TARGET_<triple>_RUNNER=node`, `RUSTC_WRAPPER=sccache`,
+/// `CC=clang`, `PAGER=cat`. Such a value is decided as a command of its
+/// own, as if the script ran it.
+pub(super) fn names_a_program(name: &str) -> bool {
+    matches!(
+        name,
+        "RUSTC_WRAPPER"
+            | "RUSTC_WORKSPACE_WRAPPER"
+            | "CC"
+            | "CXX"
+            | "AR"
+            | "PAGER"
+            | "GIT_PAGER"
+            | "MANPAGER"
+            | "EDITOR"
+            | "VISUAL"
+            | "GIT_EDITOR"
+    ) || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
+}
+
+/// The command a program-naming variable stands for: its words, and for
+/// cargo's target runners the test binary they are given (under `target`).
+pub(super) fn runner_words(name: &str, value: &str) -> Vec<String> {
+    let mut words = crate::words::split_words(value);
+    if name.ends_with("_RUNNER") {
+        words.push("target".into());
+    }
+    words
 }
 
 /// Values of risky variables that cannot make anything else run: rustc
@@ -79,7 +132,7 @@ pub(super) fn harmless_value(name: &str, value: &str) -> bool {
                 .strip_prefix("$PATH:")
                 .or_else(|| value.strip_prefix("${PATH}:"));
             // `$(pwd)` is the folder; any other substitution is unknown.
-            rest.map(|r| r.replace("$(pwd)", ""))
+            rest.map(|r| r.replace("$(pwd)", "").replace("`pwd`", ""))
                 .is_some_and(|r| !r.contains("$(") && !r.contains('`') && !r.contains("PATH"))
         }
         _ => false,
@@ -107,11 +160,50 @@ const HARMLESS_CODEGEN: &[&str] = &[
     "symbol-mangling-version",
 ];
 
+/// rustc's `-Z` options that only change checks, layout or diagnostics
+/// (not `-Z codegen-backend=`, which loads a library, nor the others).
+const HARMLESS_Z: &[&str] = &[
+    "sanitizer",
+    "sanitizer-memory-track-origins",
+    "randomize-layout",
+    "fmt-debug",
+    "macro-backtrace",
+    "threads",
+    "share-generics",
+    "polonius",
+    "unstable-options",
+    "build-std",
+    "minimal-versions",
+    "location-detail",
+];
+
 fn harmless_rustflags(value: &str) -> bool {
     let words: Vec<&str> = value.split_whitespace().collect();
     let mut i = 0;
     while i < words.len() {
         let w = words[i];
+        if let Some(z) = w.strip_prefix("-Z") {
+            let z = if z.is_empty() {
+                i += 1;
+                words.get(i).copied().unwrap_or("")
+            } else {
+                z
+            };
+            if !HARMLESS_Z.contains(&z.split('=').next().unwrap_or("")) {
+                return false;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some((flag, _)) = w.split_once('=')
+            && matches!(flag, "--cfg" | "--check-cfg" | "--cap-lints")
+        {
+            if w.contains(['$', '`']) {
+                return false;
+            }
+            i += 1;
+            continue;
+        }
         let (flag, arg) = match w {
             "--cfg" | "-D" | "-W" | "-A" | "-F" | "--cap-lints" | "-C" | "--check-cfg" => {
                 i += 1;
@@ -147,7 +239,15 @@ mod tests {
         assert!(harmless_value("RUSTFLAGS", "-Ctarget-cpu=native"));
         assert!(!harmless_value("RUSTFLAGS", "-C linker=/tmp/x"));
         assert!(!harmless_value("RUSTFLAGS", "-Clink-arg=-fuse-ld=x"));
-        assert!(!harmless_value("RUSTFLAGS", "-Z unstable-options"));
+        assert!(harmless_value("RUSTFLAGS", "-Zsanitizer=address"));
+        assert!(harmless_value("RUSTFLAGS", "--cfg=compiletests"));
+        assert!(!harmless_value("RUSTFLAGS", "-Zcodegen-backend=./x.so"));
+        assert!(harmless_value("PATH", "$PATH:`pwd`/target/release/"));
+        assert!(is_risky_variable("CARGO_TARGET_X_LINKER"));
+        assert!(is_risky_variable("CARGO_HOME"));
+        assert!(!is_risky_variable("CARGO_TERM_COLOR"));
+        assert!(!is_risky_variable("CARGO_TARGET_DIR"));
+        assert!(!is_risky_variable("CARGO_CMD"));
         assert!(harmless_value("PATH", "$PATH:$(pwd)/target/release"));
         assert!(harmless_value("PATH", "${PATH}:$PWD/bin:$HOME/.cargo/bin"));
         assert!(!harmless_value("PATH", "$PWD/bin:$PATH"));

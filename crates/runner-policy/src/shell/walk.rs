@@ -9,7 +9,7 @@ use super::arith::arithmetic_readings;
 use super::budget::{MAX_NESTING, nesting_depth, too_complex};
 use super::folders::is_lone_cd;
 use super::state::{MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
-use super::variables::{harmless_value, is_risky_variable};
+use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
 
 impl Walker {
     pub(super) fn script(&mut self, text: &str) {
@@ -417,7 +417,11 @@ impl Walker {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let v = self.word(w);
-                if is_risky_variable(&name) && !harmless_value(&name, &v.text) {
+                if names_a_program(&name) && !v.dynamic && !v.unquoted_magic {
+                    // Decided as the command it names.
+                    let words = runner_words(&name, &v.text);
+                    self.command_words(&words, false, 1);
+                } else if is_risky_variable(&name) && !harmless_value(&name, &v.text) {
                     self.opaque(format!("it sets {name}, which changes what commands run"));
                 }
                 origin = v.origin;

@@ -7,7 +7,7 @@
 
 use super::analysis::SimpleCommand;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker};
-use super::variables::{harmless_value, is_risky_variable};
+use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
 use crate::programs::{self, INLINE_CODE, SHELLS};
 use crate::words::base_name;
 
@@ -43,7 +43,11 @@ impl Walker {
             for a in args {
                 let name = a.split('=').next().unwrap_or("");
                 let value = a.split_once('=').map_or("", |(_, v)| v);
-                if a.contains('=') && is_risky_variable(name) && !harmless_value(name, value) {
+                if a.contains('=') && names_a_program(name) && !is_runtime_word(value) {
+                    let words = runner_words(name, value);
+                    self.command_words(&words, false, level + 1);
+                } else if a.contains('=') && is_risky_variable(name) && !harmless_value(name, value)
+                {
                     self.opaque(format!("it sets {name}, which changes what commands run"));
                 }
             }
@@ -250,7 +254,10 @@ impl Walker {
                 i += 1;
                 continue;
             } else if let Some((name, value)) = a.split_once('=') {
-                if is_risky_variable(name) && !harmless_value(name, value) {
+                if names_a_program(name) && !is_runtime_word(value) {
+                    let words = runner_words(name, value);
+                    self.command_words(&words, false, level + 1);
+                } else if is_risky_variable(name) && !harmless_value(name, value) {
                     self.opaque(format!("it sets {name}, which changes what commands run"));
                 }
                 i += 1;
