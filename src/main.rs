@@ -112,6 +112,13 @@ enum PolicyCommand {
         #[arg(required = true)]
         transcripts: Vec<PathBuf>,
     },
+    /// Rules that never match, shadowed rules, allow rules a deny rule
+    /// overrules, unanchored deny paths (exit 0 none, 1 some, 2 bad input).
+    Lint {
+        /// Policy files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 fn main() {
@@ -188,6 +195,9 @@ fn try_main(cli: Cli) -> CliResult {
                         transcripts,
                     },
             } => cli::suggest::suggest(policy.as_deref(), &transcripts),
+            Command::Policy {
+                command: PolicyCommand::Lint { files },
+            } => cli::lint::lint(&files),
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Init { dir } => cli::init::init(&dir),

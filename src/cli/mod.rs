@@ -4,6 +4,7 @@ pub mod check;
 mod error;
 pub(crate) mod expand;
 pub mod init;
+pub mod lint;
 pub mod merge;
 pub mod replay;
 pub mod report;

@@ -16,6 +16,13 @@ pub fn validate(files: &[PathBuf], opts: &LoadOptions) -> CliResult {
                 } else {
                     "policy"
                 };
+                if kind == FileKind::Policy {
+                    let never = super::lint::validate_rules(f);
+                    if !never.is_empty() {
+                        errors.extend(never);
+                        continue;
+                    }
+                }
                 println!("{}: ok ({k})", f.display());
             }
             Err(es) => errors.extend(es),

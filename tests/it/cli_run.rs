@@ -683,3 +683,61 @@ script:
     assert_eq!(calls[1]["status"], "denied", "{}", calls[1]["content"]);
     assert!(!calls[1]["content"].as_str().unwrap().contains("SECRET"));
 }
+
+/// `runner policy lint` names what never matches, what is shadowed or
+/// overruled and unanchored deny paths, each at its file and line;
+/// `runner validate` prints the warnings and refuses a rule that never
+/// matches.
+#[test]
+fn policy_lint_and_validate_find_rules_that_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "p.yaml",
+        "default: deny\nrules:\n  - allow: [\"Bash(git:*)\", \"Bash(git status)\", \"Bash(cargo publish:*)\"]\n  - deny: [\"Bash(git status && rm -rf /)\", \"Read(.env)\", \"Bash(cargo publish:*)\"]\n",
+    );
+    let out = runner()
+        .current_dir(d)
+        .args(["policy", "lint", "p.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "p.yaml:3:28: warning: `allow Bash(git status)`: shadowed by `allow Bash(git:*)` (line 3)",
+        "p.yaml:3:48: warning: `allow Bash(cargo publish:*)`: never allows anything: `deny Bash(cargo publish:*)` (line 4)",
+        "p.yaml:4:12: error: `deny Bash(git status && rm -rf /)`: a rule matches one simple command",
+        "p.yaml:4:44: warning: `deny Read(.env)`: `.env` matches in every folder",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    let err = crate::common::validate_refuses(d, "p.yaml");
+    assert!(
+        err.contains("p.yaml:4:12") && err.contains("never matches"),
+        "{err}"
+    );
+    assert!(err.contains("warning: `deny Read(.env)`"), "{err}");
+    write(
+        d,
+        "clean.yaml",
+        "default: deny\nrules:\n  - allow: [\"Bash(cargo test:*)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n",
+    );
+    let out = runner()
+        .current_dir(d)
+        .args(["policy", "lint", "clean.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    crate::common::validate_accepts(d, "clean.yaml");
+}

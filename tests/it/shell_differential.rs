@@ -13,9 +13,10 @@
 //! - every program that ran must be a command of the analysis (its words
 //!   equal, a word only known at run time standing for any words);
 //! - every file created, changed or removed in the workspace must be under
-//!   an `Edit` signature;
-//! unless the analysis found the script opaque (one signature only an
-//! exact rule allows), which covers everything.
+//!   an `Edit` signature.
+//!
+//! An opaque analysis (one signature only an exact rule allows) covers
+//! everything.
 //!
 //! The cases: every `bash` row of the attack corpora, generated scripts
 //! (a payload in every context that runs commands, nested two deep), data

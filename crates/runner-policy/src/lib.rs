@@ -29,6 +29,7 @@
 mod config_error;
 mod decide;
 mod hooks;
+mod lint;
 mod load;
 mod model;
 mod path_pattern;
@@ -47,6 +48,7 @@ pub mod words;
 pub use config_error::ConfigError;
 pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};
+pub use lint::{LintFinding, Severity, lint_policy};
 pub use load::{compile_policy, load_policy_file, parse_policy_yaml};
 pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};

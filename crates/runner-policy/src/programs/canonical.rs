@@ -45,15 +45,14 @@ pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
             let a = current[i].as_str();
             if GIT_FLAGS.contains(&a) {
                 i += 1;
-            } else if a == "-C" {
-                i += 2;
-            } else if a == "-c"
-                && current.get(i + 1).is_some_and(|s| {
-                    let (k, v) = s
-                        .split_once('=')
-                        .map_or((s.as_str(), None), |(k, v)| (k, Some(v)));
-                    git_key_runs_nothing(k, v)
-                })
+            } else if a == "-C"
+                || a == "-c"
+                    && current.get(i + 1).is_some_and(|s| {
+                        let (k, v) = s
+                            .split_once('=')
+                            .map_or((s.as_str(), None), |(k, v)| (k, Some(v)));
+                        git_key_runs_nothing(k, v)
+                    })
             {
                 i += 2;
             } else {

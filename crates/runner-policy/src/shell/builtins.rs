@@ -58,10 +58,10 @@ impl Walker {
         match prog {
             "read" => {
                 let names = operands(args, "adinNptu");
-                if let Some(i) = args.iter().position(|a| a == "-a") {
-                    if let Some(n) = args.get(i + 1) {
-                        self.variable_operand(n, true);
-                    }
+                if let Some(i) = args.iter().position(|a| a == "-a")
+                    && let Some(n) = args.get(i + 1)
+                {
+                    self.variable_operand(n, true);
                 }
                 if names.is_empty() {
                     self.assign("REPLY", Origin::runtime());

@@ -1,0 +1,353 @@
+//! Policy analysis, as policy engines do it (Cedar's validator, OPA's
+//! checks): what a rule says against what signatures can ever be.
+//!
+//! - **Never matches** (an error: `runner validate` fails on it): a `Bash`
+//!   rule over a compound command (`Bash(git status && ls)`; a rule
+//!   matches one simple command), over a builtin that is part of the
+//!   script (`Bash(cd:*)`: such a builtin has no signature), a path with
+//!   `.` or `..` segments (signatures are normalised), `Mcp(...)` without
+//!   `server/tool`, `Memory(...)` with a specifier.
+//! - **Shadowed** (a warning): a rule that an earlier rule of the same kind
+//!   already covers, so it decides nothing.
+//! - **Overruled** (a warning): an allow rule a deny rule of the same
+//!   policy covers entirely, so it never allows anything.
+//! - **Unanchored** (a warning): a deny path without `/` (`Read(.env)`)
+//!   matches that name in every folder, so every recursive read or write
+//!   of the workspace is denied with it; `./.env` names the root one, and
+//!   `**/.env` says every folder on purpose.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::PolicyFile;
+use crate::words::split_words;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The rule can never match: a mistake.
+    Error,
+    /// The rule does less than it seems to.
+    Warning,
+}
+
+/// One finding about one rule, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LintFinding {
+    /// The policy file.
+    pub file: PathBuf,
+    /// 1-based line and column of the rule.
+    pub line: u64,
+    /// 1-based column of the rule.
+    pub column: u64,
+    /// Error or warning.
+    pub severity: Severity,
+    /// The rule, as written (`deny Read(.env)`).
+    pub rule: String,
+    /// What is wrong, and what to write instead.
+    pub message: String,
+}
+
+impl std::fmt::Display for LintFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{}:{}:{}: {kind}: `{}`: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.rule,
+            self.message
+        )
+    }
+}
+
+/// Builtins that are part of the script: they never make a `Bash`
+/// signature (see `shell::wrappers`).
+const SCRIPT_STEPS: &[&str] = &[
+    ":",
+    "true",
+    "false",
+    "set",
+    "shopt",
+    "exit",
+    "return",
+    "shift",
+    "unset",
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "export",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "read",
+    "mapfile",
+    "readarray",
+    "wait",
+    "break",
+    "continue",
+    "test",
+    "[",
+    "let",
+    "getopts",
+    "umask",
+    "type",
+    "unalias",
+];
+
+/// Words that join simple commands: a rule holding one names several.
+const OPERATORS: &[&str] = &["&&", "||", ";", "|", "|&", "&", ";;"];
+
+struct Written {
+    allow: bool,
+    text: String,
+    family: String,
+    spec: Option<String>,
+    line: u64,
+    column: u64,
+}
+
+/// The findings about a parsed policy file's rules, in file order.
+pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
+    let mut rules: Vec<Written> = Vec::new();
+    for entry in &pf.rules {
+        for (allow, list) in [(true, &entry.value.allow), (false, &entry.value.deny)] {
+            for p in list.iter().flatten() {
+                let text = p.value.trim().to_string();
+                let (family, spec) = match text.find('(') {
+                    Some(i) if text.ends_with(')') => (
+                        text[..i].trim().to_string(),
+                        Some(text[i + 1..text.len() - 1].trim().to_string()),
+                    ),
+                    _ => (text.clone(), None),
+                };
+                let spec = spec.filter(|s| !s.is_empty() && s != "*");
+                rules.push(Written {
+                    allow,
+                    text,
+                    family,
+                    spec,
+                    line: p.referenced.line(),
+                    column: p.referenced.column(),
+                });
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, r) in rules.iter().enumerate() {
+        let verb = if r.allow { "allow" } else { "deny" };
+        let mut find = |severity, message: String| {
+            out.push(LintFinding {
+                file: file.to_path_buf(),
+                line: r.line,
+                column: r.column,
+                severity,
+                rule: format!("{verb} {}", r.text),
+                message,
+            })
+        };
+        if let Some(why) = never_matches(r) {
+            // An allow rule for a builtin that is now part of the script
+            // is only needless; a deny rule that never matches is a hole.
+            let builtin = why.contains("part of the script");
+            let severity = if r.allow && builtin {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            find(severity, why);
+            continue;
+        }
+        if let Some(earlier) = rules[..i]
+            .iter()
+            .find(|e| e.allow == r.allow && covers(e, r))
+        {
+            find(
+                Severity::Warning,
+                format!(
+                    "shadowed by `{verb} {}` (line {}), which already covers every call it matches",
+                    earlier.text, earlier.line
+                ),
+            );
+        } else if r.allow
+            && let Some(deny) = rules.iter().find(|d| !d.allow && covers(d, r))
+        {
+            find(
+                Severity::Warning,
+                format!(
+                    "never allows anything: `deny {}` (line {}) covers every call it matches, and a deny wins",
+                    deny.text, deny.line
+                ),
+            );
+        }
+        if !r.allow
+            && matches!(r.family.as_str(), "Read" | "Edit")
+            && let Some(spec) = &r.spec
+            && !spec.contains('/')
+            && !spec.contains(['*', '?', '['])
+        {
+            find(
+                Severity::Warning,
+                format!(
+                    "`{spec}` matches in every folder (`a/b/{spec}` too), so every recursive read or write of the workspace is denied with it; write `./{spec}` for the one at the root, or `**/{spec}` to mean every folder"
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// Why a rule can never match, when it cannot.
+fn never_matches(r: &Written) -> Option<String> {
+    let spec = r.spec.as_deref()?;
+    match r.family.as_str() {
+        "Bash" => {
+            let words = split_words(spec.strip_suffix(":*").unwrap_or(spec));
+            if let Some(op) = words.iter().find(|w| OPERATORS.contains(&w.as_str())) {
+                return Some(format!(
+                    "a rule matches one simple command, and `{op}` joins several: write one rule per command"
+                ));
+            }
+            if words
+                .iter()
+                .any(|w| w.starts_with('>') || w.starts_with('<') || w.contains("$("))
+            {
+                return Some(
+                    "a rule matches a command's words; redirections and substitutions are checked apart (`Edit(FILE)`, their own commands)".into(),
+                );
+            }
+            let first = words.first().map(String::as_str).unwrap_or("");
+            if SCRIPT_STEPS.contains(&first) {
+                return Some(format!(
+                    "`{first}` is part of the script, not a program: no call has this signature"
+                ));
+            }
+            None
+        }
+        "Read" | "Edit" => {
+            let body = spec.strip_prefix("./").unwrap_or(spec);
+            if body
+                .split('/')
+                .any(|s| s == ".." || (s == "." && body != "."))
+            {
+                return Some(
+                    "signatures name paths with `.` and `..` resolved: this one never appears"
+                        .into(),
+                );
+            }
+            None
+        }
+        "Mcp" if !spec.contains(['/', '*', '?', '[']) => Some(format!(
+            "MCP signatures are `server/tool`: write `Mcp({spec}/*)` for every tool of `{spec}`"
+        )),
+        "Memory" => Some("`Memory` takes no specifier: write `Memory`".into()),
+        _ => None,
+    }
+}
+
+/// Whether every call `b` matches, `a` matches too (same family). Only
+/// what can be told from the text: equal rules, a family-wide rule, a
+/// `Bash` prefix rule over a longer one, a path folder over what is
+/// beneath it.
+fn covers(a: &Written, b: &Written) -> bool {
+    if a.family != b.family {
+        return false;
+    }
+    let (Some(sa), Some(sb)) = (&a.spec, &b.spec) else {
+        // `Family` alone covers everything of the family.
+        return a.spec.is_none();
+    };
+    if sa == sb {
+        return true;
+    }
+    match a.family.as_str() {
+        "Bash" => {
+            let Some(prefix) = sa.strip_suffix(":*").or_else(|| sa.strip_suffix(" *")) else {
+                return false;
+            };
+            let pw = split_words(prefix);
+            let bw = split_words(sb.strip_suffix(":*").unwrap_or(sb));
+            !pw.iter().any(|w| w.contains(['*', '?', '[']))
+                && bw.len() >= pw.len()
+                && bw[..pw.len()] == pw[..]
+        }
+        "Read" | "Edit" => {
+            // gitignore's rule: a `/` before the end anchors at the root.
+            let anchored = |s: &str| s.starts_with("./") || s.trim_end_matches('/').contains('/');
+            if anchored(sa) && !anchored(sb) {
+                return false;
+            }
+            let folder = sa.strip_suffix("/**").unwrap_or(sa);
+            let plain = |s: &str| !s.contains(['*', '?', '[', '{']);
+            let (folder, target) = (
+                folder.strip_prefix("./").unwrap_or(folder),
+                sb.strip_prefix("./").unwrap_or(sb),
+            );
+            plain(folder) && (target == folder || target.starts_with(&format!("{folder}/")))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lint(yaml: &str) -> Vec<String> {
+        let pf: PolicyFile = serde_saphyr::from_str(yaml).unwrap();
+        lint_policy(&pf, Path::new("p.yaml"))
+            .iter()
+            .map(|f| f.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn findings() {
+        let out = lint(
+            "rules:\n  - allow: [\"Bash(git:*)\", \"Bash(git status)\", \"Bash(git push --force:*)\", \"Edit(src/**)\", \"Edit(src/a.rs)\"]\n  - deny: [\"Bash(git status && ls)\", \"Read(.env)\", \"Bash(cd:*)\", \"Read(src/../.env)\", \"Mcp(fs)\", \"Bash(git push:*)\", \"Read(./secrets)\"]\n",
+        );
+        let has = |s: &str| out.iter().any(|f| f.contains(s));
+        assert!(has("p.yaml:2:"), "{out:#?}");
+        assert!(
+            has("`allow Bash(git status)`: shadowed by `allow Bash(git:*)`"),
+            "{out:#?}"
+        );
+        assert!(
+            has("`allow Edit(src/a.rs)`: shadowed by `allow Edit(src/**)`"),
+            "{out:#?}"
+        );
+        assert!(
+            has("`deny Bash(git status && ls)`: a rule matches one simple command"),
+            "{out:#?}"
+        );
+        assert!(
+            has("`deny Read(.env)`: `.env` matches in every folder"),
+            "{out:#?}"
+        );
+        assert!(
+            has("`deny Bash(cd:*)`: `cd` is part of the script"),
+            "{out:#?}"
+        );
+        assert!(
+            has("`deny Read(src/../.env)`: signatures name paths"),
+            "{out:#?}"
+        );
+        assert!(has("`deny Mcp(fs)`: MCP signatures"), "{out:#?}");
+        // `allow Bash(git push --force:*)` is shadowed by `Bash(git:*)` first.
+        assert!(!has("`deny Read(./secrets)`"), "{out:#?}");
+        let out = lint(
+            "rules:\n  - allow: [\"Bash(git push --force:*)\"]\n  - deny: [\"Bash(git push:*)\"]\n",
+        );
+        assert!(
+            out[0].contains("never allows anything: `deny Bash(git push:*)` (line 3)"),
+            "{out:#?}"
+        );
+        assert!(lint("rules:\n  - allow: [\"Bash(cargo test:*)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n").is_empty());
+    }
+}

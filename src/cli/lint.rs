@@ -1,0 +1,69 @@
+//! `runner policy lint FILE...`: what a policy's rules say against what
+//! signatures can ever be (`runner_policy::lint_policy`): rules that never
+//! match, rules an earlier rule shadows, allow rules a deny rule
+//! overrules, unanchored deny paths. Findings go to stdout as
+//! `file:line:column: error|warning: rule: message`; exit 0 for none, 1 for
+//! some, 2 when a file does not load. `runner validate` runs the same
+//! checks: it prints the warnings and fails on the errors.
+
+use std::path::{Path, PathBuf};
+
+use super::{CliError, CliResult, Exit};
+use runner_policy::{ConfigError, LintFinding, PolicyFile, Severity, lint_policy};
+
+/// Lints every file; load errors of all of them are reported together.
+pub fn lint(files: &[PathBuf]) -> CliResult {
+    let mut errors = Vec::new();
+    let mut found = 0;
+    for f in files {
+        match lint_file(f) {
+            Ok(findings) => {
+                for x in &findings {
+                    println!("{x}");
+                }
+                found += findings.len();
+            }
+            Err(es) => errors.extend(es),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(CliError::Config(errors));
+    }
+    if found == 0 {
+        eprintln!("{} file(s): no findings", files.len());
+        Ok(Exit::Passed)
+    } else {
+        Ok(Exit::Failed)
+    }
+}
+
+/// The findings of one policy file, which must load.
+pub fn lint_file(path: &Path) -> Result<Vec<LintFinding>, Vec<ConfigError>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![ConfigError::new(path, 0, 0, format!("cannot read: {e}"))])?;
+    let pf: PolicyFile = serde_saphyr::from_str(&text)
+        .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
+    runner_policy::compile_policy(&pf, path, path.display().to_string())?;
+    Ok(lint_policy(&pf, path))
+}
+
+/// `runner validate`'s part: warnings printed, never-matching rules as
+/// located errors.
+pub fn validate_rules(path: &Path) -> Vec<ConfigError> {
+    let Ok(findings) = lint_file(path) else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    for x in findings {
+        match x.severity {
+            Severity::Warning => eprintln!("{x}"),
+            Severity::Error => errors.push(ConfigError::new(
+                &x.file,
+                x.line,
+                x.column,
+                format!("rules: `{}` never matches: {}", x.rule, x.message),
+            )),
+        }
+    }
+    errors
+}
