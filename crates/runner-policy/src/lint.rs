@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::PolicyFile;
+use crate::shell::SCRIPT_STEPS;
 use crate::words::split_words;
 
 /// How serious a finding is.
@@ -64,42 +65,6 @@ impl std::fmt::Display for LintFinding {
         )
     }
 }
-
-/// Builtins that are part of the script: they never make a `Bash`
-/// signature (see `shell::wrappers`).
-const SCRIPT_STEPS: &[&str] = &[
-    ":",
-    "true",
-    "false",
-    "set",
-    "shopt",
-    "exit",
-    "return",
-    "shift",
-    "unset",
-    "cd",
-    "pushd",
-    "popd",
-    "dirs",
-    "export",
-    "local",
-    "declare",
-    "typeset",
-    "readonly",
-    "read",
-    "mapfile",
-    "readarray",
-    "wait",
-    "break",
-    "continue",
-    "test",
-    "[",
-    "let",
-    "getopts",
-    "umask",
-    "type",
-    "unalias",
-];
 
 /// Words that join simple commands: a rule holding one names several.
 const OPERATORS: &[&str] = &["&&", "||", ";", "|", "|&", "&", ";;"];

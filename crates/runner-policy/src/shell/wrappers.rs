@@ -355,6 +355,42 @@ impl Walker {
     }
 }
 
+/// Builtins that are always part of the script (see [`is_script_step`]).
+pub(crate) const SCRIPT_STEPS: &[&str] = &[
+    ":",
+    "true",
+    "false",
+    "set",
+    "shopt",
+    "exit",
+    "return",
+    "shift",
+    "unset",
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "export",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "read",
+    "mapfile",
+    "readarray",
+    "wait",
+    "break",
+    "continue",
+    "test",
+    "[",
+    "let",
+    "getopts",
+    "umask",
+    "type",
+    "unalias",
+    "pwd",
+];
+
 /// Builtins that change nothing outside the shell (its options, folder,
 /// variables, flow), when used that way: part of the script, not programs
 /// a rule must allow. What they do to variables is checked by
@@ -363,10 +399,7 @@ impl Walker {
 /// with a program, `hash -p`, `alias`) stay modelled.
 fn is_script_step(prog: &str, args: &[String]) -> bool {
     match prog {
-        ":" | "true" | "false" | "set" | "shopt" | "exit" | "return" | "shift" | "unset" | "cd"
-        | "pushd" | "popd" | "dirs" | "export" | "local" | "declare" | "typeset" | "readonly"
-        | "read" | "mapfile" | "readarray" | "wait" | "break" | "continue" | "test" | "["
-        | "let" | "getopts" | "umask" | "type" | "unalias" => true,
+        p if SCRIPT_STEPS.contains(&p) => true,
         "hash" => !args.iter().any(|a| a.starts_with('-') && a.contains('p')),
         // `command -v NAME` prints where NAME is; it runs nothing.
         "command" => args.first().is_some_and(|a| a == "-v" || a == "-V"),
