@@ -320,10 +320,18 @@ mod tests {
         assert_eq!(ops("base64 --decode -o out in"), "read in; write out");
         assert_eq!(ops("base64 -w 0 in"), "read in");
         assert_eq!(ops("sort --output=out in"), "read in; write out");
-        assert_eq!(ops("cp a b dest"), "read a b; tree-write dest");
+        // Without -r: exactly DEST or DEST/NAME (issue 29, item 4).
+        assert_eq!(ops("cp a b dest"), "read a b; write dest dest/a dest/b");
+        assert_eq!(
+            ops("cp src/a.rs out/"),
+            "read src/a.rs; write out/ out/a.rs"
+        );
+        assert_eq!(ops("ln -s ../a link"), "read ../a; write link link/a");
+        assert_eq!(ops("cp src/*.rs out"), "read src/*.rs; tree-write out");
+        assert_eq!(ops("cp --parents src/a out"), "read src/a; tree-write out");
         assert_eq!(ops("cp -r src out"), "tree-read src; tree-write out");
-        assert_eq!(ops("cp -t dir a b"), "read a b; tree-write dir");
-        assert_eq!(ops("cp --target-directory=dir a"), "read a; tree-write dir");
+        assert_eq!(ops("cp -t dir a b"), "read a b; write dir/a dir/b");
+        assert_eq!(ops("cp --target-directory=dir a"), "read a; write dir/a");
         assert_eq!(ops("cp -rt dir a"), "tree-read a; tree-write dir");
         assert_eq!(ops("mv a b"), "tree-write a b");
         assert_eq!(ops("rm -rf x y"), "tree-write x y");

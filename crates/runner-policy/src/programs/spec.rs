@@ -263,6 +263,9 @@ impl Spec {
         let mut in_place = false;
         let mut recursive = false;
         let mut target_given = false;
+        let mut target_dir: Option<String> = None;
+        // `cp --parents a/b DIR` writes DIR/a/b: beneath DIR, as a tree.
+        let parents = args.iter().any(|a| a == "--parents");
         for arg in self.options.parse(args) {
             let (name, value) = match arg {
                 Arg::Operand(o) => {
@@ -293,7 +296,7 @@ impl Spec {
                 out.writes.extend(value);
             } else if is(self.tree_write_opts) {
                 target_given = true;
-                out.tree_writes.extend(value);
+                target_dir = value;
             } else if is(self.in_place) {
                 in_place = true;
             } else if is(self.recursive) {
@@ -311,6 +314,23 @@ impl Spec {
             .skip(skip)
             .map(str::to_string)
             .collect();
+        // Without a recursive option, `cp`/`ln`/`install` write exactly
+        // DEST or DEST/basename(SOURCE) (a glob's names are not known, nor
+        // `--parents`' folders: then anything beneath DEST).
+        let exact = matches!(self.writes, Writes::Last)
+            && !recursive
+            && !parents
+            && !files.iter().any(|f| f.contains(['*', '?', '[', '{']));
+        if let Some(dir) = target_dir {
+            let sources: &[String] = if files.is_empty() { &[] } else { &files };
+            if exact {
+                for f in sources {
+                    out.writes.push(join_basename(&dir, f));
+                }
+            } else {
+                out.tree_writes.push(dir);
+            }
+        }
         let (reads, writes) = if recursive {
             (&mut out.tree_reads, &mut out.tree_writes)
         } else {
@@ -324,7 +344,14 @@ impl Spec {
             (Writes::Last, _) if files.len() >= 2 => {
                 let (last, rest) = files.split_last().expect("two or more");
                 reads.extend(rest.iter().cloned());
-                out.tree_writes.push(last.clone());
+                if exact {
+                    out.writes.push(last.clone());
+                    for f in rest {
+                        out.writes.push(join_basename(last, f));
+                    }
+                } else {
+                    out.tree_writes.push(last.clone());
+                }
             }
             (Writes::Second, _) if files.len() >= 2 => {
                 reads.push(files[0].clone());
@@ -334,6 +361,16 @@ impl Spec {
         }
         out
     }
+}
+
+/// `DIR/NAME` for the last name of `source` (what `cp SOURCE DIR` makes).
+fn join_basename(dir: &str, source: &str) -> String {
+    let name = source
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(source);
+    format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
 #[cfg(test)]
