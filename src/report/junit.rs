@@ -56,6 +56,7 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
             ("turns", t.counts.turns.to_string()),
             ("tool_calls", t.counts.tool_calls.to_string()),
             ("denied_calls", t.counts.denied_calls.to_string()),
+            ("violations", t.violations.len().to_string()),
             ("failed_calls", t.counts.failed_calls.to_string()),
             ("input_tokens", t.usage.input_tokens.to_string()),
             ("output_tokens", t.usage.output_tokens.to_string()),

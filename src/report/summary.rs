@@ -112,6 +112,22 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
+    if !t.violations.is_empty() {
+        s.push_str(&format!(
+            "Changes dropped: the policy denies editing these paths ({}):\n\n",
+            t.violations.len()
+        ));
+        for v in t.violations.iter().take(DENIED_SHOWN) {
+            s.push_str(&format!(
+                "- `{}` ({}) by `{}` ({})\n",
+                cell(&v.path).replace('`', "'"),
+                v.change.as_str(),
+                cell(&v.rule),
+                cell(&v.policy)
+            ));
+        }
+        s.push('\n');
+    }
     s
 }
 

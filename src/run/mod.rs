@@ -7,6 +7,7 @@
 mod apply;
 mod cancel;
 mod checks;
+mod denied_changes;
 mod outputs;
 mod prompt;
 mod schedule;

@@ -1,11 +1,12 @@
 //! One task from start to finish.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
+use super::denied_changes::{drop_denied, revert_denied_changes};
 use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
 use crate::engine::{
@@ -23,6 +24,7 @@ use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptR
 use crate::task::{Mode, Task};
 use crate::tools::{Registry, ToolContext};
 use crate::workspace::{FileChange, IsolatedWorkspace, Workspace, render_git_diff};
+use runner_output::Violation;
 use runner_policy::{Policy, PolicySet};
 
 /// Options shared by every task of a run.
@@ -171,6 +173,8 @@ struct TaskRun<'t> {
     attempts: u32,
     system: String,
     changes: Vec<FileChange>,
+    /// Changes to paths the policy denies editing, reverted.
+    violations: Vec<Violation>,
     diff_prefix: String,
     sandbox_note: String,
     mcp_sandbox: BTreeMap<String, String>,
@@ -224,6 +228,7 @@ impl<'t> TaskRun<'t> {
             attempts: 0,
             system: String::new(),
             changes: Vec::new(),
+            violations: Vec::new(),
             diff_prefix: String::new(),
             sandbox_note: String::new(),
             mcp_sandbox: BTreeMap::new(),
@@ -331,7 +336,7 @@ impl<'t> TaskRun<'t> {
         let cancel = self.opts.cancel.clone();
         // Dropping the agent on cancellation kills what it runs.
         let outcome = tokio::select! {
-            o = self.attempts(&env, p.iso.path()) => o,
+            o = self.attempts(&env, &p.iso) => o,
             why = cancel.cancelled() => Outcome {
                 status: OutcomeStatus::Cancelled,
                 reason: format!("cancelled ({why})"),
@@ -339,10 +344,22 @@ impl<'t> TaskRun<'t> {
         };
         self.mcp_sandbox = mcp.sandbox_notes();
         mcp.shutdown().await;
+        // Whatever ended the agent (a timeout, a cancellation), nothing the
+        // policy denies editing leaves the copy.
+        let reverted = revert_denied_changes(&p.iso, &self.policy, &mut self.violations);
         match p.iso.changes() {
-            Ok(c) => {
+            Ok(mut c) => {
+                drop_denied(&mut c, &self.policy);
                 self.changes = c;
-                outcome
+                match reverted {
+                    Ok(()) => outcome,
+                    Err(e) => Outcome {
+                        status: OutcomeStatus::Error,
+                        reason: format!(
+                            "could not revert a change the policy denies (it is left out of the diff): {e}"
+                        ),
+                    },
+                }
             }
             Err(e) => Outcome {
                 status: OutcomeStatus::Error,
@@ -353,7 +370,8 @@ impl<'t> TaskRun<'t> {
 
     /// Attempts until the agent finishes and the checks pass, the retries
     /// are spent, or a limit is reached.
-    async fn attempts(&mut self, env: &AgentEnv<'_>, workdir: &Path) -> Outcome {
+    async fn attempts(&mut self, env: &AgentEnv<'_>, iso: &IsolatedWorkspace) -> Outcome {
+        let workdir = iso.path();
         let task = self.task;
         let limits = AgentLimits {
             max_turns: task.max_turns,
@@ -383,6 +401,14 @@ impl<'t> TaskRun<'t> {
             };
             if let Some(stopped) = self.agent_stopped(stop) {
                 return stopped;
+            }
+            // Before any check sees the copy: what the policy denies
+            // editing is put back.
+            if let Err(e) = revert_denied_changes(iso, &self.policy, &mut self.violations) {
+                return Outcome {
+                    status: OutcomeStatus::Error,
+                    reason: format!("could not revert a change the policy denies: {e}"),
+                };
             }
             if task.checks.is_empty() {
                 return Outcome {
@@ -494,6 +520,19 @@ impl<'t> TaskRun<'t> {
         } else {
             outcome
         };
+        let outcome = match self.violations.first() {
+            Some(v) if outcome.status == OutcomeStatus::Passed => Outcome {
+                status: OutcomeStatus::Failed,
+                reason: format!(
+                    "the agent changed {} path(s) the policy denies editing (`{}`: {}, {}); the change(s) were dropped",
+                    self.violations.len(),
+                    v.path,
+                    v.rule,
+                    v.policy
+                ),
+            },
+            _ => outcome,
+        };
         let diff = render_git_diff(&self.changes, &self.diff_prefix);
         let transcript = Transcript {
             version: TRANSCRIPT_VERSION,
@@ -530,6 +569,7 @@ impl<'t> TaskRun<'t> {
                     change: c.kind,
                 })
                 .collect(),
+            violations: self.violations,
             final_answer: self.final_answer,
             output: self.output,
             outcome,

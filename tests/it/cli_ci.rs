@@ -297,7 +297,7 @@ fn sigterm_cancels_the_run_and_still_writes_every_output() {
 fn sigterm_during_a_hook_ends_the_run_with_every_output() {
     let sleeper = ["sleep", "42.75"];
     let slow = format!(
-        "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(true)\"]\nhooks:\n  pre_tool:\n    - match: [\"Bash(true)\"]\n      run: {} {}\n      timeout: 120s\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"true\"}}}}\n",
+        "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(echo hi)\"]\nhooks:\n  pre_tool:\n    - match: [\"Bash(echo hi)\"]\n      run: {} {}\n      timeout: 120s\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"echo hi\"}}}}\n",
         sleeper[0], sleeper[1]
     );
     sigterm_while(&slow, sleeper);

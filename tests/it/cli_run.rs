@@ -784,3 +784,82 @@ script:
         t["changes"]
     );
 }
+
+/// The backstop behind an edit deny rule (issue 29): a script the analysis
+/// cannot see into (`bash tools/w.sh`) changes a file the policy denies
+/// editing and adds one; both are put back before the check runs, left out
+/// of changes.diff and --apply, recorded as violations naming the rule, and
+/// the task fails. The allowed change stays in the diff.
+#[test]
+fn changes_to_edit_denied_paths_never_leave_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/.github/workflows/ci.yml", "original\n");
+    write(
+        d,
+        "ws/tools/w.sh",
+        "echo changed > .github/workflows/ci.yml\necho new > .github/new.yml\necho ok > ok.txt\n",
+    );
+    let task = write(
+        d,
+        "t.yaml",
+        r#"prompt: p
+workspace: ws
+policy:
+  default: allow
+  rules:
+    - deny: ["Edit(.github/**)"]
+      reason: CI configuration is off limits
+checks:
+  - run: test ! -e .github/new.yml && grep -q original .github/workflows/ci.yml && test -e ok.txt
+script:
+  - tool_calls:
+      - {name: bash, args: {command: bash tools/w.sh}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--apply", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
+    assert_eq!(t["outcome"]["status"], "failed", "{}", t["outcome"]);
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("deny Edit(.github/**)"), "{reason}");
+    // The check saw the copy as the policy allows it.
+    assert_eq!(t["checks"][0]["passed"], true, "{}", t["checks"]);
+    let v = t["violations"].as_array().unwrap();
+    let paths: Vec<&str> = v.iter().map(|x| x["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [".github/new.yml", ".github/workflows/ci.yml"],
+        "{v:?}"
+    );
+    assert_eq!(v[0]["change"], "added");
+    assert_eq!(v[1]["change"], "modified");
+    assert_eq!(v[1]["rule"], "deny Edit(.github/**)");
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(
+        diff.contains("ok.txt") && !diff.contains(".github"),
+        "{diff}"
+    );
+    // Nothing reached the original.
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/.github/workflows/ci.yml")).unwrap(),
+        "original\n"
+    );
+    assert!(!d.join("ws/.github/new.yml").exists());
+    let junit = std::fs::read_to_string(d.join("out/junit.xml")).unwrap();
+    assert!(junit.contains("name=\"violations\" value=\"2\""), "{junit}");
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(summary.contains("Changes dropped"), "{summary}");
+}

@@ -165,6 +165,17 @@ pub enum ChangeKind {
     Modified,
 }
 
+impl ChangeKind {
+    /// The name used in the JSON (`added`, `deleted`, `modified`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Deleted => "deleted",
+            ChangeKind::Modified => "modified",
+        }
+    }
+}
+
 /// A changed file.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ChangedFile {
@@ -172,6 +183,22 @@ pub struct ChangedFile {
     pub path: String,
     /// How it changed.
     pub change: ChangeKind,
+}
+
+/// A change the agent made to a path the policy denies editing, by
+/// whatever means (inline code, an MCP server, a hook, a symlink): it was
+/// reverted in the copy before any check ran, it is in neither
+/// `changes.diff` nor `--apply`, and the task fails.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Violation {
+    /// The path, relative to the workspace, with `/`.
+    pub path: String,
+    /// How the agent changed it.
+    pub change: ChangeKind,
+    /// The rule that denies editing it (`deny Edit(.github/**)`).
+    pub rule: String,
+    /// The policy layer that holds the rule.
+    pub policy: String,
 }
 
 /// Counts that CI systems and the summary show.
@@ -256,6 +283,10 @@ pub struct Transcript {
     pub counts: Counts,
     /// The files the task changed.
     pub changes: Vec<ChangedFile>,
+    /// Changes to paths the policy denies editing, dropped (see
+    /// [`Violation`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
     /// The model's last answer.
     pub final_answer: String,
     /// The answer as JSON valid against the task's `output_schema`; also

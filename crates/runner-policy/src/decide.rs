@@ -317,6 +317,22 @@ impl PolicySet {
         }
     }
 
+    /// The deny rule (as `deny PATTERN`) and its layer that forbid editing
+    /// `rel` (a workspace-relative path): an `Edit` deny, or a `Read` deny
+    /// (a path denied to reading is denied to editing too).
+    pub fn edit_denied(&self, rel: &str) -> Option<(String, String)> {
+        let edit = Signature::new(Family::Edit, rel);
+        let read = Signature::new(Family::Read, rel);
+        self.layers.iter().find_map(|l| {
+            l.rules
+                .iter()
+                .find(|r| {
+                    !r.allow && (r.pattern.matches(&edit, true) || r.pattern.matches(&read, true))
+                })
+                .map(|r| (format!("deny {}", r.pattern.text), l.source.clone()))
+        })
+    }
+
     /// True when some layer's deny rule matches `Read(rel)`: such a path is
     /// also denied to `Edit` and left out of what listing and search tools
     /// return.
