@@ -697,17 +697,7 @@ fn policy_lint_and_validate_find_rules_that_do_nothing() {
         "p.yaml",
         "default: deny\nrules:\n  - allow: [\"Bash(git:*)\", \"Bash(git status)\", \"Bash(cargo publish:*)\"]\n  - deny: [\"Bash(git status && rm -rf /)\", \"Read(.env)\", \"Bash(cargo publish:*)\"]\n",
     );
-    let out = runner()
-        .current_dir(d)
-        .args(["policy", "lint", "p.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        crate::common::stderr(&out)
-    );
+    let out = lint(d, "p.yaml", 1);
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
         "p.yaml:3:28: warning: `allow Bash(git status)`: shadowed by `allow Bash(git:*)` (line 3)",
@@ -728,18 +718,24 @@ fn policy_lint_and_validate_find_rules_that_do_nothing() {
         "clean.yaml",
         "default: deny\nrules:\n  - allow: [\"Bash(cargo test:*)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n",
     );
+    lint(d, "clean.yaml", 0);
+    crate::common::validate_accepts(d, "clean.yaml");
+}
+
+/// `runner policy lint FILE` in `dir`, which must exit `code`.
+fn lint(dir: &Path, file: &str, code: i32) -> std::process::Output {
     let out = runner()
-        .current_dir(d)
-        .args(["policy", "lint", "clean.yaml"])
+        .current_dir(dir)
+        .args(["policy", "lint", file])
         .output()
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(code),
         "{}",
         crate::common::stderr(&out)
     );
-    crate::common::validate_accepts(d, "clean.yaml");
+    out
 }
 
 /// `policy: {default: allow}` denies nothing, so code the analysis cannot

@@ -61,17 +61,45 @@ pub(crate) enum PathMatcher {
     },
     /// Literal segments, maybe after `**/` (at any depth) and before
     /// `/**` (everything inside, not the folder itself).
-    Literal {
-        /// The segments joined (`/` first when absolute), and that with a
-        /// `/` after, before, and on both sides: matching is a few string
-        /// comparisons, linear in the path.
-        joined: String,
-        then_slash: String,
-        slash_then: String,
-        slashed: String,
-        leading_any: bool,
-        trailing_any: bool,
-    },
+    Literal(LiteralPath),
+}
+
+/// A path pattern of literal segments: matching is a few string
+/// comparisons, linear in the path.
+#[derive(Debug, Clone)]
+pub(crate) struct LiteralPath {
+    /// The segments joined (`/` first when absolute), and that with a `/`
+    /// after, before, and on both sides.
+    joined: String,
+    then_slash: String,
+    slash_then: String,
+    slashed: String,
+    /// `**/` first: at any depth.
+    leading_any: bool,
+    /// `/**` last: everything inside, not the folder itself.
+    trailing_any: bool,
+}
+
+impl LiteralPath {
+    fn is_match(&self, path: &str) -> bool {
+        match (self.leading_any, self.trailing_any) {
+            (false, false) => path == self.joined,
+            (false, true) => path.starts_with(self.then_slash.as_str()),
+            (true, false) => path == self.joined || path.ends_with(self.slash_then.as_str()),
+            (true, true) => {
+                path.starts_with(self.then_slash.as_str()) || path.contains(self.slashed.as_str())
+            }
+        }
+    }
+
+    fn is_match_or_beneath(&self, path: &str) -> bool {
+        let here = path.starts_with(self.then_slash.as_str());
+        let deeper = self.leading_any && path.contains(self.slashed.as_str());
+        let whole = !self.trailing_any
+            && (path == self.joined
+                || (self.leading_any && path.ends_with(self.slash_then.as_str())));
+        here || deeper || whole
+    }
 }
 
 /// True for a segment with no glob syntax.
@@ -92,35 +120,21 @@ impl PathMatcher {
             return None;
         }
         let joined = format!("{}{}", if absolute { "/" } else { "" }, lits.join("/"));
-        Some(PathMatcher::Literal {
+        Some(PathMatcher::Literal(LiteralPath {
             then_slash: format!("{joined}/"),
             slash_then: format!("/{joined}"),
             slashed: format!("/{joined}/"),
             joined,
             leading_any,
             trailing_any,
-        })
+        }))
     }
 
     /// The path itself matches (glob semantics).
     pub(crate) fn is_match(&self, path: &str) -> bool {
         match self {
             PathMatcher::Glob { glob, .. } => glob.is_match(path),
-            PathMatcher::Literal {
-                joined,
-                then_slash,
-                slash_then,
-                slashed,
-                leading_any,
-                trailing_any,
-            } => match (leading_any, trailing_any) {
-                (false, false) => path == joined,
-                (false, true) => path.starts_with(then_slash.as_str()),
-                (true, false) => path == joined || path.ends_with(slash_then.as_str()),
-                (true, true) => {
-                    path.starts_with(then_slash.as_str()) || path.contains(slashed.as_str())
-                }
-            },
+            PathMatcher::Literal(l) => l.is_match(path),
         }
     }
 
@@ -128,20 +142,7 @@ impl PathMatcher {
     pub(crate) fn is_match_or_beneath(&self, path: &str) -> bool {
         match self {
             PathMatcher::Glob { glob, beneath } => glob.is_match(path) || beneath.is_match(path),
-            PathMatcher::Literal {
-                joined,
-                then_slash,
-                slash_then,
-                slashed,
-                leading_any,
-                trailing_any,
-            } => {
-                let here = path.starts_with(then_slash.as_str());
-                let deeper = *leading_any && path.contains(slashed.as_str());
-                let whole = !*trailing_any
-                    && (path == joined || (*leading_any && path.ends_with(slash_then.as_str())));
-                here || deeper || whole
-            }
+            PathMatcher::Literal(l) => l.is_match_or_beneath(path),
         }
     }
 }
