@@ -98,6 +98,12 @@ impl Walker {
             // `${!x}`: the value of `x` is read as a variable name.
             self.evaluated.push(name.to_string());
         }
+        if (after.starts_with(":=") || after.starts_with('='))
+            && super::variables::is_risky_variable(name)
+        {
+            // `${PATH:=/tmp}` assigns when the variable is unset.
+            self.opaque(format!("it sets {name}, which changes what commands run"));
+        }
         if after.starts_with("@P") {
             self.opaque(format!(
                 "`{src}` expands the value as a prompt, which runs the command substitutions it holds"
@@ -133,6 +139,10 @@ impl Walker {
             self.opaque(format!(
                 "`{word}` is not a variable name fixed before running; bash would evaluate it"
             ));
+            return;
+        }
+        if assigns && super::variables::is_risky_variable(base) {
+            self.opaque(format!("it sets {base}, which changes what commands run"));
             return;
         }
         if assigns {

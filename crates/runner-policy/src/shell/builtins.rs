@@ -158,15 +158,24 @@ impl Walker {
             };
             self.variable_operand(name, false);
             let Some(value) = value else {
+                if nameref {
+                    self.opaque(format!(
+                        "`{name}` is made a reference to another variable, which hides what assignments change"
+                    ));
+                    return;
+                }
                 if integer {
                     self.integers.push(base(name).to_string());
                 }
                 continue;
             };
             if nameref {
-                self.variable_operand(value, false);
-                self.assign(name, origin_of_text(value));
-                self.evaluated.push(base(name).to_string());
+                // A name reference makes every later assignment to it an
+                // assignment to the variable it names (`PATH`, ...).
+                self.opaque(format!(
+                    "`{name}` is made a reference to another variable, which hides what assignments change"
+                ));
+                return;
             } else if integer {
                 self.integers.push(base(name).to_string());
                 self.arithmetic(value);

@@ -184,6 +184,14 @@ mod tests {
             "export PATH=$PWD/bin:$PATH",
             "RUSTFLAGS='-C linker=./x' cargo build",
             "for f in $(ls); do cat $f; done",
+            // Assignments to what changes what runs, spelled as builtins.
+            "printf -v PATH /tmp; git status",
+            "read PATH <<< /tmp; git status",
+            "declare -n r=PATH; r=/tmp; git status",
+            "local -n r; r=PATH",
+            "for PATH in /tmp; do git status; done",
+            "unset PATH; : ${PATH:=/tmp}; git status",
+            "mapfile -t LD_PRELOAD < f",
             // Past the budget.
             &format!("{}x{}", "( ".repeat(20), " )".repeat(20)),
             &format!("{} x;{}", "{ ".repeat(1_500), " }".repeat(1_500)),

@@ -230,6 +230,12 @@ impl Walker {
                         literal = None;
                     }
                 }
+                if is_risky_variable(&f.variable_name) {
+                    self.opaque(format!(
+                        "it sets {}, which changes what commands run",
+                        f.variable_name
+                    ));
+                }
                 self.assign(&f.variable_name, origin);
                 // `for x in a b; do cat $x; done`: in the body, `$x` is one
                 // of the listed words, unless the body assigns it.
