@@ -19,18 +19,27 @@ use runner_policy::PolicySet;
 
 use crate::workspace::{ChangeKind, FileChange, FileContent, IsolatedWorkspace};
 
-/// Reverts the copy's changes to paths `policy` denies editing and adds a
-/// violation for each to `found` (once per path).
+/// Reverts the copy's changes to paths `policy` denies editing, adds a
+/// violation for each to `found` (once per path), and returns the other
+/// changes. A policy without a path deny rule costs nothing more than the
+/// comparison.
 pub(crate) fn revert_denied_changes(
     iso: &IsolatedWorkspace,
     policy: &PolicySet,
     found: &mut Vec<Violation>,
-) -> std::io::Result<()> {
-    for change in iso.changes()? {
+) -> std::io::Result<Vec<FileChange>> {
+    let mut changes = iso.changes()?;
+    if !policy.denies_paths() {
+        return Ok(changes);
+    }
+    let mut failed = None;
+    changes.retain(|change| {
         let Some((rule, layer)) = policy.edit_denied(&change.path) else {
-            continue;
+            return true;
         };
-        revert(iso.path(), &change)?;
+        if let Err(e) = revert(iso.path(), change) {
+            failed.get_or_insert(e);
+        }
         if !found.iter().any(|v| v.path == change.path) {
             found.push(Violation {
                 path: change.path.clone(),
@@ -39,14 +48,12 @@ pub(crate) fn revert_denied_changes(
                 policy: layer,
             });
         }
+        false
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(changes),
     }
-    Ok(())
-}
-
-/// Drops changes to paths `policy` denies editing (what a failed revert
-/// left): the diff and `--apply` never carry them.
-pub(crate) fn drop_denied(changes: &mut Vec<FileChange>, policy: &PolicySet) {
-    changes.retain(|c| policy.edit_denied(&c.path).is_none());
 }
 
 /// Puts one path of the copy back as the original had it.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
-use super::denied_changes::{drop_denied, revert_denied_changes};
+use super::denied_changes::revert_denied_changes;
 use super::prompt::system_prompt;
 use crate::contain::CommandSetup;
 use crate::engine::{
@@ -345,25 +345,18 @@ impl<'t> TaskRun<'t> {
         self.mcp_sandbox = mcp.sandbox_notes();
         mcp.shutdown().await;
         // Whatever ended the agent (a timeout, a cancellation), nothing the
-        // policy denies editing leaves the copy.
-        let reverted = revert_denied_changes(&p.iso, &self.policy, &mut self.violations);
-        match p.iso.changes() {
-            Ok(mut c) => {
-                drop_denied(&mut c, &self.policy);
+        // policy denies editing leaves the copy: the changes compared are
+        // the others.
+        match revert_denied_changes(&p.iso, &self.policy, &mut self.violations) {
+            Ok(c) => {
                 self.changes = c;
-                match reverted {
-                    Ok(()) => outcome,
-                    Err(e) => Outcome {
-                        status: OutcomeStatus::Error,
-                        reason: format!(
-                            "could not revert a change the policy denies (it is left out of the diff): {e}"
-                        ),
-                    },
-                }
+                outcome
             }
             Err(e) => Outcome {
                 status: OutcomeStatus::Error,
-                reason: format!("could not compare the workspace with the original: {e}"),
+                reason: format!(
+                    "could not compare the workspace with the original, or put back a change the policy denies (nothing of it is in the diff): {e}"
+                ),
             },
         }
     }
@@ -402,18 +395,20 @@ impl<'t> TaskRun<'t> {
             if let Some(stopped) = self.agent_stopped(stop) {
                 return stopped;
             }
-            // Before any check sees the copy: what the policy denies
-            // editing is put back.
-            if let Err(e) = revert_denied_changes(iso, &self.policy, &mut self.violations) {
-                return Outcome {
-                    status: OutcomeStatus::Error,
-                    reason: format!("could not revert a change the policy denies: {e}"),
-                };
-            }
             if task.checks.is_empty() {
                 return Outcome {
                     status: OutcomeStatus::Passed,
                     reason: "the agent finished".into(),
+                };
+            }
+            // Before any check sees the copy: what the policy denies
+            // editing is put back.
+            if self.policy.denies_paths()
+                && let Err(e) = revert_denied_changes(iso, &self.policy, &mut self.violations)
+            {
+                return Outcome {
+                    status: OutcomeStatus::Error,
+                    reason: format!("could not revert a change the policy denies: {e}"),
                 };
             }
             // The checks are bounded by what is left of the task's time too.

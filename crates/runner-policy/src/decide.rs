@@ -317,6 +317,16 @@ impl PolicySet {
         }
     }
 
+    /// True when some layer has a `Read` or `Edit` deny rule (what
+    /// [`PolicySet::edit_denied`] can find).
+    pub fn denies_paths(&self) -> bool {
+        self.layers.iter().any(|l| {
+            l.rules
+                .iter()
+                .any(|r| !r.allow && matches!(r.pattern.family, Family::Read | Family::Edit))
+        })
+    }
+
     /// The deny rule (as `deny PATTERN`) and its layer that forbid editing
     /// `rel` (a workspace-relative path): an `Edit` deny, or a `Read` deny
     /// (a path denied to reading is denied to editing too).
