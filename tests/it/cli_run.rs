@@ -738,49 +738,6 @@ fn lint(dir: &Path, file: &str, code: i32) -> std::process::Output {
     out
 }
 
-/// `policy: {default: allow}` denies nothing, so code the analysis cannot
-/// see into runs: inline interpreter code, and `git -c` with any key
-/// (issue 29). The decision says why.
-#[test]
-fn default_allow_runs_inline_code_and_git_with_any_config() {
-    let t = run_single(
-        "t",
-        r#"prompt: p
-workspace: ws
-policy: {default: allow}
-script:
-  - tool_calls:
-      - name: bash
-        args:
-          command: python3 -c "open('made.txt', 'w').write('x')"
-      - name: bash
-        args:
-          command: git init -q . && git -c user.name=t -c user.email=a@b -c core.pager=cat commit -q --allow-empty -m x && git log --format=%s
-  - text: done
-"#,
-        &[("keep.txt", "keep\n")],
-    );
-    let calls = t["tool_calls"].as_array().unwrap();
-    for c in calls {
-        assert_eq!(c["status"], "ok", "{}", c);
-        assert_eq!(c["decision"]["decision"], "allow");
-    }
-    assert!(
-        calls[0]["decision"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("denies nothing"),
-        "{}",
-        calls[0]["decision"]
-    );
-    assert!(calls[1]["content"].as_str().unwrap().contains('x'));
-    assert!(
-        t["changes"].to_string().contains("made.txt"),
-        "{}",
-        t["changes"]
-    );
-}
-
 /// The backstop behind an edit deny rule (issue 29): a script the analysis
 /// cannot see into (`bash tools/w.sh`) changes a file the policy denies
 /// editing and adds one; both are put back before the check runs, left out

@@ -82,11 +82,6 @@ fn is_outside(sig: &Signature) -> bool {
         && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
 }
 
-/// A layer with no deny rule (nor a `{{files}}` deny template).
-fn denies_nothing(layer: &Policy) -> bool {
-    layer.rules.iter().all(|r| r.allow) && layer.file_templates.iter().all(|t| t.allow)
-}
-
 /// Files outside the workspace that only describe the machine (its
 /// processors, memory, kernel and distribution): reading them reveals
 /// nothing of the workspace or its secrets, so they need no absolute rule.
@@ -219,22 +214,10 @@ impl PolicySet {
         }
         // 2. Every signature must be allowed.
         let mut deciding: Option<String> = None;
-        let mut opaque_allowed = false;
         for sig in sigs {
             let allows = layer.rules.iter().filter(|r| r.allow);
             // Signatures that only a special kind of allow rule may allow:
             // which kind, and what the model is told when none does.
-            // Nothing denied, nothing to get around: with `default: allow`
-            // and no deny rule, code the analysis cannot see into is
-            // allowed like any other call (the sandbox still holds it).
-            if sig.opaque.is_some()
-                && layer.default == DefaultDecision::Allow
-                && denies_nothing(layer)
-            {
-                deciding.get_or_insert("default allow".to_string());
-                opaque_allowed = true;
-                continue;
-            }
             let special: Option<(RuleKind, String)> = if let Some(why) = &sig.opaque {
                 Some((
                     |_| true,
@@ -300,12 +283,7 @@ impl PolicySet {
         LayerResult {
             allow: true,
             rule: deciding.clone(),
-            reason: if opaque_allowed {
-                Some(format!(
-                    "the command cannot be checked, and {} allows by default and denies nothing",
-                    layer.source
-                ))
-            } else if deciding.is_none() {
+            reason: if deciding.is_none() {
                 Some(if sigs.is_empty() {
                     "nothing to check".into()
                 } else {

@@ -275,23 +275,3 @@ fn the_machine_description_is_readable() {
         ],
     );
 }
-
-/// `default: allow` with no deny rule allows what cannot be checked
-/// (inline code, `git -c` with any key): nothing is denied, so nothing can
-/// be got around. One deny rule brings the exact-rule requirement back.
-#[test]
-fn default_allow_without_denies_allows_opaque_code() {
-    let opaque = |text: &str| Signature::opaque(Family::Bash, text, "inline code");
-    let open = set(&["default: allow\nrules: []\n"]);
-    let d = open.decide("bash", Risk::High, vec![opaque("python3 -c 'print(1)'")]);
-    assert_eq!(d.verdict, Allow, "{:?}", d.reason);
-    assert_eq!(d.rule.as_deref(), Some("default allow"));
-    assert!(d.reason.unwrap().contains("denies nothing"));
-    let guarded = set(&["default: allow\nrules:\n  - deny: [\"Read(./.env)\"]\n"]);
-    let d = guarded.decide("bash", Risk::High, vec![opaque("python3 -c 'print(1)'")]);
-    assert_eq!(d.verdict, Deny, "{:?}", d.reason);
-    // Every layer must allow: a closed layer still refuses.
-    let layered = set(&["default: allow\nrules: []\n", "default: deny\nrules: []\n"]);
-    let d = layered.decide("bash", Risk::High, vec![opaque("python3 -c 'print(1)'")]);
-    assert_eq!(d.verdict, Deny, "{:?}", d.reason);
-}
