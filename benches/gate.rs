@@ -85,6 +85,10 @@ const SHAPES: &[Shape] = &[
         name: "deep-path-rule",
         what: "loading a path rule of 5,000 segments",
     },
+    Shape {
+        name: "lint-10k",
+        what: "`runner policy lint` of 10,000 rules",
+    },
 ];
 
 fn rounds() -> usize {
@@ -340,6 +344,19 @@ fn child(name: &str) {
                 &policy(&many_rules(10_000)),
                 "cat src/a.rs | tail -n 5",
             )
+        }
+        "lint-10k" => {
+            let yaml = many_rules(10_000);
+            let pf: runner_policy::PolicyFile = serde_saphyr::from_str(&yaml).unwrap();
+            let mut found = 0;
+            let times: Vec<Duration> = (0..rounds())
+                .map(|_| {
+                    let t = Instant::now();
+                    found = runner_policy::lint_policy(&pf, Path::new("bench.yaml")).len();
+                    t.elapsed()
+                })
+                .collect();
+            (format!("{found} findings"), median(times))
         }
         "deep-path-rule" => {
             let y = format!(

@@ -163,6 +163,29 @@ const DATA_CASES: &[&str] = &[
     "x=$(cat f); echo ${x@P}",
 ];
 
+/// The readings this round added (issue 35), run under bash like the rest:
+/// a `cd` whose failure stops what follows, subshells that keep their `cd`,
+/// loops over literal lists, builtins that are no programs, variables that
+/// name a program, a PATH appended to.
+const READING_CASES: &[&str] = &[
+    "cd sub && echo x > ../pwned",
+    "cd sub/deep && touch ../pwned",
+    "set -e\ncd sub\necho x > ../pwned",
+    "cd nothere && echo x > ../pwned",
+    "(cd sub && :); echo x > pwned",
+    "cd sub | :; echo x > pwned",
+    "echo $(cd sub; echo x > ../pwned)",
+    "for f in pwned other; do touch $f; done",
+    "for f in a b; do echo x > src/$f.rs; done",
+    "for f in pwned; do f=other; touch $f; done",
+    "set -euo pipefail; [ -d src ] && touch pwned",
+    "test -e f && command -v touch && touch pwned",
+    "CARGO_TARGET_X_RUNNER=touch cargo test",
+    "export PATH=$PATH:/nothere; touch pwned",
+    "IFS=, read -r a b <<< \"x,pwned\"; touch $b",
+    "x=pwned; read -r y <<< \"$x\"; touch \"$y\"",
+];
+
 /// The workspace each case starts from.
 fn lay_out(ws: &Path) {
     for d in ["src", "sub/deep", ".github/workflows"] {
@@ -535,6 +558,7 @@ pub(crate) fn cases(mutants: usize, seed: u64) -> Vec<String> {
         }
     }
     out.extend(DATA_CASES.iter().map(|s| s.to_string()));
+    out.extend(READING_CASES.iter().map(|s| s.to_string()));
     let mut rng = Rng(seed | 1);
     let base = out.clone();
     for _ in 0..mutants {

@@ -322,10 +322,7 @@ mod tests {
         assert_eq!(ops("sort --output=out in"), "read in; write out");
         // Without -r: exactly DEST or DEST/NAME (issue 29, item 4).
         assert_eq!(ops("cp a b dest"), "read a b; write dest dest/a dest/b");
-        assert_eq!(
-            ops("cp src/a.rs out/"),
-            "read src/a.rs; write out/ out/a.rs"
-        );
+        assert_eq!(ops("cp src/a.rs out/"), "read src/a.rs; write out/a.rs");
         assert_eq!(ops("ln -s ../a link"), "read ../a; write link link/a");
         assert_eq!(ops("cp src/*.rs out"), "read src/*.rs; tree-write out");
         assert_eq!(ops("cp --parents src/a out"), "read src/a; tree-write out");

@@ -80,6 +80,12 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
         ));
         return out;
     }
+    if matches!(program, "pwsh" | "powershell") {
+        // Its options are words (`-File X`, `-NoProfile`), not clusters.
+        out.reads
+            .extend(args.iter().find(|a| !a.starts_with('-')).cloned());
+        return out;
+    }
     // The letters that give inline code in a cluster of short options
     // (`perl -ne`, `python3 -Bc`).
     let code_letters: &[char] = match program {
@@ -343,6 +349,7 @@ mod tests {
         assert_eq!(ops("deno run --allow-read tools/a.ts"), "read tools/a.ts");
         assert!(ops("nu -c ls").starts_with("opaque"));
         assert!(ops("pwsh -Command Get-ChildItem").starts_with("opaque"));
+        assert_eq!(ops("pwsh -NoProfile -File tools/a.ps1"), "read tools/a.ps1");
         assert!(ops("julia -e 1").starts_with("opaque"));
         assert_eq!(ops("docker run -v $PWD:/src img"), "tree-write $PWD");
         assert_eq!(ops("docker run -v cache:/c img"), "");

@@ -345,7 +345,10 @@ impl Spec {
                 let (last, rest) = files.split_last().expect("two or more");
                 reads.extend(rest.iter().cloned());
                 if exact {
-                    out.writes.push(last.clone());
+                    // `DEST/` must be a folder: only DEST/NAME is written.
+                    if !last.ends_with('/') {
+                        out.writes.push(last.clone());
+                    }
                     for f in rest {
                         out.writes.push(join_basename(last, f));
                     }

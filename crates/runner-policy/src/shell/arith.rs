@@ -98,11 +98,9 @@ impl Walker {
             // `${!x}`: the value of `x` is read as a variable name.
             self.evaluated.push(name.to_string());
         }
-        if (after.starts_with(":=") || after.starts_with('='))
-            && super::variables::is_risky_variable(name)
-        {
+        if after.starts_with(":=") || after.starts_with('=') {
             // `${PATH:=/tmp}` assigns when the variable is unset.
-            self.opaque(format!("it sets {name}, which changes what commands run"));
+            self.set_variable(name, "", false, 0);
         }
         if after.starts_with("@P") {
             self.opaque(format!(
@@ -141,11 +139,10 @@ impl Walker {
             ));
             return;
         }
-        if assigns && super::variables::is_risky_variable(base) {
-            self.opaque(format!("it sets {base}, which changes what commands run"));
-            return;
-        }
         if assigns {
+            self.set_variable(base, "", false, 0);
+        }
+        if assigns && !self.done() {
             self.assign(word, Origin::runtime());
         } else if !rest.is_empty() {
             self.arithmetic(&rest[1..rest.len() - 1]);

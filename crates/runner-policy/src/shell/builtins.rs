@@ -42,8 +42,8 @@ fn holds_subscript_code(w: &str) -> bool {
 }
 
 impl Walker {
-    /// Looks at a builtin's arguments; false when `prog` is none of these.
-    pub(super) fn variable_builtin(&mut self, prog: &str, args: &[String]) -> bool {
+    /// Looks at a builtin's arguments (nothing for other programs).
+    pub(super) fn variable_builtin(&mut self, prog: &str, args: &[String]) {
         if NAME_TAKERS.contains(&prog)
             && let Some(a) = args.iter().find(|a| holds_subscript_code(a))
         {
@@ -53,7 +53,7 @@ impl Walker {
             self.opaque(format!(
                 "`{prog}` may read `{a}` as a variable name, whose subscript bash would run"
             ));
-            return true;
+            return;
         }
         match prog {
             "read" => {
@@ -132,9 +132,8 @@ impl Walker {
                     self.glob_options = true;
                 }
             }
-            _ => return false,
+            _ => {}
         }
-        true
     }
 
     /// `declare [-aAfFgiIlnrtux] [NAME[=VALUE]...]`: each assignment is
@@ -156,19 +155,6 @@ impl Walker {
                 Some((n, v)) => (n.trim_end_matches('+'), Some(v)),
                 None => (a.as_str(), None),
             };
-            self.variable_operand(name, false);
-            let Some(value) = value else {
-                if nameref {
-                    self.opaque(format!(
-                        "`{name}` is made a reference to another variable, which hides what assignments change"
-                    ));
-                    return;
-                }
-                if integer {
-                    self.integers.push(base(name).to_string());
-                }
-                continue;
-            };
             if nameref {
                 // A name reference makes every later assignment to it an
                 // assignment to the variable it names (`PATH`, ...).
@@ -176,21 +162,19 @@ impl Walker {
                     "`{name}` is made a reference to another variable, which hides what assignments change"
                 ));
                 return;
-            } else if integer {
+            }
+            self.variable_operand(name, false);
+            if integer {
                 self.integers.push(base(name).to_string());
-                self.arithmetic(value);
-            } else if value.starts_with('(') {
-                // `declare -a a=(...)`: the elements, and keys that are
-                // arithmetic.
-                self.assign(name, origin_of_text(value));
-            } else {
-                self.assign(name, origin_of_text(value));
+            }
+            match value {
+                Some(v) if integer => self.arithmetic(v),
+                Some(v) => self.assign(name, origin_of_text(v)),
+                None => {}
             }
         }
     }
-}
 
-impl Walker {
     /// The values of a word made of literal text and loop variables bound
     /// to literal lists (`src/$f.rs` in `for f in a b`); `None` when it
     /// holds anything else only known at run time.

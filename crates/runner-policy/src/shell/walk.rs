@@ -230,12 +230,7 @@ impl Walker {
                         literal = None;
                     }
                 }
-                if is_risky_variable(&f.variable_name) {
-                    self.opaque(format!(
-                        "it sets {}, which changes what commands run",
-                        f.variable_name
-                    ));
-                }
+                self.set_variable(&f.variable_name, "", false, 0);
                 self.assign(&f.variable_name, origin);
                 // `for x in a b; do cat $x; done`: in the body, `$x` is one
                 // of the listed words, unless the body assigns it.
@@ -411,6 +406,21 @@ impl Walker {
             })
     }
 
+    /// An assignment of `value` to `name` (`fixed`: known before running):
+    /// a variable that names a program (`CC=clang`) is decided as that
+    /// command; one that changes what runs fails closed unless the value
+    /// is harmless (`RUSTFLAGS=--cfg x`, `PATH=$PATH:...`). Every way a
+    /// script assigns (plain, `export`, `env`, `read`, `for`, `${x:=}`)
+    /// comes here.
+    pub(super) fn set_variable(&mut self, name: &str, value: &str, fixed: bool, level: usize) {
+        if fixed && names_a_program(name) {
+            let words = runner_words(name, value);
+            self.command_words(&words, false, level + 1);
+        } else if is_risky_variable(name) && !harmless_value(name, value) {
+            self.opaque(format!("it sets {name}, which changes what commands run"));
+        }
+    }
+
     fn assignment(&mut self, a: &ast::Assignment) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
@@ -423,19 +433,12 @@ impl Walker {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let v = self.word(w);
-                if names_a_program(&name) && !v.dynamic && !v.unquoted_magic {
-                    // Decided as the command it names.
-                    let words = runner_words(&name, &v.text);
-                    self.command_words(&words, false, 1);
-                } else if is_risky_variable(&name) && !harmless_value(&name, &v.text) {
-                    self.opaque(format!("it sets {name}, which changes what commands run"));
-                }
+                let fixed = !v.dynamic && !v.unquoted_magic;
+                self.set_variable(&name, &v.text, fixed, 0);
                 origin = v.origin;
             }
             ast::AssignmentValue::Array(items) => {
-                if is_risky_variable(&name) {
-                    self.opaque(format!("it sets {name}, which changes what commands run"));
-                }
+                self.set_variable(&name, "", false, 0);
                 for (k, v) in items {
                     if let Some(k) = k {
                         let k = self.word(k);

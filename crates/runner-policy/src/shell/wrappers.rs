@@ -7,7 +7,6 @@
 
 use super::analysis::SimpleCommand;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker};
-use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
 use crate::programs::{self, INLINE_CODE, SHELLS};
 use crate::words::base_name;
 
@@ -40,16 +39,8 @@ impl Walker {
             prog,
             "export" | "declare" | "typeset" | "local" | "readonly"
         ) {
-            for a in args {
-                let name = a.split('=').next().unwrap_or("");
-                let value = a.split_once('=').map_or("", |(_, v)| v);
-                if a.contains('=') && names_a_program(name) && !is_runtime_word(value) {
-                    let words = runner_words(name, value);
-                    self.command_words(&words, false, level + 1);
-                } else if a.contains('=') && is_risky_variable(name) && !harmless_value(name, value)
-                {
-                    self.opaque(format!("it sets {name}, which changes what commands run"));
-                }
+            for (name, value) in args.iter().filter_map(|a| a.split_once('=')) {
+                self.set_variable(name, value, !is_runtime_word(value), level);
             }
         }
         if is_script_step(prog, args) {
@@ -254,12 +245,7 @@ impl Walker {
                 i += 1;
                 continue;
             } else if let Some((name, value)) = a.split_once('=') {
-                if names_a_program(name) && !is_runtime_word(value) {
-                    let words = runner_words(name, value);
-                    self.command_words(&words, false, level + 1);
-                } else if is_risky_variable(name) && !harmless_value(name, value) {
-                    self.opaque(format!("it sets {name}, which changes what commands run"));
-                }
+                self.set_variable(name, value, !is_runtime_word(value), level);
                 i += 1;
                 continue;
             }
