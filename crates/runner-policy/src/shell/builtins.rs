@@ -105,11 +105,9 @@ impl Walker {
                     self.variable_operand(n, true);
                 }
             }
-            "unset" => {
-                if !args.iter().any(|a| a == "-f") {
-                    for n in args.iter().filter(|a| !a.starts_with('-')) {
-                        self.variable_operand(n, false);
-                    }
+            "unset" if !args.iter().any(|a| a == "-f") => {
+                for n in args.iter().filter(|a| !a.starts_with('-')) {
+                    self.variable_operand(n, false);
                 }
             }
             "test" | "[" => {
