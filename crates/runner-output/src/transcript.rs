@@ -255,6 +255,10 @@ pub struct Transcript {
     /// What confined each MCP server, by server name (as `sandbox`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mcp_sandbox: BTreeMap<String, String>,
+    /// The walls the run held behind the policy's deny rules, which the
+    /// decisions counted on (absent: none, as in older transcripts).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub backstops: runner_policy::Backstops,
     /// Things the run went on without: MCP servers skipped, tools left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -295,4 +299,8 @@ pub struct Transcript {
     pub output: Option<Value>,
     /// How it ended.
     pub outcome: Outcome,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::backstop::Backstops;
 use crate::model::DefaultDecision;
 use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
@@ -35,6 +36,10 @@ pub struct Decision {
     /// policy was asked (a path that leaves the workspace).
     #[serde(default)]
     pub policy: Option<String>,
+    /// The line of `rule` in the layer's file (the task file for an inline
+    /// policy); absent for a default, low risk or a refusal by no rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 impl Decision {
@@ -47,6 +52,7 @@ impl Decision {
             rule: None,
             reason: Some(reason.into()),
             policy: None,
+            line: None,
         }
     }
 }
@@ -56,12 +62,18 @@ impl Decision {
 #[derive(Debug, Clone)]
 pub struct PolicySet {
     layers: Vec<Policy>,
+    backstops: Backstops,
+    /// Whether every deny rule has a backstop (see [`Backstops`]); when
+    /// not, why, for the reason of a refusal.
+    unbacked: Option<String>,
 }
 
 struct LayerResult {
     allow: bool,
     rule: Option<String>,
     reason: Option<String>,
+    /// The line of the deciding rule.
+    line: Option<u64>,
 }
 
 /// Which allow rules may allow a signature that needs a special one.
@@ -75,6 +87,16 @@ fn strength(r: &LayerResult) -> u8 {
         Some(_) => 1,
         None => 0,
     }
+}
+
+/// Why some deny rule of `layers` has no backstop; `None` when every one
+/// has.
+fn unbacked(b: Backstops, layers: &[Policy]) -> Option<String> {
+    if !b.confined {
+        return Some(String::new());
+    }
+    b.unbacked_deny(layers)
+        .map(|(rule, _)| format!(" (`{rule}` has no backstop in this task)"))
 }
 
 fn is_outside(sig: &Signature) -> bool {
@@ -131,7 +153,27 @@ impl PolicySet {
         } else {
             layers
         };
-        Self { layers }
+        let unbacked = unbacked(Backstops::default(), &layers);
+        Self {
+            layers,
+            backstops: Backstops::default(),
+            unbacked,
+        }
+    }
+
+    /// The set, deciding with the backstops this run holds: with one
+    /// behind every deny rule, opaque commands are decided by the allow
+    /// rules and the default, and with the read backstop a recursive read
+    /// by its folder alone.
+    pub fn with_backstops(mut self, backstops: Backstops) -> Self {
+        self.backstops = backstops;
+        self.unbacked = unbacked(backstops, &self.layers);
+        self
+    }
+
+    /// The backstops the decisions count on.
+    pub fn backstops(&self) -> Backstops {
+        self.backstops
     }
 
     /// The layers, in the order they decide.
@@ -167,7 +209,7 @@ impl PolicySet {
         let mut first_allow: Option<(LayerResult, &str)> = None;
         for layer in &self.layers {
             let risk = Self::risk_in(layer, tool, is_mcp, risk);
-            let r = Self::decide_layer(layer, risk, &sigs);
+            let r = self.decide_layer(layer, risk, &sigs);
             if !r.allow {
                 return Decision {
                     verdict: Verdict::Deny,
@@ -175,6 +217,7 @@ impl PolicySet {
                     rule: r.rule,
                     reason: r.reason,
                     policy: Some(layer.source.clone()),
+                    line: r.line,
                 };
             }
             // The layer that allowed by a rule of its own is named over one
@@ -193,16 +236,26 @@ impl PolicySet {
             rule: r.rule,
             reason: r.reason,
             policy: Some(src.to_string()),
+            line: r.line,
         }
     }
 
-    fn decide_layer(layer: &Policy, risk: Risk, sigs: &[Signature]) -> LayerResult {
-        // 1. Any deny rule matching any signature denies.
+    fn decide_layer(&self, layer: &Policy, risk: Risk, sigs: &[Signature]) -> LayerResult {
+        // 1. Any deny rule matching any signature denies. With read-denied
+        // files absent, a recursive read is denied by its folder alone.
         for sig in sigs {
+            let folder;
+            let sig_for_deny = if sig.tree && sig.family == Family::Read && self.backstops.reads {
+                folder = Signature::new(Family::Read, sig.specifier.clone().unwrap_or_default());
+                &folder
+            } else {
+                sig
+            };
             for rule in layer.rules.iter().filter(|r| !r.allow) {
-                if rule.pattern.matches(sig, true) {
+                if rule.pattern.matches(sig_for_deny, true) {
                     return LayerResult {
                         allow: false,
+                        line: Some(rule.line),
                         rule: Some(format!("deny {}", rule.pattern.text)),
                         reason: Some(match &rule.reason {
                             Some(r) => format!("{sig} is denied by `{}`: {r}", rule.pattern.text),
@@ -213,16 +266,45 @@ impl PolicySet {
             }
         }
         // 2. Every signature must be allowed.
-        let mut deciding: Option<String> = None;
+        let mut deciding: Option<(String, Option<u64>)> = None;
+        let mut backed: Option<String> = None;
         for sig in sigs {
             let allows = layer.rules.iter().filter(|r| r.allow);
             // Signatures that only a special kind of allow rule may allow:
             // which kind, and what the model is told when none does.
+            if let Some(why) = &sig.opaque
+                && self.unbacked.is_none()
+            {
+                // Whatever the code does, what the rules deny cannot happen
+                // or leave the copy: decided like any command.
+                // Each simple command of a plain list is allowed on its own
+                // (a rule covers one program's own code); anything else
+                // only by the default.
+                let text = sig.specifier.as_deref().unwrap_or("");
+                let by = match self.opaque_under_backstops(layer, text) {
+                    Ok(by) => by,
+                    Err(refusal) => {
+                        return LayerResult {
+                            allow: false,
+                            line: refusal.1,
+                            rule: Some(refusal.0),
+                            reason: Some(format!("{} ({why})", refusal.2)),
+                        };
+                    }
+                };
+                deciding.get_or_insert(by);
+                backed.get_or_insert(format!(
+                    "the command cannot be checked safely ({why}), but {}",
+                    self.backstops.describe()
+                ));
+                continue;
+            }
             let special: Option<(RuleKind, String)> = if let Some(why) = &sig.opaque {
+                let unbacked = self.unbacked.clone().unwrap_or_default();
                 Some((
                     |_| true,
                     format!(
-                        "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it"
+                        "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it{unbacked}"
                     ),
                 ))
             } else if is_outside(sig) && !describes_machine(sig) {
@@ -246,12 +328,13 @@ impl PolicySet {
                     .find(|r| kind(r) && r.pattern.matches(sig, false))
                 {
                     Some(r) => {
-                        deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                        deciding.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
                         continue;
                     }
                     None => {
                         return LayerResult {
                             allow: false,
+                            line: None,
                             rule: None,
                             reason: Some(refusal),
                         };
@@ -259,7 +342,7 @@ impl PolicySet {
                 }
             }
             if let Some(r) = allows.clone().find(|r| r.pattern.matches(sig, false)) {
-                deciding.get_or_insert(format!("allow {}", r.pattern.text));
+                deciding.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
                 continue;
             }
             // A Read signature never needs an allow rule on its own: readers'
@@ -268,11 +351,12 @@ impl PolicySet {
                 continue;
             }
             if layer.default == DefaultDecision::Allow {
-                deciding.get_or_insert("default allow".to_string());
+                deciding.get_or_insert(("default allow".to_string(), None));
                 continue;
             }
             return LayerResult {
                 allow: false,
+                line: None,
                 rule: Some("default deny".into()),
                 reason: Some(format!(
                     "no rule allows {sig} ({risk} risk) and the default of {} is deny",
@@ -280,10 +364,14 @@ impl PolicySet {
                 )),
             };
         }
+        let line = deciding.as_ref().and_then(|(_, line)| *line);
         LayerResult {
             allow: true,
-            rule: deciding.clone(),
-            reason: if deciding.is_none() {
+            line,
+            rule: deciding.clone().map(|(rule, _)| rule),
+            reason: if backed.is_some() {
+                backed
+            } else if deciding.is_none() {
                 Some(if sigs.is_empty() {
                     "nothing to check".into()
                 } else {
@@ -295,6 +383,68 @@ impl PolicySet {
         }
     }
 
+    /// How a layer decides an opaque command under backstops: the deciding
+    /// rule (and its line), or the refusal (rule, line, reason).
+    fn opaque_under_backstops(
+        &self,
+        layer: &Policy,
+        text: &str,
+    ) -> Result<(String, Option<u64>), (String, Option<u64>, String)> {
+        let default_allows = layer.default == DefaultDecision::Allow;
+        let Some(commands) = crate::backstop::simple_commands(text) else {
+            return if default_allows {
+                Ok(("default allow".into(), None))
+            } else {
+                Err((
+                    "default deny".into(),
+                    None,
+                    format!(
+                        "no rule allows Bash({text}), which cannot be checked safely, and the default of {} is deny",
+                        layer.source
+                    ),
+                ))
+            };
+        };
+        let mut first: Option<(String, Option<u64>)> = None;
+        for command in commands {
+            let plain = Signature::new(Family::Bash, command);
+            if let Some(r) = layer
+                .rules
+                .iter()
+                .find(|r| !r.allow && r.pattern.matches(&plain, true))
+            {
+                return Err((
+                    format!("deny {}", r.pattern.text),
+                    Some(r.line),
+                    format!("{plain} is denied by `{}`", r.pattern.text),
+                ));
+            }
+            match layer
+                .rules
+                .iter()
+                .find(|r| r.allow && r.pattern.matches(&plain, false))
+            {
+                Some(r) => {
+                    first.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
+                }
+                None if default_allows => {
+                    first.get_or_insert(("default allow".into(), None));
+                }
+                None => {
+                    return Err((
+                        "default deny".into(),
+                        None,
+                        format!(
+                            "no rule allows {plain}, which cannot be checked safely, and the default of {} is deny",
+                            layer.source
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(first.expect("at least one command"))
+    }
+
     /// True when some layer has a `Read` or `Edit` deny rule (what
     /// [`PolicySet::edit_denied`] can find).
     pub fn denies_paths(&self) -> bool {
@@ -302,6 +452,16 @@ impl PolicySet {
             l.rules
                 .iter()
                 .any(|r| !r.allow && matches!(r.pattern.family, Family::Read | Family::Edit))
+        })
+    }
+
+    /// True when some layer has a `Read` deny rule: the files it matches
+    /// are left out of the agent's copy.
+    pub fn denies_reads(&self) -> bool {
+        self.layers.iter().any(|l| {
+            l.rules
+                .iter()
+                .any(|r| !r.allow && r.pattern.family == Family::Read)
         })
     }
 

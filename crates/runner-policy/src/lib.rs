@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+mod backstop;
 mod config_error;
 mod decide;
 mod hooks;
@@ -45,6 +46,7 @@ mod suggest;
 mod word_pattern;
 pub mod words;
 
+pub use backstop::Backstops;
 pub use config_error::ConfigError;
 pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};

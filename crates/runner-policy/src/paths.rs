@@ -22,6 +22,15 @@ pub trait SignaturePaths {
     /// elsewhere. Never fails: a path that leaves the workspace still gets
     /// its signature, so the policy can name it.
     fn signature_paths(&self, input: &str) -> Vec<String>;
+
+    /// The name under which PATH finds the program at the absolute `path`
+    /// when it is that same file (`/usr/bin/rg` gives `rg`), so rules
+    /// written for the name match; `None` otherwise, and by default (a
+    /// policy alone reads no disk).
+    fn program_on_path(&self, path: &str) -> Option<String> {
+        let _ = path;
+        None
+    }
 }
 
 /// Spells paths lexically: no symlink is followed and the disk is not read.

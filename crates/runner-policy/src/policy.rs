@@ -20,6 +20,9 @@ pub struct Rule {
     pub pattern: Pattern,
     /// Told to the model when the rule denies a call.
     pub reason: Option<String>,
+    /// Its line in the policy's file (the task file for an inline policy;
+    /// 0 when unknown).
+    pub line: u64,
 }
 
 /// A compiled policy: one layer.
@@ -50,6 +53,8 @@ pub struct FileTemplate {
     pub text: String,
     /// Told to the model when a rule made from it denies a call.
     pub reason: Option<String>,
+    /// Its line in the policy's file (0: unknown).
+    pub line: u64,
 }
 
 /// The placeholder [`FileTemplate`]s expand.
@@ -92,6 +97,7 @@ impl Policy {
                     allow: t.allow,
                     pattern,
                     reason: t.reason.clone(),
+                    line: t.line,
                 });
             }
         }
@@ -142,6 +148,7 @@ impl Policy {
                             allow,
                             text: p.value.clone(),
                             reason: entry.reason.clone(),
+                            line: p.referenced.line(),
                         });
                         continue;
                     }
@@ -150,6 +157,7 @@ impl Policy {
                             allow,
                             pattern,
                             reason: entry.reason.clone(),
+                            line: p.referenced.line(),
                         }),
                         Err(e) => errors.push(ConfigError::at(
                             file,

@@ -275,3 +275,84 @@ fn the_machine_description_is_readable() {
         ],
     );
 }
+
+/// Every decision by a rule names it by file (`policy`) and line.
+#[test]
+fn a_decision_names_its_rules_line() {
+    let s = set(&[
+        "default: deny\nrules:\n  - allow: [\"Bash(cargo test:*)\"]\n  - deny:\n      - \"Bash(rm:*)\"\n",
+    ]);
+    let d = s.decide("bash", Risk::High, vec![sig("Bash(rm -rf x)")]);
+    assert_eq!(
+        (d.rule.as_deref(), d.line),
+        (Some("deny Bash(rm:*)"), Some(5))
+    );
+    assert_eq!(d.policy.as_deref(), Some("layer0.yaml"));
+    let d = s.decide("bash", Risk::High, vec![sig("Bash(cargo test)")]);
+    assert_eq!(
+        (d.rule.as_deref(), d.line),
+        (Some("allow Bash(cargo test:*)"), Some(3))
+    );
+    let d = s.decide("bash", Risk::High, vec![sig("Bash(make)")]);
+    assert_eq!((d.rule.as_deref(), d.line), (Some("default deny"), None));
+}
+
+/// With a backstop behind every deny rule, an opaque command is decided
+/// by the allow rules and the default; without, it needs its exact text.
+#[test]
+fn opaque_commands_under_backstops() {
+    use runner_policy::Backstops;
+    let all = Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: false,
+    };
+    let opaque = || {
+        vec![Signature::opaque(
+            Family::Bash,
+            "python3 -c 'print(1)'",
+            "inline code",
+        )]
+    };
+    let build = set(&[
+        "default: deny\nrules:\n  - allow: [\"Bash(python3:*)\"]\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\"]\n",
+    ]);
+    let d = build.decide("bash", Risk::High, opaque());
+    assert_eq!(d.verdict, Deny, "{d:?}");
+    let d = build
+        .clone()
+        .with_backstops(all)
+        .decide("bash", Risk::High, opaque());
+    assert_eq!(d.verdict, Allow, "{d:?}");
+    assert_eq!(d.rule.as_deref(), Some("allow Bash(python3:*)"));
+    assert!(d.reason.unwrap().contains("every deny rule has a backstop"));
+    // A recursive read is decided by its folder alone.
+    let tree = || vec![Signature::tree(Family::Read, "src")];
+    assert_eq!(build.decide("bash", Risk::Low, tree()).verdict, Deny);
+    assert_eq!(
+        build
+            .clone()
+            .with_backstops(all)
+            .decide("bash", Risk::Low, tree())
+            .verdict,
+        Allow
+    );
+    // A deny on running a program has no backstop: the exact text again.
+    let rm = set(&["default: allow\nrules:\n  - deny: [\"Bash(rm:*)\"]\n"]).with_backstops(all);
+    let d = rm.decide("bash", Risk::High, opaque());
+    assert_eq!(d.verdict, Deny);
+    assert!(
+        d.reason
+            .unwrap()
+            .contains("`deny Bash(rm:*)` has no backstop")
+    );
+    // Not confined: nothing counts, not even with no deny rule.
+    let open = set(&["default: allow\n"]).with_backstops(Backstops {
+        confined: false,
+        ..all
+    });
+    assert_eq!(open.decide("bash", Risk::High, opaque()).verdict, Deny);
+    let open = set(&["default: allow\n"]).with_backstops(all);
+    assert_eq!(open.decide("bash", Risk::High, opaque()).verdict, Allow);
+}

@@ -87,7 +87,13 @@ impl ShellAnalysis {
         };
         let too_many = || too_complex(&format!("more than {MAX_SIGNATURES} signatures"));
         for c in &self.commands {
-            let words = programs::canonical_words(&c.words);
+            let mut words = programs::canonical_words(&c.words);
+            if let Some(first) = words.first()
+                && first.starts_with('/')
+                && let Some(name) = ws.program_on_path(first)
+            {
+                words.to_mut()[0] = name;
+            }
             if !push(Signature::new(Family::Bash, join_words(&words))) {
                 return opaque(too_many());
             }
