@@ -41,6 +41,10 @@ enum Command {
         policies: Vec<PathBuf>,
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
+        /// Decide as a run holding these backstops does (comma-separated:
+        /// reads, edits, confined, network-off; `all`). Default: none.
+        #[arg(long, value_parser = cli::check::parse_backstops, default_value = "")]
+        backstops: runner_policy::Backstops,
         tool: String,
         args_json: String,
     },
@@ -169,9 +173,10 @@ fn try_main(cli: Cli) -> CliResult {
             Command::Check {
                 policies,
                 workspace,
+                backstops,
                 tool,
                 args_json,
-            } => cli::check::check(&policies, &workspace, &tool, &args_json),
+            } => cli::check::check(&policies, &workspace, backstops, &tool, &args_json),
             Command::Tools { format, task: None } => cli::tool::print_tools(format),
             Command::Tools {
                 format,

@@ -1,23 +1,53 @@
-//! `runner check --policy FILE [--workspace DIR] TOOL ARGS_JSON`: the policy
-//! engine on its own, through the same gate as a run. Prints the decision
-//! (the transcript's `Decision`, serialised) as JSON; exit 0 allow, 1 deny,
-//! 2 bad input.
+//! `runner check --policy FILE [--workspace DIR] [--backstops LIST] TOOL
+//! ARGS_JSON`: the policy engine on its own, through the same gate as a
+//! run. Prints the decision (the transcript's `Decision`, serialised) as
+//! JSON; exit 0 allow, 1 deny, 2 bad input. Without `--backstops` it
+//! decides as a run that holds none, so never looser than a run.
 
 use std::path::Path;
 
-use runner_policy::{Decision, PolicySet, Verdict};
+use runner_policy::{Backstops, Decision, PolicySet, Verdict};
 
 use super::{CliError, CliResult, Exit, load_policies};
 use crate::engine::pipeline::decide_call;
 use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
+/// `--backstops`: `all`, or a comma-separated list of `reads`, `edits`,
+/// `confined`, `network-off`; empty for none.
+pub fn parse_backstops(text: &str) -> Result<Backstops, String> {
+    let mut b = Backstops::default();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part {
+            "all" => {
+                b = Backstops {
+                    reads: true,
+                    edits: true,
+                    confined: true,
+                    network_off: true,
+                }
+            }
+            "reads" => b.reads = true,
+            "edits" => b.edits = true,
+            "confined" => b.confined = true,
+            "network-off" => b.network_off = true,
+            other => {
+                return Err(format!(
+                    "unknown backstop `{other}` (reads, edits, confined, network-off, all)"
+                ));
+            }
+        }
+    }
+    Ok(b)
+}
+
 pub fn check(
     policies: &[std::path::PathBuf],
     workspace: &Path,
+    backstops: Backstops,
     tool: &str,
     args: &str,
 ) -> CliResult {
-    let set = PolicySet::new(load_policies(policies, &[])?);
+    let set = PolicySet::new(load_policies(policies, &[])?).with_backstops(backstops);
     let (args, ws) = super::call_inputs(args, workspace)?;
     let registry = Registry::builtin();
     let t = registry

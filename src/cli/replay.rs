@@ -103,6 +103,8 @@ pub fn replay(policies: &[PathBuf], paths: &[PathBuf], format: ReplayFormat) -> 
         changed: Vec::new(),
     };
     for (path, t) in &transcripts {
+        // Decided with the walls the run held, as the run decided.
+        let set = set.clone().with_backstops(t.backstops);
         for call in &t.tool_calls {
             let Some(before) = call.decision.as_deref() else {
                 continue;

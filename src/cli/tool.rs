@@ -101,6 +101,7 @@ pub async fn run_tool(
         None,
         &EnvSettings::default(),
         &SandboxSettings::default(),
+        None,
     )
     .map_err(|e| CliError::Failed(e.to_string()))?;
     let mut ctx = ToolContext::new(ws).with_visibility(set.clone());

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Confinement, EnvSettings, SandboxSettings, scrubbed_env};
+use super::{Confinement, EnvSettings, HiddenTree, SandboxSettings, scrubbed_env};
 
 /// The runner's own environment (names and values that are not UTF-8 are
 /// left out).
@@ -44,6 +44,7 @@ impl CommandSetup {
         git_dir: Option<&Path>,
         env: &EnvSettings,
         sandbox: &SandboxSettings,
+        hidden: Option<&HiddenTree>,
     ) -> Result<CommandSetup, CommandSetupError> {
         let tmp = tempfile::Builder::new()
             .prefix("runner-tmp-")
@@ -52,7 +53,7 @@ impl CommandSetup {
         let mut writable = vec![workspace.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(git_dir.map(Path::to_path_buf));
         writable.extend(sandbox.write.iter().cloned());
-        let (confine, sandbox_note) = Confinement::new(sandbox, &writable)?;
+        let (confine, sandbox_note) = Confinement::hiding(sandbox, &writable, hidden)?;
         let mut vars = scrubbed_env(process_env(), env);
         vars.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         for var in ["TMPDIR", "TMP", "TEMP"] {

@@ -5,6 +5,8 @@
 //!   variables that look like secrets, unless a task passes them on.
 //! - [`redact`]: the values of those variables, and well-known token shapes,
 //!   become `[REDACTED]` in everything the model sees and every output.
+//! - [`daemons`]: the sockets through which a confined command could have
+//!   a daemon act for it, outside the sandbox.
 //! - [`sandbox`]: on Linux, Landlock lets commands write only inside the
 //!   task's workspace copy and its private temp folder; seccomp can cut the
 //!   network; rlimits bound CPU time and memory. All of it is prepared in
@@ -12,6 +14,7 @@
 //!   plain system calls.
 
 pub mod commands;
+pub mod daemons;
 pub mod env;
 pub mod redact;
 pub mod sandbox;
@@ -19,4 +22,4 @@ pub mod sandbox;
 pub use commands::{CommandSetup, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
-pub use sandbox::{Confinement, SandboxError, SandboxMode, SandboxSettings};
+pub use sandbox::{Confinement, HiddenTree, SandboxError, SandboxMode, SandboxSettings};

@@ -145,6 +145,35 @@ pub fn landlock_abi() -> Result<i32, NoLandlock> {
     }
 }
 
+/// A folder commands may not read, except some paths beneath it: the
+/// original workspace while a copy stands in for it, so that code the
+/// analysis cannot see into still cannot read what the policy denies
+/// reading (those files are left out of the copy; see
+/// `workspace::isolate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenTree {
+    /// Absolute and canonical.
+    pub root: PathBuf,
+    /// Paths beneath `root` that stay readable (the git object stores the
+    /// copy's git view reads through its alternates).
+    pub except: Vec<PathBuf>,
+}
+
+impl HiddenTree {
+    /// Whether hiding `root` would hide what every command needs: the
+    /// file-system root, or a folder holding the home folder (toolchains
+    /// live there). Such a tree is not hidden.
+    pub fn is_hideable(root: &Path) -> bool {
+        if root.parent().is_none() {
+            return false;
+        }
+        match std::env::var_os("HOME") {
+            Some(home) => !Path::new(&home).starts_with(root),
+            None => true,
+        }
+    }
+}
+
 /// What a child applies to itself before `exec`.
 #[derive(Debug)]
 pub struct Confinement {
@@ -153,6 +182,8 @@ pub struct Confinement {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// For the transcript: what is enforced.
     pub description: String,
+    /// Whether the [`HiddenTree`] asked for is unreadable.
+    pub hides: bool,
 }
 
 impl Confinement {
@@ -162,6 +193,16 @@ impl Confinement {
     pub fn new(
         settings: &SandboxSettings,
         writable: &[PathBuf],
+    ) -> Result<(Option<Confinement>, String), SandboxError> {
+        Self::hiding(settings, writable, None)
+    }
+
+    /// [`Confinement::new`], and commands cannot read `hidden` (when the
+    /// kernel has Landlock and the tree [`HiddenTree::is_hideable`]).
+    pub fn hiding(
+        settings: &SandboxSettings,
+        writable: &[PathBuf],
+        hidden: Option<&HiddenTree>,
     ) -> Result<(Option<Confinement>, String), SandboxError> {
         let mut rlimits = Vec::new();
         if let Some(s) = settings.cpu_seconds {
@@ -176,6 +217,7 @@ impl Confinement {
                 filter: Vec::new(),
                 rlimits,
                 description: "off".into(),
+                hides: false,
             });
             return Ok((c, "off".into()));
         }
@@ -191,12 +233,14 @@ impl Confinement {
                     filter: Vec::new(),
                     rlimits,
                     description: d.clone(),
+                    hides: false,
                 });
                 return Ok((c, d));
             }
         };
-        let ruleset =
-            build_ruleset(abi, writable, !settings.network).map_err(SandboxError::Ruleset)?;
+        let hidden = hidden.filter(|h| HiddenTree::is_hideable(&h.root));
+        let ruleset = build_ruleset(abi, writable, hidden, !settings.network)
+            .map_err(SandboxError::Ruleset)?;
         let filter = if settings.network {
             Vec::new()
         } else {
@@ -214,16 +258,24 @@ impl Confinement {
             } else {
                 "off (seccomp)"
             }
-        );
+        ) + &hidden
+            .map(|h| format!("; {} unreadable", h.root.display()))
+            .unwrap_or_default();
         Ok((
             Some(Confinement {
                 ruleset: Some(ruleset),
                 filter,
                 rlimits,
                 description: description.clone(),
+                hides: hidden.is_some(),
             }),
             description,
         ))
+    }
+
+    /// Whether Landlock confines writes (and `no_new_privs` holds).
+    pub fn confines_writes(&self) -> bool {
+        self.ruleset.is_some()
     }
 
     /// Applies the confinement to the calling process. Only system calls:
@@ -279,7 +331,12 @@ impl Confinement {
     }
 }
 
-fn build_ruleset(abi: i32, writable: &[PathBuf], no_network: bool) -> std::io::Result<OwnedFd> {
+fn build_ruleset(
+    abi: i32,
+    writable: &[PathBuf],
+    hidden: Option<&HiddenTree>,
+    no_network: bool,
+) -> std::io::Result<OwnedFd> {
     let all = fs_rights(abi);
     let attr = RulesetAttr {
         handled_access_fs: all,
@@ -304,13 +361,49 @@ fn build_ruleset(abi: i32, writable: &[PathBuf], no_network: bool) -> std::io::R
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     let read =
         ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR | (all & ACCESS_FS_IOCTL_DEV);
-    add_rule(&ruleset, Path::new("/"), read)?;
+    match hidden {
+        None => add_rule(&ruleset, Path::new("/"), read)?,
+        Some(h) => {
+            // Folders stay listable everywhere; files are readable
+            // everywhere but beneath the hidden root.
+            add_rule(&ruleset, Path::new("/"), ACCESS_FS_READ_DIR)?;
+            grant_all_but(&ruleset, &h.root, read)?;
+            for keep in &h.except {
+                add_rule(&ruleset, keep, read)?;
+            }
+        }
+    }
     let dev_null = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | (all & ACCESS_FS_TRUNCATE);
     add_rule(&ruleset, Path::new("/dev/null"), dev_null)?;
     for dir in writable {
         add_rule(&ruleset, dir, all)?;
     }
     Ok(ruleset)
+}
+
+/// Grants `access` on everything but `hidden` (and what lies beneath it):
+/// on each sibling of each folder from `/` down to it. Symbolic links need
+/// no rule (access through one is decided on its target), and an entry
+/// that cannot be granted stays unreadable. A path created later beside the
+/// hidden root is not granted: commands write only in their own folders,
+/// so that costs them nothing they could have made.
+fn grant_all_but(ruleset: &OwnedFd, hidden: &Path, access: u64) -> std::io::Result<()> {
+    let mut toward = hidden;
+    while let Some(parent) = toward.parent() {
+        let skip = toward.file_name();
+        // A folder that cannot be listed, or an entry that cannot be
+        // opened, stays unreadable: stricter, never looser.
+        for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            if Some(entry.file_name().as_os_str()) == skip
+                || entry.file_type().is_ok_and(|t| t.is_symlink())
+            {
+                continue;
+            }
+            let _ = add_rule(ruleset, &entry.path(), access);
+        }
+        toward = parent;
+    }
+    Ok(())
 }
 
 fn add_rule(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> {
@@ -460,6 +553,7 @@ mod tests {
             filter: network_filter(),
             rlimits: vec![],
             description: String::new(),
+            hides: false,
         };
         assert_eq!(
             socket_families(Some(filter_only)),
@@ -476,5 +570,59 @@ mod tests {
         let (c, d) = Confinement::new(&s, &[]).unwrap();
         assert!(c.is_none());
         assert_eq!(d, "off");
+    }
+
+    #[test]
+    fn a_hidden_tree_is_unreadable_but_its_exceptions_and_siblings_are_not() {
+        use std::os::unix::process::CommandExt;
+        if landlock_abi().is_err() {
+            eprintln!("no Landlock on this kernel: nothing to check");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let hidden = root.join("original");
+        std::fs::create_dir_all(hidden.join(".git/objects")).unwrap();
+        std::fs::write(hidden.join(".env"), "SECRET").unwrap();
+        std::fs::write(hidden.join(".git/objects/blob"), "OBJECT").unwrap();
+        std::fs::write(root.join("beside"), "BESIDE").unwrap();
+        let tree = HiddenTree {
+            root: hidden.clone(),
+            except: vec![hidden.join(".git/objects")],
+        };
+        let (c, d) = Confinement::hiding(&SandboxSettings::default(), &[], Some(&tree)).unwrap();
+        let c = std::sync::Arc::new(c.expect("landlock"));
+        assert!(c.hides && d.contains("unreadable"), "{d}");
+        let cat = |path: &Path| {
+            let c = c.clone();
+            let mut cmd = std::process::Command::new("cat");
+            cmd.arg(path);
+            // SAFETY: apply makes only system calls.
+            unsafe {
+                cmd.pre_exec(move || c.apply());
+            }
+            let out = cmd.output().unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert_eq!(cat(&hidden.join(".env")), "");
+        assert_eq!(cat(&root.join("./original/../original/.env")), "");
+        assert_eq!(cat(&hidden.join(".git/objects/blob")), "OBJECT");
+        assert_eq!(cat(&root.join("beside")), "BESIDE");
+        assert!(cat(Path::new("/etc/os-release")).contains("NAME"));
+        // The runner itself is not confined.
+        assert_eq!(
+            std::fs::read_to_string(hidden.join(".env")).unwrap(),
+            "SECRET"
+        );
+    }
+
+    #[test]
+    fn the_file_system_root_and_the_home_folder_are_never_hidden() {
+        assert!(!HiddenTree::is_hideable(Path::new("/")));
+        if let Some(home) = std::env::var_os("HOME") {
+            let home = PathBuf::from(home);
+            assert!(!HiddenTree::is_hideable(&home));
+            assert!(HiddenTree::is_hideable(&home.join("project")));
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::checks::{feedback, run_checks};
 use super::denied_changes::revert_denied_changes;
 use super::prompt::system_prompt;
-use crate::contain::CommandSetup;
+use crate::contain::{CommandSetup, HiddenTree};
 use crate::engine::{
     AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, TaskHooks,
     ToolEnv, run_agent,
@@ -25,7 +25,7 @@ use crate::task::{Mode, Task};
 use crate::tools::{Registry, ToolContext};
 use crate::workspace::{FileChange, IsolatedWorkspace, Workspace, render_git_diff};
 use runner_output::Violation;
-use runner_policy::{Policy, PolicySet};
+use runner_policy::{Backstops, Policy, PolicySet};
 
 /// Options shared by every task of a run.
 #[derive(Clone)]
@@ -256,7 +256,18 @@ impl<'t> TaskRun<'t> {
         }
         let provider = make_provider(task).map_err(|e| Failure(e.to_string()))?;
         let excludes: Vec<PathBuf> = self.opts.out_dir.canonicalize().into_iter().collect();
-        let iso = IsolatedWorkspace::create(&task.workspace, &excludes).map_err(|e| {
+        // What the policy denies reading is not in the copy at all, and the
+        // original is unreadable to commands (see contain::HiddenTree).
+        let hides = self.policy.denies_reads();
+        let policy = &self.policy;
+        let iso = if hides {
+            IsolatedWorkspace::create_hiding(&task.workspace, &excludes, &|rel| {
+                policy.read_denied(rel)
+            })
+        } else {
+            IsolatedWorkspace::create(&task.workspace, &excludes)
+        };
+        let iso = iso.map_err(|e| {
             Failure(format!(
                 "could not prepare the workspace copy of {}: {e}",
                 task.workspace.display()
@@ -266,14 +277,46 @@ impl<'t> TaskRun<'t> {
         self.diff_prefix = iso.diff_prefix();
         // Commands may write in the copy (and its `.git`) and the task's
         // temp folder, nowhere else (under the sandbox).
+        let hidden = hides.then(|| HiddenTree {
+            root: iso.original().to_path_buf(),
+            except: iso.object_stores().to_vec(),
+        });
         let commands = CommandSetup::new(
             iso.path(),
             iso.git_dir().as_deref(),
             &task.env,
             &task.sandbox,
+            hidden.as_ref(),
         )
         .map_err(|e| Failure(e.to_string()))?;
         self.sandbox_note = commands.sandbox_note;
+        // The walls this run holds behind the policy's deny rules decide
+        // how much the analysis must refuse (see runner_policy::Backstops).
+        let daemons = crate::contain::daemons::reachable_daemon_sockets();
+        let confined = daemons.is_empty()
+            && commands
+                .confine
+                .as_ref()
+                .is_some_and(|c| c.confines_writes());
+        if !daemons.is_empty() {
+            self.sandbox_note.push_str(&format!(
+                "; no backstop for the policy: commands can reach a daemon that acts outside the sandbox ({})",
+                daemons
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let backstops = Backstops {
+            reads: !hides
+                || (commands.confine.as_ref().is_some_and(|c| c.hides)
+                    && iso.hidden_tracked() == 0),
+            edits: true,
+            confined,
+            network_off: confined && !task.sandbox.network,
+        };
+        self.policy = Arc::new((*self.policy).clone().with_backstops(backstops));
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(self.task_out.join("tool-results"))
             .with_visibility(self.policy.clone());
@@ -411,6 +454,19 @@ impl<'t> TaskRun<'t> {
                     reason: format!("could not revert a change the policy denies: {e}"),
                 };
             }
+            // The checks see the workspace as it is: what the policy hid
+            // from the agent is back until they end (however they end).
+            let shown = match iso.reveal_hidden() {
+                Ok(g) => g,
+                Err(e) => {
+                    return Outcome {
+                        status: OutcomeStatus::Error,
+                        reason: format!(
+                            "could not put back the files the policy hid from the agent for the checks: {e}"
+                        ),
+                    };
+                }
+            };
             // The checks are bounded by what is left of the task's time too.
             let remaining = task.timeout.saturating_sub(self.epoch.elapsed());
             let checks = run_checks(
@@ -420,7 +476,9 @@ impl<'t> TaskRun<'t> {
                 env.tools.ctx.confine.as_ref(),
                 attempt,
             );
-            let Ok(results) = tokio::time::timeout(remaining, checks).await else {
+            let results = tokio::time::timeout(remaining, checks).await;
+            drop(shown);
+            let Ok(results) = results else {
                 return timed_out();
             };
             let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
@@ -539,6 +597,7 @@ impl<'t> TaskRun<'t> {
             parameters: task.params.clone(),
             sandbox: self.sandbox_note,
             mcp_sandbox: self.mcp_sandbox,
+            backstops: self.policy.backstops(),
             warnings: self.warnings,
             started_at: self.started_at,
             duration_ms: self.epoch.elapsed().as_millis() as u64,

@@ -19,7 +19,9 @@
 //! - When the workspace is a folder inside the repository, the index entries
 //!   outside it are marked skip-worktree, so git does not report the files
 //!   the copy leaves out as deleted (changes outside the folder show as
-//!   clean).
+//!   clean). So are the files the copy leaves out because the policy
+//!   denies reading them (their content stays in the object store, which
+//!   is why such a tracked file has no backstop but the analysis).
 //!
 //! - The ignore files of the folders between the repository's top and the
 //!   workspace are copied to the same places, so that the copy ignores what
@@ -62,6 +64,13 @@ fn git(dir: &Path) -> Command {
         .env_remove("GIT_OBJECT_DIRECTORY")
         .env_remove("GIT_COMMON_DIR");
     c
+}
+
+impl RepoInfo {
+    /// The object store the copy's view names in its alternates.
+    pub fn objects(&self) -> PathBuf {
+        self.common_dir.join("objects")
+    }
 }
 
 /// The repository `workspace` lies in, if any (and if git is installed).
@@ -198,8 +207,10 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Makes `root/.git` (the copy's repository top) show what the original
-/// shows. `root` holds the workspace's files at `repo.prefix`.
-pub fn create_view(repo: &RepoInfo, root: &Path) -> std::io::Result<PathBuf> {
+/// shows. `root` holds the workspace's files at `repo.prefix`, without
+/// `hidden` (workspace-relative paths the policy denies reading). Returns
+/// how many tracked files lie in `hidden`.
+pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::Result<usize> {
     let dot = root.join(".git");
     std::fs::create_dir_all(dot.join("objects/info"))?;
     std::fs::create_dir_all(dot.join("info"))?;
@@ -253,29 +264,48 @@ pub fn create_view(repo: &RepoInfo, root: &Path) -> std::io::Result<PathBuf> {
             )));
         }
     }
-    if !repo.prefix.is_empty() {
-        skip_outside(root, &repo.prefix)?;
+    if repo.prefix.is_empty() && hidden.is_empty() {
+        return Ok(0);
     }
-    Ok(dot)
+    let hidden: Vec<String> = hidden
+        .iter()
+        .map(|h| match repo.prefix.as_str() {
+            "" => h.clone(),
+            p => format!("{p}/{h}"),
+        })
+        .collect();
+    skip_absent(root, &repo.prefix, &hidden)
 }
 
-/// Marks the index entries outside `prefix` skip-worktree: the copy does not
-/// hold those files, and git must not report them as deleted.
-fn skip_outside(root: &Path, prefix: &str) -> std::io::Result<()> {
+/// Marks skip-worktree the index entries the copy does not hold: outside
+/// `prefix` (the workspace's folder), or in `hidden` (paths from the
+/// repository's top): git must not report those files as deleted. Returns
+/// how many were hidden ones.
+fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<usize> {
     let out = git(root).args(["ls-files", "-z"]).output()?;
     if !out.status.success() {
         return Err(std::io::Error::other("git ls-files failed in the copy"));
     }
     let inside = format!("{prefix}/");
-    let mut outside: Vec<u8> = Vec::new();
+    let in_hidden = |path: &[u8]| {
+        hidden.iter().any(|h| {
+            path.strip_prefix(h.as_bytes())
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+        })
+    };
+    let mut absent: Vec<u8> = Vec::new();
+    let mut tracked_hidden = 0;
     for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
-        if !path.starts_with(inside.as_bytes()) {
-            outside.extend_from_slice(path);
-            outside.push(0);
+        let outside = !prefix.is_empty() && !path.starts_with(inside.as_bytes());
+        let is_hidden = !outside && in_hidden(path);
+        if outside || is_hidden {
+            tracked_hidden += usize::from(is_hidden);
+            absent.extend_from_slice(path);
+            absent.push(0);
         }
     }
-    if outside.is_empty() {
-        return Ok(());
+    if absent.is_empty() {
+        return Ok(0);
     }
     let mut child = git(root)
         .args(["update-index", "--skip-worktree", "-z", "--stdin"])
@@ -285,12 +315,12 @@ fn skip_outside(root: &Path, prefix: &str) -> std::io::Result<()> {
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().expect("piped");
-        stdin.write_all(&outside)?;
+        stdin.write_all(&absent)?;
     }
     if !child.wait()?.success() {
         return Err(std::io::Error::other(
             "git update-index --skip-worktree failed in the copy",
         ));
     }
-    Ok(())
+    Ok(tracked_hidden)
 }

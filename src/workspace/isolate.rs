@@ -47,6 +47,20 @@ pub struct IsolatedWorkspace {
     /// Tracked files that an ignore rule matches: in the copy and the
     /// snapshot, though a walk leaves them out.
     tracked_ignored: Vec<String>,
+    /// Files and folders left out of the copy because the policy denies
+    /// reading them (workspace-relative), and how many of them git tracks.
+    hidden: Hidden,
+    /// The object stores the copy's git views read (their alternates).
+    object_stores: Vec<PathBuf>,
+}
+
+/// What the copy leaves out for the policy: absent while the agent works,
+/// put back for the checks (see [`IsolatedWorkspace::reveal_hidden`]).
+#[derive(Debug, Default)]
+struct Hidden {
+    paths: Vec<String>,
+    tracked: usize,
+    revealed: std::sync::atomic::AtomicBool,
 }
 
 /// Builds the walker every tree scan uses: hidden files included, `.gitignore`
@@ -127,6 +141,18 @@ impl IsolatedWorkspace {
     /// Copies `original` into a fresh temporary folder, leaving out ignored
     /// files, `.git` and the given absolute paths (such as the output folder).
     pub fn create(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
+        Self::create_hiding(original, excludes, &|_| false)
+    }
+
+    /// [`IsolatedWorkspace::create`], leaving out too the files and folders
+    /// (workspace-relative, `/`-separated) for which `hide` is true: the
+    /// ones the policy denies reading. git in the copy does not report
+    /// them as deleted (skip-worktree).
+    pub fn create_hiding(
+        original: &Path,
+        excludes: &[PathBuf],
+        hide: &(dyn Fn(&str) -> bool + Sync),
+    ) -> std::io::Result<Self> {
         let original = original.canonicalize()?;
         let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
         let registered = crate::cleanup::register(dir.path());
@@ -143,12 +169,14 @@ impl IsolatedWorkspace {
         let parents = repo.is_some();
         let snapshot = Mutex::new(BTreeMap::new());
         let nested = Mutex::new(Vec::new());
+        let hidden = Mutex::new(Vec::new());
         let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
         walker(&original, excludes, parents)
             .build_parallel()
             .run(|| {
                 let snapshot = &snapshot;
                 let nested = &nested;
+                let hidden = &hidden;
                 let first_error = &first_error;
                 let src_root = original.clone();
                 let dest_root = dest_root.clone();
@@ -161,6 +189,11 @@ impl IsolatedWorkspace {
                     };
                     if rel.as_os_str().is_empty() {
                         return WalkState::Continue;
+                    }
+                    let key = rel.to_string_lossy();
+                    if hide(&key) {
+                        hidden.lock().unwrap().push(key.into_owned());
+                        return WalkState::Skip;
                     }
                     // The walk skips `.git`; a folder holding one is a
                     // repository of its own.
@@ -195,20 +228,48 @@ impl IsolatedWorkspace {
             return Err(e);
         }
         let mut snapshot = snapshot.into_inner().unwrap();
+        let mut hidden = hidden.into_inner().unwrap();
         let tracked_ignored = match tracked {
             Some(t) => {
-                copy_tracked_ignored(&t.finish(), &original, &dest_root, excludes, &mut snapshot)?
+                let mut listed = t.finish();
+                listed.retain(|rel| {
+                    let key = rel.to_string_lossy();
+                    let hide_it = hidden_beneath(&hidden, &key) || hide(&key);
+                    if hide_it && !hidden_beneath(&hidden, &key) {
+                        hidden.push(key.into_owned());
+                    }
+                    !hide_it
+                });
+                copy_tracked_ignored(&listed, &original, &dest_root, excludes, &mut snapshot)?
             }
             None => Vec::new(),
         };
-        let repo = repo.filter(|r| make_view(r, &original, dir.path()));
+        hidden.sort();
+        let mut tracked_hidden = 0;
+        let mut object_stores = Vec::new();
+        let repo = repo.filter(|r| match make_view(r, &original, dir.path(), &hidden) {
+            Some(n) => {
+                tracked_hidden = n;
+                object_stores.push(r.objects());
+                true
+            }
+            None => false,
+        });
         // A folder of the workspace that is a repository of its own (a
         // submodule, a clone): without a view, git in the copy would take
         // it for a folder of the repository around it.
         for rel in nested.into_inner().unwrap() {
             let folder = original.join(&rel);
             if let Some(r) = find_repo(&folder).filter(|r| r.prefix.is_empty()) {
-                make_view(&r, &folder, &dest_root.join(&rel));
+                let inner = format!("{}/", rel.to_string_lossy());
+                let beneath: Vec<String> = hidden
+                    .iter()
+                    .filter_map(|h| h.strip_prefix(&inner).map(str::to_string))
+                    .collect();
+                if let Some(n) = make_view(&r, &folder, &dest_root.join(&rel), &beneath) {
+                    tracked_hidden += n;
+                    object_stores.push(r.objects());
+                }
             }
         }
         Ok(Self {
@@ -220,7 +281,67 @@ impl IsolatedWorkspace {
             snapshot,
             parents,
             tracked_ignored,
+            hidden: Hidden {
+                paths: hidden,
+                tracked: tracked_hidden,
+                revealed: Default::default(),
+            },
+            object_stores,
         })
+    }
+
+    /// The files and folders left out for the policy (workspace-relative).
+    pub fn hidden(&self) -> &[String] {
+        &self.hidden.paths
+    }
+
+    /// How many of the hidden files git tracks: those can still be read
+    /// from the object store through the copy's git view.
+    pub fn hidden_tracked(&self) -> usize {
+        self.hidden.tracked
+    }
+
+    /// The git object stores the copy's views read through their
+    /// alternates: they must stay readable when the original is hidden.
+    pub fn object_stores(&self) -> &[PathBuf] {
+        &self.object_stores
+    }
+
+    /// Puts the hidden files back into the copy, as the original has them,
+    /// until the guard is dropped (the checks see the workspace as it
+    /// really is). Dropping it removes them again, whatever became of
+    /// them, so nothing of them reaches the diff.
+    pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
+        use std::sync::atomic::Ordering;
+        let guard = Revealed { iso: self };
+        if self.hidden.paths.is_empty() || self.hidden.revealed.swap(true, Ordering::SeqCst) {
+            return Ok(guard);
+        }
+        for rel in &self.hidden.paths {
+            copy_hidden(&self.original.join(rel), &self.root.join(rel), self.parents)?;
+        }
+        Ok(guard)
+    }
+
+    fn hide_again(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.hidden.revealed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        for rel in &self.hidden.paths {
+            let path = self.root.join(rel);
+            let gone = match path.symlink_metadata() {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = gone {
+                tracing::warn!(
+                    "could not remove {} from the copy again: {e}",
+                    path.display()
+                );
+            }
+        }
     }
 
     /// The copy's workspace folder (where the agent works).
@@ -302,16 +423,55 @@ impl IsolatedWorkspace {
     }
 }
 
+/// The guard of [`IsolatedWorkspace::reveal_hidden`].
+pub struct Revealed<'a> {
+    iso: &'a IsolatedWorkspace,
+}
+
+impl Drop for Revealed<'_> {
+    fn drop(&mut self) {
+        self.iso.hide_again();
+    }
+}
+
+/// Whether `rel` is one of `hidden` or lies beneath one.
+fn hidden_beneath(hidden: &[String], rel: &str) -> bool {
+    hidden.iter().any(|h| {
+        rel.strip_prefix(h.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// Copies a hidden file, or a hidden folder as the copy would have held it
+/// (ignored files left out).
+fn copy_hidden(src: &Path, dest: &Path, parents: bool) -> std::io::Result<()> {
+    if !src.symlink_metadata()?.is_dir() {
+        copy_entry(src, dest)?;
+        return Ok(());
+    }
+    let mut walk = walker(src, &[], parents);
+    walk.threads(1);
+    for entry in walk.build() {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if let Ok(rel) = entry.path().strip_prefix(src) {
+            copy_entry(entry.path(), &dest.join(rel))?;
+        }
+    }
+    Ok(())
+}
+
 /// Makes the git view of `repo` (the original `folder`) in `root`, its
-/// copy; whether it was made. A view that cannot be made is left out with
-/// a warning: the copy still works, as outside a repository.
-fn make_view(repo: &RepoInfo, folder: &Path, root: &Path) -> bool {
-    match create_view(repo, root) {
-        Ok(_) => true,
+/// copy, with `hidden` (relative to `folder`) marked skip-worktree; how
+/// many hidden files git tracks, or `None` when no view was made. A view
+/// that cannot be made is left out with a warning: the copy still works,
+/// as outside a repository.
+fn make_view(repo: &RepoInfo, folder: &Path, root: &Path, hidden: &[String]) -> Option<usize> {
+    match create_view(repo, root, hidden) {
+        Ok(n) => Some(n),
         Err(e) => {
             tracing::warn!("no git view in the copy of {}: {e}", folder.display());
             let _ = std::fs::remove_dir_all(root.join(".git"));
-            false
+            None
         }
     }
 }

@@ -199,6 +199,27 @@ impl runner_policy::SignaturePaths for Workspace {
     fn signature_paths(&self, input: &str) -> Vec<String> {
         Workspace::signature_paths(self, input)
     }
+
+    fn program_on_path(&self, path: &str) -> Option<String> {
+        same_program_on_path(Path::new(path), std::env::var_os("PATH")?.as_os_str())
+    }
+}
+
+/// The base name of `path` when the first executable of that name in the
+/// absolute folders of `search` (a PATH) is the same file (device and
+/// inode, links followed).
+fn same_program_on_path(path: &Path, search: &std::ffi::OsStr) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let name = path.file_name()?.to_str()?;
+    let target = std::fs::metadata(path).ok()?;
+    let found = std::env::split_paths(search)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find_map(|p| {
+            let m = std::fs::metadata(&p).ok()?;
+            (m.is_file() && m.mode() & 0o111 != 0).then_some(m)
+        })?;
+    (found.dev() == target.dev() && found.ino() == target.ino()).then(|| name.to_string())
 }
 
 /// Most dangling links followed by hand before giving up (as the kernel's
@@ -373,5 +394,38 @@ mod tests {
         let r = ws.resolve("src/inner").unwrap();
         assert_eq!(r.rel, "src/inner");
         assert_eq!(r.real_rel.as_deref(), Some("a.txt"));
+    }
+}
+
+#[cfg(test)]
+mod program_path_tests {
+    use super::same_program_on_path;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn an_absolute_program_is_its_name_only_when_path_finds_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        for d in [&bin, &other] {
+            std::fs::write(d.join("tool"), "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(d.join("tool"), std::fs::Permissions::from_mode(0o755))
+                .unwrap();
+        }
+        std::os::unix::fs::symlink(bin.join("tool"), other.join("alias")).unwrap();
+        let search = std::env::join_paths([&bin]).unwrap();
+        assert_eq!(
+            same_program_on_path(&bin.join("tool"), &search).as_deref(),
+            Some("tool")
+        );
+        // Another file of the same name is another program.
+        assert_eq!(same_program_on_path(&other.join("tool"), &search), None);
+        // Not on PATH at all.
+        assert_eq!(same_program_on_path(&bin.join("nothing"), &search), None);
+        // A relative PATH entry is never searched.
+        let relative = std::env::join_paths([std::path::Path::new("bin")]).unwrap();
+        assert_eq!(same_program_on_path(&bin.join("tool"), &relative), None);
     }
 }

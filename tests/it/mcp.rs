@@ -9,7 +9,7 @@ use crate::common::{read_json, repo, runner, stderr, validate_refuses, write};
 use serde_json::Value;
 
 /// The filesystem server's entry point.
-fn fs_server() -> PathBuf {
+pub(crate) fn fs_server() -> PathBuf {
     let p = repo().join(
         "target/mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
     );

@@ -283,6 +283,27 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         }
         h.push_str("</ul>\n");
     }
+    if !t.violations.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3>Changes dropped ({})</h3><p class=\"muted\">The policy denies editing these paths; the changes were reverted in the copy and are not in the diff.</p><ul class=\"violations\">",
+            t.violations.len()
+        );
+        for v in t.violations.iter().take(500) {
+            let _ = writeln!(
+                h,
+                "<li class=\"denied\"><code>{}</code> ({}) by <code class=\"rule\">{}</code> <span class=\"muted\">{}</span></li>",
+                esc(&v.path),
+                v.change.as_str(),
+                esc(&v.rule),
+                esc(&v.policy)
+            );
+        }
+        if t.violations.len() > 500 {
+            let _ = writeln!(h, "<li>... and {} more</li>", t.violations.len() - 500);
+        }
+        h.push_str("</ul>\n");
+    }
     let conv = conversation(t);
     let _ = write!(
         h,

@@ -1,0 +1,86 @@
+//! Daemons a confined command could ask to act for it.
+//!
+//! Landlock confines a command and its children, not a daemon it talks to:
+//! a container engine's socket (`docker run -v /:/host ...`) or a session
+//! bus that starts units (`systemd-run --user ...`) runs work outside the
+//! sandbox. Connecting to a Unix socket by path is not something Landlock
+//! decides, so where such a socket is reachable the sandbox is not a
+//! backstop the policy can count on (see `runner_policy::Backstops`), and
+//! the transcript says why.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+/// The daemon sockets this process could connect to (they exist, are
+/// sockets and are writable to it).
+pub fn reachable_daemon_sockets() -> Vec<PathBuf> {
+    candidates()
+        .into_iter()
+        .filter(|p| is_writable_socket(p))
+        .collect()
+}
+
+fn candidates() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = [
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/podman/podman.sock",
+        "/run/containerd/containerd.sock",
+        "/run/buildkit/buildkitd.sock",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    if uid == 0 {
+        // Root may start system units over the system bus.
+        out.push("/run/dbus/system_bus_socket".into());
+    }
+    let mut runtime: Vec<PathBuf> = vec![PathBuf::from(format!("/run/user/{uid}"))];
+    runtime.extend(std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from));
+    for dir in runtime {
+        for name in ["bus", "docker.sock", "podman/podman.sock"] {
+            out.push(dir.join(name));
+        }
+    }
+    if let Some(host) = std::env::var_os("DOCKER_HOST")
+        && let Some(path) = host.as_bytes().strip_prefix(b"unix://")
+    {
+        out.push(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn is_writable_socket(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.file_type().is_socket() {
+        return false;
+    }
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listening_socket_is_reachable_and_a_plain_file_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("d.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        assert!(is_writable_socket(&sock));
+        std::fs::write(dir.path().join("plain"), "").unwrap();
+        assert!(!is_writable_socket(&dir.path().join("plain")));
+        assert!(!is_writable_socket(&dir.path().join("missing")));
+    }
+}

@@ -1,0 +1,327 @@
+//! The physical walls behind the policy's deny rules (issue 29): what the
+//! policy denies reading is not in the agent's copy and cannot be read in
+//! the original, whoever asks (a script the analysis cannot see into,
+//! inline interpreter code, an MCP server, a hook), yet the checks see the
+//! workspace as it is.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{read_json, runner, stderr, write};
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// A repository with a `.env` and a `secrets/key.txt` the policy denies
+/// reading, both committed when `tracked`.
+fn workspace(d: &Path, tracked: bool) -> std::path::PathBuf {
+    let ws = d.join("ws");
+    write(d, "ws/README.md", "readme\n");
+    write(d, "ws/src/lib.rs", "// lib\n");
+    let secrets = |d: &Path| {
+        write(d, "ws/secrets/key.txt", "KEY-4711\n");
+        write(d, "ws/.env", "TOKEN=SECRET-0815\n");
+    };
+    if tracked {
+        secrets(d);
+    }
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "init"]);
+    secrets(d);
+    ws.canonicalize().unwrap()
+}
+
+#[test]
+fn read_denied_files_are_absent_for_the_agent_and_present_for_the_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ws = workspace(d, false);
+    let orig = ws.display();
+    // Every way of reading: through the copy, through the original's
+    // absolute path, by shell and by inline Python.
+    write(
+        d,
+        "ws/tools/r.sh",
+        &format!(
+            "exec > seen.txt 2>&1\ncat .env secrets/key.txt\npython3 -c \"print(open('.env').read())\"\ncat {orig}/.env {orig}/secrets/key.txt\npython3 -c \"print(open('{orig}/secrets/key.txt').read())\"\ngit status --porcelain\necho end\n"
+        ),
+    );
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            r#"prompt: p
+workspace: ws
+policy:
+  default: allow
+  rules:
+    - deny: ["Read(.env)", "Read(secrets/**)"]
+hooks:
+  post_tool:
+    - match: ["Bash(grep:*)"]
+      run: cat .env secrets/key.txt {orig}/.env > hook-seen.txt 2>&1; exit 0
+mcp_servers:
+  fs:
+    command: node
+    args: ["{}", "."]
+    tools: [read_text_file]
+checks:
+  - run: grep -q SECRET-0815 .env && grep -q KEY-4711 secrets/key.txt
+script:
+  - tool_calls:
+      - {{name: bash, args: {{command: grep -rn . .}}}}
+  - tool_calls:
+      - {{name: bash, args: {{command: bash tools/r.sh}}}}
+      - {{name: fs__read_text_file, args: {{path: .env}}}}
+  - text: done
+"#,
+            crate::mcp::fs_server().display()
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    let calls = t["tool_calls"].as_array().unwrap();
+    // The recursive grep runs (the folder is allowed) and shows no line
+    // of a hidden file.
+    assert_eq!(calls[0]["status"], "ok", "{}", calls[0]);
+    let grep = calls[0]["result"].as_str().unwrap_or_default().to_string() + &calls[0].to_string();
+    assert!(grep.contains("README.md:1:readme"), "{grep}");
+    assert!(
+        !grep.contains("SECRET") && !grep.contains("KEY-4711"),
+        "{grep}"
+    );
+    assert_eq!(calls[1]["status"], "ok", "{}", calls[1]);
+    // The MCP server finds no such file.
+    let mcp = calls[2].to_string();
+    assert!(!mcp.contains("SECRET"), "{mcp}");
+    assert!(
+        mcp.contains("ENOENT") || mcp.contains("no such file"),
+        "{mcp}"
+    );
+    // The checks saw both files.
+    assert_eq!(t["checks"][0]["passed"], true, "{}", t["checks"]);
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(
+        !diff.contains("SECRET") && !diff.contains("KEY-4711"),
+        "{diff}"
+    );
+    // The diff holds what the script and the hook saw, and never the
+    // hidden files themselves.
+    assert!(
+        diff.contains("+++ b/seen.txt") && diff.contains("+end"),
+        "{diff}"
+    );
+    assert!(diff.contains("+++ b/hook-seen.txt"), "{diff}");
+    assert!(
+        !diff.contains("b/.env") && !diff.contains("b/secrets"),
+        "{diff}"
+    );
+    // git in the copy has nothing to report.
+    let seen = diff
+        .split("+++ b/seen.txt")
+        .nth(1)
+        .unwrap()
+        .split("diff --git")
+        .next()
+        .unwrap();
+    assert!(seen.contains("+?? seen.txt"), "{seen}");
+    assert!(
+        !seen.lines().any(|l| l.starts_with("+ D")
+            || (l.starts_with("+??") && (l.contains("secrets") || l.contains(".env")))),
+        "{seen}"
+    );
+    assert!(
+        t["violations"].as_array().is_none_or(|v| v.is_empty()),
+        "{}",
+        t["violations"]
+    );
+    // The original is as it was.
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".env")).unwrap(),
+        "TOKEN=SECRET-0815\n"
+    );
+}
+
+/// A tracked file the policy denies reading is left out of the copy too,
+/// and git there does not call it deleted; but its content is still in the
+/// object store the copy's git view reads, so the read backstop does not
+/// hold: a recursive read and inline code need the analysis again, and
+/// the refusal says why.
+#[test]
+fn a_tracked_read_denied_file_is_hidden_but_leaves_the_analysis_in_charge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    workspace(d, true);
+    let task = write(
+        d,
+        "t.yaml",
+        r#"prompt: p
+workspace: ws
+sandbox: {network: false}
+policy:
+  default: allow
+  rules:
+    - deny: ["Read(.env)", "Read(secrets/**)"]
+script:
+  - tool_calls:
+      - {name: bash, args: {command: git status --porcelain}}
+      - {name: bash, args: {command: cat secrets/key.txt}}
+      - {name: bash, args: {command: grep -rn . .}}
+      - {name: bash, args: {command: "python3 -c 'print(1)'"}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    let calls = t["tool_calls"].as_array().unwrap();
+    assert_eq!(calls[0]["status"], "ok", "{}", calls[0]);
+    let status = calls[0]["content"].as_str().unwrap();
+    assert!(
+        !status.contains("secrets") && !status.contains(".env"),
+        "{status}"
+    );
+    assert_eq!(calls[1]["status"], "denied", "{}", calls[1]);
+    assert_eq!(calls[2]["status"], "denied", "{}", calls[2]);
+    assert_eq!(calls[3]["status"], "denied", "{}", calls[3]);
+    let reason = calls[3]["decision"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("`deny Read(.env)` has no backstop in this task"),
+        "{reason}"
+    );
+}
+
+/// With a backstop behind every deny rule, code the analysis cannot see
+/// into runs under `default: allow`, and what it does to a path denied
+/// editing is reverted on the result: absent from the diff and `--apply`,
+/// a violation naming the rule, and the task fails.
+#[test]
+fn inline_code_runs_under_backstops_and_its_denied_writes_never_leave_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ws = workspace(d, false);
+    write(d, "ws/.github/ci.yml", "original\n");
+    let task = write(
+        d,
+        "t.yaml",
+        r#"prompt: p
+workspace: ws
+policy:
+  default: allow
+  rules:
+    - deny: ["Edit(.github/**)"]
+      reason: CI configuration is off limits
+script:
+  - tool_calls:
+      - {name: bash, args: {command: "python3 -c \"open('.github/ci.yml','w').write('owned'); open('ok.txt','w').write('fine')\""}}
+      - {name: bash, args: {command: "git -c user.email=a@b -c user.name=n commit -qm wip --allow-empty && git log --format=%ae -1"}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--apply", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    let calls = t["tool_calls"].as_array().unwrap();
+    assert_eq!(calls[0]["status"], "ok", "{}", calls[0]);
+    let reason = calls[0]["decision"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("every deny rule has a backstop"),
+        "{reason}"
+    );
+    assert_eq!(calls[1]["status"], "ok", "{}", calls[1]);
+    assert!(
+        calls[1]["content"].as_str().unwrap().contains("a@b"),
+        "{}",
+        calls[1]
+    );
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("deny Edit(.github/**)"), "{reason}");
+    assert_eq!(
+        t["violations"][0]["path"], ".github/ci.yml",
+        "{}",
+        t["violations"]
+    );
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(
+        diff.contains("ok.txt") && !diff.contains(".github"),
+        "{diff}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".github/ci.yml")).unwrap(),
+        "original\n"
+    );
+    let html = std::fs::read_to_string(d.join("out/report.html")).unwrap();
+    assert!(
+        html.contains("Changes dropped (1)")
+            && html.contains("<code>.github/ci.yml</code> (modified)"),
+        "{html}"
+    );
+}
+
+/// `runner check --backstops` decides as a run holding them does; without
+/// it, as a run holding none (never looser than a run).
+#[test]
+fn runner_check_decides_with_the_backstops_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "p.yaml",
+        "default: deny\nrules:\n  - allow: [\"Bash(python3:*)\"]\n  - deny: [\"Read(.env)\"]\n",
+    );
+    let check = |extra: &[&str]| {
+        runner()
+            .current_dir(d)
+            .args(["check", "--policy", "p.yaml"])
+            .args(extra)
+            .args([
+                "bash",
+                r#"{"command": "python3 -c 'import os; print(os.getcwd())'"}"#,
+            ])
+            .output()
+            .unwrap()
+    };
+    let o = check(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = check(&["--backstops", "all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["rule"], "allow Bash(python3:*)");
+    assert_eq!(d["line"], 3);
+    // Confined but the read deny without its backstop: the exact text again.
+    let o = check(&["--backstops", "edits,confined"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("`deny Read(.env)` has no backstop"));
+    let o = check(&["--backstops", "walls"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown backstop `walls`"),
+        "{}",
+        stderr(&o)
+    );
+}
