@@ -48,6 +48,8 @@ struct Side {
     decision: Verdict,
     rule: Option<String>,
     policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
 }
 
 impl Side {
@@ -56,6 +58,7 @@ impl Side {
             decision: d.verdict,
             rule: d.rule.clone(),
             policy: d.policy.clone(),
+            line: d.line,
         }
     }
 
@@ -65,7 +68,10 @@ impl Side {
             Verdict::Deny => "deny",
         };
         match (&self.rule, &self.policy) {
-            (Some(r), Some(p)) => format!("{verdict} ({r}, {p})"),
+            (Some(r), Some(p)) => match self.line {
+                Some(line) => format!("{verdict} ({r}, {p}:{line})"),
+                None => format!("{verdict} ({r}, {p})"),
+            },
             (None, Some(p)) => format!("{verdict} (low risk, {p})"),
             (Some(r), None) => format!("{verdict} ({r})"),
             (None, None) => verdict.to_string(),

@@ -292,6 +292,16 @@ impl<'t> TaskRun<'t> {
         self.sandbox_note = commands.sandbox_note;
         // The walls this run holds behind the policy's deny rules decide
         // how much the analysis must refuse (see runner_policy::Backstops).
+        if !iso.hidden().is_empty() {
+            self.sandbox_note.push_str(&format!(
+                "; {} path(s) the policy denies reading left out of the copy{}",
+                iso.hidden().len(),
+                match iso.hidden_tracked() {
+                    0 => String::new(),
+                    n => format!(" ({n} tracked by git: readable through its objects)"),
+                }
+            ));
+        }
         let daemons = crate::contain::daemons::reachable_daemon_sockets();
         let confined = daemons.is_empty()
             && commands

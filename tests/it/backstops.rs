@@ -115,6 +115,12 @@ script:
     );
     // The checks saw both files.
     assert_eq!(t["checks"][0]["passed"], true, "{}", t["checks"]);
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains("2 path(s) the policy denies reading left out of the copy")
+            && sandbox.contains(&format!("{orig} unreadable")),
+        "{sandbox}"
+    );
     let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
     assert!(
         !diff.contains("SECRET") && !diff.contains("KEY-4711"),

@@ -484,3 +484,39 @@ const ORDINARY_FALSE_DENIES: usize = 23;
 
 /// The same with the network on (the default).
 const ORDINARY_FALSE_DENIES_NETWORK_ON: usize = 16;
+
+/// An absolute program path matches the rules written for its name when
+/// PATH finds that same file (`/usr/bin/cat` for `cat`), and not when it
+/// is another file of the same name.
+#[test]
+fn an_absolute_program_path_is_its_name_only_when_path_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let ctx = ToolContext::new(ws.clone());
+    let registry = Registry::builtin();
+    let bash = registry.get("bash").unwrap();
+    let policy = dir.path().join("p.yaml");
+    std::fs::write(
+        &policy,
+        "default: deny\nrules:\n  - allow: [\"Bash(cat:*)\"]\n",
+    )
+    .unwrap();
+    let set = PolicySet::new(vec![load_policy_file(&policy).unwrap()]);
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v cat"])
+        .output()
+        .unwrap();
+    let cat = String::from_utf8(found.stdout).unwrap().trim().to_string();
+    assert!(cat.starts_with('/'), "{cat}");
+    let other = dir.path().join("bin/cat");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::copy(&cat, &other).unwrap();
+    for (program, want) in [(cat.as_str(), "allow"), (other.to_str().unwrap(), "deny")] {
+        let args = serde_json::json!({ "command": format!("{program} p.yaml") });
+        let d = match decide_call(bash.as_ref(), &args, &set, &ctx) {
+            Ok((_, d)) => d,
+            Err(e) => Decision::refused(e.message),
+        };
+        assert_eq!(verdict(&d), want, "{program}: {d:?}");
+    }
+}

@@ -109,7 +109,7 @@ fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("(task small, turn 1, write_file Edit(big.txt)): allow (allow Edit(big.txt), tasks/../policy.yaml) -> deny (deny Edit(*.txt), stricter.yaml)"),
+        text.contains("(task small, turn 1, write_file Edit(big.txt)): allow (allow Edit(big.txt), tasks/../policy.yaml:3) -> deny (deny Edit(*.txt), stricter.yaml:4)"),
         "{text}"
     );
     assert!(
