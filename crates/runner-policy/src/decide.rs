@@ -76,6 +76,9 @@ struct LayerResult {
     line: Option<u64>,
 }
 
+/// The rule that decided (`allow PATTERN`, `default allow`) and its line.
+type Deciding = (String, Option<u64>);
+
 /// Which allow rules may allow a signature that needs a special one.
 type RuleKind = fn(&Rule) -> bool;
 
@@ -266,7 +269,7 @@ impl PolicySet {
             }
         }
         // 2. Every signature must be allowed.
-        let mut deciding: Option<(String, Option<u64>)> = None;
+        let mut deciding: Option<Deciding> = None;
         let mut backed: Option<String> = None;
         for sig in sigs {
             let allows = layer.rules.iter().filter(|r| r.allow);
@@ -389,7 +392,7 @@ impl PolicySet {
         &self,
         layer: &Policy,
         text: &str,
-    ) -> Result<(String, Option<u64>), (String, Option<u64>, String)> {
+    ) -> Result<Deciding, (String, Option<u64>, String)> {
         let default_allows = layer.default == DefaultDecision::Allow;
         let Some(commands) = crate::backstop::simple_commands(text) else {
             return if default_allows {
@@ -405,7 +408,7 @@ impl PolicySet {
                 ))
             };
         };
-        let mut first: Option<(String, Option<u64>)> = None;
+        let mut first: Option<Deciding> = None;
         for command in commands {
             let plain = Signature::new(Family::Bash, command);
             if let Some(r) = layer
