@@ -1,109 +1,21 @@
 //! Loading and validating task files.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::model::{Mode, TaskFile};
+use super::model::TaskFile;
+use super::options::LoadOptions;
 use super::resolve::Resolve;
+use super::resolved::Task;
 use super::sections::{duration_field, mcp_servers, model_options, sandbox_settings};
-use crate::contain::{EnvSettings, SandboxSettings};
-use crate::mcp::McpServerSpec;
-use crate::provider::ModelOptions;
-use crate::provider::models::Pricing;
-use crate::provider::{ModelSpec, ScriptTurn};
-use crate::tools::Registry;
-use runner_policy::{ConfigError, Policy, parse_policy_yaml};
+use crate::contain::EnvSettings;
+use runner_policy::{ConfigError, parse_policy_yaml};
 
 const DEFAULT_MAX_TURNS: u32 = 20;
 /// Compact when a request would fill 80% of the window.
 const DEFAULT_COMPACT_AT: f64 = 0.8;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// What loading needs from the command line.
-#[derive(Clone, Default)]
-pub struct LoadOptions {
-    /// `--model`: replaces every task's model.
-    pub model_override: Option<ModelSpec>,
-    /// The tools a task may name (built-in ones).
-    pub registry: Registry,
-    /// `--param NAME=VALUE`, for every task that declares NAME.
-    pub params: BTreeMap<String, String>,
-    /// `--files`: the value of `{{files}}` and of `Edit({{files}})` rules.
-    pub files: Vec<String>,
-    /// `runner validate`: a parameter without a value is not an error (its
-    /// placeholder is kept as written).
-    pub params_optional: bool,
-}
-
-impl LoadOptions {
-    /// For looking at task files without running them (`runner validate`,
-    /// `runner tools --task`): built-in tools, no `--param`, and a parameter
-    /// without a value is not an error.
-    pub fn lenient() -> Self {
-        LoadOptions {
-            model_override: None,
-            registry: Registry::builtin(),
-            params: Default::default(),
-            files: Default::default(),
-            params_optional: true,
-        }
-    }
-}
-
-/// A check, resolved.
-#[derive(Debug, Clone)]
-pub struct TaskCheck {
-    pub name: String,
-    pub run: String,
-    /// `shell:` as written (`sh`, `python`, `perl {0}`); none runs bash as
-    /// CI does.
-    pub shell: Option<String>,
-    pub timeout: Duration,
-}
-
-/// A task ready to run: defaults applied, paths resolved, policy compiled.
-#[derive(Debug, Clone)]
-pub struct Task {
-    pub name: String,
-    /// Where `name:` is written (line, column); (1, 1) when defaulted.
-    pub name_at: (u64, u64),
-    pub file: PathBuf,
-    pub prompt: String,
-    pub model: ModelSpec,
-    /// The task's own policy layer (the built-in default when it names none).
-    pub policy: Policy,
-    pub workspace: PathBuf,
-    pub mode: Mode,
-    pub tools: Option<Vec<String>>,
-    pub max_turns: u32,
-    pub timeout: Duration,
-    pub checks: Vec<TaskCheck>,
-    pub retries: u32,
-    pub fail_on_denial: bool,
-    /// Shared: every attempt plays it from the start.
-    pub script: std::sync::Arc<[ScriptTurn]>,
-    /// Declared parameters with their values (`files` not included).
-    pub params: BTreeMap<String, String>,
-    pub model_options: ModelOptions,
-    pub env: EnvSettings,
-    pub sandbox: SandboxSettings,
-    pub mcp_servers: Vec<McpServerSpec>,
-    /// 0: no limit.
-    pub max_tokens_total: u64,
-    /// The model's context window in tokens.
-    pub context_window: u64,
-    /// Compact at this share of the window.
-    pub compact_at: f64,
-    /// The model's price (the task's own, else built in); `None`: unknown.
-    pub pricing: Option<Pricing>,
-    /// Stop after the turn that passes this many USD.
-    pub max_cost: Option<f64>,
-    /// The schema the final answer must be valid against.
-    pub output_schema: Option<std::sync::Arc<crate::engine::OutputSchema>>,
-    /// The task's own hooks (its policy layers' come on top).
-    pub hooks: runner_policy::Hooks,
-}
 
 fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
     std::fs::read_to_string(path).map_err(|e| {

@@ -7,11 +7,14 @@
 mod duration;
 mod load;
 mod model;
+mod options;
 pub(crate) mod params;
 mod resolve;
+mod resolved;
 mod sections;
 
 pub(crate) use crate::provider::ModelSpec;
-pub use load::LoadOptions;
-pub(crate) use load::{FileKind, Task, TaskCheck, load_task, load_tasks, validate_file};
+pub(crate) use load::{FileKind, load_task, load_tasks, validate_file};
 pub(crate) use model::{Mode, TaskFile};
+pub use options::LoadOptions;
+pub(crate) use resolved::{Task, TaskCheck};

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::TaskCheck;
-use super::load::LoadOptions;
 use super::model::{OutputSchemaRef, PolicyRef, TaskFile};
+use super::options::LoadOptions;
 use super::params;
+use super::resolved::TaskCheck;
 use super::sections::duration_field;
 use crate::engine::OutputSchema;
 use crate::provider::models::{self, Pricing};
