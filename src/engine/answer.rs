@@ -23,10 +23,17 @@ impl std::fmt::Debug for OutputSchema {
     }
 }
 
+/// Why a value is not a JSON Schema (draft 2020-12), as the validator
+/// says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotASchema(String);
+
 impl OutputSchema {
     /// Compiles a schema; the error says why it is not one.
-    pub fn new(schema: Value) -> Result<Self, String> {
-        let validator = jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())?;
+    pub fn new(schema: Value) -> Result<Self, NotASchema> {
+        let validator =
+            jsonschema::draft202012::new(&schema).map_err(|e| NotASchema(e.to_string()))?;
         Ok(Self { schema, validator })
     }
 

@@ -3,8 +3,17 @@
 
 use std::time::Duration;
 
-/// Parses a duration; the error says what is expected.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+/// Why a duration could not be read; the message says what is expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("invalid duration `{0}` (expected e.g. 30s, 10m, 1h)")]
+    Invalid(String),
+    #[error("invalid duration unit `{unit}` in `{input}` (use ms, s, m or h)")]
+    Unit { unit: String, input: String },
+}
+
+/// Parses a duration.
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let t = s.trim();
     if let Ok(n) = t.parse::<u64>() {
         return Ok(Duration::from_secs(n));
@@ -29,16 +38,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         }
         let v: f64 = num
             .parse()
-            .map_err(|_| format!("invalid duration `{s}` (expected e.g. 30s, 10m, 1h)"))?;
+            .map_err(|_| DurationError::Invalid(s.to_string()))?;
         let secs = match unit.as_str() {
             "ms" => v / 1000.0,
             "s" | "sec" => v,
             "m" | "min" => v * 60.0,
             "h" => v * 3600.0,
             _ => {
-                return Err(format!(
-                    "invalid duration unit `{unit}` in `{s}` (use ms, s, m or h)"
-                ));
+                return Err(DurationError::Unit {
+                    unit,
+                    input: s.to_string(),
+                });
             }
         };
         total += Duration::from_secs_f64(secs);
@@ -46,9 +56,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         any = true;
     }
     if !num.is_empty() || !any {
-        return Err(format!(
-            "invalid duration `{s}` (expected e.g. 30s, 10m, 1h)"
-        ));
+        return Err(DurationError::Invalid(s.to_string()));
     }
     Ok(total)
 }
@@ -63,7 +71,10 @@ mod tests {
         assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("45").unwrap(), Duration::from_secs(45));
-        assert!(parse_duration("10x").is_err());
+        assert_eq!(
+            parse_duration("10x").unwrap_err().to_string(),
+            "invalid duration unit `x` in `10x` (use ms, s, m or h)"
+        );
         assert!(parse_duration("").is_err());
     }
 }

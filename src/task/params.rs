@@ -40,26 +40,34 @@ impl ParamDecl {
     }
 }
 
+/// Why a text's placeholders could not be filled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    #[error("`{{{{` without a closing `}}}}`")]
+    Unclosed,
+    #[error("`{{{{{name}}}}}` is not a declared parameter (declared: {})", declared.join(", "))]
+    Undeclared { name: String, declared: Vec<String> },
+}
+
 /// Replaces every `{{ name }}` in `text` with its value. Fails on the first
 /// name without a value, and on an unclosed `{{`.
-pub fn render(text: &str, values: &BTreeMap<String, String>) -> Result<String, String> {
+pub fn render(text: &str, values: &BTreeMap<String, String>) -> Result<String, RenderError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else {
-            return Err("`{{` without a closing `}}`".to_string());
+            return Err(RenderError::Unclosed);
         };
         let name = after[..end].trim();
         match values.get(name) {
             Some(v) => out.push_str(v),
             None => {
-                let known: Vec<&str> = values.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "`{{{{{name}}}}}` is not a declared parameter (declared: {})",
-                    known.join(", ")
-                ));
+                return Err(RenderError::Undeclared {
+                    name: name.to_string(),
+                    declared: values.keys().cloned().collect(),
+                });
             }
         }
         rest = &after[end + 2..];
@@ -85,8 +93,14 @@ mod tests {
         let v: BTreeMap<String, String> = [("a".to_string(), "x".to_string())].into();
         assert_eq!(render("{{a}}-{{ a }}", &v).unwrap(), "x-x");
         assert_eq!(render("no braces", &v).unwrap(), "no braces");
-        assert!(render("{{b}}", &v).unwrap_err().contains("`{{b}}`"));
-        assert!(render("{{a", &v).is_err());
+        assert_eq!(
+            render("{{b}}", &v).unwrap_err().to_string(),
+            "`{{b}}` is not a declared parameter (declared: a)"
+        );
+        assert_eq!(
+            render("{{a", &v).unwrap_err().to_string(),
+            "`{{` without a closing `}}`"
+        );
         assert_eq!(parse_param("k=v=w").unwrap(), ("k".into(), "v=w".into()));
         assert!(parse_param("=v").is_err());
     }

@@ -55,18 +55,25 @@ impl ReadTracker {
 
     /// Checks that an existing file may be overwritten; `shown` is how the
     /// path is named in the error.
-    pub fn check_fresh(&self, path: &Path, shown: &str) -> Result<(), String> {
+    pub fn check_fresh(&self, path: &Path, shown: &str) -> Result<(), NotFresh> {
         let Some(now) = stamp(path) else {
             return Ok(());
         };
         match self.seen.lock().unwrap().get(path) {
-            None => Err(format!(
-                "{shown} exists and has not been read in this task; read it with read_file first"
-            )),
-            Some(then) if *then != now => Err(format!(
-                "{shown} has changed since it was last read; read it again with read_file before changing it"
-            )),
+            None => Err(NotFresh::NeverRead(shown.to_string())),
+            Some(then) if *then != now => Err(NotFresh::Changed(shown.to_string())),
             Some(_) => Ok(()),
         }
     }
+}
+
+/// Why an existing file may not be overwritten yet (the path as shown).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotFresh {
+    #[error("{0} exists and has not been read in this task; read it with read_file first")]
+    NeverRead(String),
+    #[error(
+        "{0} has changed since it was last read; read it again with read_file before changing it"
+    )]
+    Changed(String),
 }

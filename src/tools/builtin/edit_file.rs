@@ -103,7 +103,7 @@ impl Tool for EditFile {
         }
         ctx.reads
             .check_fresh(&r.real, &shown)
-            .map_err(ToolError::validation)?;
+            .map_err(|e| ToolError::validation(e.to_string()))?;
         let text = read_text(&ctx.workspace, &r.real, &shown)?;
         let mode = args.match_mode.unwrap_or_default();
         let replace_all = args.replace_all.unwrap_or(false);

@@ -68,7 +68,7 @@ impl Tool for WriteFile {
         let old = if r.real.exists() {
             ctx.reads
                 .check_fresh(&r.real, &shown)
-                .map_err(ToolError::validation)?;
+                .map_err(|e| ToolError::validation(e.to_string()))?;
             Some(read_text(&ctx.workspace, &r.real, &shown)?)
         } else {
             None
