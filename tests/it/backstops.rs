@@ -20,6 +20,20 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// Runs `task` in `d` (with `extra` options), which must exit `code`;
+/// returns its transcript.
+fn run(d: &Path, task: &Path, extra: &[&str], code: i32) -> serde_json::Value {
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .args(extra)
+        .arg(task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    read_json(d.join("out/t/transcript.json"))
+}
+
 /// A repository with a `.env` and a `secrets/key.txt` the policy denies
 /// reading, both committed when `tracked`.
 fn workspace(d: &Path, tracked: bool) -> std::path::PathBuf {
@@ -87,14 +101,7 @@ script:
             crate::mcp::fs_server().display()
         ),
     );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let t = read_json(d.join("out/t/transcript.json"));
+    let t = run(d, &task, &[], 0);
     let calls = t["tool_calls"].as_array().unwrap();
     // The recursive grep runs (the folder is allowed) and shows no line
     // of a hidden file.
@@ -192,14 +199,7 @@ script:
   - text: done
 "#,
     );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let t = read_json(d.join("out/t/transcript.json"));
+    let t = run(d, &task, &[], 0);
     let calls = t["tool_calls"].as_array().unwrap();
     assert_eq!(calls[0]["status"], "ok", "{}", calls[0]);
     let status = calls[0]["content"].as_str().unwrap();
@@ -244,14 +244,7 @@ script:
   - text: done
 "#,
     );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--apply", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let t = read_json(d.join("out/t/transcript.json"));
+    let t = run(d, &task, &["--apply"], 1);
     let calls = t["tool_calls"].as_array().unwrap();
     assert_eq!(calls[0]["status"], "ok", "{}", calls[0]);
     let reason = calls[0]["decision"]["reason"].as_str().unwrap();
