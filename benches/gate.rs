@@ -89,6 +89,10 @@ const SHAPES: &[Shape] = &[
         name: "lint-10k",
         what: "`runner policy lint` of 10,000 rules",
     },
+    Shape {
+        name: "opaque-list-backstops",
+        what: "`python3 -c x;` 64 times (the longest list decided command by command) under every backstop and 10,000 rules, the allow rule last",
+    },
 ];
 
 fn rounds() -> usize {
@@ -344,6 +348,18 @@ fn child(name: &str) {
                 &policy(&many_rules(10_000)),
                 "cat src/a.rs | tail -n 5",
             )
+        }
+        "opaque-list-backstops" => {
+            let ws = workspace(0, 0);
+            let yaml = many_rules(10_000) + "  - allow: [\"Bash(python3:*)\"]\n";
+            let all = runner_policy::Backstops {
+                reads: true,
+                edits: true,
+                confined: true,
+                network_off: true,
+            };
+            let cmd = "python3 -c x; ".repeat(64);
+            decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
         }
         "lint-10k" => {
             let yaml = many_rules(10_000);

@@ -92,6 +92,68 @@ fn strength(r: &LayerResult) -> u8 {
     }
 }
 
+/// The refusal by the first deny rule of `layer` that matches `sig`;
+/// `shown` is how the signature is named in the reason.
+fn denied_by(layer: &Policy, sig: &Signature, shown: &Signature) -> Option<LayerResult> {
+    let rule = layer
+        .rules
+        .iter()
+        .find(|r| !r.allow && r.pattern.matches(sig, true))?;
+    Some(LayerResult {
+        allow: false,
+        line: Some(rule.line),
+        rule: Some(format!("deny {}", rule.pattern.text)),
+        reason: Some(match &rule.reason {
+            Some(r) => format!("{shown} is denied by `{}`: {r}", rule.pattern.text),
+            None => format!("{shown} is denied by `{}`", rule.pattern.text),
+        }),
+    })
+}
+
+/// How `layer` decides the opaque command `text` (opaque for `why`) when
+/// every deny rule has a backstop: each simple command of a plain list
+/// like any command (a deny rule, else an allow rule, else the default);
+/// anything else by the default alone. The deciding rule, or the refusal.
+fn opaque_under_backstops(layer: &Policy, text: &str, why: &str) -> Result<Deciding, LayerResult> {
+    let default_deny = |what: &str| LayerResult {
+        allow: false,
+        line: None,
+        rule: Some("default deny".into()),
+        reason: Some(format!(
+            "no rule allows {what}, which cannot be checked safely ({why}), and the default of {} is deny",
+            layer.source
+        )),
+    };
+    let default_allows = layer.default == DefaultDecision::Allow;
+    let Some(commands) = crate::backstop::simple_commands(text) else {
+        return match default_allows {
+            true => Ok(("default allow".into(), None)),
+            false => Err(default_deny(&format!("Bash({text})"))),
+        };
+    };
+    let mut first: Option<Deciding> = None;
+    for command in commands {
+        let plain = Signature::new(Family::Bash, command);
+        if let Some(denied) = denied_by(layer, &plain, &plain) {
+            return Err(denied);
+        }
+        match layer
+            .rules
+            .iter()
+            .find(|r| r.allow && r.pattern.matches(&plain, false))
+        {
+            Some(r) => {
+                first.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
+            }
+            None if default_allows => {
+                first.get_or_insert(("default allow".into(), None));
+            }
+            None => return Err(default_deny(&plain.to_string())),
+        }
+    }
+    Ok(first.expect("at least one command"))
+}
+
 /// Why some deny rule of `layers` has no backstop; `None` when every one
 /// has.
 fn unbacked(b: Backstops, layers: &[Policy]) -> Option<String> {
@@ -254,18 +316,8 @@ impl PolicySet {
             } else {
                 sig
             };
-            for rule in layer.rules.iter().filter(|r| !r.allow) {
-                if rule.pattern.matches(sig_for_deny, true) {
-                    return LayerResult {
-                        allow: false,
-                        line: Some(rule.line),
-                        rule: Some(format!("deny {}", rule.pattern.text)),
-                        reason: Some(match &rule.reason {
-                            Some(r) => format!("{sig} is denied by `{}`: {r}", rule.pattern.text),
-                            None => format!("{sig} is denied by `{}`", rule.pattern.text),
-                        }),
-                    };
-                }
+            if let Some(denied) = denied_by(layer, sig_for_deny, sig) {
+                return denied;
             }
         }
         // 2. Every signature must be allowed.
@@ -284,16 +336,9 @@ impl PolicySet {
                 // (a rule covers one program's own code); anything else
                 // only by the default.
                 let text = sig.specifier.as_deref().unwrap_or("");
-                let by = match self.opaque_under_backstops(layer, text) {
+                let by = match opaque_under_backstops(layer, text, why) {
                     Ok(by) => by,
-                    Err(refusal) => {
-                        return LayerResult {
-                            allow: false,
-                            line: refusal.1,
-                            rule: Some(refusal.0),
-                            reason: Some(format!("{} ({why})", refusal.2)),
-                        };
-                    }
+                    Err(refusal) => return refusal,
                 };
                 deciding.get_or_insert(by);
                 backed.get_or_insert(format!(
@@ -384,68 +429,6 @@ impl PolicySet {
                 None
             },
         }
-    }
-
-    /// How a layer decides an opaque command under backstops: the deciding
-    /// rule (and its line), or the refusal (rule, line, reason).
-    fn opaque_under_backstops(
-        &self,
-        layer: &Policy,
-        text: &str,
-    ) -> Result<Deciding, (String, Option<u64>, String)> {
-        let default_allows = layer.default == DefaultDecision::Allow;
-        let Some(commands) = crate::backstop::simple_commands(text) else {
-            return if default_allows {
-                Ok(("default allow".into(), None))
-            } else {
-                Err((
-                    "default deny".into(),
-                    None,
-                    format!(
-                        "no rule allows Bash({text}), which cannot be checked safely, and the default of {} is deny",
-                        layer.source
-                    ),
-                ))
-            };
-        };
-        let mut first: Option<Deciding> = None;
-        for command in commands {
-            let plain = Signature::new(Family::Bash, command);
-            if let Some(r) = layer
-                .rules
-                .iter()
-                .find(|r| !r.allow && r.pattern.matches(&plain, true))
-            {
-                return Err((
-                    format!("deny {}", r.pattern.text),
-                    Some(r.line),
-                    format!("{plain} is denied by `{}`", r.pattern.text),
-                ));
-            }
-            match layer
-                .rules
-                .iter()
-                .find(|r| r.allow && r.pattern.matches(&plain, false))
-            {
-                Some(r) => {
-                    first.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
-                }
-                None if default_allows => {
-                    first.get_or_insert(("default allow".into(), None));
-                }
-                None => {
-                    return Err((
-                        "default deny".into(),
-                        None,
-                        format!(
-                            "no rule allows {plain}, which cannot be checked safely, and the default of {} is deny",
-                            layer.source
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(first.expect("at least one command"))
     }
 
     /// True when some layer has a `Read` or `Edit` deny rule (what
