@@ -5,6 +5,7 @@
 //! on a signal.
 
 mod apply;
+mod backstops;
 mod cancel;
 mod checks;
 mod denied_changes;

@@ -25,7 +25,7 @@ use crate::task::{Mode, Task};
 use crate::tools::{Registry, ToolContext};
 use crate::workspace::{FileChange, IsolatedWorkspace, Workspace, render_git_diff};
 use runner_output::Violation;
-use runner_policy::{Backstops, Policy, PolicySet};
+use runner_policy::{Policy, PolicySet};
 
 /// Options shared by every task of a run.
 #[derive(Clone)]
@@ -291,41 +291,14 @@ impl<'t> TaskRun<'t> {
         .map_err(|e| Failure(e.to_string()))?;
         self.sandbox_note = commands.sandbox_note;
         // The walls this run holds behind the policy's deny rules decide
-        // how much the analysis must refuse (see runner_policy::Backstops).
-        if !iso.hidden().is_empty() {
-            self.sandbox_note.push_str(&format!(
-                "; {} path(s) the policy denies reading left out of the copy{}",
-                iso.hidden().len(),
-                match iso.hidden_tracked() {
-                    0 => String::new(),
-                    n => format!(" ({n} tracked by git: readable through its objects)"),
-                }
-            ));
-        }
-        let daemons = crate::contain::daemons::reachable_daemon_sockets();
-        let confined = daemons.is_empty()
-            && commands
-                .confine
-                .as_ref()
-                .is_some_and(|c| c.confines_writes());
-        if !daemons.is_empty() {
-            self.sandbox_note.push_str(&format!(
-                "; no backstop for the policy: commands can reach a daemon that acts outside the sandbox ({})",
-                daemons
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let backstops = Backstops {
-            reads: !hides
-                || (commands.confine.as_ref().is_some_and(|c| c.hides)
-                    && iso.hidden_tracked() == 0),
-            edits: true,
-            confined,
-            network_off: confined && !task.sandbox.network,
-        };
+        // how much the analysis must refuse.
+        let backstops = super::backstops::run_backstops(
+            hides,
+            &iso,
+            commands.confine.as_ref(),
+            task.sandbox.network,
+            &mut self.sandbox_note,
+        );
         self.policy = Arc::new((*self.policy).clone().with_backstops(backstops));
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(self.task_out.join("tool-results"))

@@ -234,11 +234,14 @@ impl IsolatedWorkspace {
                 let mut listed = t.finish();
                 listed.retain(|rel| {
                     let key = rel.to_string_lossy();
-                    let hide_it = hidden_beneath(&hidden, &key) || hide(&key);
-                    if hide_it && !hidden_beneath(&hidden, &key) {
-                        hidden.push(key.into_owned());
+                    if hidden_beneath(&hidden, &key) {
+                        return false;
                     }
-                    !hide_it
+                    if hide(&key) {
+                        hidden.push(key.into_owned());
+                        return false;
+                    }
+                    true
                 });
                 copy_tracked_ignored(&listed, &original, &dest_root, excludes, &mut snapshot)?
             }

@@ -227,16 +227,17 @@ fn inline_code_runs_under_backstops_and_its_denied_writes_never_leave_the_copy()
     let d = dir.path();
     let ws = workspace(d, false);
     write(d, "ws/.github/ci.yml", "original\n");
+    write(
+        d,
+        "p.yaml",
+        "default: allow\nrules:\n  - deny: [\"Edit(.github/**)\"]\n    reason: CI configuration is off limits\n",
+    );
     let task = write(
         d,
         "t.yaml",
         r#"prompt: p
 workspace: ws
-policy:
-  default: allow
-  rules:
-    - deny: ["Edit(.github/**)"]
-      reason: CI configuration is off limits
+policy: p.yaml
 script:
   - tool_calls:
       - {name: bash, args: {command: "python3 -c \"open('.github/ci.yml','w').write('owned'); open('ok.txt','w').write('fine')\""}}
@@ -273,6 +274,33 @@ script:
     assert_eq!(
         std::fs::read_to_string(ws.join(".github/ci.yml")).unwrap(),
         "original\n"
+    );
+    // Replayed, the calls are decided with the backstops the run held (and
+    // the inline code would be refused without them).
+    assert_eq!(t["backstops"]["confined"], true, "{}", t["backstops"]);
+    let replay = |transcript: &str| {
+        runner()
+            .current_dir(d)
+            .args(["replay", "--policy", "p.yaml", transcript])
+            .output()
+            .unwrap()
+    };
+    let o = replay("out/t/transcript.json");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let mut without = t.clone();
+    without.as_object_mut().unwrap().remove("backstops");
+    std::fs::write(d.join("without.json"), without.to_string()).unwrap();
+    let o = replay("without.json");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
     let html = std::fs::read_to_string(d.join("out/report.html")).unwrap();
     assert!(
@@ -323,4 +351,59 @@ fn runner_check_decides_with_the_backstops_it_is_given() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A daemon that could act outside the sandbox (here a container engine's
+/// socket named by `DOCKER_HOST`) takes the backstops away: inline code
+/// needs its exact text again, and the transcript says why.
+#[test]
+fn a_reachable_daemon_socket_leaves_the_analysis_in_charge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let sock = d.join("docker.sock");
+    let _daemon = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let task = write(
+        d,
+        "t.yaml",
+        r#"prompt: p
+workspace: ws
+policy: {default: allow}
+script:
+  - tool_calls:
+      - {name: bash, args: {command: "python3 -c 'print(1)'"}}
+  - text: done
+"#,
+    );
+    let o = runner()
+        .current_dir(d)
+        .env("DOCKER_HOST", format!("unix://{}", sock.display()))
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(
+        t["tool_calls"][0]["status"], "denied",
+        "{}",
+        t["tool_calls"][0]
+    );
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains("a daemon that acts outside the sandbox")
+            && sandbox.contains("docker.sock"),
+        "{sandbox}"
+    );
+    // The same task without the daemon runs the code.
+    let o = runner()
+        .current_dir(d)
+        .env_remove("DOCKER_HOST")
+        .args(["run", "-q", "--out", "out2"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out2/t/transcript.json"));
+    assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
 }

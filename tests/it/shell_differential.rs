@@ -16,7 +16,9 @@
 //!   an `Edit` signature.
 //!
 //! An opaque analysis (one signature only an exact rule allows) covers
-//! everything.
+//! everything without backstops. With them, an opaque plain list is
+//! decided command by command ([`runner_policy::simple_commands`]), so
+//! every program bash ran must be the program of one of those commands.
 //!
 //! The cases: every `bash` row of the attack corpora, generated scripts
 //! (a payload in every context that runs commands, nested two deep), data
@@ -31,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use runner_policy::words::base_name;
-use runner_policy::{Family, LexicalPaths, shell};
+use runner_policy::{Family, LexicalPaths, shell, simple_commands};
 
 /// Programs that only start other programs (or only read), run for real
 /// after the shim logs them, so that the programs they start are logged.
@@ -287,12 +289,9 @@ impl Lab {
         ran: &[Vec<String>],
         changed: &[String],
     ) -> Result<(), String> {
-        if analysis.opaque.is_some() {
-            return Ok(());
-        }
         let sigs = analysis.signatures(&LexicalPaths::new(&self.ws), ".");
-        if sigs.iter().any(|s| s.opaque.is_some()) {
-            return Ok(());
+        if analysis.opaque.is_some() || sigs.iter().any(|s| s.opaque.is_some()) {
+            return Self::check_opaque(script, ran);
         }
         let mut missed = Vec::new();
         let behind_xargs = analysis
@@ -332,6 +331,34 @@ impl Lab {
                     .iter()
                     .map(|c| c.words.join(" "))
                     .collect::<Vec<_>>()
+            ))
+        }
+    }
+
+    /// An opaque script: under backstops a plain list is decided command by
+    /// command, so what bash ran must be one of those commands' programs
+    /// (the shims run nothing behind the programs, but for the wrappers,
+    /// which are never such a command).
+    fn check_opaque(script: &str, ran: &[Vec<String>]) -> Result<(), String> {
+        let Some(commands) = simple_commands(script) else {
+            return Ok(());
+        };
+        let programs: Vec<&str> = commands
+            .iter()
+            .filter_map(|c| c.split_whitespace().next())
+            .map(base_name)
+            .collect();
+        let missed: Vec<String> = ran
+            .iter()
+            .filter(|argv| !programs.contains(&argv[0].as_str()))
+            .map(|argv| format!("ran {argv:?}"))
+            .collect();
+        if missed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{script:?}: {} (decided under backstops as {commands:?})",
+                missed.join(", ")
             ))
         }
     }
@@ -644,6 +671,10 @@ fn the_harness_sees_what_bash_runs() {
         let found = lab.check(script, &wrong, &ran, &changed);
         assert!(found.is_err(), "{script}: {ran:?} {changed:?}");
     }
+    // Under backstops: a program the list does not begin a command with.
+    let (ran, _) = lab.run("python3 -c x; rm -f y");
+    assert!(Lab::check_opaque("python3 -c x; rm -f y", &ran).is_ok());
+    assert!(Lab::check_opaque("python3 -c x", &ran).is_err(), "{ran:?}");
     let (ran, _) = lab.run("echo a | xargs rm -f");
     assert_eq!(ran[0], ["xargs", "rm", "-f"]);
     assert_eq!(ran[1], ["rm", "-f", "a"]);

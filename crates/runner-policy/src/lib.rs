@@ -46,7 +46,7 @@ mod suggest;
 mod word_pattern;
 pub mod words;
 
-pub use backstop::Backstops;
+pub use backstop::{Backstops, simple_commands};
 pub use config_error::ConfigError;
 pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};

@@ -1,0 +1,52 @@
+//! The backstops a run holds (see `runner_policy::Backstops`): what the
+//! copy left out for the policy, whether Landlock confines commands and no
+//! daemon can act for them outside it, and the network switch.
+
+use runner_policy::Backstops;
+
+use crate::contain::Confinement;
+use crate::contain::daemons::reachable_daemon_sockets;
+use crate::workspace::IsolatedWorkspace;
+
+/// The backstops of a run whose copy is `iso` (made hiding what the policy
+/// denies reading when `hides`) and whose commands are confined by
+/// `confine`; what they rest on is added to the transcript's sandbox
+/// `note`. The daemon sockets are probed only where Landlock confines.
+pub(crate) fn run_backstops(
+    hides: bool,
+    iso: &IsolatedWorkspace,
+    confine: Option<&Confinement>,
+    network: bool,
+    note: &mut String,
+) -> Backstops {
+    if !iso.hidden().is_empty() {
+        note.push_str(&format!(
+            "; {} path(s) the policy denies reading left out of the copy{}",
+            iso.hidden().len(),
+            match iso.hidden_tracked() {
+                0 => String::new(),
+                n => format!(" ({n} tracked by git: readable through its objects)"),
+            }
+        ));
+    }
+    let landlock = confine.is_some_and(Confinement::confines_writes);
+    let daemons = if landlock {
+        reachable_daemon_sockets()
+    } else {
+        Vec::new()
+    };
+    if !daemons.is_empty() {
+        let list: Vec<String> = daemons.iter().map(|p| p.display().to_string()).collect();
+        note.push_str(&format!(
+            "; no backstop for the policy: commands can reach a daemon that acts outside the sandbox ({})",
+            list.join(", ")
+        ));
+    }
+    let confined = landlock && daemons.is_empty();
+    Backstops {
+        reads: !hides || (confine.is_some_and(|c| c.hides) && iso.hidden_tracked() == 0),
+        edits: true,
+        confined,
+        network_off: confined && !network,
+    }
+}
