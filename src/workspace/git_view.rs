@@ -287,17 +287,11 @@ fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<
         return Err(std::io::Error::other("git ls-files failed in the copy"));
     }
     let inside = format!("{prefix}/");
-    let in_hidden = |path: &[u8]| {
-        hidden.iter().any(|h| {
-            path.strip_prefix(h.as_bytes())
-                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
-        })
-    };
     let mut absent: Vec<u8> = Vec::new();
     let mut tracked_hidden = 0;
     for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let outside = !prefix.is_empty() && !path.starts_with(inside.as_bytes());
-        let is_hidden = !outside && in_hidden(path);
+        let is_hidden = !outside && at_or_beneath(hidden, path);
         if outside || is_hidden {
             tracked_hidden += usize::from(is_hidden);
             absent.extend_from_slice(path);
@@ -323,4 +317,12 @@ fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<
         ));
     }
     Ok(tracked_hidden)
+}
+
+/// Whether `path` (`/`-separated) is one of `folders` or lies beneath one.
+pub(super) fn at_or_beneath(folders: &[String], path: &[u8]) -> bool {
+    folders.iter().any(|f| {
+        path.strip_prefix(f.as_bytes())
+            .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+    })
 }

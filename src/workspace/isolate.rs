@@ -26,7 +26,9 @@ use std::sync::Mutex;
 use ignore::{WalkBuilder, WalkState};
 
 use super::diff::{ChangeKind, FileChange, FileContent};
-use super::git_view::{RepoInfo, TrackedIgnored, create_view, find_repo, mirror_parent_ignores};
+use super::git_view::{
+    RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
+};
 use super::snapshot::{Snapshot, SnapshotEntry};
 
 /// A task's private copy of a workspace; removed when dropped.
@@ -234,7 +236,7 @@ impl IsolatedWorkspace {
                 let mut listed = t.finish();
                 listed.retain(|rel| {
                     let key = rel.to_string_lossy();
-                    if hidden_beneath(&hidden, &key) {
+                    if at_or_beneath(&hidden, key.as_bytes()) {
                         return false;
                     }
                     if hide(&key) {
@@ -435,14 +437,6 @@ impl Drop for Revealed<'_> {
     fn drop(&mut self) {
         self.iso.hide_again();
     }
-}
-
-/// Whether `rel` is one of `hidden` or lies beneath one.
-fn hidden_beneath(hidden: &[String], rel: &str) -> bool {
-    hidden.iter().any(|h| {
-        rel.strip_prefix(h.as_str())
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })
 }
 
 /// Copies a hidden file, or a hidden folder as the copy would have held it
