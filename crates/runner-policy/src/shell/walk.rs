@@ -11,6 +11,31 @@ use super::folders::is_lone_cd;
 use super::state::{MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
 
+/// `text` ending in a newline of its own, as bash reads a script to its
+/// end.
+///
+/// brush-parser's tokenizer loops for ever, growing a vector until memory
+/// runs out, on a here-document whose tag is empty when the input ends
+/// before the line does (`$(<< ($(`, ten bytes, found by the property
+/// tests): it never leaves the state "the next line is the document".
+/// With a newline at the end it always does. A newline at the end changes
+/// nothing bash does, but after a lone backslash, which joins it to the
+/// line (so a newline escaped that way does not count): there the
+/// backslash is doubled, which bash reads as the same literal backslash.
+fn ended(text: &str) -> String {
+    let escaped = |t: &str| t.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push_str(text);
+    match text.strip_suffix('\n') {
+        Some(line) if !escaped(line) => return out,
+        Some(_) => {}
+        None if escaped(text) => out.push('\\'),
+        None => {}
+    }
+    out.push('\n');
+    out
+}
+
 impl Walker {
     pub(super) fn script(&mut self, text: &str) {
         if self.done() {
@@ -30,7 +55,7 @@ impl Walker {
             return;
         }
         self.depth += 1;
-        self.texts.push(text.to_string());
+        let text = ended(text);
         let parsed = std::panic::catch_unwind(|| {
             let mut parser = brush_parser::Parser::new(
                 std::io::BufReader::new(text.as_bytes()),
@@ -38,6 +63,7 @@ impl Walker {
             );
             parser.parse_program()
         });
+        self.texts.push(text);
         match parsed {
             Ok(Ok(program)) => {
                 for cc in &program.complete_commands {
