@@ -2,7 +2,7 @@
 //! sharding and merging shards, through the real binary.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{examples, python, read_json, runner, stderr, write};
@@ -480,36 +480,110 @@ fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
     );
 }
 
-/// Runs `pre-commit try-repo` on this repository's hook `id` in `sample`.
-/// `runner` finds the binary under test on PATH; `runner-build` builds it
-/// (release, in a target folder kept between runs) and must not find ours.
+/// Runs this repository's hook `id` on `files` of `sample`.
+///
+/// `runner` (`language: system`) runs through `pre-commit try-repo` and
+/// finds the binary under test on PATH. `runner-build` (`language: rust`)
+/// must not find ours: pre-commit builds it with `cargo install` from
+/// [`hook_repo`], pinned by its commit in the sample's
+/// `.pre-commit-config.yaml`, in a `PRE_COMMIT_HOME` kept between runs. So
+/// it is built once per change of the sources (the first run on a fresh
+/// clone), not once per call, and a target folder kept between runs holds
+/// its dependencies. The build is pre-commit's `cargo install` (release
+/// profile) with optimisation off: what the test proves is that the hook
+/// builds and runs, not how fast the binary is, and an optimised build of
+/// this crate takes minutes on two cores.
 fn try_hook(id: &str, sample: &Path, home: &Path, files: &[&str]) -> std::process::Output {
     let bin_dir = assert_cmd::cargo::cargo_bin("runner")
         .parent()
         .unwrap()
         .to_path_buf();
     let system_path = std::env::var("PATH").unwrap_or_default();
-    let path = if id == "runner" {
-        format!("{}:{system_path}", bin_dir.display())
+    let mut cmd = Command::new("pre-commit");
+    cmd.current_dir(sample).env("CI", "true");
+    if id == "runner" {
+        cmd.env("PATH", format!("{}:{system_path}", bin_dir.display()))
+            .env("PRE_COMMIT_HOME", home)
+            .arg("try-repo")
+            .arg(crate::common::repo())
+            .arg(id);
     } else {
-        system_path
-    };
-    Command::new("pre-commit")
-        .current_dir(sample)
-        .env("PATH", path)
-        .env("PRE_COMMIT_HOME", home)
-        .env(
-            "CARGO_TARGET_DIR",
-            crate::common::repo().join("target/pre-commit-build"),
-        )
-        .env("CI", "true")
-        .arg("try-repo")
-        .arg(crate::common::repo())
-        .arg(id)
-        .arg("--files")
+        let kept = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        cmd.env("PATH", system_path)
+            .env("PRE_COMMIT_HOME", kept.join("pre-commit-home"))
+            .env("CARGO_TARGET_DIR", kept.join("pre-commit-build"))
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true")
+            .args(["run", id]);
+    }
+    cmd.arg("--files")
         .args(files)
         .output()
         .expect("pre-commit (pip install pre-commit)")
+}
+
+/// This repository as the sources of a hook: its tracked and untracked
+/// (not ignored) files committed in a repository of their own at a path
+/// kept between runs, with fixed names and dates so that the same sources
+/// give the same commit (and pre-commit's installed hook is reused).
+/// Returns the repository and its commit.
+fn hook_repo() -> (PathBuf, String) {
+    let src = crate::common::repo();
+    let listed = Command::new("git")
+        .current_dir(&src)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output()
+        .expect("git runs");
+    assert!(listed.status.success(), "git ls-files in {}", src.display());
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-hook-repo");
+    let _ = std::fs::remove_dir_all(&dest);
+    for rel in listed.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).unwrap());
+        let from = src.join(rel);
+        // Listed but deleted in the working tree.
+        if from.symlink_metadata().is_err() {
+            continue;
+        }
+        let to = dest.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap();
+    }
+    let pinned = |args: &[&str]| {
+        let st = Command::new("git")
+            .current_dir(&dest)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?} in {}", dest.display());
+    };
+    pinned(&["init", "-q", "-b", "main"]);
+    pinned(&["add", "-A"]);
+    pinned(&["commit", "-qm", "hook sources"]);
+    let rev = Command::new("git")
+        .current_dir(&dest)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    let rev = String::from_utf8(rev.stdout).unwrap().trim().to_string();
+    // An install per commit would pile up: the hooks of earlier sources go.
+    let kept = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let last = kept.join("pre-commit-home.rev");
+    if std::fs::read_to_string(&last).ok().as_deref() != Some(rev.as_str()) {
+        let _ = std::fs::remove_dir_all(kept.join("pre-commit-home"));
+        std::fs::write(&last, &rev).unwrap();
+    }
+    (dest, rev)
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -527,10 +601,9 @@ fn the_pre_commit_hook_passes_and_fails_as_the_task_does() {
     pre_commit_hook("runner", true);
 }
 
-/// The `language: rust` hook: pre-commit builds runner from this repository
-/// with cargo (a release build: minutes the first time, and again for each
-/// `try-repo`, whose shadow repository is new each time; so two runs, the
-/// task failing and passing, not three).
+/// The `language: rust` hook: pre-commit builds runner from this
+/// repository's sources with cargo (once per change of them; see
+/// [`try_hook`]). Two runs, the task failing and passing.
 #[test]
 fn the_self_building_pre_commit_hook_passes_and_fails_as_the_task_does() {
     pre_commit_hook("runner-build", false);
@@ -563,6 +636,17 @@ checks:
   - run: "! grep -n recieve {{files}}"
 "#,
     );
+    if id == "runner-build" {
+        let (repo, rev) = hook_repo();
+        write(
+            &sample,
+            ".pre-commit-config.yaml",
+            &format!(
+                "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: {id}\n",
+                repo.display()
+            ),
+        );
+    }
     git(&sample, &["init", "-q"]);
     git(&sample, &["add", "-A"]);
     git(&sample, &["commit", "-qm", "start"]);
