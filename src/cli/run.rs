@@ -103,6 +103,10 @@ fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
 }
 
 pub async fn run(args: RunArgs) -> CliResult {
+    // The tools' schemas (generated from their types, a fraction of a
+    // millisecond) are made while the task files load, off the path to the
+    // first request.
+    tokio::task::spawn_blocking(|| drop(Registry::builtin().specs()));
     let load = LoadOptions {
         model_override: args.model.clone(),
         registry: Registry::builtin(),

@@ -19,7 +19,7 @@ pub mod env;
 pub mod redact;
 pub mod sandbox;
 
-pub use commands::{CommandSetup, process_env};
+pub use commands::{CommandSetup, CommandSetupError, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
 pub use sandbox::{Confinement, HiddenTree, SandboxError, SandboxMode, SandboxSettings};

@@ -8,6 +8,7 @@ use super::compact::{ContextLimits, Trigger, is_context_overflow, make_room};
 use super::conversation::Conversation;
 use super::early::EarlyStarts;
 use super::events::Event;
+use super::first_turn::FirstTurn;
 use crate::provider::models::Pricing;
 use crate::provider::{
     Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolChoice,
@@ -71,23 +72,31 @@ pub struct AgentEnv<'a> {
     pub tools: ToolEnv<'a>,
 }
 
+/// Characters of what every request carries besides the messages.
+pub(super) fn fixed_chars(system: &str, tools: &[ToolSpec]) -> usize {
+    system.len()
+        + tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+            .sum::<usize>()
+}
+
 /// Runs turns until the model stops. `usage` accumulates across calls.
+/// `first`: the answer to the first turn's request, when it was asked for
+/// before the workspace was ready (see [`super::first_turn`]).
 pub async fn run_agent(
     env: &AgentEnv<'_>,
     conv: &mut Conversation,
     limits: &AgentLimits,
     usage: &mut Usage,
+    mut first: Option<FirstTurn<'_>>,
 ) -> AgentStop {
     let mut turn: u32 = 0;
     // The first error of the last answer the output schema refused.
     let mut refused: Option<String> = None;
     // The same declarations every turn: a stable request prefix.
     let tools = env.tools.registry.specs();
-    conv.fixed_chars = env.system.len()
-        + tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
-            .sum::<usize>();
+    conv.fixed_chars = fixed_chars(env.system, &tools);
     loop {
         if turn >= limits.max_turns {
             return match refused {
@@ -104,8 +113,12 @@ pub async fn run_agent(
             return AgentStop::CostBudget(cost);
         }
         turn += 1;
-        env.tools.sink.emit(&Event::TurnStarted { turn });
-        let reply = match next_turn(env, conv, limits, usage, &tools, turn).await {
+        // The first turn's request announced itself when it was sent.
+        let answered = first.take();
+        if answered.is_none() {
+            env.tools.sink.emit(&Event::TurnStarted { turn });
+        }
+        let reply = match next_turn(env, conv, limits, usage, &tools, turn, answered).await {
             Ok(r) => r,
             Err(stop) => return stop,
         };
@@ -168,9 +181,10 @@ struct Reply<'e, 'a> {
     early: EarlyStarts<'e, 'a>,
 }
 
-/// Makes room in the conversation when needed, asks the model, prices
-/// and records its answer. A prompt the vendor finds too long is
-/// compacted harder and sent once more.
+/// Makes room in the conversation when needed, asks the model (unless
+/// `answered` holds its answer already), prices and records its answer. A
+/// prompt the vendor finds too long is compacted harder and sent once
+/// more.
 async fn next_turn<'e, 'a>(
     env: &'e AgentEnv<'a>,
     conv: &mut Conversation,
@@ -178,36 +192,19 @@ async fn next_turn<'e, 'a>(
     usage: &mut Usage,
     tools: &[ToolSpec],
     turn: u32,
+    mut answered: Option<FirstTurn<'_>>,
 ) -> Result<Reply<'e, 'a>, AgentStop> {
     let mut trigger = Trigger::Threshold;
     loop {
-        let compactions = make_room(conv, &limits.context, env.provider, turn, trigger)
-            .await
-            .map_err(AgentStop::ProviderFailed)?;
-        for mut c in compactions {
-            limits.price(&mut c.usage);
-            usage.add(c.usage);
-            env.tools.sink.emit(&Event::ContextCompacted(c));
-        }
-        conv.sending();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
-        let request = env.provider.complete(ModelRequest {
-            system: env.system,
-            messages: conv.sent(),
-            tools,
-            early: Some(&tx),
-            purpose: RequestPurpose::Turn,
-            // Forcing a tool holds for the task's first turn only: an agent
-            // that must call a tool every turn never finishes.
-            tool_choice: if conv.log().len() == 1 {
-                &limits.tool_choice
-            } else {
-                &ToolChoice::Auto
-            },
-            output_schema: limits.output.as_deref().map(|o| &o.schema),
-        });
-        let reply: ModelTurn = match early.while_streaming(request, rx).await {
+        let answer = match answered.take() {
+            Some(first) => {
+                let (answer, calls) = first.into_parts();
+                early.while_streaming(answer, calls).await
+            }
+            None => ask(env, conv, limits, usage, tools, turn, trigger, &mut early).await?,
+        };
+        let reply: ModelTurn = match answer {
             Ok(r) => r,
             Err(e) => {
                 for r in early.abandon().await {
@@ -243,4 +240,45 @@ async fn next_turn<'e, 'a>(
             early,
         });
     }
+}
+
+/// Makes room in the conversation when needed and asks the model, starting
+/// the calls of its answer that qualify while it streams.
+#[allow(clippy::too_many_arguments)]
+async fn ask<'e, 'a>(
+    env: &'e AgentEnv<'a>,
+    conv: &mut Conversation,
+    limits: &AgentLimits,
+    usage: &mut Usage,
+    tools: &[ToolSpec],
+    turn: u32,
+    trigger: Trigger,
+    early: &mut EarlyStarts<'e, 'a>,
+) -> Result<Result<ModelTurn, ProviderError>, AgentStop> {
+    let compactions = make_room(conv, &limits.context, env.provider, turn, trigger)
+        .await
+        .map_err(AgentStop::ProviderFailed)?;
+    for mut c in compactions {
+        limits.price(&mut c.usage);
+        usage.add(c.usage);
+        env.tools.sink.emit(&Event::ContextCompacted(c));
+    }
+    conv.sending();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let request = env.provider.complete(ModelRequest {
+        system: env.system,
+        messages: conv.sent(),
+        tools,
+        early: Some(&tx),
+        purpose: RequestPurpose::Turn,
+        // Forcing a tool holds for the task's first turn only: an agent
+        // that must call a tool every turn never finishes.
+        tool_choice: if conv.log().len() == 1 {
+            &limits.tool_choice
+        } else {
+            &ToolChoice::Auto
+        },
+        output_schema: limits.output.as_deref().map(|o| &o.schema),
+    });
+    Ok(early.while_streaming(request, rx).await)
 }

@@ -15,6 +15,7 @@ mod compact;
 mod conversation;
 mod early;
 mod events;
+mod first_turn;
 mod hooks;
 pub mod pipeline;
 
@@ -24,4 +25,5 @@ pub(crate) use calls::{ToolEnv, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;
 pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
+pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;

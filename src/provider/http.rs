@@ -330,12 +330,24 @@ impl SseReader {
     }
 }
 
-/// Builds the shared HTTP client.
-pub fn client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+/// Builds the HTTP client of a provider whose requests go to `base_url`.
+///
+/// A plain `http://` server (a local model server, a fake) gets a client
+/// without the system's certificate store: loading it (some 300 files
+/// under /etc/ssl/certs) was most of the time from process start to the
+/// first request. Such a client refuses any `https://` address.
+pub fn client(base_url: &str) -> Result<reqwest::Client, reqwest::Error> {
+    let builder = reqwest::Client::builder()
         .user_agent(concat!("runner/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(30))
-        .build()
+        .connect_timeout(Duration::from_secs(30));
+    let plain = base_url
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+    if plain {
+        builder.tls_certs_only([]).build()
+    } else {
+        builder.build()
+    }
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ pub fn declarations(vendor: Vendor, tools: &[ToolSpec]) -> serde_json::Value {
 
 /// The HTTP provider for a resolved configuration.
 pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, ProviderSetupError> {
-    let client = http::client()?;
+    let client = http::client(&cfg.base_url)?;
     Ok(match cfg.vendor {
         Vendor::OpenAi => Box::new(HttpProvider::new(OpenAi, cfg, client)),
         Vendor::Anthropic => Box::new(HttpProvider::new(Anthropic, cfg, client)),

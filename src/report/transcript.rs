@@ -101,7 +101,7 @@ impl EventSink for TranscriptRecorder {
                 r.tool_calls.push(Arc::clone(record));
             }
             Event::ContextCompacted(c) => r.compactions.push(c.clone()),
-            Event::TurnStarted { .. } => {}
+            Event::TurnStarted { .. } | Event::WorkspaceReady { .. } => {}
         }
     }
 }

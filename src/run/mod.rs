@@ -10,6 +10,7 @@ mod cancel;
 mod checks;
 mod denied_changes;
 mod outputs;
+mod prepare;
 mod prompt;
 mod schedule;
 mod shard;

@@ -1,15 +1,35 @@
 //! The system prompt: the workspace, the tools, the mode, the rules of the
 //! road, and the repository's own AGENTS.md and CONTEXT.md.
 
-use std::path::Path;
+use std::io::Read;
 
 use crate::task::{Mode, Task};
 use crate::tools::Registry;
+use crate::workspace::Workspace;
+use runner_policy::PolicySet;
 
 const MAX_CONTEXT_FILE_CHARS: usize = 20_000;
 
-fn read_capped(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// A context file of the original workspace, unless the policy denies
+/// reading it (under either spelling, when it is a symlink), it resolves
+/// outside the workspace, or it is not a readable file. Read from the
+/// original, not the copy: the prompt is made while the copy is.
+fn context_file(workspace: &Workspace, name: &str, policy: &PolicySet) -> Option<String> {
+    let resolved = workspace.resolve(name).ok()?;
+    if policy.read_denied(&resolved.rel)
+        || resolved
+            .real_rel
+            .as_deref()
+            .is_some_and(|r| policy.read_denied(r))
+    {
+        return None;
+    }
+    let mut text = String::new();
+    workspace
+        .open_read(&resolved.real)
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
     if text.chars().count() > MAX_CONTEXT_FILE_CHARS {
         let cut: String = text.chars().take(MAX_CONTEXT_FILE_CHARS).collect();
         Some(format!(
@@ -20,14 +40,13 @@ fn read_capped(path: &Path) -> Option<String> {
     }
 }
 
-/// Builds the system prompt for a task working in `workspace`.
-pub fn system_prompt(task: &Task, registry: &Registry, workspace: &Path) -> String {
+/// Builds the system prompt of a task. It names no path of the run's own
+/// (such as the copy's temporary folder): the same task gets the same
+/// prompt on every run, which is what vendors' prompt caches match on.
+pub fn system_prompt(task: &Task, registry: &Registry, policy: &PolicySet) -> String {
     let mut s = String::new();
     s.push_str("You are a coding agent running non-interactively in a CI pipeline. Nobody will answer questions: decide, act with the tools, and finish with a short summary of what you did.\n\n");
-    s.push_str(&format!(
-        "Workspace: all paths are relative to the workspace root ({}). You cannot leave it.\n",
-        workspace.display()
-    ));
+    s.push_str("Workspace: all paths are relative to the workspace root, the current directory of commands. You cannot leave it.\n");
     match task.mode {
         Mode::Edit => s.push_str("Mode: edit. You may change files; your changes are collected as a diff for review.\n"),
         Mode::Plan => s.push_str("Mode: plan. Only read-only tools are available: investigate and answer, change nothing.\n"),
@@ -47,8 +66,12 @@ pub fn system_prompt(task: &Task, registry: &Registry, workspace: &Path) -> Stri
             s.push_str(&format!("  - `{}`\n", c.run.lines().next().unwrap_or("")));
         }
     }
+    let workspace = Workspace::new(&task.workspace).ok();
     for name in ["AGENTS.md", "CONTEXT.md"] {
-        if let Some(text) = read_capped(&workspace.join(name)) {
+        if let Some(text) = workspace
+            .as_ref()
+            .and_then(|w| context_file(w, name, policy))
+        {
             s.push_str(&format!("\n<{name}>\n{text}\n</{name}>\n"));
         }
     }

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
 use super::denied_changes::revert_denied_changes;
+use super::prepare::CopyPlan;
 use super::prompt::system_prompt;
-use crate::contain::{CommandSetup, HiddenTree};
 use crate::engine::{
-    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, TaskHooks,
-    ToolEnv, run_agent,
+    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, FirstTurn,
+    TaskHooks, ToolEnv, ask_first, run_agent,
 };
 use crate::mcp::McpServers;
 use crate::provider::config::resolve;
@@ -22,8 +22,8 @@ use crate::report::progress::{Fanout, RunReporter, TaskEvents};
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
 use crate::task::{Mode, Task};
-use crate::tools::{Registry, ToolContext};
-use crate::workspace::{FileChange, IsolatedWorkspace, Workspace, render_git_diff};
+use crate::tools::Registry;
+use crate::workspace::{FileChange, IsolatedWorkspace, render_git_diff};
 use runner_output::Violation;
 use runner_policy::{Policy, PolicySet};
 
@@ -148,15 +148,6 @@ impl From<SetupError> for Outcome {
     }
 }
 
-/// What a task works in: its model, its copy of the workspace (removed
-/// on drop), its temp folder, and the context its tools run in.
-struct Prepared {
-    provider: Box<dyn Provider>,
-    iso: IsolatedWorkspace,
-    _task_tmp: (tempfile::TempDir, crate::cleanup::Registered),
-    ctx: Arc<ToolContext>,
-}
-
 /// One task's run as it goes: what it gathers for its transcript.
 struct TaskRun<'t> {
     task: &'t Task,
@@ -193,9 +184,9 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         reporter: opts.reporter.as_ref(),
     };
     let sink = Fanout(vec![&recorder, &progress]);
-    let outcome = match run.prepare() {
+    let outcome = match run.admit() {
         Err(e) => e.into(),
-        Ok(prepared) => run.work(prepared, &sink).await,
+        Ok(provider) => run.work(provider.as_ref(), &sink).await,
     };
     let result = run.finish(outcome, &recorder);
     if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
@@ -237,11 +228,10 @@ impl<'t> TaskRun<'t> {
         }
     }
 
-    /// The model, then the workspace copy and the commands' setup. The
-    /// provider first: a task that cannot reach its model should not pay
-    /// for a copy of the workspace.
-    fn prepare(&mut self) -> Result<Prepared, SetupError> {
-        let task = self.task;
+    /// The task's model, unless the run was cancelled or its budget spent
+    /// before the task started. The provider first: a task that cannot
+    /// reach its model should not pay for a copy of the workspace.
+    fn admit(&self) -> Result<Box<dyn Provider>, SetupError> {
         if let Some(why) = self.opts.cancel.reason() {
             return Err(Cancelled(format!("cancelled before it started ({why})")));
         }
@@ -254,69 +244,68 @@ impl<'t> TaskRun<'t> {
                 b.spent()
             )));
         }
-        let provider = make_provider(task).map_err(|e| Failure(e.to_string()))?;
-        let excludes: Vec<PathBuf> = self.opts.out_dir.canonicalize().into_iter().collect();
-        // What the policy denies reading is not in the copy at all, and the
-        // original is unreadable to commands (see contain::HiddenTree).
-        let hides = self.policy.denies_reads();
-        let policy = &self.policy;
-        let iso = if hides {
-            IsolatedWorkspace::create_hiding(&task.workspace, &excludes, &|rel| {
-                policy.read_denied(rel)
-            })
-        } else {
-            IsolatedWorkspace::create(&task.workspace, &excludes)
-        };
-        let iso = iso.map_err(|e| {
-            Failure(format!(
-                "could not prepare the workspace copy of {}: {e}",
-                task.workspace.display()
-            ))
-        })?;
-        let ws = Workspace::new(iso.path()).map_err(|e| Failure(e.to_string()))?;
-        self.diff_prefix = iso.diff_prefix();
-        // Commands may write in the copy (and its `.git`) and the task's
-        // temp folder, nowhere else (under the sandbox).
-        let hidden = hides.then(|| HiddenTree {
-            root: iso.original().to_path_buf(),
-            except: iso.object_stores().to_vec(),
-        });
-        let commands = CommandSetup::new(
-            iso.path(),
-            iso.git_dir().as_deref(),
-            &task.env,
-            &task.sandbox,
-            hidden.as_ref(),
-        )
-        .map_err(|e| Failure(e.to_string()))?;
-        self.sandbox_note = commands.sandbox_note;
-        // The walls this run holds behind the policy's deny rules decide
-        // how much the analysis must refuse.
-        let backstops = super::backstops::run_backstops(
-            hides,
-            &iso,
-            commands.confine.as_ref(),
-            task.sandbox.network,
-            &mut self.sandbox_note,
-        );
-        self.policy = Arc::new((*self.policy).clone().with_backstops(backstops));
-        let mut ctx = ToolContext::new(ws)
-            .with_spill_dir(self.task_out.join("tool-results"))
-            .with_visibility(self.policy.clone());
-        ctx.env = Some(commands.env);
-        ctx.confine = commands.confine.map(Arc::new);
-        Ok(Prepared {
-            provider,
-            iso,
-            _task_tmp: (commands.tmp, commands.registered),
-            ctx: Arc::new(ctx),
-        })
+        make_provider(self.task).map_err(|e| Failure(e.to_string()))
     }
 
-    /// Starts the MCP servers, runs the attempts (until cancelled), stops
-    /// the servers and collects the changes.
-    async fn work(&mut self, p: Prepared, sink: &dyn EventSink) -> Outcome {
+    /// What the task's workspace is made from.
+    fn copy_plan(&self) -> CopyPlan {
+        CopyPlan {
+            workspace: self.task.workspace.clone(),
+            excludes: self.opts.out_dir.canonicalize().into_iter().collect(),
+            policy: self.policy.clone(),
+            env: self.task.env.clone(),
+            sandbox: self.task.sandbox.clone(),
+            spill_dir: self.task_out.join("tool-results"),
+        }
+    }
+
+    /// Prepares the workspace, and meanwhile (for a task without MCP
+    /// servers, whose tools are known before the copy is made) sends the
+    /// first turn's request; runs the attempts (until cancelled), stops
+    /// the MCP servers and collects the changes.
+    async fn work(&mut self, provider: &dyn Provider, sink: &dyn EventSink) -> Outcome {
         let task = self.task;
+        let limits = self.limits();
+        let plan = self.copy_plan();
+        let copy = tokio::task::spawn_blocking(move || plan.prepare());
+        let cancel = self.opts.cancel.clone();
+        let ahead = task.mcp_servers.is_empty();
+        let (prepared, first) = if ahead {
+            self.system = system_prompt(task, &self.registry, &self.policy);
+            sink.emit(&Event::AttemptStarted { attempt: 1 });
+            let mut first = ask_first(
+                provider,
+                &self.system,
+                &self.registry,
+                &mut self.conversation,
+                &limits,
+                sink,
+            );
+            let copy = tokio::time::timeout(task.timeout, first.alongside(copy));
+            tokio::select! {
+                r = copy => match r {
+                    Ok(copy) => (copy, Some(first)),
+                    Err(_) => return self.timed_out(),
+                },
+                why = cancel.cancelled() => return cancelled(&why),
+            }
+        } else {
+            tokio::select! {
+                copy = copy => (copy, None),
+                why = cancel.cancelled() => return cancelled(&why),
+            }
+        };
+        let p = match prepared {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => return Failure(e.to_string()).into(),
+            Err(e) => return Failure(format!("preparing the workspace failed: {e}")).into(),
+        };
+        self.diff_prefix = p.iso.diff_prefix();
+        self.sandbox_note = p.sandbox_note;
+        self.policy = p.policy;
+        sink.emit(&Event::WorkspaceReady {
+            files: p.iso.snapshot().len(),
+        });
         let mut mcp = match McpServers::start_into(
             &task.mcp_servers,
             task.mode == Mode::Plan,
@@ -337,7 +326,9 @@ impl<'t> TaskRun<'t> {
                 };
             }
         };
-        self.system = system_prompt(task, &self.registry, p.iso.path());
+        if !ahead {
+            self.system = system_prompt(task, &self.registry, &self.policy);
+        }
         let registry = self.registry.clone();
         let policy = self.policy.clone();
         // The task's hooks, then every policy layer's.
@@ -348,7 +339,7 @@ impl<'t> TaskRun<'t> {
         let hooks = TaskHooks::new(&task.name, all_hooks);
         let system = self.system.clone();
         let env = AgentEnv {
-            provider: p.provider.as_ref(),
+            provider,
             system: &system,
             tools: ToolEnv {
                 registry: &registry,
@@ -359,14 +350,10 @@ impl<'t> TaskRun<'t> {
                 hooks: &hooks,
             },
         };
-        let cancel = self.opts.cancel.clone();
         // Dropping the agent on cancellation kills what it runs.
         let outcome = tokio::select! {
-            o = self.attempts(&env, &p.iso) => o,
-            why = cancel.cancelled() => Outcome {
-                status: OutcomeStatus::Cancelled,
-                reason: format!("cancelled ({why})"),
-            },
+            o = self.attempts(&env, &p.iso, &limits, first) => o,
+            why = cancel.cancelled() => cancelled(&why),
         };
         self.mcp_sandbox = mcp.sandbox_notes();
         mcp.shutdown().await;
@@ -387,12 +374,10 @@ impl<'t> TaskRun<'t> {
         }
     }
 
-    /// Attempts until the agent finishes and the checks pass, the retries
-    /// are spent, or a limit is reached.
-    async fn attempts(&mut self, env: &AgentEnv<'_>, iso: &IsolatedWorkspace) -> Outcome {
-        let workdir = iso.path();
+    /// The agent's limits, from the task and the run.
+    fn limits(&self) -> AgentLimits {
         let task = self.task;
-        let limits = AgentLimits {
+        AgentLimits {
             max_turns: task.max_turns,
             max_parallel: self.opts.max_parallel_calls,
             max_tokens_total: task.max_tokens_total,
@@ -404,7 +389,29 @@ impl<'t> TaskRun<'t> {
             max_cost: task.max_cost,
             output: task.output_schema.clone(),
             tool_choice: task.model_options.tool_choice.clone(),
-        };
+        }
+    }
+
+    fn timed_out(&self) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Timeout,
+            reason: format!("timed out after {}", humanize(self.task.timeout)),
+        }
+    }
+
+    /// Attempts until the agent finishes and the checks pass, the retries
+    /// are spent, or a limit is reached.
+    /// `first`: the first turn's answer, when it was asked for while the
+    /// workspace was prepared (its attempt announced then).
+    async fn attempts(
+        &mut self,
+        env: &AgentEnv<'_>,
+        iso: &IsolatedWorkspace,
+        limits: &AgentLimits,
+        mut first: Option<FirstTurn<'_>>,
+    ) -> Outcome {
+        let workdir = iso.path();
+        let task = self.task;
         let timed_out = || Outcome {
             status: OutcomeStatus::Timeout,
             reason: format!("timed out after {}", humanize(task.timeout)),
@@ -412,9 +419,18 @@ impl<'t> TaskRun<'t> {
         loop {
             self.attempts += 1;
             let attempt = self.attempts;
-            env.tools.sink.emit(&Event::AttemptStarted { attempt });
+            let answered = first.take();
+            if answered.is_none() {
+                env.tools.sink.emit(&Event::AttemptStarted { attempt });
+            }
             let remaining = task.timeout.saturating_sub(self.epoch.elapsed());
-            let agent = run_agent(env, &mut self.conversation, &limits, &mut self.usage);
+            let agent = run_agent(
+                env,
+                &mut self.conversation,
+                limits,
+                &mut self.usage,
+                answered,
+            );
             let Ok(stop) = tokio::time::timeout(remaining, agent).await else {
                 return timed_out();
             };
@@ -628,5 +644,12 @@ fn humanize(d: std::time::Duration) -> String {
         format!("{s}s")
     } else {
         format!("{}ms", d.as_millis())
+    }
+}
+
+fn cancelled(why: &str) -> Outcome {
+    Outcome {
+        status: OutcomeStatus::Cancelled,
+        reason: format!("cancelled ({why})"),
     }
 }

@@ -28,11 +28,15 @@ impl Registry {
 
     /// The registry of the built-in tools.
     pub fn builtin() -> Self {
-        let mut r = Self::new();
-        for t in super::builtin::all() {
-            r.register(t).expect("built-in tool names are unique");
-        }
-        r
+        // Made once a process: its tools keep their schemas once made.
+        static BUILTIN: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(|| {
+            let mut r = Registry::new();
+            for t in super::builtin::all() {
+                r.register(t).expect("built-in tool names are unique");
+            }
+            r
+        });
+        BUILTIN.clone()
     }
 
     pub fn register(&mut self, tool: Arc<dyn DynTool>) -> Result<(), RegistryError> {

@@ -162,10 +162,13 @@ pub trait DynTool: Send + Sync {
 
 /// Wraps a typed tool for the registry.
 pub fn typed<T: Tool>(tool: T) -> Arc<dyn DynTool> {
-    Arc::new(Typed(Arc::new(tool)))
+    Arc::new(Typed(Arc::new(tool), std::sync::OnceLock::new()))
 }
 
-struct Typed<T>(Arc<T>);
+/// A typed tool and its arguments' schema, made on first use (the schema
+/// is generated from the type: some tens of microseconds a tool, asked
+/// for by every request's declarations).
+struct Typed<T>(Arc<T>, std::sync::OnceLock<Value>);
 
 struct TypedCall<T: Tool> {
     tool: Arc<T>,
@@ -212,7 +215,7 @@ impl<T: Tool> DynTool for Typed<T> {
         self.0.risk()
     }
     fn input_schema(&self) -> Value {
-        schema_of::<T::Args>()
+        self.1.get_or_init(schema_of::<T::Args>).clone()
     }
     fn max_result_chars(&self) -> Option<usize> {
         self.0.max_result_chars()

@@ -4,8 +4,8 @@
 //! A line is an [`EventLine`]: when it happened, the task it belongs to,
 //! and either a run-level event ([`RunEvent`]: `run_started`,
 //! `task_started`, `task_finished`, `run_finished`) or one of the agent's
-//! events ([`Event`]: `attempt_started`, `turn_started`,
-//! `model_responded`, `tool_started`, `tool_finished`). Both carry their
+//! events ([`Event`]: `attempt_started`, `workspace_ready`,
+//! `turn_started`, `model_responded`, `tool_started`, `tool_finished`). Both carry their
 //! kind in the `event` field.
 
 use std::sync::Arc;
@@ -30,6 +30,12 @@ pub enum Event {
     AttemptStarted {
         /// From 1.
         attempt: u32,
+    },
+    /// The task's copy of its workspace is made: no tool runs before.
+    /// The first turn's request may have been sent before it.
+    WorkspaceReady {
+        /// The files in the copy.
+        files: usize,
     },
     /// A request to the model is about to be sent.
     TurnStarted {

@@ -1,0 +1,115 @@
+//! A task's workspace: its copy, what commands run in, the backstops the
+//! run holds, and the context its tools run in.
+//!
+//! Made on a blocking thread from owned inputs ([`CopyPlan`]), so that the
+//! task's first model request can be in flight meanwhile (see
+//! `engine::first_turn`): a copy grows with the repository, the request
+//! does not.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::contain::{CommandSetup, CommandSetupError, EnvSettings, HiddenTree, SandboxSettings};
+use crate::tools::ToolContext;
+use crate::workspace::{IsolatedWorkspace, Workspace};
+use runner_policy::PolicySet;
+
+/// What could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("could not prepare the workspace copy of {workspace}: {source}")]
+    Copy {
+        workspace: String,
+        source: std::io::Error,
+    },
+    #[error("could not open the workspace copy: {0}")]
+    Open(std::io::Error),
+    #[error(transparent)]
+    Commands(#[from] CommandSetupError),
+}
+
+/// What a task's workspace is made from.
+pub struct CopyPlan {
+    /// The original workspace.
+    pub workspace: PathBuf,
+    /// Absolute paths left out of the copy (the output folder).
+    pub excludes: Vec<PathBuf>,
+    /// The task's policy layers (before the backstops are known).
+    pub policy: Arc<PolicySet>,
+    pub env: EnvSettings,
+    pub sandbox: SandboxSettings,
+    /// Where large tool results are spilled.
+    pub spill_dir: PathBuf,
+}
+
+/// A task's workspace, ready for tools: the copy (removed on drop), the
+/// task's temp folder, the context its tools run in, and what the
+/// transcript says of them.
+pub struct Prepared {
+    pub iso: IsolatedWorkspace,
+    /// Kept until the task ends (removed on drop).
+    pub _task_tmp: (tempfile::TempDir, crate::cleanup::Registered),
+    pub ctx: Arc<ToolContext>,
+    /// The policy with the run's backstops.
+    pub policy: Arc<PolicySet>,
+    /// The transcript's `sandbox` note.
+    pub sandbox_note: String,
+}
+
+impl CopyPlan {
+    /// Copies the workspace and sets up commands.
+    pub fn prepare(self) -> Result<Prepared, PrepareError> {
+        // What the policy denies reading is not in the copy at all, and the
+        // original is unreadable to commands (see contain::HiddenTree).
+        let hides = self.policy.denies_reads();
+        let policy = &self.policy;
+        let iso = if hides {
+            IsolatedWorkspace::create_hiding(&self.workspace, &self.excludes, &|rel| {
+                policy.read_denied(rel)
+            })
+        } else {
+            IsolatedWorkspace::create(&self.workspace, &self.excludes)
+        };
+        let iso = iso.map_err(|source| PrepareError::Copy {
+            workspace: self.workspace.display().to_string(),
+            source,
+        })?;
+        let ws = Workspace::new(iso.path()).map_err(PrepareError::Open)?;
+        // Commands may write in the copy (and its `.git`) and the task's
+        // temp folder, nowhere else (under the sandbox).
+        let hidden = hides.then(|| HiddenTree {
+            root: iso.original().to_path_buf(),
+            except: iso.object_stores().to_vec(),
+        });
+        let commands = CommandSetup::new(
+            iso.path(),
+            iso.git_dir().as_deref(),
+            &self.env,
+            &self.sandbox,
+            hidden.as_ref(),
+        )?;
+        let mut sandbox_note = commands.sandbox_note;
+        // The walls this run holds behind the policy's deny rules decide
+        // how much the analysis must refuse.
+        let backstops = super::backstops::run_backstops(
+            hides,
+            &iso,
+            commands.confine.as_ref(),
+            self.sandbox.network,
+            &mut sandbox_note,
+        );
+        let policy = Arc::new((*self.policy).clone().with_backstops(backstops));
+        let mut ctx = ToolContext::new(ws)
+            .with_spill_dir(self.spill_dir)
+            .with_visibility(policy.clone());
+        ctx.env = Some(commands.env);
+        ctx.confine = commands.confine.map(Arc::new);
+        Ok(Prepared {
+            iso,
+            _task_tmp: (commands.tmp, commands.registered),
+            ctx: Arc::new(ctx),
+            policy,
+            sandbox_note,
+        })
+    }
+}
