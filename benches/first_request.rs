@@ -12,7 +12,9 @@
 //! Run with `cargo bench --bench first_request` (or `scripts/bench`).
 //! `BENCH_ROUNDS` (default 5) sets how many rounds each figure is the
 //! median of; `BENCH_FILES` (default 10000) the synthetic repository's
-//! size. Prints a Markdown table for docs/performance.md.
+//! size; `BENCH_RUNNER=/path/to/runner` measures another build (an
+//! earlier commit's, side by side). Prints a Markdown table for
+//! docs/performance.md.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -22,6 +24,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
+
+fn runner() -> String {
+    std::env::var("BENCH_RUNNER").unwrap_or_else(|_| RUNNER.to_string())
+}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -141,7 +147,7 @@ fn run_once(
     .unwrap();
     while requests.try_recv().is_ok() {}
     let t0 = Instant::now();
-    let out = Command::new(RUNNER)
+    let out = Command::new(runner())
         .current_dir(scratch)
         .env("CI", "true")
         .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
@@ -215,7 +221,7 @@ fn measure(what: &str, workspace: &Path, files: usize) {
 
 fn main() {
     let rounds = env_or("BENCH_ROUNDS", 5);
-    println!("Medians of {rounds} rounds.\n");
+    println!("{}: medians of {rounds} rounds.\n", runner());
     println!(
         "| workspace | spawn to first request | first turn_started (events) | workspace_ready (events) | whole run |"
     );

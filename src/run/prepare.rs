@@ -74,6 +74,14 @@ impl CopyPlan {
             workspace: self.workspace.display().to_string(),
             source,
         })?;
+        // Tests hold the made copy back to see what happens meanwhile.
+        #[cfg(feature = "test-tools")]
+        if let Some(ms) = std::env::var("RUNNER_TEST_COPY_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         let ws = Workspace::new(iso.path()).map_err(PrepareError::Open)?;
         // Commands may write in the copy (and its `.git`) and the task's
         // temp folder, nowhere else (under the sandbox).

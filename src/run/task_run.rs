@@ -267,32 +267,41 @@ impl<'t> TaskRun<'t> {
         let task = self.task;
         let limits = self.limits();
         let plan = self.copy_plan();
-        let copy = tokio::task::spawn_blocking(move || plan.prepare());
+        let mut copy = tokio::task::spawn_blocking(move || plan.prepare());
         let cancel = self.opts.cancel.clone();
         let ahead = task.mcp_servers.is_empty();
-        let (prepared, first) = if ahead {
+        let mut first = None;
+        if ahead {
             self.system = system_prompt(task, &self.registry, &self.policy);
             sink.emit(&Event::AttemptStarted { attempt: 1 });
-            let mut first = ask_first(
+            first = Some(ask_first(
                 provider,
                 &self.system,
                 &self.registry,
                 &mut self.conversation,
                 &limits,
                 sink,
-            );
-            let copy = tokio::time::timeout(task.timeout, first.alongside(copy));
-            tokio::select! {
-                r = copy => match r {
-                    Ok(copy) => (copy, Some(first)),
-                    Err(_) => return self.timed_out(),
-                },
-                why = cancel.cancelled() => return cancelled(&why),
+            ));
+        }
+        let waited = async {
+            match first.as_mut() {
+                Some(f) => f.alongside(&mut copy).await,
+                None => (&mut copy).await,
             }
-        } else {
-            tokio::select! {
-                copy = copy => (copy, None),
-                why = cancel.cancelled() => return cancelled(&why),
+        };
+        let ended = tokio::select! {
+            r = tokio::time::timeout(task.timeout, waited) => r.map_err(|_| self.timed_out()),
+            why = cancel.cancelled() => Err(cancelled(&why)),
+        };
+        let prepared = match ended {
+            Ok(prepared) => prepared,
+            Err(outcome) => {
+                // The copy cannot be stopped half-way: it ends, and is
+                // removed, before the task does (a second signal exits at
+                // once, and its temporary folders are removed then).
+                drop(first);
+                let _ = copy.await;
+                return outcome;
             }
         };
         let p = match prepared {

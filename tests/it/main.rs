@@ -20,5 +20,6 @@ mod policy_props;
 mod providers;
 mod reports;
 mod shell_differential;
+mod start;
 mod structured;
 mod tools;
