@@ -35,7 +35,7 @@ fn the_first_request_leaves_before_the_copy_is_ready_and_no_tool_runs_before_it(
     for v in [Vendor::OpenAi, Vendor::Anthropic, Vendor::Gemini] {
         let dir = tempfile::tempdir().unwrap();
         task(dir.path(), v, "");
-        let replies = vec![
+        let replies = [
             wire::reply(
                 v,
                 &turn(
