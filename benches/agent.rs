@@ -11,11 +11,15 @@
 //! `BENCH_ONLY=calls,batch` runs only the named parts (search, calls,
 //! batch, turns, memory). Prints a Markdown table for docs/performance.md.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod support {
+    pub mod http;
+}
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
 
@@ -389,30 +393,11 @@ fn fake_model(wire: Wire, latency: Duration, turns: usize) -> (u16, std::thread:
     let handle = std::thread::spawn(move || {
         for (n, conn) in listener.incoming().enumerate() {
             let Ok(mut conn) = conn else { continue };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = reader.read_exact(&mut body);
+            support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
             std::thread::sleep(latency);
             let last = (n + 1) % (turns + 1) == 0;
             let body = wire.answer(n, last).to_string();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
+            support::http::answer_json(&mut conn, &body);
         }
     });
     (port, handle)

@@ -16,12 +16,16 @@
 //! earlier commit's, side by side). Prints a Markdown table for
 //! docs/performance.md.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::BufReader;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+mod support {
+    pub mod http;
+}
 
 const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
 
@@ -81,38 +85,15 @@ fn fake_model() -> (u16, mpsc::Receiver<Instant>) {
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { continue };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut len = 0usize;
-            let mut first = true;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if first {
-                    let _ = tx.send(Instant::now());
-                    first = false;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = reader.read_exact(&mut body);
+            let first = support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            let _ = tx.send(first);
             let body = serde_json::json!({
                 "choices": [{"message": {"role": "assistant", "content": "done"},
                              "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5}
             })
             .to_string();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
+            support::http::answer_json(&mut conn, &body);
         }
     });
     (port, rx)

@@ -118,7 +118,19 @@ pub async fn run_agent(
         if answered.is_none() {
             env.tools.sink.emit(&Event::TurnStarted { turn });
         }
-        let reply = match next_turn(env, conv, limits, usage, &tools, turn, answered).await {
+        let reply = match next_turn(
+            env,
+            conv,
+            usage,
+            TurnOf {
+                limits,
+                tools: &tools,
+                turn,
+            },
+            answered,
+        )
+        .await
+        {
             Ok(r) => r,
             Err(stop) => return stop,
         };
@@ -188,12 +200,15 @@ struct Reply<'e, 'a> {
 async fn next_turn<'e, 'a>(
     env: &'e AgentEnv<'a>,
     conv: &mut Conversation,
-    limits: &AgentLimits,
     usage: &mut Usage,
-    tools: &[ToolSpec],
-    turn: u32,
+    this: TurnOf<'_>,
     mut answered: Option<FirstTurn<'_>>,
 ) -> Result<Reply<'e, 'a>, AgentStop> {
+    let TurnOf {
+        limits,
+        tools: _,
+        turn,
+    } = this;
     let mut trigger = Trigger::Threshold;
     loop {
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
@@ -202,7 +217,7 @@ async fn next_turn<'e, 'a>(
                 let (answer, calls) = first.into_parts();
                 early.while_streaming(answer, calls).await
             }
-            None => ask(env, conv, limits, usage, tools, turn, trigger, &mut early).await?,
+            None => ask(env, conv, usage, this, trigger, &mut early).await?,
         };
         let reply: ModelTurn = match answer {
             Ok(r) => r,
@@ -242,19 +257,29 @@ async fn next_turn<'e, 'a>(
     }
 }
 
+/// What a turn asks with: the limits, the declarations, its number.
+#[derive(Clone, Copy)]
+struct TurnOf<'x> {
+    limits: &'x AgentLimits,
+    tools: &'x [ToolSpec],
+    turn: u32,
+}
+
 /// Makes room in the conversation when needed and asks the model, starting
 /// the calls of its answer that qualify while it streams.
-#[allow(clippy::too_many_arguments)]
 async fn ask<'e, 'a>(
     env: &'e AgentEnv<'a>,
     conv: &mut Conversation,
-    limits: &AgentLimits,
     usage: &mut Usage,
-    tools: &[ToolSpec],
-    turn: u32,
+    this: TurnOf<'_>,
     trigger: Trigger,
     early: &mut EarlyStarts<'e, 'a>,
 ) -> Result<Result<ModelTurn, ProviderError>, AgentStop> {
+    let TurnOf {
+        limits,
+        tools,
+        turn,
+    } = this;
     let compactions = make_room(conv, &limits.context, env.provider, turn, trigger)
         .await
         .map_err(AgentStop::ProviderFailed)?;
