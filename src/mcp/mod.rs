@@ -73,6 +73,19 @@ pub fn expand_env(text: &str) -> Result<String, ExpandError> {
     Ok(out)
 }
 
+/// The names of the variables `${NAME}` in `text`, in order.
+pub fn variables_in(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        names.push(after[..end].to_string());
+        rest = &after[end + 1..];
+    }
+    names
+}
+
 /// A required server that could not start: the task cannot run.
 #[derive(Debug, thiserror::Error)]
 #[error("the MCP server `{name}` could not start: {source}")]

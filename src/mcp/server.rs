@@ -93,6 +93,7 @@ impl McpServer {
             value.set_sensitive(true);
             headers.insert(header, value);
         }
+        let sent = sent_headers(spec);
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
         let (service, tools) = handshake(
@@ -103,7 +104,11 @@ impl McpServer {
                     .iter()
                     .any(|s| detail.contains(s))
                 {
-                    McpStartError::Unauthorized { url, detail }
+                    McpStartError::Unauthorized {
+                        url,
+                        sent: sent.clone(),
+                        detail,
+                    }
                 } else {
                     McpStartError::Unreachable { url, detail }
                 }
@@ -326,4 +331,26 @@ pub enum CallError {
     /// The server is gone (it exited or closed its pipes).
     Gone(String),
     Failed(String),
+}
+
+/// What a task sends a remote server, for an error that says what to
+/// check: its header names and the variables they are read from (never a
+/// value).
+fn sent_headers(spec: &McpServerSpec) -> String {
+    if spec.headers.is_empty() {
+        return "the task sends it no headers (a server that wants a token takes one under `headers:`, such as `Authorization: \"Bearer ${TOKEN}\"`)".into();
+    }
+    let each: Vec<String> = spec
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            let vars = super::variables_in(value);
+            if vars.is_empty() {
+                format!("`{name}` (written in the task)")
+            } else {
+                format!("`{name}` from ${}", vars.join(", $"))
+            }
+        })
+        .collect();
+    format!("the task sends it headers: {}", each.join("; "))
 }

@@ -481,7 +481,14 @@ fn a_remote_server_with_a_bearer_token() {
         reason.contains("remote") && reason.contains("401"),
         "{reason}"
     );
+    // It says what to check, in plain words: the header and its variable.
+    assert!(
+        reason.contains("`Authorization` from $MCP_AUTH"),
+        "{reason}"
+    );
+    assert!(!reason.contains("::"), "a type path in: {reason}");
     assert!(!reason.contains("wrong-token-0000000"), "{reason}");
+    assert!(!stderr(&out).contains("::"), "{}", stderr(&out));
 }
 
 #[test]
