@@ -816,3 +816,63 @@ script:
     let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
     assert!(summary.contains("Changes dropped"), "{summary}");
 }
+
+/// Errors that reach a user name the thing and the cause in plain words,
+/// never a Rust type path (`rmcp::transport::...`): a task file that does
+/// not parse, a bad glob, a provider that cannot be reached, an MCP server
+/// that cannot start. (A remote MCP server's refusal: tests/it/mcp.rs.)
+#[test]
+fn errors_name_things_in_plain_words() {
+    let type_path = regex::Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_<]").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(dir.path(), "bad.yaml", "name: t\nprompt: [x\n");
+    write(
+        dir.path(),
+        "glob.yaml",
+        "name: t\nprompt: x\nworkspace: ws\npolicy:\n  rules:\n    - deny: [\"Read(a[)\"]\nscript:\n  - text: hi\n",
+    );
+    write(
+        dir.path(),
+        "conn.yaml",
+        "name: conn\nprompt: x\nworkspace: ws\nmodel: openai:gpt-4.1\nmodel_options: {max_retries: 0}\n",
+    );
+    write(
+        dir.path(),
+        "mcp.yaml",
+        "name: mcp\nprompt: x\nworkspace: ws\nmcp_servers:\n  gone:\n    command: /nonexistent/server\nscript:\n  - text: done\n",
+    );
+    let mut seen = Vec::new();
+    for (file, code) in [
+        ("bad.yaml", 2),
+        ("glob.yaml", 2),
+        ("conn.yaml", 1),
+        ("mcp.yaml", 1),
+    ] {
+        let out = runner()
+            .current_dir(dir.path())
+            .env("CI", "true")
+            .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+            .env("OPENAI_API_KEY", "sk-test")
+            .args(["run", "--out", "out", file])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{file}: {}",
+            crate::common::stderr(&out)
+        );
+        let mut text = crate::common::stderr(&out);
+        let name = file.trim_end_matches(".yaml");
+        let transcript = dir.path().join(format!("out/{name}/transcript.json"));
+        if code == 1 {
+            let t = read_json(&transcript);
+            text.push_str(t["outcome"]["reason"].as_str().unwrap());
+        }
+        assert!(!type_path.is_match(&text), "{file}: a type path in\n{text}");
+        seen.push(text);
+    }
+    assert!(seen[2].contains("cannot connect"), "{}", seen[2]);
+    assert!(seen[3].contains("/nonexistent/server"), "{}", seen[3]);
+}
