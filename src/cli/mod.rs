@@ -27,7 +27,7 @@ pub fn load_policies(
     for p in paths {
         match runner_policy::load_policy_file(p).map(|l| l.bind_files(files)) {
             Ok(Ok(l)) => layers.push(l),
-            Ok(Err(e)) => errors.push(runner_policy::ConfigError::new(p, 0, 0, e)),
+            Ok(Err(e)) => errors.push(runner_policy::ConfigError::new(p, 0, 0, e.to_string())),
             Err(es) => errors.extend(es),
         }
     }

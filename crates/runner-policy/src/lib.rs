@@ -55,7 +55,7 @@ pub use load::{compile_policy, load_policy_file, parse_policy_yaml};
 pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};
-pub use policy::{FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
+pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
 pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};

@@ -60,6 +60,18 @@ pub struct FileTemplate {
 /// The placeholder [`FileTemplate`]s expand.
 pub const FILES_PLACEHOLDER: &str = "{{files}}";
 
+/// A `{{files}}` rule that a file name made invalid.
+#[derive(Debug, thiserror::Error)]
+#[error("{policy}: `{rule}` from --files: {error}")]
+pub struct BindError {
+    /// The policy's source (its file, or the task's inline policy).
+    pub policy: String,
+    /// The rule with the file name in it.
+    pub rule: String,
+    /// Why it is not a valid rule.
+    pub error: crate::pattern::PatternError,
+}
+
 impl Policy {
     /// The policy used when a task names none: low-risk calls only.
     pub fn builtin_default() -> Self {
@@ -80,7 +92,7 @@ impl Policy {
 
     /// Adds one rule per file for each `{{files}}` template. A file name that
     /// does not make a valid pattern (glob characters) is an error.
-    pub fn bind_files(mut self, files: &[String]) -> Result<Self, String> {
+    pub fn bind_files(mut self, files: &[String]) -> Result<Self, BindError> {
         for t in std::mem::take(&mut self.file_templates) {
             for f in files {
                 // Anchored and escaped: exactly this file, at the root.
@@ -91,8 +103,11 @@ impl Policy {
                     format!("./{}", globset::escape(f))
                 };
                 let text = t.text.replace(FILES_PLACEHOLDER, &exact);
-                let pattern = Pattern::parse(&text)
-                    .map_err(|e| format!("{}: `{text}` from --files: {e}", self.source))?;
+                let pattern = Pattern::parse(&text).map_err(|error| BindError {
+                    policy: self.source.clone(),
+                    rule: text.clone(),
+                    error,
+                })?;
                 self.rules.push(Rule {
                     allow: t.allow,
                     pattern,

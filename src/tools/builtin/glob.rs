@@ -27,13 +27,24 @@ pub struct Args {
 
 /// Compiles a pattern the way every path pattern of the runner is compiled:
 /// `*` stays inside one path segment, `**` crosses segments.
-pub fn compile(pattern: &str) -> Result<globset::GlobMatcher, String> {
+pub fn compile(pattern: &str) -> Result<globset::GlobMatcher, GlobError> {
     globset::GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| format!("invalid glob pattern `{pattern}`: {}", e.kind()))
+        .map_err(|e| GlobError {
+            pattern: pattern.to_string(),
+            why: e.kind().to_string(),
+        })
+}
+
+/// A pattern that is not a glob.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid glob pattern `{pattern}`: {why}")]
+pub struct GlobError {
+    pub pattern: String,
+    pub why: String,
 }
 
 impl Tool for Glob {
@@ -57,7 +68,7 @@ impl Tool for Glob {
     }
 
     fn validate(&self, args: &Args, ctx: &ToolContext) -> Result<(), ToolError> {
-        compile(&args.pattern).map_err(ToolError::validation)?;
+        compile(&args.pattern).map_err(|e| ToolError::validation(e.to_string()))?;
         ctx.resolve(args.path.as_deref().unwrap_or("."))?;
         Ok(())
     }
@@ -71,7 +82,7 @@ impl Tool for Glob {
     }
 
     async fn call(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let matcher = compile(&args.pattern).map_err(ToolError::validation)?;
+        let matcher = compile(&args.pattern).map_err(|e| ToolError::validation(e.to_string()))?;
         let asked = args.path.as_deref().unwrap_or(".");
         let r = ctx.resolve(asked)?;
         if !r.real.is_dir() {

@@ -63,7 +63,7 @@ impl Tool for Grep {
     fn validate(&self, args: &Args, ctx: &ToolContext) -> Result<(), ToolError> {
         build_matcher(&args.pattern)?;
         if let Some(inc) = &args.include {
-            compile(inc).map_err(ToolError::validation)?;
+            compile(inc).map_err(|e| ToolError::validation(e.to_string()))?;
         }
         ctx.resolve(args.path.as_deref().unwrap_or("."))?;
         Ok(())
