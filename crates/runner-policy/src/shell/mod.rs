@@ -140,6 +140,17 @@ mod tests {
     }
 
     #[test]
+    fn a_script_cut_short_is_said_to_end_there() {
+        // The parser sees the script with a newline of its own added (see
+        // `ended`): its error is not placed on a line the script lacks.
+        for s in ["echo $((1+(2)", "echo \"a", "$(<< ($("] {
+            let why = analyze(s).opaque.expect("opaque");
+            assert!(why.contains("(at the end of the script)"), "{s}: {why}");
+            assert!(!why.contains("line 2"), "{s}: {why}");
+        }
+    }
+
+    #[test]
     fn many_cds_stay_bounded_and_fail_closed() {
         // Each `cd` may double the folders; unbounded, 40 of them would
         // need 2^40 entries. Past the bound the folder is unknown.

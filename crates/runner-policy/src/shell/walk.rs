@@ -70,7 +70,17 @@ impl Walker {
                     self.compound_list(cc);
                 }
             }
-            Ok(Err(e)) => self.opaque(format!("the script does not parse as bash: {e}")),
+            Ok(Err(e)) => {
+                // The line just past the script's own (its newline was
+                // added): where the parser reports an input that ended in
+                // the middle of something.
+                let lines = self.texts.last().map_or(0, |t| t.lines().count());
+                let past = format!("(detected near line {} col 1)", lines + 1);
+                self.opaque(format!(
+                    "the script does not parse as bash: {}",
+                    e.to_string().replace(&past, "(at the end of the script)")
+                ))
+            }
             Err(_) => self.opaque("the script could not be parsed"),
         }
         self.texts.pop();
