@@ -1,46 +1,16 @@
 //! The conversation loop.
 
-use std::sync::Arc;
-
-use super::answer::OutputSchema;
 use super::calls::{ToolEnv, run_calls};
-use super::compact::{ContextLimits, Trigger, is_context_overflow, make_room};
+use super::compact::{Trigger, is_context_overflow, make_room};
 use super::conversation::Conversation;
 use super::early::EarlyStarts;
 use super::events::Event;
 use super::first_turn::FirstTurn;
-use crate::provider::models::Pricing;
+use super::limits::AgentLimits;
 use crate::provider::{
     Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolChoice,
     ToolSpec, Usage,
 };
-
-/// Limits of one agent run.
-#[derive(Debug, Clone)]
-pub struct AgentLimits {
-    pub max_turns: u32,
-    /// Most calls of one batch running at once.
-    pub max_parallel: usize,
-    /// Stop when this many tokens have been used in total (0: no limit).
-    pub max_tokens_total: u64,
-    /// The model's context window and when to compact.
-    pub context: ContextLimits,
-    /// The model's price; `None`: unknown (costs are null).
-    pub pricing: Option<Pricing>,
-    /// Stop once the task's cost passes this many USD.
-    pub max_cost: Option<f64>,
-    /// The schema the final answer must be valid against.
-    pub output: Option<Arc<OutputSchema>>,
-    /// Whether the first turn must call a tool.
-    pub tool_choice: ToolChoice,
-}
-
-impl AgentLimits {
-    /// Sets what a request's tokens cost (null for an unknown price).
-    fn price(&self, u: &mut Usage) {
-        u.cost_usd = self.pricing.map(|p| p.cost(u));
-    }
-}
 
 /// Why the loop stopped.
 #[derive(Debug, Clone)]
@@ -72,15 +42,6 @@ pub struct AgentEnv<'a> {
     pub tools: ToolEnv<'a>,
 }
 
-/// Characters of what every request carries besides the messages.
-pub(super) fn fixed_chars(system: &str, tools: &[ToolSpec]) -> usize {
-    system.len()
-        + tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
-            .sum::<usize>()
-}
-
 /// Runs turns until the model stops. `usage` accumulates across calls.
 /// `first`: the answer to the first turn's request, when it was asked for
 /// before the workspace was ready (see [`super::first_turn`]).
@@ -96,7 +57,7 @@ pub async fn run_agent(
     let mut refused: Option<String> = None;
     // The same declarations every turn: a stable request prefix.
     let tools = env.tools.registry.specs();
-    conv.fixed_chars = fixed_chars(env.system, &tools);
+    conv.fix_prefix(env.system, &tools);
     loop {
         if turn >= limits.max_turns {
             return match refused {

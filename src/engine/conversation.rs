@@ -14,6 +14,8 @@
 
 use runner_output::{Message, ToolCallRequest};
 
+use crate::provider::ToolSpec;
+
 /// Tokens per character before the vendor has reported any.
 const DEFAULT_RATIO: f64 = 0.25;
 
@@ -48,6 +50,16 @@ impl Conversation {
             ratio: DEFAULT_RATIO,
             last_request_chars: 0,
         }
+    }
+
+    /// Takes the size of what every request carries besides the messages:
+    /// the system prompt and the tool declarations.
+    pub fn fix_prefix(&mut self, system: &str, tools: &[ToolSpec]) {
+        self.fixed_chars = system.len()
+            + tools
+                .iter()
+                .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+                .sum::<usize>();
     }
 
     /// Appends a message to the log and to what is sent.

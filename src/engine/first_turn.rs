@@ -21,9 +21,9 @@ use std::task::Poll;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::agent::AgentLimits;
 use super::conversation::Conversation;
 use super::events::{Event, EventSink};
+use super::limits::AgentLimits;
 use crate::provider::{
     ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolCallRequest,
 };
@@ -50,7 +50,7 @@ pub fn ask_first<'p>(
     sink: &dyn EventSink,
 ) -> FirstTurn<'p> {
     let tools = registry.specs();
-    conv.fixed_chars = super::agent::fixed_chars(system, &tools);
+    conv.fix_prefix(system, &tools);
     conv.sending();
     sink.emit(&Event::TurnStarted { turn: 1 });
     // The request owns what it sends: the conversation goes on being the

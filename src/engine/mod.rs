@@ -17,9 +17,10 @@ mod early;
 mod events;
 mod first_turn;
 mod hooks;
+mod limits;
 pub mod pipeline;
 
-pub(crate) use agent::{AgentEnv, AgentLimits, AgentStop, run_agent};
+pub(crate) use agent::{AgentEnv, AgentStop, run_agent};
 pub(crate) use answer::OutputSchema;
 pub(crate) use calls::{ToolEnv, run_calls};
 pub(crate) use compact::ContextLimits;
@@ -27,3 +28,4 @@ pub(crate) use conversation::Conversation;
 pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
 pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;
+pub(crate) use limits::AgentLimits;

@@ -1,0 +1,36 @@
+//! What one agent run may spend: turns, tokens, money, parallel calls,
+//! the context window; and what its answer must be.
+
+use std::sync::Arc;
+
+use super::answer::OutputSchema;
+use super::compact::ContextLimits;
+use crate::provider::models::Pricing;
+use crate::provider::{ToolChoice, Usage};
+
+/// Limits of one agent run.
+#[derive(Debug, Clone)]
+pub struct AgentLimits {
+    pub max_turns: u32,
+    /// Most calls of one batch running at once.
+    pub max_parallel: usize,
+    /// Stop when this many tokens have been used in total (0: no limit).
+    pub max_tokens_total: u64,
+    /// The model's context window and when to compact.
+    pub context: ContextLimits,
+    /// The model's price; `None`: unknown (costs are null).
+    pub pricing: Option<Pricing>,
+    /// Stop once the task's cost passes this many USD.
+    pub max_cost: Option<f64>,
+    /// The schema the final answer must be valid against.
+    pub output: Option<Arc<OutputSchema>>,
+    /// Whether the first turn must call a tool.
+    pub tool_choice: ToolChoice,
+}
+
+impl AgentLimits {
+    /// Sets what a request's tokens cost (null for an unknown price).
+    pub(super) fn price(&self, u: &mut Usage) {
+        u.cost_usd = self.pricing.map(|p| p.cost(u));
+    }
+}
