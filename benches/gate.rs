@@ -74,6 +74,10 @@ const SHAPES: &[Shape] = &[
         what: "`$(` nested 12 deep, repeated to 10,000 characters",
     },
     Shape {
+        name: "heredoc-cut-short",
+        what: "10,000 characters of `cat <<'' a;` ending in `$(<< ($(` (a here-document with an empty tag cut short: brush-parser looped on it for ever)",
+    },
+    Shape {
         name: "rules-10k-load",
         what: "loading a policy of 10,000 rules",
     },
@@ -338,6 +342,11 @@ fn child(name: &str) {
             let ws = workspace(0, 0);
             let unit = format!("echo {}x{};\n", "$(echo ".repeat(11), ")".repeat(11));
             let cmd = fill("", &unit, 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "heredoc-cut-short" => {
+            let ws = workspace(0, 0);
+            let cmd = fill("", "cat <<'' a; ", 9_990) + "$(<< ($(";
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
         }
         "rules-10k-load" => timed_load(&many_rules(10_000)),

@@ -188,6 +188,21 @@ const READING_CASES: &[&str] = &[
     "x=pwned; read -r y <<< \"$x\"; touch \"$y\"",
 ];
 
+/// Scripts whose end the analysis reads with a newline of its own added
+/// (brush-parser looped for ever on a here-document cut short): a last
+/// word ending in a backslash, an escaped newline at the end, a
+/// here-document and a comment at the end of the input.
+const ENDING_CASES: &[&str] = &[
+    "touch pwned\\",
+    "touch pwned \\",
+    "echo x > pwned\\\n",
+    "touch pwned\\\\",
+    "cat <<EOF > pwned\nx\nEOF",
+    "cat <<'' > pwned\nx",
+    "cat <<EOF\n$(touch pwned)\nEOF",
+    "touch pwned # \\",
+];
+
 /// The workspace each case starts from.
 fn lay_out(ws: &Path) {
     for d in ["src", "sub/deep", ".github/workflows"] {
@@ -586,6 +601,7 @@ pub(crate) fn cases(mutants: usize, seed: u64) -> Vec<String> {
     }
     out.extend(DATA_CASES.iter().map(|s| s.to_string()));
     out.extend(READING_CASES.iter().map(|s| s.to_string()));
+    out.extend(ENDING_CASES.iter().map(|s| s.to_string()));
     let mut rng = Rng(seed | 1);
     let base = out.clone();
     for _ in 0..mutants {
