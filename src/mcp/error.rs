@@ -52,7 +52,7 @@ pub enum McpStartError {
 /// An error of the MCP library in plain words: without the Rust type
 /// paths it names its transports by (`Transport
 /// [rmcp::transport::worker::WorkerTransport<...>] error: Auth required`
-/// becomes `transport error: Auth required`).
+/// becomes `Transport error: Auth required`).
 pub fn plain(detail: &str) -> String {
     let mut out = String::with_capacity(detail.len());
     let mut rest = detail;
@@ -89,11 +89,7 @@ pub fn plain(detail: &str) -> String {
             None => w.to_string(),
         })
         .collect();
-    let text = words.join(" ");
-    match text.strip_prefix("Transport error") {
-        Some(r) => format!("transport error{r}"),
-        None => text,
-    }
+    words.join(" ")
 }
 
 #[cfg(test)]
@@ -106,7 +102,7 @@ mod tests {
             plain(
                 "Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::Client>>] error: Auth required"
             ),
-            "transport error: Auth required"
+            "Transport error: Auth required"
         );
         assert_eq!(
             plain("connection refused [os error 111]"),

@@ -55,6 +55,29 @@ pub struct McpServerSpec {
 /// secret from then on: redacted in every output, whatever the variable is
 /// called.
 pub fn expand_env(text: &str) -> Result<String, ExpandError> {
+    substitute(text, |name| {
+        let value = std::env::var(name).map_err(|_| ExpandError::Missing(name.to_string()))?;
+        crate::contain::add_secret(&value);
+        Ok(value)
+    })
+}
+
+/// The names of the variables `${NAME}` in `text`, in order (none when a
+/// `${` is left open).
+pub fn variables_in(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let _ = substitute(text, |name| {
+        names.push(name.to_string());
+        Ok(String::new())
+    });
+    names
+}
+
+/// `text` with each `${NAME}` replaced by `value(NAME)`.
+fn substitute(
+    text: &str,
+    mut value: impl FnMut(&str) -> Result<String, ExpandError>,
+) -> Result<String, ExpandError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -63,27 +86,11 @@ pub fn expand_env(text: &str) -> Result<String, ExpandError> {
         let Some(end) = after.find('}') else {
             return Err(ExpandError::Unclosed(text.to_string()));
         };
-        let name = &after[..end];
-        let value = std::env::var(name).map_err(|_| ExpandError::Missing(name.to_string()))?;
-        crate::contain::add_secret(&value);
-        out.push_str(&value);
+        out.push_str(&value(&after[..end])?);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
-}
-
-/// The names of the variables `${NAME}` in `text`, in order.
-pub fn variables_in(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else { break };
-        names.push(after[..end].to_string());
-        rest = &after[end + 1..];
-    }
-    names
 }
 
 /// A required server that could not start: the task cannot run.

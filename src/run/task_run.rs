@@ -290,7 +290,9 @@ impl<'t> TaskRun<'t> {
             }
         };
         let ended = tokio::select! {
-            r = tokio::time::timeout(task.timeout, waited) => r.map_err(|_| self.timed_out()),
+            r = tokio::time::timeout(task.timeout.saturating_sub(self.epoch.elapsed()), waited) => {
+                r.map_err(|_| self.timed_out())
+            }
             why = cancel.cancelled() => Err(cancelled(&why)),
         };
         let prepared = match ended {
@@ -421,10 +423,6 @@ impl<'t> TaskRun<'t> {
     ) -> Outcome {
         let workdir = iso.path();
         let task = self.task;
-        let timed_out = || Outcome {
-            status: OutcomeStatus::Timeout,
-            reason: format!("timed out after {}", humanize(task.timeout)),
-        };
         loop {
             self.attempts += 1;
             let attempt = self.attempts;
@@ -441,7 +439,7 @@ impl<'t> TaskRun<'t> {
                 answered,
             );
             let Ok(stop) = tokio::time::timeout(remaining, agent).await else {
-                return timed_out();
+                return self.timed_out();
             };
             if let Some(stopped) = self.agent_stopped(stop) {
                 return stopped;
@@ -487,7 +485,7 @@ impl<'t> TaskRun<'t> {
             let results = tokio::time::timeout(remaining, checks).await;
             drop(shown);
             let Ok(results) = results else {
-                return timed_out();
+                return self.timed_out();
             };
             let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
             if failed.is_empty() {
@@ -513,7 +511,7 @@ impl<'t> TaskRun<'t> {
             self.checks.extend(results);
             self.conversation.push(Message::User { content });
             if self.epoch.elapsed() >= task.timeout {
-                return timed_out();
+                return self.timed_out();
             }
         }
     }
