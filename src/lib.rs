@@ -6,6 +6,7 @@
 //! works in an isolated copy of the [`workspace`], and [`report`] writes the
 //! transcript, diff, JUnit XML and summary. What an allowed command can
 //! reach is limited by [`contain`] (environment, redaction, sandbox).
+//! [`telemetry`] sends a run's traces and metrics over OTLP when asked.
 
 pub(crate) mod cleanup;
 pub mod cli;
@@ -17,6 +18,7 @@ pub mod provider;
 pub(crate) mod report;
 pub(crate) mod run;
 pub mod task;
+pub mod telemetry;
 #[cfg(feature = "test-tools")]
 pub mod testkit;
 pub mod tools;

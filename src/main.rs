@@ -30,6 +30,16 @@ enum Command {
         #[arg(required = true)]
         shards: Vec<PathBuf>,
     },
+    /// Send a finished run's transcripts to an OpenTelemetry collector
+    /// (the spans and metrics `--otel` sends as the run goes).
+    Export {
+        /// A `runner run` or `runner merge` output folder.
+        out: PathBuf,
+        /// The collector's OTLP base URL (default: the
+        /// `OTEL_EXPORTER_OTLP_*` variables).
+        #[arg(long, value_name = "ENDPOINT")]
+        otel: Option<String>,
+    },
     /// Check task and policy files; errors name file:line:column.
     Validate {
         #[arg(required = true)]
@@ -169,6 +179,7 @@ fn try_main(cli: Cli) -> CliResult {
         match cli.command {
             Command::Run(args) => cli::run::run(args).await,
             Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
+            Command::Export { out, otel } => cli::export::export(&out, otel.as_deref()).await,
             Command::Validate { files } => cli::validate::validate(&files, &LoadOptions::lenient()),
             Command::Check {
                 policies,

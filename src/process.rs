@@ -244,6 +244,8 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         cmd.env_clear();
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
     }
+    // The span that starts it, when the run exports telemetry.
+    cmd.envs(crate::telemetry::context::propagation_env());
     if let Some(c) = spec.confine.clone() {
         // SAFETY: `apply` makes only system calls (no allocation, no locks),
         // which is what may run between fork and exec.

@@ -3,6 +3,7 @@
 pub mod check;
 mod error;
 pub(crate) mod expand;
+pub mod export;
 pub mod init;
 pub mod lint;
 pub mod merge;

@@ -55,11 +55,35 @@ pub struct RunArgs {
     /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = crate::task::params::parse_param)]
     params: Vec<(String, String)>,
+    /// Send the run's traces and metrics over OpenTelemetry (OTLP) to
+    /// ENDPOINT, or without one to where the `OTEL_EXPORTER_OTLP_*`
+    /// variables say. Also on with a task's `telemetry:` or those variables.
+    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, default_missing_value = "")]
+    otel: Option<String>,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     files: Option<Vec<String>>,
+}
+
+/// The run's telemetry: off unless `--otel`, a task's `telemetry:` or the
+/// `OTEL_EXPORTER_OTLP_*` variables ask for it.
+fn start_telemetry(
+    cli: Option<&str>,
+    tasks: &[crate::task::Task],
+) -> Result<Option<Arc<crate::telemetry::Telemetry>>, CliError> {
+    use crate::telemetry::{RunTrace, Telemetry, settings};
+    let blocks: Vec<_> = tasks.iter().filter_map(|t| t.telemetry.as_ref()).collect();
+    let env = |k: &str| std::env::var(k).ok();
+    let Some(s) =
+        settings::resolve(cli, &blocks, env).map_err(|e| CliError::Invalid(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    Telemetry::start(&s, RunTrace::from_env(&env), &env)
+        .map(Some)
+        .map_err(|e| CliError::Invalid(e.to_string()))
 }
 
 fn parse_usd(s: &str) -> Result<f64, String> {
@@ -170,6 +194,7 @@ pub async fn run(args: RunArgs) -> CliResult {
             return Err(CliError::Invalid(unpriced.join("\n")));
         }
     }
+    let telemetry = start_telemetry(args.otel.as_deref(), &tasks)?;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError::Invalid(format!(
             "cannot create output folder {}: {e}",
@@ -183,6 +208,7 @@ pub async fn run(args: RunArgs) -> CliResult {
         max_parallel_calls: 16,
         cancel: Cancel::default(),
         budget: args.max_cost.map(|m| Arc::new(RunBudget::new(m))),
+        telemetry: telemetry.clone(),
     };
     watch_signals(opts.cancel.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
@@ -196,6 +222,13 @@ pub async fn run(args: RunArgs) -> CliResult {
     write_run_outputs(&args.out, &results)
         .map_err(|e| CliError::Failed(format!("writing run outputs: {e}")))?;
     let passed = results.iter().filter(|r| r.passed()).count();
+    if let Some(t) = &telemetry {
+        // Bounded by the export timeout; a collector that is down costs
+        // the run that long at most, and never its outcome.
+        if let Some(w) = t.finish(true).await.warning(t.target()) {
+            eprintln!("{w}");
+        }
+    }
     opts.reporter.run_finished(passed, results.len() - passed);
     if args.format == OutputFormat::Text {
         println!("{passed} passed, {} failed", results.len() - passed);

@@ -25,8 +25,19 @@ pub struct ToolEnv<'a> {
     pub hooks: &'a TaskHooks,
 }
 
-/// Runs one gated call: announces it, executes it when approved, records it.
+/// Runs one gated call: announces it, executes it when approved, records
+/// it. Its hooks and commands run under its span when the run is traced.
 pub async fn run_one(
+    env: &ToolEnv<'_>,
+    req: &ToolCallRequest,
+    gated: Gate,
+    turn: u32,
+    batch: u32,
+) -> ToolCallRecord {
+    crate::telemetry::context::in_tool(turn, &req.id, run_gated(env, req, gated, turn, batch)).await
+}
+
+async fn run_gated(
     env: &ToolEnv<'_>,
     req: &ToolCallRequest,
     gated: Gate,

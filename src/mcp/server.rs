@@ -198,6 +198,9 @@ impl McpServer {
             cmd.env(var, tmp.path());
         }
         cmd.envs(&spec.env);
+        // The task's span, when the run is traced: the server's own spans
+        // join the run's trace.
+        cmd.envs(crate::telemetry::context::propagation_env());
         if let Some(c) = confine {
             // SAFETY: `apply` makes only system calls (no allocation, no
             // locks), which is what may run between fork and exec.

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crate::engine::{CallStatus, Event, EventSink, StartedCall, ToolCallRecord};
 
@@ -14,6 +15,8 @@ pub use runner_output::{
 #[derive(Default)]
 struct Recorded {
     attempt: u32,
+    /// When the current turn's request was about to be sent.
+    turn_started: Option<Instant>,
     compactions: Vec<Compaction>,
     turns: Vec<TurnRecord>,
     /// Finished calls, shared with the event that announced them.
@@ -36,12 +39,21 @@ fn cancelled(c: &StartedCall) -> ToolCallRecord {
 }
 
 /// Builds the transcript's turns and calls from events.
-#[derive(Default)]
 pub struct TranscriptRecorder {
     inner: Mutex<Recorded>,
+    /// The task's start, for the turns' timestamps.
+    epoch: Instant,
 }
 
 impl TranscriptRecorder {
+    /// A recorder for a task that started at `epoch`.
+    pub fn new(epoch: Instant) -> Self {
+        Self {
+            inner: Mutex::default(),
+            epoch,
+        }
+    }
+
     /// The turns and calls so far; calls still running (the run was
     /// cancelled under them) are recorded as `cancelled`.
     /// The compactions so far.
@@ -79,7 +91,11 @@ impl EventSink for TranscriptRecorder {
                 raw,
             } => {
                 let attempt = r.attempt;
+                let now = Instant::now();
+                let started = r.turn_started.take().unwrap_or(now);
                 r.turns.push(TurnRecord {
+                    started_ms: started.saturating_duration_since(self.epoch).as_millis() as u64,
+                    duration_ms: now.saturating_duration_since(started).as_millis() as u64,
                     attempt,
                     turn: *turn,
                     text: text.clone(),
@@ -101,7 +117,8 @@ impl EventSink for TranscriptRecorder {
                 r.tool_calls.push(Arc::clone(record));
             }
             Event::ContextCompacted(c) => r.compactions.push(c.clone()),
-            Event::TurnStarted { .. } | Event::WorkspaceReady { .. } => {}
+            Event::TurnStarted { .. } => r.turn_started = Some(Instant::now()),
+            Event::WorkspaceReady { .. } => {}
         }
     }
 }

@@ -26,9 +26,11 @@ pub async fn run_checks(
     env: Option<&[(String, String)]>,
     confine: Option<&std::sync::Arc<crate::contain::Confinement>>,
     attempt: u32,
+    epoch: std::time::Instant,
 ) -> Vec<CheckRecord> {
     let mut out = Vec::new();
     for c in checks {
+        let started_ms = epoch.elapsed().as_millis() as u64;
         let unstarted = |why: String| CheckRecord {
             attempt,
             name: c.name.clone(),
@@ -38,6 +40,7 @@ pub async fn run_checks(
             timed_out: false,
             output: why,
             duration_ms: 0,
+            started_ms,
         };
         let (argv, _script_file) = match shell_argv(c.shell.as_deref(), &c.run) {
             Ok(x) => x,
@@ -48,7 +51,7 @@ pub async fn run_checks(
                 continue;
             }
         };
-        let record = match run_shell(CommandSpec {
+        let run = run_shell(CommandSpec {
             argv: &argv,
             script: &c.run,
             cwd,
@@ -57,9 +60,9 @@ pub async fn run_checks(
             max_output_bytes: CHECK_OUTPUT_BYTES,
             confine: confine.cloned(),
             stdin: None,
-        })
-        .await
-        {
+        });
+        // A check's commands join the run's trace under the check's span.
+        let record = match crate::telemetry::context::in_check(attempt, &c.name, run).await {
             Ok(r) => {
                 let mut output = r.stdout.text.clone();
                 if !r.stderr.text.is_empty() {
@@ -161,6 +164,7 @@ mod tests {
             timed_out: false,
             output,
             duration_ms: 1,
+            started_ms: 0,
         }
     }
 

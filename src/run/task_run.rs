@@ -40,6 +40,9 @@ pub struct RunOptions {
     pub cancel: super::Cancel,
     /// `--max-cost`: what the whole run may spend.
     pub budget: Option<Arc<RunBudget>>,
+    /// The run's telemetry, when it exports any: tasks run under their
+    /// trace context and record their ids.
+    pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
 }
 
 /// `runner run --max-cost`: once the tasks that ran have spent it, the
@@ -178,21 +181,27 @@ struct TaskRun<'t> {
 pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut run = TaskRun::new(task, opts);
     opts.reporter.task_started(&task.name);
-    let recorder = TranscriptRecorder::default();
+    let recorder = TranscriptRecorder::new(run.epoch);
     let progress = TaskEvents {
         task: &task.name,
         reporter: opts.reporter.as_ref(),
     };
     let sink = Fanout(vec![&recorder, &progress]);
+    let trace = opts.telemetry.as_ref().map(|t| t.task_context(&task.name));
     let outcome = match run.admit() {
         Err(e) => e.into(),
-        Ok(provider) => run.work(provider.as_ref(), &sink).await,
+        Ok(provider) => {
+            crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await
+        }
     };
     let result = run.finish(outcome, &recorder);
     if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
         b.add(cost);
     }
     opts.reporter.task_finished(&result.transcript);
+    if let Some(t) = &opts.telemetry {
+        t.task_finished(&result.transcript);
+    }
     result
 }
 
@@ -481,6 +490,7 @@ impl<'t> TaskRun<'t> {
                 env.tools.ctx.env.as_deref(),
                 env.tools.ctx.confine.as_ref(),
                 attempt,
+                self.epoch,
             );
             let results = tokio::time::timeout(remaining, checks).await;
             drop(shown);
@@ -600,6 +610,7 @@ impl<'t> TaskRun<'t> {
             model: task.model.to_string(),
             workspace: task.workspace.display().to_string(),
             mode: task.mode,
+            trace: self.opts.telemetry.as_ref().map(|t| t.task_ids(&task.name)),
             parameters: task.params.clone(),
             sandbox: self.sandbox_note,
             mcp_sandbox: self.mcp_sandbox,

@@ -52,6 +52,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let output_schema = r.output_schema(&tf);
     r.tool_choice(&tf, &model_options);
     let hooks = r.hooks(&tf);
+    let telemetry = super::sections::telemetry(path, tf.telemetry.as_ref(), &mut r.errors);
     r.limits(&tf);
     r.script(&tf);
     r.finish()?;
@@ -97,6 +98,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         max_cost: tf.max_cost.map(|m| m.value),
         output_schema,
         hooks,
+        telemetry,
         script: tf.script.unwrap_or_default().into(),
         params,
     })

@@ -64,4 +64,6 @@ pub struct Task {
     pub output_schema: Option<std::sync::Arc<crate::engine::OutputSchema>>,
     /// The task's own hooks (its policy layers' come on top).
     pub hooks: runner_policy::Hooks,
+    /// `telemetry:`: where the run's traces and metrics go.
+    pub telemetry: Option<crate::telemetry::TaskTelemetry>,
 }

@@ -22,4 +22,5 @@ mod reports;
 mod shell_differential;
 mod start;
 mod structured;
+mod telemetry;
 mod tools;

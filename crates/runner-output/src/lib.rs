@@ -27,5 +27,5 @@ pub use message::{Message, ToolCallRequest, Usage};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,
-    Mode, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, Transcript, TurnRecord, Violation,
+    Mode, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, TraceIds, Transcript, TurnRecord, Violation,
 };

@@ -86,6 +86,13 @@ pub struct TurnRecord {
     pub usage: Usage,
     /// The provider's raw response.
     pub raw: Value,
+    /// Milliseconds from the task's start to the request (0 in older
+    /// transcripts).
+    #[serde(default)]
+    pub started_ms: u64,
+    /// From the request to the complete answer, retries included.
+    #[serde(default)]
+    pub duration_ms: u64,
 }
 
 /// How the conversation was made smaller.
@@ -151,6 +158,10 @@ pub struct CheckRecord {
     pub output: String,
     /// How long it ran.
     pub duration_ms: u64,
+    /// Milliseconds from the task's start to the check's (0 in older
+    /// transcripts).
+    #[serde(default)]
+    pub started_ms: u64,
 }
 
 /// How a file changed.
@@ -245,6 +256,10 @@ pub struct Transcript {
     pub workspace: String,
     /// `edit` or `plan`.
     pub mode: Mode,
+    /// The task's place in the run's trace, when the run exported
+    /// telemetry (`runner export` makes one up for a transcript without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceIds>,
     /// The task's parameters with the values used.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parameters: BTreeMap<String, String>,
@@ -299,6 +314,22 @@ pub struct Transcript {
     pub output: Option<Value>,
     /// How it ended.
     pub outcome: Outcome,
+}
+
+/// A task's place in the run's OpenTelemetry trace (W3C hex ids). The
+/// spans of its turns, calls and checks have ids derived from `span_id`,
+/// so `runner export` sends the same spans the run did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TraceIds {
+    /// The run's trace (the CI's, from `TRACEPARENT`, when it set one).
+    pub trace_id: String,
+    /// The task's `invoke_agent` span.
+    pub span_id: String,
+    /// The run's root span, the task span's parent.
+    pub run_span_id: String,
+    /// The span the run's root span continues (from `TRACEPARENT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_parent_span_id: Option<String>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {

@@ -1,0 +1,510 @@
+//! A finished task's transcript as spans, after the OpenTelemetry GenAI
+//! semantic conventions: `invoke_agent {task}` with a `chat {model}` span
+//! per model request, an `execute_tool {tool}` span per call (hooks as its
+//! events) and a span per check beside them. The run's root span is
+//! [`run_span`].
+//!
+//! Built from the transcript, not while the task runs: the agent loop
+//! pays nothing for telemetry, and `runner export` sends the same spans
+//! for a run that had it off.
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::trace::{
+    Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use runner_output::{
+    CallStatus, CheckRecord, HookKind, HookRun, Message, ToolCallRecord, Transcript, TurnRecord,
+    Verdict,
+};
+use serde_json::Value as Json;
+
+use super::ids::{chat_span, check_span, tool_span};
+
+/// Where a task's spans hang in the trace.
+#[derive(Debug, Clone)]
+pub struct TaskPlace {
+    pub trace_id: TraceId,
+    pub task_span: SpanId,
+    pub run_span: SpanId,
+    pub sampled: bool,
+    pub trace_state: TraceState,
+}
+
+/// What spans may carry besides their attributes.
+#[derive(Debug, Clone, Copy)]
+pub struct SpanOptions {
+    /// Prompts, answers, arguments and results (redacted).
+    pub content: bool,
+}
+
+/// The vendor as the conventions name it, and the model, of a
+/// transcript's `model` (`openai:gpt-4.1`, `scripted`).
+pub fn provider_and_model(model: &str) -> (&'static str, &str) {
+    match model.split_once(':') {
+        Some(("openai", m)) => ("openai", m),
+        Some(("anthropic", m)) => ("anthropic", m),
+        Some(("gemini", m)) => ("gcp.gemini", m),
+        _ => ("runner.scripted", model),
+    }
+}
+
+/// When the task started (its transcript's `started_at`).
+pub fn task_start(t: &Transcript) -> SystemTime {
+    time::OffsetDateTime::parse(
+        &t.started_at,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .map(SystemTime::from)
+    .unwrap_or_else(|_| SystemTime::now() - Duration::from_millis(t.duration_ms))
+}
+
+fn at(start: SystemTime, ms: u64) -> SystemTime {
+    start + Duration::from_millis(ms)
+}
+
+fn kv(key: &'static str, value: impl Into<Value>) -> KeyValue {
+    KeyValue::new(key, value)
+}
+
+fn strings(values: impl IntoIterator<Item = String>) -> Value {
+    Value::Array(Array::String(
+        values.into_iter().map(StringValue::from).collect(),
+    ))
+}
+
+/// Text that leaves the machine: with the run's secrets masked.
+fn redacted(s: &str) -> String {
+    crate::contain::redact(s).into_owned()
+}
+
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+struct Builder<'a> {
+    place: &'a TaskPlace,
+    scope: &'a InstrumentationScope,
+    start: SystemTime,
+}
+
+impl Builder<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn span(
+        &self,
+        id: SpanId,
+        parent: SpanId,
+        kind: SpanKind,
+        name: String,
+        (start, end): (SystemTime, SystemTime),
+        attributes: Vec<KeyValue>,
+        events: Vec<Event>,
+        status: Status,
+    ) -> SpanData {
+        let flags = if self.place.sampled {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        SpanData {
+            span_context: SpanContext::new(
+                self.place.trace_id,
+                id,
+                flags,
+                false,
+                self.place.trace_state.clone(),
+            ),
+            parent_span_id: parent,
+            parent_span_is_remote: false,
+            span_kind: kind,
+            name: Cow::Owned(name),
+            start_time: start,
+            end_time: end.max(start),
+            attributes,
+            dropped_attributes_count: 0,
+            events: {
+                let mut e = SpanEvents::default();
+                e.events = events;
+                e
+            },
+            links: SpanLinks::default(),
+            status,
+            instrumentation_scope: self.scope.clone(),
+        }
+    }
+}
+
+/// Every span of a task: its `invoke_agent` span first.
+pub fn task_spans(
+    t: &Transcript,
+    place: &TaskPlace,
+    scope: &InstrumentationScope,
+    opts: SpanOptions,
+) -> Vec<SpanData> {
+    let b = Builder {
+        place,
+        scope,
+        start: task_start(t),
+    };
+    let mut out = Vec::with_capacity(1 + t.turns.len() + t.tool_calls.len() + t.checks.len());
+    out.push(agent_span(&b, t, opts));
+    let (provider, model) = provider_and_model(&t.model);
+    for turn in &t.turns {
+        out.push(chat(&b, turn, provider, model, opts));
+    }
+    for call in &t.tool_calls {
+        out.push(tool(&b, call, opts));
+    }
+    for check in &t.checks {
+        out.push(check_of(&b, check));
+    }
+    out
+}
+
+fn agent_span(b: &Builder, t: &Transcript, opts: SpanOptions) -> SpanData {
+    let (provider, model) = provider_and_model(&t.model);
+    let mut a = vec![
+        kv("gen_ai.operation.name", "invoke_agent"),
+        kv("gen_ai.agent.name", t.task.clone()),
+        kv("gen_ai.provider.name", provider),
+        kv("gen_ai.request.model", model.to_string()),
+        kv("gen_ai.usage.input_tokens", int(t.usage.input_tokens)),
+        kv("gen_ai.usage.output_tokens", int(t.usage.output_tokens)),
+        kv(
+            "gen_ai.usage.cache_read.input_tokens",
+            int(t.usage.cached_input_tokens),
+        ),
+        kv("runner.task.file", t.task_file.clone()),
+        kv("runner.task.mode", format!("{:?}", t.mode).to_lowercase()),
+        kv("runner.outcome", t.outcome.status.as_str()),
+        kv("runner.outcome.reason", redacted(&t.outcome.reason)),
+        kv("runner.attempts", i64::from(t.counts.attempts)),
+        kv("runner.turns", i64::from(t.counts.turns)),
+        kv("runner.tool_calls", i64::from(t.counts.tool_calls)),
+        kv("runner.tool_calls.denied", i64::from(t.counts.denied_calls)),
+        kv("runner.tool_calls.failed", i64::from(t.counts.failed_calls)),
+        kv("runner.changes", t.changes.len() as i64),
+        kv("runner.violations", t.violations.len() as i64),
+        kv("runner.policies", strings(t.policies.iter().cloned())),
+        kv("runner.sandbox", t.sandbox.clone()),
+    ];
+    if let Some(cost) = t.usage.cost_usd {
+        a.push(kv("runner.cost_usd", cost));
+    }
+    if opts.content {
+        a.push(kv("gen_ai.system_instructions", redacted(&t.system_prompt)));
+        if let Some(Message::User { content }) = t.messages.first() {
+            a.push(kv("gen_ai.input.messages", text_messages("user", content)));
+        }
+        a.push(kv(
+            "gen_ai.output.messages",
+            text_messages("assistant", &t.final_answer),
+        ));
+    }
+    // Compactions as events, at the request that needed the room.
+    let events = t
+        .compactions
+        .iter()
+        .map(|c| {
+            let when = t
+                .turns
+                .iter()
+                .find(|r| r.turn == c.turn)
+                .map_or(b.start, |r| at(b.start, r.started_ms));
+            Event::new(
+                "runner.compaction",
+                when,
+                vec![
+                    kv("runner.turn", i64::from(c.turn)),
+                    kv("runner.compaction.method", format!("{:?}", c.method)),
+                    kv("runner.compaction.trigger", format!("{:?}", c.trigger)),
+                    kv("runner.compaction.tokens_before", int(c.tokens_before)),
+                    kv("runner.compaction.tokens_after", int(c.tokens_after)),
+                ],
+                0,
+            )
+        })
+        .collect();
+    let status = match t.outcome.status {
+        runner_output::OutcomeStatus::Passed => Status::Ok,
+        _ => Status::error(redacted(&t.outcome.reason)),
+    };
+    b.span(
+        b.place.task_span,
+        b.place.run_span,
+        SpanKind::Internal,
+        format!("invoke_agent {}", t.task),
+        (b.start, at(b.start, t.duration_ms)),
+        a,
+        events,
+        status,
+    )
+}
+
+/// The conventions' message list holding one text part.
+fn text_messages(role: &str, text: &str) -> String {
+    serde_json::json!([{"role": role, "parts": [{"type": "text", "content": redacted(text)}]}])
+        .to_string()
+}
+
+/// What the vendor's raw response says of itself: the model that
+/// answered, the response id and why it stopped.
+fn response_facts(raw: &Json) -> (Option<&str>, Option<&str>, Vec<String>) {
+    let s = |p: &str| raw.pointer(p).and_then(Json::as_str);
+    let model = s("/model").or_else(|| s("/modelVersion"));
+    let id = s("/id").or_else(|| s("/responseId"));
+    let mut reasons: Vec<String> = ["choices", "candidates"]
+        .iter()
+        .filter_map(|k| raw.get(k).and_then(Json::as_array))
+        .flatten()
+        .filter_map(|c| {
+            c.get("finish_reason")
+                .or_else(|| c.get("finishReason"))
+                .and_then(Json::as_str)
+        })
+        .map(str::to_string)
+        .collect();
+    if let Some(r) = s("/stop_reason") {
+        reasons.push(r.to_string());
+    }
+    (model, id, reasons)
+}
+
+fn chat(
+    b: &Builder,
+    turn: &TurnRecord,
+    provider: &str,
+    model: &str,
+    opts: SpanOptions,
+) -> SpanData {
+    let (response_model, id, reasons) = response_facts(&turn.raw);
+    let mut a = vec![
+        kv("gen_ai.operation.name", "chat"),
+        kv("gen_ai.provider.name", provider.to_string()),
+        kv("gen_ai.request.model", model.to_string()),
+        kv(
+            "gen_ai.response.model",
+            response_model.unwrap_or(model).to_string(),
+        ),
+        kv("gen_ai.usage.input_tokens", int(turn.usage.input_tokens)),
+        kv("gen_ai.usage.output_tokens", int(turn.usage.output_tokens)),
+        kv(
+            "gen_ai.usage.cache_read.input_tokens",
+            int(turn.usage.cached_input_tokens),
+        ),
+        kv(
+            "gen_ai.usage.cache_creation.input_tokens",
+            int(turn.usage.cache_write_input_tokens),
+        ),
+        kv("runner.turn", i64::from(turn.turn)),
+        kv("runner.attempt", i64::from(turn.attempt)),
+        kv("runner.tool_calls", turn.tool_calls as i64),
+    ];
+    if !reasons.is_empty() {
+        a.push(kv("gen_ai.response.finish_reasons", strings(reasons)));
+    }
+    if let Some(id) = id {
+        a.push(kv("gen_ai.response.id", id.to_string()));
+    }
+    if let Some(cost) = turn.usage.cost_usd {
+        a.push(kv("runner.cost_usd", cost));
+    }
+    if opts.content {
+        a.push(kv(
+            "gen_ai.output.messages",
+            text_messages("assistant", &turn.text),
+        ));
+    }
+    let start = at(b.start, turn.started_ms);
+    b.span(
+        chat_span(b.place.task_span, turn.turn),
+        b.place.task_span,
+        SpanKind::Client,
+        format!("chat {model}"),
+        (start, start + Duration::from_millis(turn.duration_ms)),
+        a,
+        Vec::new(),
+        Status::Unset,
+    )
+}
+
+fn tool(b: &Builder, call: &ToolCallRecord, opts: SpanOptions) -> SpanData {
+    let outcome = match call.status {
+        CallStatus::Ok => "ok",
+        CallStatus::Error => "error",
+        CallStatus::Denied => "denied",
+        CallStatus::Cancelled => "cancelled",
+    };
+    let mut a = vec![
+        kv("gen_ai.operation.name", "execute_tool"),
+        kv("gen_ai.tool.name", call.tool.clone()),
+        kv("gen_ai.tool.call.id", call.id.clone()),
+        kv(
+            "gen_ai.tool.type",
+            if call.tool.contains("__") {
+                "extension"
+            } else {
+                "function"
+            },
+        ),
+        kv("runner.tool.outcome", outcome),
+        kv("runner.tool.duration_ms", int(call.duration_ms)),
+        kv("runner.turn", i64::from(call.turn)),
+        kv("runner.batch", i64::from(call.batch)),
+    ];
+    match &call.decision {
+        Some(d) => {
+            a.push(kv(
+                "runner.policy.decision",
+                match d.verdict {
+                    Verdict::Allow => "allow",
+                    Verdict::Deny => "deny",
+                },
+            ));
+            if let Some(rule) = &d.rule {
+                a.push(kv("runner.policy.rule", rule.clone()));
+            }
+            if let Some(layer) = &d.policy {
+                a.push(kv("runner.policy.layer", layer.clone()));
+            }
+            if let Some(line) = d.line {
+                a.push(kv("runner.policy.line", int(line)));
+            }
+            if let Some(reason) = &d.reason {
+                a.push(kv("runner.policy.reason", redacted(reason)));
+            }
+            a.push(kv(
+                "runner.policy.signatures",
+                strings(d.signatures.iter().map(|s| redacted(&s.to_string()))),
+            ));
+        }
+        None => a.push(kv("runner.policy.decision", "not_asked")),
+    }
+    if let Some(k) = call.error_kind {
+        a.push(kv("error.type", k.as_str()));
+    }
+    if let Some(code) = call.metadata.get("exit_code").and_then(Json::as_i64) {
+        a.push(kv("runner.tool.exit_code", code));
+    }
+    if opts.content {
+        a.push(kv(
+            "gen_ai.tool.call.arguments",
+            redacted(&call.arguments.to_string()),
+        ));
+        a.push(kv("gen_ai.tool.call.result", redacted(&call.content)));
+    }
+    let start = at(b.start, call.started_ms);
+    let end = start + Duration::from_millis(call.duration_ms);
+    let events = call
+        .hooks
+        .iter()
+        .map(|h| hook_event(h, start, end))
+        .collect();
+    let status = match call.status {
+        CallStatus::Error => Status::error(call.display.clone()),
+        _ => Status::Unset,
+    };
+    b.span(
+        tool_span(b.place.task_span, call.turn, &call.id),
+        b.place.task_span,
+        SpanKind::Internal,
+        format!("execute_tool {}", call.tool),
+        (start, end),
+        a,
+        events,
+        status,
+    )
+}
+
+/// A hook's run, as an event of its call's span: `pre_tool` at the call's
+/// start, `post_tool` at its end.
+fn hook_event(h: &HookRun, start: SystemTime, end: SystemTime) -> Event {
+    let (kind, when) = match h.kind {
+        HookKind::PreTool => ("pre_tool", start),
+        HookKind::PostTool => ("post_tool", end),
+    };
+    let mut a = vec![
+        kv("runner.hook.kind", kind),
+        kv("runner.hook.command", redacted(&h.run)),
+        kv("runner.hook.source", h.source.clone()),
+        kv("runner.hook.effect", format!("{:?}", h.effect)),
+        kv("runner.hook.duration_ms", int(h.duration_ms)),
+        kv("runner.hook.timed_out", h.timed_out),
+    ];
+    if let Some(code) = h.exit_code {
+        a.push(kv("runner.hook.exit_code", i64::from(code)));
+    }
+    Event::new("runner.hook", when, a, 0)
+}
+
+fn check_of(b: &Builder, c: &CheckRecord) -> SpanData {
+    let mut a = vec![
+        kv("runner.check.name", c.name.clone()),
+        kv("runner.check.command", redacted(&c.command)),
+        kv("runner.check.passed", c.passed),
+        kv("runner.check.timed_out", c.timed_out),
+        kv("runner.attempt", i64::from(c.attempt)),
+    ];
+    if let Some(code) = c.exit_code {
+        a.push(kv("runner.check.exit_code", i64::from(code)));
+    }
+    let start = at(b.start, c.started_ms);
+    b.span(
+        check_span(b.place.task_span, c.attempt, &c.name),
+        b.place.task_span,
+        SpanKind::Internal,
+        format!("check {}", c.name),
+        (start, start + Duration::from_millis(c.duration_ms)),
+        a,
+        Vec::new(),
+        if c.passed {
+            Status::Ok
+        } else {
+            Status::error(format!("check `{}` failed", c.name))
+        },
+    )
+}
+
+/// The run's root span: from its first task's start to the last one's
+/// end, a child of the CI's span when it gave one.
+#[allow(clippy::too_many_arguments)]
+pub fn run_span(
+    place: &TaskPlace,
+    parent: Option<SpanId>,
+    scope: &InstrumentationScope,
+    (start, end): (SystemTime, SystemTime),
+    tasks: usize,
+    passed: usize,
+) -> SpanData {
+    let b = Builder {
+        place,
+        scope,
+        start,
+    };
+    let mut span = b.span(
+        place.run_span,
+        parent.unwrap_or(SpanId::INVALID),
+        SpanKind::Internal,
+        "runner run".to_string(),
+        (start, end),
+        vec![
+            kv("runner.tasks", tasks as i64),
+            kv("runner.tasks.passed", passed as i64),
+            kv("runner.tasks.failed", (tasks - passed.min(tasks)) as i64),
+        ],
+        Vec::new(),
+        if passed == tasks {
+            Status::Ok
+        } else {
+            Status::error(format!(
+                "{} of {tasks} task(s) did not pass",
+                tasks - passed
+            ))
+        },
+    );
+    span.parent_span_is_remote = parent.is_some();
+    span
+}
