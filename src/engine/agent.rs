@@ -7,6 +7,7 @@ use super::early::EarlyStarts;
 use super::events::Event;
 use super::first_turn::FirstTurn;
 use super::limits::AgentLimits;
+use crate::provider::http::{RetryLog, noting_retries};
 use crate::provider::{
     Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolChoice,
     ToolSpec, Usage,
@@ -173,10 +174,10 @@ async fn next_turn<'e, 'a>(
     let mut trigger = Trigger::Threshold;
     loop {
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
-        let answer = match answered.take() {
+        let (answer, retries) = match answered.take() {
             Some(first) => {
-                let (answer, calls) = first.into_parts();
-                early.while_streaming(answer, calls).await
+                let (answer, calls, retries) = first.into_parts();
+                (early.while_streaming(answer, calls).await, retries)
             }
             None => ask(env, conv, usage, this, trigger, &mut early).await?,
         };
@@ -208,6 +209,7 @@ async fn next_turn<'e, 'a>(
             tool_calls: reply.tool_calls.len(),
             usage: u,
             raw: reply.raw,
+            retries: retries.take(),
         });
         return Ok(Reply {
             text: reply.text,
@@ -235,7 +237,7 @@ async fn ask<'e, 'a>(
     this: TurnOf<'_>,
     trigger: Trigger,
     early: &mut EarlyStarts<'e, 'a>,
-) -> Result<Result<ModelTurn, ProviderError>, AgentStop> {
+) -> Result<(Result<ModelTurn, ProviderError>, RetryLog), AgentStop> {
     let TurnOf {
         limits,
         tools,
@@ -251,7 +253,7 @@ async fn ask<'e, 'a>(
     }
     conv.sending();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let request = env.provider.complete(ModelRequest {
+    let (request, retries) = noting_retries(env.provider.complete(ModelRequest {
         system: env.system,
         messages: conv.sent(),
         tools,
@@ -265,6 +267,6 @@ async fn ask<'e, 'a>(
             &ToolChoice::Auto
         },
         output_schema: limits.output.as_deref().map(|o| &o.schema),
-    });
-    Ok(early.while_streaming(request, rx).await)
+    }));
+    Ok((early.while_streaming(request, rx).await, retries))
 }

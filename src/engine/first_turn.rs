@@ -15,6 +15,7 @@
 //! way. A prompt the vendor finds too long comes back as the answer's
 //! error, and the loop compacts and asks again as it would have.
 
+use crate::provider::http::{RetryLog, noting_retries};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
@@ -34,6 +35,8 @@ type Answer<'p> = Pin<Box<dyn Future<Output = Result<ModelTurn, ProviderError>> 
 /// A first request in flight, or its answer.
 pub struct FirstTurn<'p> {
     answer: Answer<'p>,
+    /// The request's retries.
+    retries: RetryLog,
     /// The answer's calls, as the stream completes them.
     pub(super) calls: UnboundedReceiver<(usize, ToolCallRequest)>,
 }
@@ -60,7 +63,7 @@ pub fn ask_first<'p>(
     let tool_choice = limits.tool_choice.clone();
     let output = limits.output.clone();
     let (tx, calls) = tokio::sync::mpsc::unbounded_channel();
-    let answer = Box::pin(async move {
+    let (answer, retries) = noting_retries(async move {
         provider
             .complete(ModelRequest {
                 system: &system,
@@ -73,7 +76,11 @@ pub fn ask_first<'p>(
             })
             .await
     });
-    FirstTurn { answer, calls }
+    FirstTurn {
+        answer: Box::pin(answer),
+        retries,
+        calls,
+    }
 }
 
 impl<'p> FirstTurn<'p> {
@@ -97,7 +104,13 @@ impl<'p> FirstTurn<'p> {
     }
 
     /// The request, to be driven to its answer.
-    pub(super) fn into_parts(self) -> (Answer<'p>, UnboundedReceiver<(usize, ToolCallRequest)>) {
-        (self.answer, self.calls)
+    pub(super) fn into_parts(
+        self,
+    ) -> (
+        Answer<'p>,
+        UnboundedReceiver<(usize, ToolCallRequest)>,
+        RetryLog,
+    ) {
+        (self.answer, self.calls, self.retries)
     }
 }

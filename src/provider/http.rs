@@ -46,6 +46,29 @@ impl Failure {
     }
 }
 
+/// Where [`with_retries`] notes the tries it sends again: set around one
+/// model request by [`noting_retries`].
+#[derive(Debug, Clone, Default)]
+pub struct RetryLog(std::sync::Arc<std::sync::Mutex<Vec<runner_output::RetryRecord>>>);
+
+impl RetryLog {
+    /// The tries noted so far, taken.
+    pub fn take(&self) -> Vec<runner_output::RetryRecord> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+tokio::task_local! {
+    static RETRY_LOG: RetryLog;
+}
+
+/// `request` with its retries noted in the returned log (whichever task
+/// polls it).
+pub fn noting_retries<F: Future>(request: F) -> (impl Future<Output = F::Output>, RetryLog) {
+    let log = RetryLog::default();
+    (RETRY_LOG.scope(log.clone(), request), log)
+}
+
 /// The longest wait a `Retry-After` may impose.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
@@ -68,6 +91,7 @@ where
         .with_max_times(cfg.max_retries as usize)
         .build();
     let mut tries = 0u32;
+    let started = Instant::now();
     loop {
         tries += 1;
         let failure = match attempt().await {
@@ -100,11 +124,22 @@ where
             .retry_after
             .map(|d| d.min(MAX_RETRY_AFTER))
             .unwrap_or(delay);
+        let error = crate::contain::redact(&headline(&failure.message)).into_owned();
         tracing::warn!(
-            "{provider}: {} (attempt {tries}); retrying in {} ms",
-            crate::contain::redact(&headline(&failure.message)),
+            "{provider}: {error} (attempt {tries}); retrying in {} ms",
             delay.as_millis()
         );
+        let _ = RETRY_LOG.try_with(|log| {
+            log.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(runner_output::RetryRecord {
+                    attempt: tries,
+                    error,
+                    at_ms: started.elapsed().as_millis() as u64,
+                    wait_ms: delay.as_millis() as u64,
+                })
+        });
         tokio::time::sleep(delay).await;
     }
 }

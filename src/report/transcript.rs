@@ -89,6 +89,7 @@ impl EventSink for TranscriptRecorder {
                 tool_calls,
                 usage,
                 raw,
+                retries,
             } => {
                 let attempt = r.attempt;
                 let now = Instant::now();
@@ -102,6 +103,7 @@ impl EventSink for TranscriptRecorder {
                     tool_calls: *tool_calls,
                     usage: *usage,
                     raw: raw.clone(),
+                    retries: retries.clone(),
                 });
             }
             Event::ToolStarted { call } => {

@@ -318,7 +318,27 @@ fn chat(
             text_messages("assistant", &turn.text),
         ));
     }
+    if !turn.retries.is_empty() {
+        a.push(kv("runner.retries", turn.retries.len() as i64));
+    }
     let start = at(b.start, turn.started_ms);
+    // Each try that failed and was sent again, when it failed.
+    let retries = turn
+        .retries
+        .iter()
+        .map(|r| {
+            Event::new(
+                "runner.retry",
+                at(start, r.at_ms),
+                vec![
+                    kv("runner.retry.attempt", i64::from(r.attempt)),
+                    kv("runner.retry.error", r.error.clone()),
+                    kv("runner.retry.wait_ms", int(r.wait_ms)),
+                ],
+                0,
+            )
+        })
+        .collect();
     b.span(
         chat_span(b.place.task_span, turn.turn),
         b.place.task_span,
@@ -326,7 +346,7 @@ fn chat(
         format!("chat {model}"),
         (start, start + Duration::from_millis(turn.duration_ms)),
         a,
-        Vec::new(),
+        retries,
         Status::Unset,
     )
 }

@@ -204,6 +204,18 @@ fn a_429_with_retry_after_is_retried() {
         // The wait the server asked for was kept (it is a lower bound, not
         // a speed goal).
         assert!(started.elapsed() >= Duration::from_secs(1));
+        // The transcript keeps the retry, with the wait the server set.
+        let retries = &t["turns"][0]["retries"];
+        assert_eq!(
+            retries.as_array().map(Vec::len),
+            Some(1),
+            "{v:?}: {retries}"
+        );
+        assert_eq!(retries[0]["wait_ms"], 1000, "{v:?}");
+        assert!(
+            retries[0]["error"].as_str().unwrap().contains("429"),
+            "{v:?}: {retries}"
+        );
         assert!(
             stderr(&out).contains("Rate limit reached"),
             "{}",
@@ -226,6 +238,14 @@ fn two_500s_then_success() {
         assert!(out.status.success(), "{v:?}: {}", stderr(&out));
         assert_eq!(outcome(&t).0, "passed");
         assert_eq!(server.requests().len(), 3, "{v:?}");
+        let retries = &t["turns"][0]["retries"];
+        let attempts: Vec<_> = retries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["attempt"].as_u64().unwrap())
+            .collect();
+        assert_eq!(attempts, [1, 2], "{v:?}: {retries}");
     }
 }
 

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::fake_llm::FakeServer;
+use crate::common::fake_llm::{FakeServer, Reply};
 use crate::common::wire::{self, Vendor, call, turn};
 use crate::common::{read_json, repo, runner, stderr, write};
 
@@ -327,7 +327,11 @@ telemetry:
         wire::reply(v, &first),
         wire::reply(v, &turn("It holds alpha.", vec![])),
     ];
-    let server = FakeServer::start(move |_, n| replies[n.min(1)].clone());
+    // The first try is refused once (503): a retry on the chat span.
+    let server = FakeServer::start(move |_, n| match n {
+        0 => Reply::json(503, &json!({"error": {"message": "overloaded"}})),
+        n => replies[(n - 1).min(1)].clone(),
+    });
     let mut cmd = wire::runner_for(v, &server.url(), "sk-test");
     for (k, _) in std::env::vars() {
         if k.starts_with("OTEL_") || k == "TRACEPARENT" {
@@ -357,6 +361,17 @@ telemetry:
     assert_eq!(a["gen_ai.usage.output_tokens"], 30);
     assert_eq!(a["gen_ai.response.finish_reasons"], json!(["tool_calls"]));
     assert_eq!(chats[0]["kind"], "SPAN_KIND_CLIENT");
+    assert_eq!(a["runner.retries"], 1);
+    assert_eq!(chats[0]["events"][0]["name"], "runner.retry");
+    let retry = &chats[0]["events"][0]["attributes"];
+    assert_eq!(retry["runner.retry.attempt"], 1);
+    assert!(
+        retry["runner.retry.error"]
+            .as_str()
+            .unwrap()
+            .contains("503"),
+        "{retry}"
+    );
     let tool = one(&spans, "execute_tool read_file");
     assert_eq!(
         tool["attributes"]["runner.policy.signatures"],

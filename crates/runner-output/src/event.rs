@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::call::{StartedCall, ToolCallRecord};
-use crate::message::Usage;
+use crate::message::{RetryRecord, Usage};
 use crate::transcript::Compaction;
 use crate::transcript::OutcomeStatus;
 
@@ -54,6 +54,9 @@ pub enum Event {
         usage: Usage,
         /// The provider's raw response.
         raw: Value,
+        /// Tries of the request that failed and were sent again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        retries: Vec<RetryRecord>,
     },
     /// A tool call was decided and starts (or is refused at once).
     ToolStarted {

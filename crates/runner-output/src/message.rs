@@ -18,6 +18,20 @@ pub struct ToolCallRequest {
     pub invalid_arguments: Option<String>,
 }
 
+/// A model request that failed and was sent again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RetryRecord {
+    /// The try that failed (from 1).
+    pub attempt: u32,
+    /// What failed: its first line, secrets masked.
+    pub error: String,
+    /// Milliseconds from the request's start to the failure.
+    pub at_ms: u64,
+    /// How long the runner waited before the next try (the server's
+    /// `Retry-After` when it gave one).
+    pub wait_ms: u64,
+}
+
 /// Token counts and cost of one turn or of a whole task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {

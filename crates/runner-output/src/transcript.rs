@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::{CallStatus, ToolCallRecord};
-use crate::message::{Message, Usage};
+use crate::message::{Message, RetryRecord, Usage};
 
 /// Version of the transcript's format.
 pub const TRANSCRIPT_VERSION: u32 = 1;
@@ -93,6 +93,9 @@ pub struct TurnRecord {
     /// From the request to the complete answer, retries included.
     #[serde(default)]
     pub duration_ms: u64,
+    /// The tries of the request that failed and were sent again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<RetryRecord>,
 }
 
 /// How the conversation was made smaller.
