@@ -268,7 +268,7 @@ fn shards_cover_every_task_once_whatever_the_order_and_merge() {
 }
 
 /// Processes whose command line is exactly `words`.
-fn processes_running(words: &[&str]) -> usize {
+pub(crate) fn processes_running(words: &[&str]) -> usize {
     let want: Vec<u8> = words
         .iter()
         .flat_map(|w| [w.as_bytes(), b"\0"].concat())

@@ -137,7 +137,7 @@ checks:
 hooks:
   pre_tool:
     - match: ["Bash(echo:*)"]
-      run: "true"
+      run: echo "HOOK_TP=$TRACEPARENT"
 {telemetry}script:
   - text: looking
     tool_calls:
@@ -219,8 +219,24 @@ fn a_traced_run_sends_its_span_tree_under_the_ci_trace() {
     );
     let check = one(&spans, "check tp");
     assert_eq!(check["attributes"]["runner.check.passed"], true);
-    // What the command and the check saw is their own span.
+    // What the command, its hook and the check saw is their own span.
     let t = read_json(dir.path().join("out/traced/transcript.json"));
+    let hook_out = t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c1")
+        .unwrap()["hooks"][0]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        hook_out.trim(),
+        format!(
+            "HOOK_TP=00-{CI_TRACE}-{}-01",
+            echo["span_id"].as_str().unwrap()
+        )
+    );
     let echoed = t["tool_calls"]
         .as_array()
         .unwrap()
@@ -618,5 +634,78 @@ fn without_telemetry_nothing_is_traced_and_bad_settings_are_named() {
     assert!(
         err.contains("bad.yaml:5") && err.contains("sample"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_run_stopped_by_sigterm_still_sends_its_telemetry() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    write(dir.path(), "ws/a.txt", "a\n");
+    // A distinctive duration, to find the process.
+    let sleeper = ["sleep", "43.75"];
+    write(
+        dir.path(),
+        "slow.yaml",
+        "name: slow\nprompt: wait\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"sleep 43.75\", timeout: 120}}\n",
+    );
+    let mut child = clean(runner())
+        .current_dir(dir.path())
+        .args(["run", "-q", "--out", "out", "slow.yaml", "--otel"])
+        .arg(format!("http://127.0.0.1:{}", rx.http))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while crate::cli_ci::processes_running(&sleeper) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let spans = rx.spans();
+    let agent = one(&spans, "invoke_agent slow");
+    assert_eq!(agent["attributes"]["runner.outcome"], "cancelled");
+    let call = one(&spans, "execute_tool bash");
+    assert_eq!(call["attributes"]["runner.tool.outcome"], "cancelled");
+    one(&spans, "runner run");
+}
+
+#[test]
+fn an_mcp_server_runs_under_its_task_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: m\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\nscript:\n  - tool_calls:\n      - {{name: t__env_value, args: {{name: TRACEPARENT}}}}\n",
+            repo().join("tests/fixtures/mcp_test_server.py").display()
+        ),
+    );
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .env("TRACEPARENT", format!("00-{CI_TRACE}-{CI_SPAN}-01"))
+        .args(["run", "-q", "--out", "out", "task.yaml", "--otel"])
+        .arg(format!("http://127.0.0.1:{}", rx.http))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spans = rx.spans();
+    let agent = one(&spans, "invoke_agent m");
+    let call = one(&spans, "execute_tool t__env_value");
+    assert_eq!(call["attributes"]["gen_ai.tool.type"], "extension");
+    let t = read_json(dir.path().join("out/m/transcript.json"));
+    assert_eq!(
+        t["tool_calls"][0]["content"].as_str().unwrap().trim(),
+        format!("00-{CI_TRACE}-{}-01", agent["span_id"].as_str().unwrap())
     );
 }
