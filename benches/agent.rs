@@ -9,7 +9,9 @@
 //! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
 //! (default 3) sets how many rounds each figure is the median of;
 //! `BENCH_ONLY=calls,batch` runs only the named parts (search, calls,
-//! batch, turns, memory). Prints a Markdown table for docs/performance.md.
+//! batch, turns, memory). `BENCH_RUNNER` runs another build of `runner`
+//! instead (the telemetry row needs this one's). Prints a Markdown table
+//! for docs/performance.md.
 
 use std::io::{BufReader, Read};
 use std::net::TcpListener;
@@ -21,7 +23,11 @@ mod support {
     pub mod http;
 }
 
-const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
+/// The binary under test: this build's, or `BENCH_RUNNER` (another
+/// build, to compare side by side).
+fn runner_bin() -> String {
+    std::env::var("BENCH_RUNNER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
+}
 
 fn rounds() -> usize {
     std::env::var("BENCH_ROUNDS")
@@ -103,7 +109,7 @@ fn row(what: &str, runner: String, anchor: String, result: String, goal: &str) {
 fn grep_and_glob(repo: &Path) {
     let pattern = r"unsafe fn \w+";
     let tool = |name: &str, args: &str| {
-        let mut c = Command::new(RUNNER);
+        let mut c = Command::new(runner_bin());
         c.args(["tool", name, args, "--workspace"]).arg(repo);
         c.stdout(Stdio::null());
         c
@@ -183,7 +189,7 @@ fn scripted_task(dir: &Path, script: &str, extra: &str) {
 
 fn run_task(dir: &Path, envs: &[(&str, String)]) -> Duration {
     let t = Instant::now();
-    let mut c = Command::new(RUNNER);
+    let mut c = Command::new(runner_bin());
     c.current_dir(dir)
         .env("CI", "true")
         .args(["run", "--quiet", "--out", "out", "task.yaml"])
@@ -405,17 +411,46 @@ fn fake_model(wire: Wire, latency: Duration, turns: usize) -> (u16, std::thread:
 
 fn turn_overhead() {
     for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
-        turn_overhead_of(wire);
+        turn_overhead_of(wire, None);
+    }
+    if std::env::var_os("BENCH_RUNNER").is_none() {
+        // The same run exporting its telemetry (issue 33) to a collector
+        // on 127.0.0.1: built from the transcript at the task's end, so
+        // the turns should not see it.
+        let (port, _collector) = fake_collector();
+        turn_overhead_of(Wire::OpenAi, Some(port));
     }
 }
 
-fn turn_overhead_of(wire: Wire) {
+/// An OTLP/HTTP collector that takes every export (an empty protobuf
+/// answer is a valid `Export*ServiceResponse`).
+fn fake_collector() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            support::http::answer_json(&mut conn, "");
+        }
+    });
+    (port, handle)
+}
+
+fn turn_overhead_of(wire: Wire, collector: Option<u16>) {
     let latency = Duration::from_millis(50);
     let turns = 40;
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("e2e");
     let (port, _server) = fake_model(wire, latency, turns);
     let (model, envs) = wire.model_and_env(port);
+    let mut envs = envs.to_vec();
+    if let Some(c) = collector {
+        envs.push((
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{c}"),
+        ));
+    }
     scripted_task(
         &dir,
         "  - text: unused\n",
@@ -439,8 +474,13 @@ fn turn_overhead_of(wire: Wire) {
     let per_turn = wall / answers;
     row(
         &format!(
-            "end-to-end turn against a fake {} server ({turns} turns of one ls call)",
-            wire.name()
+            "end-to-end turn against a fake {} server ({turns} turns of one ls call){}",
+            wire.name(),
+            if collector.is_some() {
+                ", telemetry on (OTLP/HTTP to a local collector)"
+            } else {
+                ""
+            }
         ),
         format!(
             "{:.2} ms over the latency",
@@ -482,7 +522,7 @@ fn peak_memory() {
         "  - tool_calls:\n      - {name: bash, args: {command: \"yes | head -c 1000000000; echo the end\"}}\n",
         "policy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n",
     );
-    let child = Command::new(RUNNER)
+    let child = Command::new(runner_bin())
         .current_dir(&dir)
         .env("CI", "true")
         .args(["run", "--quiet", "--out", "out", "task.yaml"])

@@ -72,9 +72,25 @@ pub struct RunArgs {
 fn start_telemetry(
     cli: Option<&str>,
     tasks: &[crate::task::Task],
+    extra: &[runner_policy::Policy],
 ) -> Result<Option<Arc<crate::telemetry::Telemetry>>, CliError> {
     use crate::telemetry::{RunTrace, Telemetry, settings};
-    let blocks: Vec<_> = tasks.iter().filter_map(|t| t.telemetry.as_ref()).collect();
+    // The tasks' blocks, and their policy layers' (--policy ones included).
+    fn block(t: &Option<runner_policy::Telemetry>, source: String) -> Option<settings::Block<'_>> {
+        t.as_ref()
+            .map(|telemetry| settings::Block { telemetry, source })
+    }
+    let blocks: Vec<settings::Block> = tasks
+        .iter()
+        .flat_map(|t| {
+            [
+                block(&t.telemetry, t.file.display().to_string()),
+                block(&t.policy.telemetry, t.policy.source.clone()),
+            ]
+        })
+        .chain(extra.iter().map(|p| block(&p.telemetry, p.source.clone())))
+        .flatten()
+        .collect();
     let env = |k: &str| std::env::var(k).ok();
     let Some(s) =
         settings::resolve(cli, &blocks, env).map_err(|e| CliError::Invalid(e.to_string()))?
@@ -194,7 +210,7 @@ pub async fn run(args: RunArgs) -> CliResult {
             return Err(CliError::Invalid(unpriced.join("\n")));
         }
     }
-    let telemetry = start_telemetry(args.otel.as_deref(), &tasks)?;
+    let telemetry = start_telemetry(args.otel.as_deref(), &tasks, &extra)?;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError::Invalid(format!(
             "cannot create output folder {}: {e}",

@@ -279,32 +279,6 @@ pub struct ModelOptionsFile {
     pub content_with_tool_calls: Option<Spanned<String>>,
 }
 
-/// `telemetry:` as written: where the run's traces and metrics go
-/// (OpenTelemetry, OTLP). Its presence turns them on.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TelemetryFile {
-    /// The collector's base URL (`http://collector:4318`; gRPC:
-    /// `http://collector:4317`). Default: `OTEL_EXPORTER_OTLP_ENDPOINT`.
-    #[serde(default)]
-    pub endpoint: Option<String>,
-    /// `http/protobuf` (default) or `grpc`.
-    #[serde(default)]
-    pub protocol: Option<crate::telemetry::settings::Protocol>,
-    /// Headers sent with every export; values may use `${NAME}`.
-    #[serde(default)]
-    pub headers: std::collections::BTreeMap<String, String>,
-    /// The longest an export may take, and the longest the run waits for
-    /// its telemetry at the end (default 10s).
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub timeout: Option<Spanned<DurationText>>,
-    /// Also export prompts, answers, tool arguments and results, with
-    /// secrets redacted (default false).
-    #[serde(default)]
-    pub content: bool,
-}
-
 /// A task file. Unknown fields are errors.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -393,7 +367,7 @@ pub struct TaskFile {
     pub hooks: Option<runner_policy::HooksFile>,
     /// Send the run's traces and metrics over OpenTelemetry (OTLP).
     #[serde(default)]
-    pub telemetry: Option<TelemetryFile>,
+    pub telemetry: Option<runner_policy::TelemetryFile>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

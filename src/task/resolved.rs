@@ -65,5 +65,5 @@ pub struct Task {
     /// The task's own hooks (its policy layers' come on top).
     pub hooks: runner_policy::Hooks,
     /// `telemetry:`: where the run's traces and metrics go.
-    pub telemetry: Option<crate::telemetry::TaskTelemetry>,
+    pub telemetry: Option<runner_policy::Telemetry>,
 }

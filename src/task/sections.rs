@@ -8,40 +8,23 @@ use std::time::Duration;
 
 use super::duration::parse_duration;
 use super::model::SandboxModeFile;
-use super::model::{
-    DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile, TelemetryFile,
-};
+use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
 use crate::contain::{SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
 use crate::provider::{ModelOptions, ToolCallContent};
 use runner_policy::ConfigError;
 use serde_saphyr::Spanned;
 
-/// `telemetry:`, with its timeout read; its header values are expanded
-/// when the run starts.
+/// `telemetry:`, checked (as a policy file's); its header values are
+/// expanded when the run starts.
 pub(super) fn telemetry(
     path: &Path,
-    file: Option<&TelemetryFile>,
+    file: Option<&runner_policy::TelemetryFile>,
     errors: &mut Vec<ConfigError>,
-) -> Option<crate::telemetry::TaskTelemetry> {
-    let f = file?;
-    let timeout = f.timeout.as_ref().map(|_| {
-        duration_field(
-            path,
-            &f.timeout,
-            "telemetry.timeout",
-            Duration::ZERO,
-            errors,
-        )
-    });
-    Some(crate::telemetry::TaskTelemetry {
-        endpoint: f.endpoint.clone(),
-        protocol: f.protocol,
-        headers: f.headers.clone(),
-        timeout,
-        content: f.content,
-        source: path.display().to_string(),
-    })
+) -> Option<runner_policy::Telemetry> {
+    runner_policy::compile_telemetry(file?, path)
+        .map_err(|e| errors.push(e))
+        .ok()
 }
 
 /// An optional duration field: its value, or `default`; a bad value is an

@@ -26,7 +26,7 @@ use opentelemetry_sdk::Resource;
 use runner_output::{TraceIds, Transcript};
 
 pub use exporter::{ExporterError, Tally};
-pub use settings::{Settings, SettingsError, TaskTelemetry};
+pub use settings::{Settings, SettingsError};
 
 use context::TaskContext;
 use exporter::Exporter;

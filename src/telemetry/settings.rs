@@ -5,44 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// How spans and metrics travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
-pub enum Protocol {
-    /// OTLP over HTTP, protobuf bodies (`/v1/traces`, `/v1/metrics`):
-    /// the standard's default.
-    #[default]
-    #[serde(rename = "http/protobuf")]
-    HttpProtobuf,
-    /// OTLP over gRPC.
-    #[serde(rename = "grpc")]
-    Grpc,
-}
+use runner_policy::Telemetry;
 
-impl Protocol {
-    /// As `OTEL_EXPORTER_OTLP_PROTOCOL` writes it.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim() {
-            "http/protobuf" => Some(Protocol::HttpProtobuf),
-            "grpc" => Some(Protocol::Grpc),
-            _ => None,
-        }
-    }
-}
+pub use runner_policy::TelemetryProtocol as Protocol;
 
-/// A task file's `telemetry:` (every field optional).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TaskTelemetry {
-    /// The collector's base URL (as `OTEL_EXPORTER_OTLP_ENDPOINT`).
-    pub endpoint: Option<String>,
-    pub protocol: Option<Protocol>,
-    /// Sent with every export; values may hold `${NAME}`.
-    pub headers: BTreeMap<String, String>,
-    /// The longest an export may take (and the longest the run waits for
-    /// its telemetry at the end).
-    pub timeout: Option<Duration>,
-    /// Export prompts, answers, tool arguments and results (redacted).
-    pub content: bool,
-    /// The task file, for messages.
+/// A `telemetry:` block, and the file it is in (a task's or a policy's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block<'a> {
+    pub telemetry: &'a Telemetry,
+    /// The file, for messages.
     pub source: String,
 }
 
@@ -76,11 +47,11 @@ pub enum SettingsError {
 }
 
 /// The run's settings: `cli` is `--otel` (`Some("")` when given without
-/// an endpoint), `tasks` the task files' blocks, `env` the environment.
-/// `Ok(None)`: telemetry is off.
+/// an endpoint), `blocks` the tasks' and their policies' `telemetry:`,
+/// `env` the environment. `Ok(None)`: telemetry is off.
 pub fn resolve(
     cli: Option<&str>,
-    tasks: &[&TaskTelemetry],
+    blocks: &[Block],
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Settings>, SettingsError> {
     let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
@@ -88,30 +59,31 @@ pub fn resolve(
         source_: source_.to_string(),
         message,
     };
-    let task = match tasks.split_first() {
+    let first = match blocks.split_first() {
         None => None,
         Some((first, rest)) => {
-            if let Some(other) = rest.iter().find(|t| !same_place(t, first)) {
+            if let Some(other) = rest.iter().find(|b| b.telemetry != first.telemetry) {
                 return Err(SettingsError::Conflict {
                     a: first.source.clone(),
                     b: other.source.clone(),
                 });
             }
-            Some(*first)
+            Some(first)
         }
     };
+    let task = first.map(|b| b.telemetry);
     let env_on = ["", "TRACES_", "METRICS_"]
         .iter()
         .any(|s| var(&format!("OTEL_EXPORTER_OTLP_{s}ENDPOINT")).is_some());
     let disabled = var("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    // `--otel` and a task's block are explicit; the variables are not
+    // `--otel` and a file's block are explicit; the variables are not
     // when the standard's own switch says off.
     if cli.is_none() && task.is_none() && (!env_on || disabled) {
         return Ok(None);
     }
-    let source = match (cli, task) {
+    let source = match (cli, first) {
         (Some(_), _) => "--otel".to_string(),
-        (None, Some(t)) => format!("{}: telemetry", t.source),
+        (None, Some(b)) => format!("{}: telemetry", b.source),
         (None, None) => "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
     };
     let endpoint = cli
@@ -146,11 +118,13 @@ pub fn resolve(
             Some(ms) => ms
                 .trim()
                 .parse::<u64>()
+                .ok()
+                .filter(|&ms| ms > 0)
                 .map(Duration::from_millis)
-                .map_err(|_| {
+                .ok_or_else(|| {
                     invalid(
                         "OTEL_EXPORTER_OTLP_TIMEOUT",
-                        format!("`{ms}` is not a number of milliseconds"),
+                        format!("`{ms}` is not a number of milliseconds above 0"),
                     )
                 })?,
             None => DEFAULT_TIMEOUT,
@@ -175,17 +149,6 @@ pub fn resolve(
         content,
         source,
     }))
-}
-
-/// Two blocks that export the same way (their files aside).
-fn same_place(a: &TaskTelemetry, b: &TaskTelemetry) -> bool {
-    TaskTelemetry {
-        source: String::new(),
-        ..a.clone()
-    } == TaskTelemetry {
-        source: String::new(),
-        ..b.clone()
-    }
 }
 
 #[cfg(test)]
@@ -225,20 +188,23 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
             ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
         ];
-        let task = TaskTelemetry {
+        let block = Telemetry {
             endpoint: Some("http://task:4318".into()),
             content: true,
-            source: "t.yaml".into(),
             ..Default::default()
         };
-        let s = resolve(Some("http://cli:4318"), &[&task], env(&vars))
+        let task = [Block {
+            telemetry: &block,
+            source: "t.yaml".into(),
+        }];
+        let s = resolve(Some("http://cli:4318"), &task, env(&vars))
             .unwrap()
             .unwrap();
         assert_eq!(s.endpoint.as_deref(), Some("http://cli:4318"));
         assert_eq!(s.protocol, Protocol::Grpc);
         assert_eq!(s.timeout, Duration::from_millis(2500));
         assert!(s.content);
-        let s = resolve(None, &[&task], env(&vars)).unwrap().unwrap();
+        let s = resolve(None, &task, env(&vars)).unwrap().unwrap();
         assert_eq!(s.endpoint.as_deref(), Some("http://task:4318"));
         assert_eq!(s.source, "t.yaml: telemetry");
     }
@@ -254,24 +220,35 @@ mod tests {
         assert!(e.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"), "{e}");
         let e = resolve(Some("collector:4317"), &[], env(&[])).unwrap_err();
         assert!(e.to_string().contains("not an http"), "{e}");
-        let a = TaskTelemetry {
-            endpoint: Some("http://a".into()),
-            source: "a.yaml".into(),
-            ..Default::default()
+        let (a, b) = (
+            Telemetry {
+                endpoint: Some("http://a".into()),
+                ..Default::default()
+            },
+            Telemetry {
+                endpoint: Some("http://b".into()),
+                ..Default::default()
+            },
+        );
+        let block = |t, source: &str| Block {
+            telemetry: t,
+            source: source.into(),
         };
-        let b = TaskTelemetry {
-            endpoint: Some("http://b".into()),
-            source: "b.yaml".into(),
-            ..Default::default()
-        };
-        let e = resolve(None, &[&a, &b], env(&[])).unwrap_err();
+        // A policy that agrees with its task is no conflict.
+        let agree = [block(&a, "a.yaml"), block(&a, "policy.yaml")];
+        assert!(resolve(None, &agree, env(&[])).is_ok());
+        let differ = [
+            block(&a, "a.yaml"),
+            block(&a, "policy.yaml"),
+            block(&b, "b.yaml"),
+        ];
+        let e = resolve(None, &differ, env(&[])).unwrap_err();
         assert!(e.to_string().contains("a.yaml and b.yaml"), "{e}");
-        let h = TaskTelemetry {
+        let h = Telemetry {
             headers: [("Authorization".into(), "Bearer ${NO_SUCH_VAR_X}".into())].into(),
-            source: "h.yaml".into(),
             ..Default::default()
         };
-        let e = resolve(None, &[&h], env(&[])).unwrap_err();
+        let e = resolve(None, &[block(&h, "h.yaml")], env(&[])).unwrap_err();
         assert!(e.to_string().contains("headers.Authorization"), "{e}");
     }
 }

@@ -709,3 +709,69 @@ fn an_mcp_server_runs_under_its_task_span() {
         format!("00-{CI_TRACE}-{}-01", agent["span_id"].as_str().unwrap())
     );
 }
+
+#[test]
+fn a_policy_layer_can_ask_for_telemetry_for_every_task_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    scripted_task(dir.path(), "");
+    write(
+        dir.path(),
+        "org.yaml",
+        &format!(
+            "default: allow\ntelemetry:\n  endpoint: http://127.0.0.1:{}\n  timeout: 5s\n",
+            rx.http
+        ),
+    );
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "-q",
+            "--out",
+            "out",
+            "--policy",
+            "org.yaml",
+            "task.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    one(&rx.spans(), "invoke_agent traced");
+    // A task that asks for another place is an error, naming both files.
+    write(
+        dir.path(),
+        "elsewhere.yaml",
+        "name: other\nprompt: x\nworkspace: ws\ntelemetry:\n  endpoint: http://127.0.0.1:9\nscript: []\n",
+    );
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--out",
+            "out2",
+            "--policy",
+            "org.yaml",
+            "task.yaml",
+            "elsewhere.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("org.yaml") && err.contains("elsewhere.yaml"),
+        "{err}"
+    );
+    // A bad timeout is an error at its line, in a policy as in a task.
+    write(
+        dir.path(),
+        "bad-policy.yaml",
+        "default: allow\ntelemetry:\n  timeout: soon\n",
+    );
+    let err = crate::common::validate_refuses(dir.path(), "bad-policy.yaml");
+    assert!(
+        err.contains("bad-policy.yaml:3") && err.contains("telemetry.timeout"),
+        "{err}"
+    );
+}

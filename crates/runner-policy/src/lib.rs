@@ -43,6 +43,7 @@ mod selftest;
 pub mod shell;
 mod signature;
 mod suggest;
+mod telemetry;
 mod word_pattern;
 pub mod words;
 
@@ -60,3 +61,4 @@ pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};
 pub use suggest::narrowest_rule;
+pub use telemetry::{Telemetry, TelemetryFile, TelemetryProtocol, compile_telemetry};

@@ -69,4 +69,8 @@ pub struct PolicyFile {
     /// Commands run around the tool calls of every task under this policy.
     #[serde(default)]
     pub hooks: Option<crate::hooks::HooksFile>,
+    /// Send the traces and metrics of every run under this policy over
+    /// OpenTelemetry (OTLP).
+    #[serde(default)]
+    pub telemetry: Option<crate::telemetry::TelemetryFile>,
 }

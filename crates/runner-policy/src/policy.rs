@@ -40,6 +40,8 @@ pub struct Policy {
     pub file_templates: Vec<FileTemplate>,
     /// Hooks run for every task under this policy.
     pub hooks: crate::hooks::Hooks,
+    /// Where the traces and metrics of runs under this policy go.
+    pub telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
@@ -87,6 +89,7 @@ impl Policy {
             risk: BTreeMap::new(),
             file_templates: vec![],
             hooks: Default::default(),
+            telemetry: None,
         }
     }
 
@@ -203,6 +206,11 @@ impl Policy {
                 Default::default()
             }),
         };
+        let telemetry = pf.telemetry.as_ref().and_then(|t| {
+            crate::telemetry::compile_telemetry(t, file)
+                .map_err(|e| errors.push(e))
+                .ok()
+        });
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -213,6 +221,7 @@ impl Policy {
             risk: pf.risk.iter().map(|(k, v)| (k.clone(), v.value)).collect(),
             file_templates,
             hooks,
+            telemetry,
         })
     }
 }
