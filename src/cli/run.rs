@@ -235,9 +235,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     let mut results = run_tasks(&tasks, &opts, args.jobs).await;
     let all_passed = results.iter().all(|r| r.passed());
     let all_applied = !args.apply || apply_passed(&mut results, &args.out);
-    write_run_outputs(&args.out, &results)
-        .map_err(|e| CliError::Failed(format!("writing run outputs: {e}")))?;
-    let passed = results.iter().filter(|r| r.passed()).count();
+    let written = write_run_outputs(&args.out, &results);
     if let Some(t) = &telemetry {
         // Bounded by the export timeout; a collector that is down costs
         // the run that long at most, and never its outcome.
@@ -245,6 +243,8 @@ pub async fn run(args: RunArgs) -> CliResult {
             eprintln!("{w}");
         }
     }
+    written.map_err(|e| CliError::Failed(format!("writing run outputs: {e}")))?;
+    let passed = results.iter().filter(|r| r.passed()).count();
     opts.reporter.run_finished(passed, results.len() - passed);
     if args.format == OutputFormat::Text {
         println!("{passed} passed, {} failed", results.len() - passed);

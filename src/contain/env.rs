@@ -5,8 +5,9 @@
 //! `_SECRET`, `_SECRETS`, `_PASSWORD`, `_CREDENTIALS` or `_PAT`, or contains
 //! `PASSWORD`, `PASSWD` or `SECRET` (any case). That covers `GITHUB_TOKEN`,
 //! `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`,
-//! `AWS_SECRET_ACCESS_KEY`, `NPM_TOKEN` and the like. A task that needs one
-//! lists it under `env.pass`.
+//! `AWS_SECRET_ACCESS_KEY`, `NPM_TOKEN` and the like, and OpenTelemetry's
+//! `OTEL_EXPORTER_OTLP_HEADERS` (and its per-signal forms), which carry a
+//! collector's credentials. A task that needs one lists it under `env.pass`.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +38,13 @@ pub fn is_secret_name(name: &str) -> bool {
             .iter()
             .any(|w| n.contains(w))
         || matches!(n.as_str(), "TOKEN" | "API_KEY" | "APIKEY")
+        || is_otlp_headers(&n)
+}
+
+/// `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` ...:
+/// `key=value` pairs, a collector's token among them.
+pub fn is_otlp_headers(upper_name: &str) -> bool {
+    upper_name.starts_with("OTEL_EXPORTER_OTLP_") && upper_name.ends_with("_HEADERS")
 }
 
 /// git's variables that point it at a repository, an index or objects:
@@ -129,6 +137,8 @@ mod tests {
             "NPM_TOKEN",
             "GH_PAT",
             "GOOGLE_APPLICATION_CREDENTIALS",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
         ] {
             assert!(is_secret_name(n), "{n}");
         }

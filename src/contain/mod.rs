@@ -5,6 +5,8 @@
 //!   variables that look like secrets, unless a task passes them on.
 //! - [`redact`]: the values of those variables, and well-known token shapes,
 //!   become `[REDACTED]` in everything the model sees and every output.
+//! - [`vars`]: `${NAME}` in settings filled in from the environment, each
+//!   value a secret from then on.
 //! - [`daemons`]: the sockets through which a confined command could have
 //!   a daemon act for it, outside the sandbox.
 //! - [`sandbox`]: on Linux, Landlock lets commands write only inside the
@@ -18,6 +20,7 @@ pub mod daemons;
 pub mod env;
 pub mod redact;
 pub mod sandbox;
+pub mod vars;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};

@@ -56,12 +56,23 @@ impl Redactor {
         Self { values, shapes }
     }
 
-    /// From the values of the secret-looking variables in `vars`.
+    /// From the values of the secret-looking variables in `vars`; an
+    /// OTLP headers variable's values one by one too (`k=v,k2=v2`).
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
         Self::new(
             vars.into_iter()
                 .filter(|(k, _)| super::is_secret_name(k))
-                .map(|(_, v)| v),
+                .flat_map(|(k, v)| {
+                    let parts: Vec<String> = if super::env::is_otlp_headers(&k.to_ascii_uppercase())
+                    {
+                        v.split(',')
+                            .filter_map(|p| p.split_once('=').map(|(_, v)| v.to_string()))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    std::iter::once(v).chain(parts)
+                }),
         )
     }
 
@@ -133,6 +144,18 @@ mod tests {
             out,
             "token=[REDACTED] path=/usr/bin:/bin abc [REDACTED] [REDACTED] [REDACTED]"
         );
+    }
+
+    #[test]
+    fn an_otlp_headers_variable_is_masked_value_by_value() {
+        let r = Redactor::from_env([(
+            "OTEL_EXPORTER_OTLP_HEADERS".to_string(),
+            "authorization=Bearer otlp-token-123456,x-team=core".to_string(),
+        )]);
+        let out = r.redact("sent Bearer otlp-token-123456 to the collector");
+        assert_eq!(out, format!("sent {MARK} to the collector"));
+        // A short value is left alone, as any other.
+        assert_eq!(r.redact("team core"), "team core");
     }
 
     #[test]

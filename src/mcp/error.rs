@@ -3,14 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Why `${VAR}` in a header could not be filled in.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExpandError {
-    #[error("the variable {0} is not set")]
-    Missing(String),
-    #[error("`${{` without its `}}` in `{0}`")]
-    Unclosed(String),
-}
+use crate::contain::vars::ExpandError;
 
 /// A server that could not start (or be reached).
 #[derive(Debug, thiserror::Error)]

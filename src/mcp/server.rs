@@ -82,9 +82,11 @@ impl McpServer {
                 header: name.clone(),
                 why,
             };
-            let value = super::expand_env(value).map_err(|source| McpStartError::Variable {
-                header: name.clone(),
-                source,
+            let value = crate::contain::vars::expand_env(value).map_err(|source| {
+                McpStartError::Variable {
+                    header: name.clone(),
+                    source,
+                }
             })?;
             let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| bad(e.to_string()))?;
@@ -347,7 +349,7 @@ fn sent_headers(spec: &McpServerSpec) -> String {
         .headers
         .iter()
         .map(|(name, value)| {
-            let vars = super::variables_in(value);
+            let vars = crate::contain::vars::variables_in(value);
             if vars.is_empty() {
                 format!("`{name}` (written in the task)")
             } else {

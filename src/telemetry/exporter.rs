@@ -126,12 +126,16 @@ fn build(
             let metadata = || {
                 opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(map.clone())
             };
-            let tls = s
-                .endpoint
-                .as_deref()
-                .is_some_and(|e| e.starts_with("https://"))
-                || std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
-                    .is_ok_and(|e| e.starts_with("https://"));
+            // TLS with the system's roots for an https:// collector, as
+            // given or as the variables name it.
+            let https = |e: &str| e.trim().starts_with("https://");
+            let tls = match &s.endpoint {
+                Some(e) => https(e),
+                None => ["", "TRACES_", "METRICS_"].iter().any(|k| {
+                    std::env::var(format!("OTEL_EXPORTER_OTLP_{k}ENDPOINT"))
+                        .is_ok_and(|e| https(&e))
+                }),
+            };
             let tls_config = || {
                 opentelemetry_otlp::tonic_types::transport::ClientTlsConfig::new()
                     .with_native_roots()

@@ -133,7 +133,7 @@ pub fn resolve(
     let mut headers = BTreeMap::new();
     if let Some(t) = task {
         for (k, v) in &t.headers {
-            let value = crate::mcp::expand_env(v)
+            let value = crate::contain::vars::expand_env(v)
                 .map_err(|e| invalid(&source, format!("headers.{k}: {e}")))?;
             headers.insert(k.clone(), value);
         }

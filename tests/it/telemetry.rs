@@ -357,6 +357,7 @@ telemetry:
     let out = cmd
         .current_dir(dir.path())
         .env("TEAM_NAME", "core")
+        .env("TRACEPARENT", format!("00-{CI_TRACE}-{CI_SPAN}-01"))
         .args(["run", "-q", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
@@ -393,9 +394,14 @@ telemetry:
         tool["attributes"]["runner.policy.signatures"],
         json!(["Read(a.txt)"])
     );
-    // Without a CI trace the run starts its own: the root has no parent.
     let run = one(&spans, "runner run");
-    assert_eq!(run["parent_span_id"], "");
+    assert_eq!(run["parent_span_id"], CI_SPAN);
+    let agent = one(&spans, "invoke_agent vendor");
+    assert_eq!(agent["parent_span_id"], run["span_id"]);
+    for s in chats.iter().chain([&tool]) {
+        assert_eq!(s["trace_id"], CI_TRACE);
+        assert_eq!(s["parent_span_id"], agent["span_id"], "{s}");
+    }
     let tokens = &rx.metrics()["gen_ai.client.token.usage"];
     let input = tokens
         .as_array()
@@ -737,7 +743,10 @@ fn a_policy_layer_can_ask_for_telemetry_for_every_task_under_it() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    one(&rx.spans(), "invoke_agent traced");
+    let spans = rx.spans();
+    one(&spans, "invoke_agent traced");
+    // Without a CI trace the run starts its own: the root has no parent.
+    assert_eq!(one(&spans, "runner run")["parent_span_id"], "");
     // A task that asks for another place is an error, naming both files.
     write(
         dir.path(),
