@@ -63,16 +63,8 @@ const SUMMARY_ASK: &str = "Summarise the work so far for the agent to continue f
 /// Whether a provider's error says the request did not fit the window
 /// (OpenAI, Anthropic, Gemini, and the servers that copy them).
 pub(crate) fn is_context_overflow(e: &ProviderError) -> bool {
-    let m = e.message.to_ascii_lowercase();
-    [
-        "context_length_exceeded",
-        "maximum context length",
-        "prompt is too long",
-        "exceeds the maximum number of tokens",
-        "context window",
-    ]
-    .iter()
-    .any(|s| m.contains(s))
+    e.class == runner_output::ErrorClass::ContextOverflow
+        || crate::provider::overflow::says_context_overflow(&e.message.to_ascii_lowercase())
 }
 
 /// Makes room when the next request would not fit (or the vendor said

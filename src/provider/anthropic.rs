@@ -189,10 +189,10 @@ fn usage_of(u: Option<&Value>) -> Usage {
 
 fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if raw.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(Failure::fatal(format!(
-            "error in the answer: {}",
-            error_of(&raw)
-        )));
+        return Err(Failure::answered(
+            format!("error in the answer: {}", error_of(&raw)),
+            &raw,
+        ));
     }
     let blocks = raw
         .get("content")
@@ -307,9 +307,9 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             }
             "message_stop" => stopped = true,
             "error" => {
-                return Err(Failure::fatal(format!(
-                    "error event in the stream: {}",
-                    error_of(&data)
+                return Err(asm.unless_handed_out(Failure::answered(
+                    format!("error event in the stream: {}", error_of(&data)),
+                    &data,
                 )));
             }
             _ => {} // ping, and events added later

@@ -112,11 +112,14 @@ impl CallAssembler {
     /// calls was handed out (a retry would ask again for calls already
     /// started).
     pub fn cut(&self, why: impl Into<String>) -> Failure {
-        Failure {
-            message: why.into(),
-            retryable: !self.slots.iter().any(|s| s.done),
-            retry_after: None,
-        }
+        self.unless_handed_out(Failure::transient(why))
+    }
+
+    /// `f`, not to be retried once some of the stream's calls were handed
+    /// out (a retry would ask again for calls already started).
+    pub fn unless_handed_out(&self, mut f: Failure) -> Failure {
+        f.retryable &= !self.slots.iter().any(|s| s.done);
+        f
     }
 
     /// The calls, in order.

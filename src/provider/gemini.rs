@@ -184,16 +184,19 @@ impl Turn {
 
     fn add_chunk(&mut self, chunk: &Value, early: Option<&EarlyCalls>) -> Result<(), Failure> {
         if let Some(e) = chunk.get("error") {
-            return Err(Failure::fatal(format!(
-                "error in the answer: {}",
-                error_of(e)
+            return Err(self.calls.unless_handed_out(Failure::answered(
+                format!("error in the answer: {}", error_of(e)),
+                e,
             )));
         }
         if let Some(reason) = chunk
             .pointer("/promptFeedback/blockReason")
             .and_then(Value::as_str)
         {
-            return Err(Failure::fatal(format!("the prompt was blocked: {reason}")));
+            return Err(Failure::of(
+                runner_output::ErrorClass::RefusedRequest,
+                format!("the prompt was blocked: {reason}"),
+            ));
         }
         if let Some(u) = chunk.get("usageMetadata") {
             let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);

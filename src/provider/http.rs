@@ -2,10 +2,13 @@
 //! deadline, the retry loop (exponential backoff with jitter, `Retry-After`
 //! honoured), and a server-sent-events reader with an idle timeout.
 //!
-//! Retrying is decided here from what failed ([`Failure::retryable`]): a
-//! connection error, a timeout, 408, 409, 429, 5xx, or a stream cut short
-//! before any of its tool calls was handed to the engine. Everything else
-//! (400, 401, an `error` event, a malformed answer) fails at once.
+//! Every failure gets a class ([`classify`], [`ErrorClass`]) from its
+//! status and the vendor's words, and the class decides: rate limits,
+//! overload and unavailability (429, 5xx, a connection error, a timeout, a
+//! stream cut short before any of its tool calls was handed to the engine)
+//! are retried; a spent quota, a refused key, a request the server refuses
+//! and an unreadable answer fail at once, and never go out again as they
+//! were.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,30 +22,97 @@ use tokio::time::Instant;
 
 use super::ProviderError;
 use super::config::ProviderConfig;
+use runner_output::ErrorClass;
 
 /// One failed attempt.
 #[derive(Debug, Clone)]
 pub struct Failure {
     pub message: String,
+    pub class: ErrorClass,
+    /// Whether this attempt may be sent again: its class says so, unless a
+    /// stream already handed out some of its calls.
     pub retryable: bool,
     /// What the server asked for (`Retry-After`, `retry-after-ms`).
     pub retry_after: Option<Duration>,
 }
 
 impl Failure {
-    pub fn fatal(message: impl Into<String>) -> Self {
+    pub fn of(class: ErrorClass, message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
-            retryable: false,
+            class,
+            retryable: class.retryable(),
             retry_after: None,
         }
     }
+    /// An answer that cannot be read.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self::of(ErrorClass::BadResponse, message)
+    }
+    /// A connection error, a timeout, a stream cut short.
     pub fn transient(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            retryable: true,
-            retry_after: None,
+        Self::of(ErrorClass::Unavailable, message)
+    }
+    /// An error the vendor sent in place of (or in the middle of) an
+    /// answer (`error`: its JSON): classed by its words and type.
+    pub fn answered(message: String, error: &Value) -> Self {
+        let class = classify(None, &format!("{message} {error}"));
+        Self::of(class, message)
+    }
+}
+
+/// The class of a failure from its HTTP status (none for an error inside
+/// an answer or a stream) and the vendor's words.
+pub fn classify(status: Option<u16>, text: &str) -> ErrorClass {
+    let t = text.to_ascii_lowercase();
+    let says = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    if super::overflow::says_context_overflow(&t) {
+        return ErrorClass::ContextOverflow;
+    }
+    if status == Some(402)
+        || says(&[
+            "insufficient_quota",
+            "exceeded your current quota",
+            "quota exceeded",
+            "credit balance",
+            "billing",
+        ])
+    {
+        return ErrorClass::Quota;
+    }
+    if matches!(status, Some(401 | 403))
+        || says(&[
+            "invalid_api_key",
+            "invalid api key",
+            "authentication_error",
+            "permission_error",
+            "unauthenticated",
+            "permission_denied",
+        ])
+    {
+        return ErrorClass::Auth;
+    }
+    if status == Some(429) || says(&["rate_limit", "rate limit", "resource_exhausted"]) {
+        return ErrorClass::RateLimited;
+    }
+    if status == Some(529) || says(&["overloaded"]) {
+        return ErrorClass::Overloaded;
+    }
+    match status {
+        Some(408 | 409) | Some(500..=599) => ErrorClass::Unavailable,
+        Some(_) => ErrorClass::RefusedRequest,
+        // An error inside an answer: a server's trouble unless its words
+        // say the request was at fault.
+        None if says(&[
+            "invalid_request",
+            "invalid_argument",
+            "bad request",
+            "not_found",
+        ]) =>
+        {
+            ErrorClass::RefusedRequest
         }
+        None => ErrorClass::Unavailable,
     }
 }
 
@@ -118,6 +188,7 @@ where
             return Err(ProviderError {
                 provider: provider.to_string(),
                 message,
+                class: failure.class,
             });
         };
         let delay = failure
@@ -136,6 +207,7 @@ where
                 .push(runner_output::RetryRecord {
                     attempt: tries,
                     error,
+                    class: Some(failure.class),
                     at_ms: started.elapsed().as_millis() as u64,
                     wait_ms: delay.as_millis() as u64,
                 })
@@ -160,11 +232,6 @@ fn headline(message: &str) -> String {
         out.push_str(&format!(" (+{more} more lines)"));
     }
     out
-}
-
-/// Whether an HTTP status is worth another try.
-pub fn retryable_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
 }
 
 /// `Retry-After` (seconds, or an HTTP date) and OpenAI's `retry-after-ms`.
@@ -252,10 +319,11 @@ pub async fn post(
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
+    let message = format!("HTTP {}: {}", status.as_u16(), error_text(&text));
+    let class = classify(Some(status.as_u16()), &text);
     Err(Failure {
-        message: format!("HTTP {}: {}", status.as_u16(), error_text(&text)),
-        retryable: retryable_status(status.as_u16()),
         retry_after: wait,
+        ..Failure::of(class, message)
     })
 }
 
@@ -427,10 +495,72 @@ mod tests {
     #[test]
     fn which_statuses_are_retried() {
         for s in [408, 409, 429, 500, 502, 503, 529] {
-            assert!(retryable_status(s), "{s}");
+            assert!(classify(Some(s), "").retryable(), "{s}");
         }
         for s in [400, 401, 403, 404, 422] {
-            assert!(!retryable_status(s), "{s}");
+            assert!(!classify(Some(s), "").retryable(), "{s}");
+        }
+    }
+
+    #[test]
+    fn failures_are_classed_by_status_and_words() {
+        use ErrorClass::*;
+        let cases: &[(Option<u16>, &str, ErrorClass)] = &[
+            (
+                Some(429),
+                r#"{"error":{"type":"rate_limit_error"}}"#,
+                RateLimited,
+            ),
+            (
+                Some(429),
+                r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#,
+                Quota,
+            ),
+            (
+                Some(429),
+                r#"{"error":{"status":"RESOURCE_EXHAUSTED"}}"#,
+                RateLimited,
+            ),
+            (Some(402), "", Quota),
+            (
+                Some(400),
+                r#"{"error":{"message":"Your credit balance is too low"}}"#,
+                Quota,
+            ),
+            (Some(401), "", Auth),
+            (Some(403), r#"{"error":{"type":"permission_error"}}"#, Auth),
+            (Some(400), r#"{"error":{"status":"UNAUTHENTICATED"}}"#, Auth),
+            (
+                Some(529),
+                r#"{"error":{"type":"overloaded_error"}}"#,
+                Overloaded,
+            ),
+            (Some(503), "The model is overloaded", Overloaded),
+            (Some(503), "", Unavailable),
+            (Some(500), "", Unavailable),
+            (Some(504), "", Unavailable),
+            (
+                Some(400),
+                "This model's maximum context length is 8192 tokens",
+                ContextOverflow,
+            ),
+            (
+                Some(400),
+                "prompt is too long: 250000 tokens > 200000 maximum",
+                ContextOverflow,
+            ),
+            (
+                Some(400),
+                "'content' is required when tool_calls is empty",
+                RefusedRequest,
+            ),
+            (Some(422), "", RefusedRequest),
+            (None, "overloaded_error: Overloaded", Overloaded),
+            (None, "server_error: boom", Unavailable),
+            (None, "invalid_request_error: bad", RefusedRequest),
+        ];
+        for (status, text, class) in cases {
+            assert_eq!(classify(*status, text), *class, "{status:?} {text}");
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) mod http;
 mod message;
 pub(crate) mod models;
 mod openai;
+pub(crate) mod overflow;
 mod scripted;
 mod spec;
 
@@ -92,12 +93,14 @@ pub enum RequestPurpose {
     Summary,
 }
 
-/// A failure to get a turn from the model: an infrastructure error.
+/// A failure to get a turn from the model: an infrastructure error, with
+/// its class.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{provider}: {message}")]
+#[error("{provider} ({}): {message}", class.as_str())]
 pub struct ProviderError {
     pub provider: String,
     pub message: String,
+    pub class: runner_output::ErrorClass,
 }
 
 pub type TurnFuture<'a> =

@@ -207,10 +207,10 @@ fn content_text(c: Option<&Value>) -> String {
 /// A non-streamed answer.
 fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if let Some(e) = raw.get("error") {
-        return Err(Failure::fatal(format!(
-            "error in the answer: {}",
-            error_of(e)
-        )));
+        return Err(Failure::answered(
+            format!("error in the answer: {}", error_of(e)),
+            e,
+        ));
     }
     let message = raw
         .pointer("/choices/0/message")
@@ -266,9 +266,9 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             ))
         })?;
         if let Some(e) = chunk.get("error") {
-            return Err(Failure::fatal(format!(
-                "error event in the stream: {}",
-                error_of(e)
+            return Err(asm.unless_handed_out(Failure::answered(
+                format!("error event in the stream: {}", error_of(e)),
+                e,
             )));
         }
         if id.is_null() {

@@ -111,6 +111,7 @@ impl Provider for ScriptedProvider {
                 let mut n = self.next.lock().map_err(|_| ProviderError {
                     provider: "scripted".into(),
                     message: "internal lock poisoned".into(),
+                    class: runner_output::ErrorClass::Unavailable,
                 })?;
                 let i = *n;
                 *n += 1;
@@ -120,6 +121,7 @@ impl Provider for ScriptedProvider {
                 let mut c = self.counted.lock().map_err(|_| ProviderError {
                     provider: "scripted".into(),
                     message: "internal lock poisoned".into(),
+                    class: runner_output::ErrorClass::Unavailable,
                 })?;
                 if c.0 > req.messages.len() {
                     *c = (0, 0);

@@ -67,6 +67,7 @@ impl RunReporter for JsonLines {
             AnyEvent::Run(RunEvent::TaskFinished {
                 status: t.outcome.status,
                 reason: t.outcome.reason.clone(),
+                error_class: t.outcome.error_class,
                 usage: t.usage,
                 output: t.output.clone(),
             }),

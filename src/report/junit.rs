@@ -26,7 +26,9 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
             }
             OutcomeStatus::Error => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                s.set_message(t.outcome.reason.clone()).set_type("error");
+                // A provider's failure says its class (`rate_limited` ...).
+                s.set_message(t.outcome.reason.clone())
+                    .set_type(t.outcome.error_class.map_or("error", |c| c.as_str()));
                 s
             }
             OutcomeStatus::Cancelled | OutcomeStatus::Skipped => {

@@ -33,6 +33,7 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
                 r.transcript.outcome = Outcome {
                     status,
                     reason: format!("--apply: {e} (its diff is in changes.diff)"),
+                    error_class: None,
                 };
                 if let Err(e) = write_task_outputs(out, r) {
                     eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);

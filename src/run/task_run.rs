@@ -138,14 +138,17 @@ impl From<SetupError> for Outcome {
             Failure(reason) => Outcome {
                 status: OutcomeStatus::Error,
                 reason,
+                error_class: None,
             },
             Cancelled(reason) => Outcome {
                 status: OutcomeStatus::Cancelled,
                 reason,
+                error_class: None,
             },
             Skipped(reason) => Outcome {
                 status: OutcomeStatus::Skipped,
                 reason,
+                error_class: None,
             },
         }
     }
@@ -343,6 +346,7 @@ impl<'t> TaskRun<'t> {
                 return Outcome {
                     status: OutcomeStatus::Error,
                     reason: e.to_string(),
+                    error_class: None,
                 };
             }
         };
@@ -390,6 +394,7 @@ impl<'t> TaskRun<'t> {
                 reason: format!(
                     "could not compare the workspace with the original, or put back a change the policy denies (nothing of it is in the diff): {e}"
                 ),
+                error_class: None,
             },
         }
     }
@@ -416,6 +421,7 @@ impl<'t> TaskRun<'t> {
         Outcome {
             status: OutcomeStatus::Timeout,
             reason: format!("timed out after {}", humanize(self.task.timeout)),
+            error_class: None,
         }
     }
 
@@ -457,6 +463,7 @@ impl<'t> TaskRun<'t> {
                 return Outcome {
                     status: OutcomeStatus::Passed,
                     reason: "the agent finished".into(),
+                    error_class: None,
                 };
             }
             // Before any check sees the copy: what the policy denies
@@ -467,6 +474,7 @@ impl<'t> TaskRun<'t> {
                 return Outcome {
                     status: OutcomeStatus::Error,
                     reason: format!("could not revert a change the policy denies: {e}"),
+                    error_class: None,
                 };
             }
             // The checks see the workspace as it is: what the policy hid
@@ -479,6 +487,7 @@ impl<'t> TaskRun<'t> {
                         reason: format!(
                             "could not put back the files the policy hid from the agent for the checks: {e}"
                         ),
+                        error_class: None,
                     };
                 }
             };
@@ -506,6 +515,7 @@ impl<'t> TaskRun<'t> {
                         "the agent finished and {} check(s) passed",
                         task.checks.len()
                     ),
+                    error_class: None,
                 };
             }
             if attempt > task.retries {
@@ -515,6 +525,7 @@ impl<'t> TaskRun<'t> {
                 return Outcome {
                     status: OutcomeStatus::Failed,
                     reason,
+                    error_class: None,
                 };
             }
             let content = feedback(&failed);
@@ -529,6 +540,10 @@ impl<'t> TaskRun<'t> {
     /// The outcome when the agent stopped for good; `None` when it
     /// finished and the checks come next.
     fn agent_stopped(&mut self, stop: AgentStop) -> Option<Outcome> {
+        let error_class = match &stop {
+            AgentStop::ProviderFailed(e) | AgentStop::ContextOverflow(e) => Some(e.class),
+            _ => None,
+        };
         let (status, reason) = match stop {
             AgentStop::Finished { text, output } => {
                 self.final_answer = text;
@@ -567,7 +582,11 @@ impl<'t> TaskRun<'t> {
                 format!("the model provider failed: {e}"),
             ),
         };
-        Some(Outcome { status, reason })
+        Some(Outcome {
+            status,
+            reason,
+            error_class,
+        })
     }
 
     /// The transcript, the diff and the changes.
@@ -585,6 +604,7 @@ impl<'t> TaskRun<'t> {
                     "{} call(s) were denied and fail_on_denial is set",
                     counts.denied_calls
                 ),
+                error_class: None,
             }
         } else {
             outcome
@@ -599,6 +619,7 @@ impl<'t> TaskRun<'t> {
                     v.rule,
                     v.policy
                 ),
+                error_class: None,
             },
             _ => outcome,
         };
@@ -669,5 +690,6 @@ fn cancelled(why: &str) -> Outcome {
     Outcome {
         status: OutcomeStatus::Cancelled,
         reason: format!("cancelled ({why})"),
+        error_class: None,
     }
 }

@@ -194,6 +194,9 @@ fn agent_span(b: &Builder, t: &Transcript, opts: SpanOptions) -> SpanData {
     if let Some(cost) = t.usage.cost_usd {
         a.push(kv("runner.cost_usd", cost));
     }
+    if let Some(class) = t.outcome.error_class {
+        a.push(kv("error.type", class.as_str()));
+    }
     if opts.content {
         a.push(kv("gen_ai.system_instructions", redacted(&t.system_prompt)));
         if let Some(Message::User { content }) = t.messages.first() {
@@ -333,6 +336,10 @@ fn chat(
                 vec![
                     kv("runner.retry.attempt", i64::from(r.attempt)),
                     kv("runner.retry.error", r.error.clone()),
+                    kv(
+                        "error.type",
+                        r.class.map_or("unknown", runner_output::ErrorClass::as_str),
+                    ),
                     kv("runner.retry.wait_ms", int(r.wait_ms)),
                 ],
                 0,

@@ -10,6 +10,7 @@ mod backstops;
 mod cli_ci;
 mod cli_run;
 mod containment;
+mod error_classes;
 mod git_workspace;
 mod hooks;
 mod local_servers;

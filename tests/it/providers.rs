@@ -319,6 +319,24 @@ fn a_stream_cut_in_the_middle_is_an_error_or_a_retry_never_a_short_answer() {
     }
 }
 
+/// An error event in `v`'s stream that refuses the request.
+fn refused_event(v: Vendor, message: &str) -> String {
+    match v {
+        Vendor::OpenAi => format!(
+            "data: {}\n\n",
+            json!({"error": {"message": message, "type": "invalid_request_error"}})
+        ),
+        Vendor::Anthropic => format!(
+            "event: error\ndata: {}\n\n",
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        ),
+        Vendor::Gemini => format!(
+            "data: {}\r\n\r\n",
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        ),
+    }
+}
+
 #[test]
 fn an_error_event_in_the_stream_fails_the_turn() {
     for v in ALL {
@@ -326,17 +344,20 @@ fn an_error_event_in_the_stream_fails_the_turn() {
         setup(dir.path(), v, "");
         let mut events = wire::stream(v, &turn("Starting to answer", vec![]));
         events.truncate(2);
-        events.push(v.error_event("Overloaded right now"));
+        events.push(refused_event(v, "invalid_request_error: no such model"));
         let server = FakeServer::queue(vec![Reply::sse(&events)]);
         let (out, t) = run(dir.path(), v, &server);
         assert_eq!(out.status.code(), Some(1));
         let (status, reason) = outcome(&t);
         assert_eq!(status, "error", "{v:?}");
-        assert!(reason.contains("Overloaded right now"), "{v:?}: {reason}");
+        assert!(reason.contains("no such model"), "{v:?}: {reason}");
+        assert_eq!(t["outcome"]["error_class"], "refused_request", "{v:?}");
+        // An overloaded server's event is retried (tests/it/error_classes.rs);
+        // a refusal is not.
         assert_eq!(
             server.requests().len(),
             1,
-            "{v:?}: an error event is not retried"
+            "{v:?}: a refused request is not sent again"
         );
     }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::call::{StartedCall, ToolCallRecord};
-use crate::message::{RetryRecord, Usage};
+use crate::message::{ErrorClass, RetryRecord, Usage};
 use crate::transcript::Compaction;
 use crate::transcript::OutcomeStatus;
 
@@ -120,6 +120,9 @@ pub enum RunEvent {
         status: OutcomeStatus,
         /// Why, in a sentence.
         reason: String,
+        /// For an `error` the model provider caused: its class.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_class: Option<ErrorClass>,
         /// Its tokens and cost (`cost_usd` null when the price is unknown).
         usage: Usage,
         /// Its valid answer, for a task with an `output_schema`.

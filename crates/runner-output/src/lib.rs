@@ -23,7 +23,7 @@ pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
-pub use message::{Message, RetryRecord, ToolCallRequest, Usage};
+pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,

@@ -18,6 +18,56 @@ pub struct ToolCallRequest {
     pub invalid_arguments: Option<String>,
 }
 
+/// What kind of failure a model provider's error is; the class decides
+/// what the runner does about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// Too many requests (HTTP 429): wait as the server says, then retry.
+    RateLimited,
+    /// The vendor is overloaded (Anthropic's 529, an `overloaded` error):
+    /// retry, then fall back.
+    Overloaded,
+    /// The vendor could not be reached or failed (5xx, a connection error,
+    /// a timeout, a stream cut short): retry, then fall back.
+    Unavailable,
+    /// The account's quota or credit is spent: never retried; fall back.
+    Quota,
+    /// The key was refused (401/403): never retried; fall back.
+    Auth,
+    /// The request does not fit the model's window: compact, then retry.
+    ContextOverflow,
+    /// A 4xx that will never pass as sent: never retried; fall back.
+    RefusedRequest,
+    /// The answer could not be read (not JSON, no message): never retried;
+    /// fall back.
+    BadResponse,
+}
+
+impl ErrorClass {
+    /// The name used in the JSON (`rate_limited` ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::RateLimited => "rate_limited",
+            ErrorClass::Overloaded => "overloaded",
+            ErrorClass::Unavailable => "unavailable",
+            ErrorClass::Quota => "quota",
+            ErrorClass::Auth => "auth",
+            ErrorClass::ContextOverflow => "context_overflow",
+            ErrorClass::RefusedRequest => "refused_request",
+            ErrorClass::BadResponse => "bad_response",
+        }
+    }
+
+    /// Whether the same request may pass if sent again.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::RateLimited | ErrorClass::Overloaded | ErrorClass::Unavailable
+        )
+    }
+}
+
 /// A model request that failed and was sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RetryRecord {
@@ -25,6 +75,9 @@ pub struct RetryRecord {
     pub attempt: u32,
     /// What failed: its first line, secrets masked.
     pub error: String,
+    /// Its class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ErrorClass>,
     /// Milliseconds from the request's start to the failure.
     pub at_ms: u64,
     /// How long the runner waited before the next try (the server's

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::{CallStatus, ToolCallRecord};
-use crate::message::{Message, RetryRecord, Usage};
+use crate::message::{ErrorClass, Message, RetryRecord, Usage};
 
 /// Version of the transcript's format.
 pub const TRANSCRIPT_VERSION: u32 = 1;
@@ -58,6 +58,9 @@ pub struct Outcome {
     pub status: OutcomeStatus,
     /// Why, in a sentence.
     pub reason: String,
+    /// For an `error` the model provider caused: its class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
 }
 
 /// What a task may do: `edit` (all tools) or `plan` (read-only tools only).
