@@ -27,9 +27,10 @@ pub struct RunArgs {
     /// A policy added to every task's policy; the strictest decision wins. Repeatable.
     #[arg(long = "policy")]
     policies: Vec<PathBuf>,
-    /// Override every task's model: PROVIDER:MODEL or scripted.
-    #[arg(long, value_parser = ModelSpec::parse)]
-    model: Option<ModelSpec>,
+    /// Override every task's model: PROVIDER:MODEL or scripted; a
+    /// comma-separated list falls back to the next model when one fails.
+    #[arg(long, value_parser = parse_models)]
+    model: Option<Models>,
     /// Tasks run in parallel.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -102,6 +103,17 @@ fn start_telemetry(
         .map_err(|e| CliError::Invalid(e.to_string()))
 }
 
+/// `--model`'s value: a model, or a fallback chain.
+#[derive(Debug, Clone)]
+pub struct Models(Vec<ModelSpec>);
+
+fn parse_models(s: &str) -> Result<Models, crate::provider::ModelSpecError> {
+    s.split(',')
+        .map(|m| ModelSpec::parse(m.trim()))
+        .collect::<Result<_, _>>()
+        .map(Models)
+}
+
 fn parse_usd(s: &str) -> Result<f64, String> {
     match s.trim_start_matches('$').parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
@@ -148,7 +160,7 @@ pub async fn run(args: RunArgs) -> CliResult {
     // first request.
     tokio::task::spawn_blocking(|| drop(Registry::builtin().specs()));
     let load = LoadOptions {
-        model_override: args.model.clone(),
+        model_override: args.model.clone().map(|m| m.0),
         registry: Registry::builtin(),
         params: args.params.iter().cloned().collect(),
         files: args.files.clone().unwrap_or_default(),
@@ -185,6 +197,7 @@ pub async fn run(args: RunArgs) -> CliResult {
         .iter()
         .filter_map(|t| {
             crate::run::provider_config(t)
+                .and_then(|_| crate::run::fallback_configs(t))
                 .err()
                 .map(|e| format!("{}: task `{}`: {e}", t.file.display(), t.name))
         })
@@ -196,13 +209,20 @@ pub async fn run(args: RunArgs) -> CliResult {
     if args.max_cost.is_some() {
         let unpriced: Vec<String> = tasks
             .iter()
-            .filter(|t| t.pricing.is_none())
-            .map(|t| {
+            .flat_map(|t| {
+                let own = t.pricing.is_none().then(|| (t, t.model.to_string()));
+                let fallbacks = t
+                    .fallback
+                    .iter()
+                    .filter(|f| crate::provider::models::pricing(&f.model).is_none())
+                    .map(move |f| (t, f.to_string()));
+                own.into_iter().chain(fallbacks)
+            })
+            .map(|(t, model)| {
                 format!(
-                    "--max-cost: task `{}` ({}): the price of `{}` is not known; set model_options.pricing",
+                    "--max-cost: task `{}` ({}): the price of `{model}` is not known; set model_options.pricing",
                     t.name,
                     t.file.display(),
-                    t.model
                 )
             })
             .collect();

@@ -190,6 +190,24 @@ async fn next_turn<'e, 'a>(
                     });
                 }
                 if !is_context_overflow(&e) {
+                    // A chain's next model takes the turn over (room is
+                    // made for its window first), unless calls of the
+                    // failed answer already started.
+                    let from = env.provider.name();
+                    if !e.calls_started
+                        && let Some(next) = env.provider.fall_back()
+                    {
+                        env.tools
+                            .sink
+                            .emit(&Event::ModelSwitched(runner_output::ModelSwitch {
+                                turn,
+                                from,
+                                to: next.name,
+                                class: e.class,
+                            }));
+                        trigger = Trigger::Threshold;
+                        continue;
+                    }
                     return Err(AgentStop::ProviderFailed(e));
                 }
                 if trigger == Trigger::ProviderError {
@@ -200,7 +218,7 @@ async fn next_turn<'e, 'a>(
             }
         };
         let mut u = reply.usage;
-        limits.price(&mut u);
+        price(env, limits, &mut u);
         usage.add(u);
         conv.calibrate(u.input_tokens);
         env.tools.sink.emit(&Event::ModelResponded {
@@ -210,6 +228,7 @@ async fn next_turn<'e, 'a>(
             usage: u,
             raw: reply.raw,
             retries: retries.take(),
+            model: env.provider.active().map(|m| m.name),
         });
         return Ok(Reply {
             text: reply.text,
@@ -217,6 +236,15 @@ async fn next_turn<'e, 'a>(
             replay: reply.replay,
             early,
         });
+    }
+}
+
+/// Sets what a request's tokens cost at the price of the model that
+/// answered (a fallback's own, once a chain moved on).
+fn price(env: &AgentEnv, limits: &AgentLimits, u: &mut Usage) {
+    match env.provider.active() {
+        Some(m) => u.cost_usd = m.pricing.map(|p| p.cost(u)),
+        None => limits.price(u),
     }
 }
 
@@ -243,11 +271,19 @@ async fn ask<'e, 'a>(
         tools,
         turn,
     } = this;
-    let compactions = make_room(conv, &limits.context, env.provider, turn, trigger)
+    // The window of the model answering now (a chain may have moved on).
+    let context = match env.provider.active() {
+        Some(m) => super::compact::ContextLimits {
+            window: m.window,
+            ..limits.context
+        },
+        None => limits.context,
+    };
+    let compactions = make_room(conv, &context, env.provider, turn, trigger)
         .await
         .map_err(AgentStop::ProviderFailed)?;
     for mut c in compactions {
-        limits.price(&mut c.usage);
+        price(env, limits, &mut c.usage);
         usage.add(c.usage);
         env.tools.sink.emit(&Event::ContextCompacted(c));
     }

@@ -38,6 +38,22 @@ pub struct ModelOptions {
     pub content_with_tool_calls: ToolCallContent,
 }
 
+impl ModelOptions {
+    /// The options a fallback model gets: the task's choices of behaviour
+    /// (temperature, limits, timeouts, retries, streaming, when to compact,
+    /// `tool_choice`), without what belongs to the task's own model (its
+    /// server, window, prices and wire quirks).
+    pub fn for_fallback(&self) -> Self {
+        Self {
+            base_url: None,
+            context_window: None,
+            pricing: None,
+            content_with_tool_calls: ToolCallContent::default(),
+            ..self.clone()
+        }
+    }
+}
+
 /// What Chat Completions requests carry as the `content` of an assistant
 /// message that has tool calls and no text. OpenAI documents `null`, and
 /// some gateways refuse an empty text; llama-cpp-python's server (and

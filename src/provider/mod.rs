@@ -9,6 +9,7 @@
 
 mod anthropic;
 mod assemble;
+pub(crate) mod chain;
 mod client;
 pub(crate) mod config;
 mod gemini;
@@ -32,7 +33,7 @@ pub(crate) use gemini::Gemini;
 pub(crate) use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
 pub(crate) use openai::OpenAi;
 pub(crate) use scripted::{ScriptTurn, ScriptedProvider};
-pub(crate) use spec::ModelSpec;
+pub(crate) use spec::{ModelSpec, ModelSpecError};
 
 /// Where a streaming provider hands each tool call, with its position in
 /// the turn, as soon as its arguments are complete, so the engine can start
@@ -101,6 +102,19 @@ pub struct ProviderError {
     pub provider: String,
     pub message: String,
     pub class: runner_output::ErrorClass,
+    /// Some of the answer's calls had started when it failed: sending the
+    /// turn to another model would ask for them again.
+    pub calls_started: bool,
+}
+
+/// The model a fallback chain has moved to: what the agent loop needs to
+/// go on with it (its window, its price).
+#[derive(Debug, Clone)]
+pub struct ActiveModel {
+    /// `PROVIDER:MODEL`.
+    pub name: String,
+    pub window: u64,
+    pub pricing: Option<models::Pricing>,
 }
 
 pub type TurnFuture<'a> =
@@ -111,6 +125,16 @@ pub trait Provider: Send + Sync {
     /// `scripted`, `openai:gpt-4.1` ...
     fn name(&self) -> String;
     fn complete<'a>(&'a self, request: ModelRequest<'a>) -> TurnFuture<'a>;
+    /// For a fallback chain ([`chain::Chain`]): the model now answering.
+    /// `None`: a single model, the task's own.
+    fn active(&self) -> Option<ActiveModel> {
+        None
+    }
+    /// For a fallback chain: moves to the next model for the rest of the
+    /// task; `None` when there is none left (or no chain).
+    fn fall_back(&self) -> Option<ActiveModel> {
+        None
+    }
 }
 
 /// The tool declarations a vendor's requests carry (`runner tools`).

@@ -112,6 +112,7 @@ impl Provider for ScriptedProvider {
                     provider: "scripted".into(),
                     message: "internal lock poisoned".into(),
                     class: runner_output::ErrorClass::Unavailable,
+                    calls_started: false,
                 })?;
                 let i = *n;
                 *n += 1;
@@ -122,6 +123,7 @@ impl Provider for ScriptedProvider {
                     provider: "scripted".into(),
                     message: "internal lock poisoned".into(),
                     class: runner_output::ErrorClass::Unavailable,
+                    calls_started: false,
                 })?;
                 if c.0 > req.messages.len() {
                     *c = (0, 0);

@@ -117,6 +117,13 @@ pub fn event_line(event: &Event, verbose: bool) -> Option<String> {
             )
         }
         Event::ToolFinished { record } => call_line(record),
+        Event::ModelSwitched(s) => format!(
+            "turn {}: {} failed ({}); going on with {}",
+            s.turn,
+            s.from,
+            s.class.as_str(),
+            s.to
+        ),
         _ => return None,
     })
 }

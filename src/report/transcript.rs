@@ -15,6 +15,7 @@ pub use runner_output::{
 #[derive(Default)]
 struct Recorded {
     attempt: u32,
+    switches: Vec<runner_output::ModelSwitch>,
     /// When the current turn's request was about to be sent.
     turn_started: Option<Instant>,
     compactions: Vec<Compaction>,
@@ -61,6 +62,11 @@ impl TranscriptRecorder {
         std::mem::take(&mut self.inner.lock().unwrap().compactions)
     }
 
+    /// The switches to fallback models so far.
+    pub fn take_switches(&self) -> Vec<runner_output::ModelSwitch> {
+        std::mem::take(&mut self.inner.lock().unwrap().switches)
+    }
+
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {
         let mut r = self.inner.lock().unwrap();
         let mut running: Vec<ToolCallRecord> = std::mem::take(&mut r.running)
@@ -90,6 +96,7 @@ impl EventSink for TranscriptRecorder {
                 usage,
                 raw,
                 retries,
+                model,
             } => {
                 let attempt = r.attempt;
                 let now = Instant::now();
@@ -104,6 +111,7 @@ impl EventSink for TranscriptRecorder {
                     usage: *usage,
                     raw: raw.clone(),
                     retries: retries.clone(),
+                    model: model.clone(),
                 });
             }
             Event::ToolStarted { call } => {
@@ -119,6 +127,7 @@ impl EventSink for TranscriptRecorder {
                 r.tool_calls.push(Arc::clone(record));
             }
             Event::ContextCompacted(c) => r.compactions.push(c.clone()),
+            Event::ModelSwitched(s) => r.switches.push(s.clone()),
             Event::TurnStarted { .. } => r.turn_started = Some(Instant::now()),
             Event::WorkspaceReady { .. } => {}
         }

@@ -21,4 +21,4 @@ pub use cancel::{Cancel, watch_signals};
 pub use outputs::{write_report_html, write_run_outputs, write_run_reports};
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
-pub use task_run::{RunBudget, RunOptions, provider_config, task_registry};
+pub use task_run::{RunBudget, RunOptions, fallback_configs, provider_config, task_registry};

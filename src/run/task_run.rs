@@ -102,13 +102,45 @@ pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, ProviderSe
     resolve(&task.model, &task.model_options, |k| std::env::var(k).ok()).map(Some)
 }
 
+/// The configuration of each of a task's fallback models, in order (they
+/// share the task's `model_options` but for its own model's server,
+/// window, prices and wire quirks).
+pub fn fallback_configs(task: &Task) -> Result<Vec<ProviderConfig>, ProviderSetupError> {
+    let options = task.model_options.for_fallback();
+    task.fallback
+        .iter()
+        .map(|spec| resolve(spec, &options, |k| std::env::var(k).ok()))
+        .collect()
+}
+
 fn make_provider(task: &Task) -> Result<Box<dyn Provider>, ProviderSetupError> {
-    match provider_config(task)? {
-        None => Ok(Box::new(ScriptedProvider::new(std::sync::Arc::clone(
-            &task.script,
-        )))),
-        Some(cfg) => http_provider(cfg),
+    let first = match provider_config(task)? {
+        None => {
+            return Ok(Box::new(ScriptedProvider::new(std::sync::Arc::clone(
+                &task.script,
+            ))));
+        }
+        Some(cfg) => http_provider(cfg)?,
+    };
+    if task.fallback.is_empty() {
+        return Ok(first);
     }
+    use crate::provider::chain::{Chain, Link};
+    let mut links = vec![Link {
+        provider: first,
+        name: task.model.to_string(),
+        window: task.context_window,
+        pricing: task.pricing,
+    }];
+    for (spec, cfg) in task.fallback.iter().zip(fallback_configs(task)?) {
+        links.push(Link {
+            provider: http_provider(cfg)?,
+            name: spec.to_string(),
+            window: crate::provider::models::context_window(&spec.model),
+            pricing: crate::provider::models::pricing(&spec.model),
+        });
+    }
+    Ok(Box::new(Chain::new(links)))
 }
 
 /// The tools a task gets: its `tools:` list, read-only ones in plan mode.
@@ -648,6 +680,7 @@ impl<'t> TaskRun<'t> {
             system_prompt: self.system,
             messages: self.conversation.into_log(),
             compactions: recorder.take_compactions(),
+            model_switches: recorder.take_switches(),
             turns,
             tool_calls,
             checks: self.checks,

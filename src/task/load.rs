@@ -39,7 +39,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let name = r.name(&tf);
     let params = r.params(&tf);
     let (prompt, check_runs) = r.render_texts(&tf, &params);
-    let model = r.model(&tf);
+    let (model, fallback) = r.model(&tf);
     let policy = r.policy(&tf);
     let workspace = r.workspace(&tf);
     let tools = r.tools(&tf);
@@ -49,6 +49,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let sandbox = sandbox_settings(r.dir, tf.sandbox.as_ref(), tf.limits.as_ref());
     let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
     let pricing = r.pricing(&tf, model.as_ref(), &model_options);
+    r.fallback_prices(&tf, &fallback);
     let output_schema = r.output_schema(&tf);
     r.tool_choice(&tf, &model_options);
     let hooks = r.hooks(&tf);
@@ -78,6 +79,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         file: path.to_path_buf(),
         prompt,
         model,
+        fallback,
         policy: policy.expect("checked"),
         workspace,
         mode: tf.mode,

@@ -37,6 +37,29 @@ impl<'de> Deserialize<'de> for PolicyRef {
     }
 }
 
+/// `model:` as written: one model or a chain, located as a whole.
+#[derive(Debug, Clone)]
+pub struct ModelRef(pub Spanned<Vec<String>>);
+
+/// `model:` before it gets its span back: a model or a list of them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModelAny {
+    One(String),
+    Chain(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for ModelRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s: Spanned<ModelAny> = Spanned::deserialize(d)?;
+        let models = match s.value {
+            ModelAny::One(m) => vec![m],
+            ModelAny::Chain(ms) => ms,
+        };
+        Ok(ModelRef(Spanned::new(models, s.referenced, s.defined)))
+    }
+}
+
 /// A string or a mapping, before the path gets its span back.
 enum PolicyAny {
     Path(String),
@@ -290,10 +313,16 @@ pub struct TaskFile {
     /// What the agent is asked to do.
     #[schemars(with = "String")]
     pub prompt: Spanned<String>,
-    /// `scripted`, `openai:MODEL`, `anthropic:MODEL` or `gemini:MODEL`.
+    /// `scripted`, `openai:MODEL`, `anthropic:MODEL` or `gemini:MODEL`;
+    /// or a list, the first model and the ones to fall back to in order.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub model: Option<Spanned<String>>,
+    #[schemars(with = "Option<ModelAny>")]
+    pub model: Option<ModelRef>,
+    /// Models to fall back to, in order, when the model fails for good
+    /// (its quota, its key, an outage that outlasts the retries).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub fallback: Option<Spanned<Vec<String>>>,
     /// A policy file path (relative to this file) or an inline policy.
     #[serde(default)]
     pub policy: Option<PolicyRef>,

@@ -8,8 +8,9 @@ use crate::tools::Registry;
 /// What loading needs from the command line.
 #[derive(Clone, Default)]
 pub struct LoadOptions {
-    /// `--model`: replaces every task's model.
-    pub model_override: Option<ModelSpec>,
+    /// `--model`: replaces every task's model, and its fallbacks (the
+    /// rest of a comma-separated list).
+    pub model_override: Option<Vec<ModelSpec>>,
     /// The tools a task may name (built-in ones).
     pub registry: Registry,
     /// `--param NAME=VALUE`, for every task that declares NAME.

@@ -166,25 +166,47 @@ impl<'a> Resolve<'a> {
         })
     }
 
-    /// `model:` (or `--model`); `scripted` needs a `script:`.
-    pub(super) fn model(&mut self, tf: &TaskFile) -> Option<ModelSpec> {
-        let model = match (&self.opts.model_override, &tf.model) {
-            (Some(m), _) => Some(m.clone()),
-            (None, Some(m)) => match ModelSpec::parse(&m.value) {
-                Ok(spec) => Some(spec),
-                Err(e) => {
-                    self.error(&m.referenced, format!("model: {e}"));
-                    None
+    /// `model:` (or `--model`) and the models to fall back to (the rest
+    /// of a `model:` list, then `fallback:`); `scripted` needs a `script:`
+    /// and stands alone.
+    pub(super) fn model(&mut self, tf: &TaskFile) -> (Option<ModelSpec>, Vec<ModelSpec>) {
+        let written = tf.model.as_ref().map(|m| &m.0);
+        let at = written.map_or(Location::UNKNOWN, |m| m.referenced);
+        let chain: Vec<ModelSpec> = match &self.opts.model_override {
+            Some(chain) => chain.clone(),
+            None => {
+                let mut names: Vec<(String, Location)> = match written {
+                    Some(m) => m.value.iter().map(|n| (n.clone(), at)).collect(),
+                    None => vec![("scripted".to_string(), at)],
+                };
+                if let Some(f) = &tf.fallback {
+                    names.extend(f.value.iter().map(|n| (n.clone(), f.referenced)));
                 }
-            },
-            (None, None) => Some(ModelSpec::parse("scripted").expect("a known model")),
+                let mut chain = Vec::new();
+                for (name, at) in names {
+                    match ModelSpec::parse(&name) {
+                        Ok(spec) => chain.push(spec),
+                        Err(e) => self.error(&at, format!("model: {e}")),
+                    }
+                }
+                if written.is_some_and(|m| m.value.is_empty()) {
+                    self.error(&at, "model: an empty list names no model");
+                }
+                chain
+            }
         };
+        if chain.len() > 1 && chain.iter().any(ModelSpec::is_scripted) {
+            self.error(
+                &at,
+                "model: `scripted` cannot be part of a fallback chain (its turns are the task's script)",
+            );
+        }
+        let mut chain = chain.into_iter();
+        let model = chain.next();
         if model.as_ref().is_some_and(ModelSpec::is_scripted) && tf.script.is_none() {
             // Point at `model:` when written, else at the top of the file.
-            let (line, column) = tf
-                .model
-                .as_ref()
-                .map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
+            let (line, column) =
+                written.map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
             self.errors.push(ConfigError::new(
                 self.path,
                 line,
@@ -192,7 +214,21 @@ impl<'a> Resolve<'a> {
                 "script: required when the model is `scripted` (the model's turns)",
             ));
         }
-        model
+        (model, chain.collect())
+    }
+
+    /// `max_cost` holds across a fallback chain only when every model of
+    /// it has a known price (a fallback's is the built-in one).
+    pub(super) fn fallback_prices(&mut self, tf: &TaskFile, fallback: &[ModelSpec]) {
+        let Some(m) = &tf.max_cost else { return };
+        for spec in fallback {
+            if models::pricing(&spec.model).is_none() {
+                self.error(
+                    &m.referenced,
+                    format!("max_cost: the price of the fallback model `{spec}` is not known"),
+                );
+            }
+        }
     }
 
     /// `policy:`: the built-in default, a file beside the task, or inline;

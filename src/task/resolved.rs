@@ -32,6 +32,8 @@ pub struct Task {
     pub file: PathBuf,
     pub prompt: String,
     pub model: ModelSpec,
+    /// Models to fall back to, in order.
+    pub fallback: Vec<ModelSpec>,
     /// The task's own policy layer (the built-in default when it names none).
     pub policy: Policy,
     pub workspace: PathBuf,

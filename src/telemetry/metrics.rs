@@ -119,6 +119,15 @@ impl Metrics {
             KeyValue::new("gen_ai.request.model", model.to_string()),
         ];
         for turn in &t.turns {
+            // The model that answered: a fallback's, once the task switched.
+            let base = match turn.model.as_deref().map(provider_and_model) {
+                Some((provider, model)) => [
+                    KeyValue::new("gen_ai.operation.name", "chat"),
+                    KeyValue::new("gen_ai.provider.name", provider),
+                    KeyValue::new("gen_ai.request.model", model.to_string()),
+                ],
+                None => base.clone(),
+            };
             let with = |kind: &'static str| {
                 let mut a = base.to_vec();
                 a.push(KeyValue::new("gen_ai.token.type", kind));

@@ -153,6 +153,11 @@ pub fn task_spans(
     out.push(agent_span(&b, t, opts));
     let (provider, model) = provider_and_model(&t.model);
     for turn in &t.turns {
+        // The model that answered: a fallback's, once the task switched.
+        let (provider, model) = turn
+            .model
+            .as_deref()
+            .map_or((provider, model), provider_and_model);
         out.push(chat(&b, turn, provider, model, opts));
     }
     for call in &t.tool_calls {
@@ -207,6 +212,26 @@ fn agent_span(b: &Builder, t: &Transcript, opts: SpanOptions) -> SpanData {
             text_messages("assistant", &t.final_answer),
         ));
     }
+    // Switches to fallback models, at the turn that failed over.
+    let turn_start = |turn: u32| {
+        t.turns
+            .iter()
+            .find(|r| r.turn == turn)
+            .map_or(b.start, |r| at(b.start, r.started_ms))
+    };
+    let switches = t.model_switches.iter().map(|s| {
+        Event::new(
+            "runner.model_switch",
+            turn_start(s.turn),
+            vec![
+                kv("runner.turn", i64::from(s.turn)),
+                kv("runner.model_switch.from", s.from.clone()),
+                kv("runner.model_switch.to", s.to.clone()),
+                kv("error.type", s.class.as_str()),
+            ],
+            0,
+        )
+    });
     // Compactions as events, at the request that needed the room.
     let events = t
         .compactions
@@ -230,6 +255,7 @@ fn agent_span(b: &Builder, t: &Transcript, opts: SpanOptions) -> SpanData {
                 0,
             )
         })
+        .chain(switches)
         .collect();
     let status = match t.outcome.status {
         runner_output::OutcomeStatus::Passed => Status::Ok,

@@ -11,6 +11,7 @@ mod cli_ci;
 mod cli_run;
 mod containment;
 mod error_classes;
+mod fallback;
 mod git_workspace;
 mod hooks;
 mod local_servers;

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::call::{StartedCall, ToolCallRecord};
 use crate::message::{ErrorClass, RetryRecord, Usage};
-use crate::transcript::Compaction;
 use crate::transcript::OutcomeStatus;
+use crate::transcript::{Compaction, ModelSwitch};
 
 /// Version of the event stream's format (in `run_started`).
 pub const EVENTS_VERSION: u32 = 1;
@@ -57,7 +57,13 @@ pub enum Event {
         /// Tries of the request that failed and were sent again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         retries: Vec<RetryRecord>,
+        /// The model that answered, for a task with fallback models.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
+    /// The model failed and the task goes on with the next model of its
+    /// fallback chain (the turn's request is sent again to it).
+    ModelSwitched(ModelSwitch),
     /// A tool call was decided and starts (or is refused at once).
     ToolStarted {
         /// The call. Shared with the sinks that keep it (the transcript

@@ -27,5 +27,6 @@ pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,
-    Mode, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, TraceIds, Transcript, TurnRecord, Violation,
+    Mode, ModelSwitch, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, TraceIds, Transcript,
+    TurnRecord, Violation,
 };

@@ -99,6 +99,23 @@ pub struct TurnRecord {
     /// The tries of the request that failed and were sent again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retries: Vec<RetryRecord>,
+    /// The model that answered (`PROVIDER:MODEL`), for a task with
+    /// fallback models; absent: the task's `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// A switch to the next model of the task's fallback chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelSwitch {
+    /// The turn whose request failed and went to `to` instead.
+    pub turn: u32,
+    /// The model that failed (`PROVIDER:MODEL`).
+    pub from: String,
+    /// The model the task goes on with, to its end.
+    pub to: String,
+    /// Why: the class of `from`'s last error.
+    pub class: ErrorClass,
 }
 
 /// How the conversation was made smaller.
@@ -299,6 +316,9 @@ pub struct Transcript {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Every check run.
     pub checks: Vec<CheckRecord>,
+    /// Every switch to a fallback model, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_switches: Vec<ModelSwitch>,
     /// Every time the conversation was compacted to fit the context window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compactions: Vec<Compaction>,
