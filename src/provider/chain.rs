@@ -64,6 +64,13 @@ impl Provider for Chain {
         Some(self.link().active())
     }
 
+    fn adaptations(&self) -> Vec<String> {
+        self.links
+            .iter()
+            .flat_map(|l| l.provider.adaptations())
+            .collect()
+    }
+
     fn fall_back(&self) -> Option<ActiveModel> {
         let next = self.current.load(Ordering::Acquire) + 1;
         let link = self.links.get(next)?;

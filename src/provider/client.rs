@@ -9,7 +9,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, post, read_json, with_retries};
+use super::http::{Failure, SseReader, note_retry, post, read_json, with_retries};
+use super::learn::{Learned, Lesson};
 use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, ToolSpec, TurnFuture};
 
 pub type StreamFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, Failure>> + Send + 'a>>;
@@ -28,15 +29,9 @@ pub trait WireFormat: Send + Sync + 'static {
     /// A streamed answer, handing each finished tool call to `early`.
     fn read_stream<'a>(&'a self, sse: SseReader, early: Option<&'a EarlyCalls>)
     -> StreamFuture<'a>;
-    /// What to add to the error when the server refused `body` with
-    /// `message`, where the request's form may be the cause and an option
-    /// changes it.
-    fn refusal_hint(
-        &self,
-        _cfg: &ProviderConfig,
-        _body: &Value,
-        _message: &str,
-    ) -> Option<&'static str> {
+    /// The change of shape that `failure` (the server's answer to `body`)
+    /// asks for, when the task left that part to the runner.
+    fn lesson(&self, _cfg: &ProviderConfig, _body: &Value, _failure: &Failure) -> Option<Lesson> {
         None
     }
 }
@@ -46,41 +41,72 @@ pub struct HttpProvider<W: WireFormat> {
     wire: W,
     cfg: ProviderConfig,
     client: reqwest::Client,
+    /// What this server refused, for the run.
+    learned: std::sync::Arc<Learned>,
 }
 
 impl<W: WireFormat> HttpProvider<W> {
     pub fn new(wire: W, cfg: ProviderConfig, client: reqwest::Client) -> Self {
-        Self { wire, cfg, client }
+        let learned = super::learn::for_server(&cfg);
+        Self {
+            wire,
+            cfg,
+            client,
+            learned,
+        }
     }
 
+    /// One try of `body`, built with `cfg`. A refusal that teaches the
+    /// runner a new shape is not retried as it was.
     async fn attempt(
         &self,
+        cfg: &ProviderConfig,
+        body: &Value,
+        early: Option<&EarlyCalls>,
+        started: Instant,
+    ) -> Result<ModelTurn, Failure> {
+        let result = self.send(cfg, body, early).await;
+        let Err(mut f) = result else { return result };
+        if let Some(lesson) = self.wire.lesson(cfg, body, &f)
+            && self.learned.learn(lesson, &self.name(), &f.message)
+        {
+            note_retry(runner_output::RetryRecord {
+                // The first try of a shape, refused; the next is another.
+                attempt: 1,
+                error: format!(
+                    "{} (sent again with {})",
+                    first_line(&f.message),
+                    lesson.what()
+                ),
+                class: Some(runner_output::ErrorClass::RefusedRequest),
+                at_ms: started.elapsed().as_millis() as u64,
+                wait_ms: 0,
+            });
+            f.retryable = false;
+        }
+        Err(f)
+    }
+
+    async fn send(
+        &self,
+        cfg: &ProviderConfig,
         body: &Value,
         early: Option<&EarlyCalls>,
     ) -> Result<ModelTurn, Failure> {
-        let deadline = Instant::now() + self.cfg.request_timeout;
-        let url = self.wire.url(&self.cfg);
-        let resp = post(
-            &self.client,
-            &url,
-            &self.wire.headers(&self.cfg),
-            body,
-            deadline,
-        )
-        .await
-        .map_err(|mut f| {
-            if let Some(hint) = self.wire.refusal_hint(&self.cfg, body, &f.message) {
-                f.message.push_str(hint);
-            }
-            f
-        })?;
-        if self.cfg.stream {
-            let sse = SseReader::new(resp, self.cfg.idle_timeout, deadline);
+        let deadline = Instant::now() + cfg.request_timeout;
+        let url = self.wire.url(cfg);
+        let resp = post(&self.client, &url, &self.wire.headers(cfg), body, deadline).await?;
+        if cfg.stream {
+            let sse = SseReader::new(resp, cfg.idle_timeout, deadline);
             self.wire.read_stream(sse, early).await
         } else {
             self.wire.parse(read_json(resp, deadline).await?)
         }
     }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 impl<W: WireFormat> Provider for HttpProvider<W> {
@@ -90,10 +116,28 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
 
     fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
         Box::pin(async move {
-            let body = self.wire.body(&self.cfg, &req);
             let name = self.name();
-            with_retries(&self.cfg, &name, || self.attempt(&body, req.early)).await
+            let started = Instant::now();
+            // Built again in the new shape when a refusal taught one (each
+            // lesson is learned once, so this ends).
+            loop {
+                let generation = self.learned.generation();
+                let cfg = self.learned.apply(&self.cfg);
+                let body = self.wire.body(&cfg, &req);
+                let result = with_retries(&cfg, &name, || {
+                    self.attempt(&cfg, &body, req.early, started)
+                })
+                .await;
+                match result {
+                    Err(_) if self.learned.generation() != generation => continue,
+                    r => return r,
+                }
+            }
         })
+    }
+
+    fn adaptations(&self) -> Vec<String> {
+        self.learned.notes()
     }
 }
 

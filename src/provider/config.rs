@@ -35,7 +35,9 @@ pub struct ModelOptions {
     /// Whether the first turn must call a tool.
     pub tool_choice: super::ToolChoice,
     /// `content` of an assistant message that only calls tools.
-    pub content_with_tool_calls: ToolCallContent,
+    /// `None`: the runner's choice (`null`, or `""` once a server refused
+    /// `null`).
+    pub content_with_tool_calls: Option<ToolCallContent>,
 }
 
 impl ModelOptions {
@@ -48,7 +50,7 @@ impl ModelOptions {
             base_url: None,
             context_window: None,
             pricing: None,
-            content_with_tool_calls: ToolCallContent::default(),
+            content_with_tool_calls: None,
             ..self.clone()
         }
     }
@@ -146,6 +148,19 @@ pub struct ProviderConfig {
     pub max_retries: u32,
     /// Chat Completions only.
     pub content_with_tool_calls: ToolCallContent,
+    /// What the task left to the runner, which a server's refusal may
+    /// change for the run ([`super::learn`]).
+    pub learnable: Learnable,
+}
+
+/// The request shapes a task did not choose, so the runner may change
+/// them when a server refuses them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Learnable {
+    /// `content_with_tool_calls` was not set.
+    pub content: bool,
+    /// `stream` was not set.
+    pub stream: bool,
 }
 
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
@@ -219,7 +234,11 @@ pub fn resolve(
         request_timeout: options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
         idle_timeout: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
-        content_with_tool_calls: options.content_with_tool_calls,
+        content_with_tool_calls: options.content_with_tool_calls.unwrap_or_default(),
+        learnable: Learnable {
+            content: options.content_with_tool_calls.is_none(),
+            stream: options.stream.is_none(),
+        },
     })
 }
 

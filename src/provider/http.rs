@@ -132,6 +132,12 @@ tokio::task_local! {
     static RETRY_LOG: RetryLog;
 }
 
+/// Notes a try that failed and is sent again in another shape (see
+/// [`super::learn`]) in the current request's log.
+pub fn note_retry(record: runner_output::RetryRecord) {
+    let _ = RETRY_LOG.try_with(|log| log.0.lock().unwrap_or_else(|e| e.into_inner()).push(record));
+}
+
 /// `request` with its retries noted in the returned log (whichever task
 /// polls it).
 pub fn noting_retries<F: Future>(request: F) -> (impl Future<Output = F::Output>, RetryLog) {

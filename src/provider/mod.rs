@@ -15,6 +15,7 @@ pub(crate) mod config;
 mod gemini;
 mod gemini_schema;
 pub(crate) mod http;
+pub(crate) mod learn;
 mod message;
 pub(crate) mod models;
 mod openai;
@@ -134,6 +135,11 @@ pub trait Provider: Send + Sync {
     /// task; `None` when there is none left (or no chain).
     fn fall_back(&self) -> Option<ActiveModel> {
         None
+    }
+    /// What the runner changed in its requests because the server refused
+    /// their shape ([`learn`]), one line each.
+    fn adaptations(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -20,6 +20,7 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::{ProviderConfig, ToolCallContent};
 use super::http::{Failure, SseReader, error_of};
+use super::learn::Lesson;
 use super::{
     EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolChoice, ToolSpec, Usage,
 };
@@ -110,22 +111,26 @@ impl WireFormat for OpenAi {
         Box::pin(read_stream(sse, early))
     }
 
-    fn refusal_hint(
-        &self,
-        cfg: &ProviderConfig,
-        body: &Value,
-        message: &str,
-    ) -> Option<&'static str> {
-        let sent_null = cfg.content_with_tool_calls == ToolCallContent::Null
-            && body["messages"].as_array().is_some_and(|ms| {
-                ms.iter()
-                    .any(|m| m["role"] == "assistant" && m["content"].is_null())
-            });
-        (sent_null && message.starts_with("HTTP ") && message.contains("content")).then_some(
-            " (this server may refuse `\"content\": null` beside tool calls: \
-             set `model_options: {content_with_tool_calls: \"\"}`)",
-        )
+    fn lesson(&self, cfg: &ProviderConfig, body: &Value, failure: &Failure) -> Option<Lesson> {
+        if cfg.learnable.content && sent_null_content(cfg, body, &failure.message) {
+            return Some(Lesson::EmptyContent);
+        }
+        let m = &failure.message;
+        let closed = m.contains("closed the stream without sending anything")
+            || (m.contains("stream") && m.contains("not supported"));
+        (cfg.learnable.stream && cfg.stream && closed).then_some(Lesson::NoStream)
     }
+}
+
+/// Whether the server refused `body` (`message`) where the cause may be
+/// its `"content": null` beside tool calls.
+fn sent_null_content(cfg: &ProviderConfig, body: &Value, message: &str) -> bool {
+    let sent_null = cfg.content_with_tool_calls == ToolCallContent::Null
+        && body["messages"].as_array().is_some_and(|ms| {
+            ms.iter()
+                .any(|m| m["role"] == "assistant" && m["content"].is_null())
+        });
+    sent_null && message.starts_with("HTTP ") && message.contains("content")
 }
 
 /// A conversation message in Chat Completions form; `empty` is the

@@ -210,6 +210,8 @@ struct TaskRun<'t> {
     warnings: Vec<String>,
     /// The answer valid against the output schema.
     output: Option<serde_json::Value>,
+    /// What the model's server taught the runner (see `provider::learn`).
+    server_adaptations: Vec<String>,
 }
 
 /// Runs one task. Never fails: problems become the outcome.
@@ -226,7 +228,10 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let outcome = match run.admit() {
         Err(e) => e.into(),
         Ok(provider) => {
-            crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await
+            let o =
+                crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await;
+            run.server_adaptations = provider.adaptations();
+            o
         }
     };
     let result = run.finish(outcome, &recorder);
@@ -269,6 +274,7 @@ impl<'t> TaskRun<'t> {
             mcp_sandbox: BTreeMap::new(),
             warnings: Vec::new(),
             output: None,
+            server_adaptations: Vec::new(),
         }
     }
 
@@ -668,6 +674,7 @@ impl<'t> TaskRun<'t> {
             sandbox: self.sandbox_note,
             mcp_sandbox: self.mcp_sandbox,
             backstops: self.policy.backstops(),
+            server_adaptations: self.server_adaptations,
             warnings: self.warnings,
             started_at: self.started_at,
             duration_ms: self.epoch.elapsed().as_millis() as u64,

@@ -262,8 +262,8 @@ pub(super) fn model_options(
         ));
     }
     let content_with_tool_calls = match &f.content_with_tool_calls {
-        None => ToolCallContent::Null,
-        Some(c) if c.value.is_empty() => ToolCallContent::Empty,
+        None => None,
+        Some(c) if c.value.is_empty() => Some(ToolCallContent::Empty),
         Some(c) => {
             errors.push(ConfigError::at(
                 path,
@@ -273,7 +273,7 @@ pub(super) fn model_options(
                     c.value
                 ),
             ));
-            ToolCallContent::Null
+            None
         }
     };
     ModelOptions {

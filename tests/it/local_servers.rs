@@ -71,9 +71,10 @@ fn pydantic_refusal() -> Reply {
     )
 }
 
-#[test]
-fn a_server_that_refuses_null_content_gets_the_spelling_the_task_names() {
-    let server = FakeServer::start(|r, _| {
+/// A fake of that server: refuses null content, answers a read_file call
+/// first and a text once it holds a tool result.
+fn pydantic_server() -> FakeServer {
+    FakeServer::start(|r, _| {
         let answered = r.body["messages"]
             .as_array()
             .unwrap()
@@ -90,24 +91,65 @@ fn a_server_that_refuses_null_content_gets_the_spelling_the_task_names() {
         } else {
             wire::reply(Vendor::OpenAi, &turn("It holds alpha.", vec![]))
         }
-    });
-    // The default is OpenAI's null: refused, and the error says what to set.
+    })
+}
+
+#[test]
+fn a_server_that_refuses_null_content_teaches_the_run_to_send_empty_text() {
+    let server = pydantic_server();
+    // Nothing set: OpenAI's null is refused once, the same turn goes again
+    // with "" at once (not retried as it was), and every later request of
+    // the run, in this task and the next, says "".
     let dir = tempfile::tempdir().unwrap();
-    task(dir.path(), "openai:local", "max_retries: 0", 4);
-    let out = run_fake(dir.path(), Vendor::OpenAi, &server);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let (_, status, reason) = outcome(dir.path());
-    assert_eq!(status, "error");
-    assert!(
-        reason.contains("Input should be a valid string"),
-        "{reason}"
+    task(dir.path(), "openai:local", "", 4);
+    let yaml = std::fs::read_to_string(dir.path().join("task.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("task2.yaml"),
+        yaml.replace("name: t\n", "name: t2\n"),
+    )
+    .unwrap();
+    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--jobs",
+            "1",
+            "--out",
+            "out",
+            "task.yaml",
+            "task2.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.iter().filter(|r| has_null_content(r)).count(),
+        1,
+        "a refused shape is never sent again"
     );
+    assert_eq!(reqs.len(), 5, "t: 3 requests (one refused), t2: 2");
+    let (t, status, _) = outcome(dir.path());
+    assert_eq!(status, "passed");
+    let notes = t["server_adaptations"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        reason.contains("set `model_options: {content_with_tool_calls: \"\"}`"),
-        "{reason}"
+        notes[0].as_str().unwrap().contains("\"content\": \"\""),
+        "{notes:?}"
     );
-    // With "", the conversation goes on; every request says `auto`
-    // explicitly (that server shows no tools to a request without it).
+    let retry = &t["turns"][1]["retries"][0];
+    assert_eq!(retry["class"], "refused_request", "{}", t["turns"][1]);
+    let (t2, status, _) = task_outcome(dir.path(), "t2");
+    assert_eq!(status, "passed");
+    assert!(
+        t2["turns"][1].get("retries").is_none(),
+        "{}",
+        t2["turns"][1]
+    );
+    assert_eq!(t2["server_adaptations"], t["server_adaptations"]);
+    // With "" set, the conversation goes on from the start; every request
+    // says `auto` explicitly (that server shows no tools to a request
+    // without it).
     let dir = tempfile::tempdir().unwrap();
     task(
         dir.path(),
@@ -127,6 +169,55 @@ fn a_server_that_refuses_null_content_gets_the_spelling_the_task_names() {
     for r in reqs {
         assert_eq!(r.body["tool_choice"], "auto");
     }
+}
+
+#[test]
+fn a_server_that_closes_a_stream_without_a_word_gets_whole_answers() {
+    // The first request is streamed and closed at once; the same turn goes
+    // again unstreamed, and so does every later one.
+    let server = FakeServer::start(|r, n| {
+        if r.body["stream"] == true {
+            Reply::sse(&[])
+        } else if n < 2 {
+            Reply::json(
+                200,
+                &json!({"choices": [{"message": {"role": "assistant", "content": "",
+                    "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "read_file", "arguments": "{\"file_path\": \"a.txt\"}"}}]},
+                    "finish_reason": "tool_calls"}]}),
+            )
+        } else {
+            Reply::json(
+                200,
+                &json!({"choices": [{"message": {"role": "assistant", "content": "It holds alpha."},
+                    "finish_reason": "stop"}]}),
+            )
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    task(
+        dir.path(),
+        "openai:streamless",
+        "content_with_tool_calls: \"\"",
+        4,
+    );
+    let out = run_fake(dir.path(), Vendor::OpenAi, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let streamed: Vec<bool> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["stream"] == true)
+        .collect();
+    assert_eq!(streamed, [true, false, false]);
+    let (t, _, _) = outcome(dir.path());
+    assert!(
+        t["server_adaptations"][0]
+            .as_str()
+            .unwrap()
+            .contains("not streamed"),
+        "{}",
+        t["server_adaptations"]
+    );
 }
 
 #[test]
@@ -158,7 +249,9 @@ fn content_with_tool_calls_is_null_or_empty() {
 fn a_stream_closed_before_its_first_event_says_where_to_look() {
     for v in ALL {
         let dir = tempfile::tempdir().unwrap();
-        task(dir.path(), v.model(), "max_retries: 0", 4);
+        // Chosen by the task: a refusal of it teaches nothing, the error
+        // says where to look.
+        task(dir.path(), v.model(), "max_retries: 0, stream: true", 4);
         let server = FakeServer::queue(vec![Reply::sse(&[])]);
         let out = run_fake(dir.path(), v, &server);
         assert_eq!(out.status.code(), Some(1), "{v:?}");
@@ -299,10 +392,12 @@ fn llama_cpp_python_server() {
     let (server, port) = start_llama_server(&python, tmp.path());
     let common = "max_tokens: 128, temperature: 0, max_retries: 0, tool_choice: read_file";
 
-    // The README's recipe, examples/local/smollm2.yaml as it is: a named
-    // tool first, not streamed, "" content. The forced call comes back
-    // parsed, and the next request, which carries it, is accepted (turns
-    // after the first are `auto`).
+    // The README's recipe, examples/local/smollm2.yaml as it is: only what
+    // the model needs (a named tool first). The forced call comes back
+    // parsed from the stream; the next turn (`auto`) is a stream the
+    // server closes, then a whole answer with OpenAI's null content, which
+    // it refuses: the runner learns both once and the turn goes through,
+    // no request refused twice.
     let dir = examples();
     run_real_file(dir.path(), port, "examples/local/smollm2.yaml");
     let (t, status, reason) = task_outcome(dir.path(), "smollm2");
@@ -315,6 +410,25 @@ fn llama_cpp_python_server() {
         .filter(|m| m["role"] == "assistant")
         .count();
     assert!(answers >= 2, "one answer only: {t}");
+    let notes: Vec<&str> = t["server_adaptations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("not streamed"))
+            && notes.iter().any(|n| n.contains("\"content\": \"\"")),
+        "{notes:?}"
+    );
+    let refused = t["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|turn| turn["retries"].as_array().into_iter().flatten())
+        .filter(|r| r["class"] == "refused_request")
+        .count();
+    assert_eq!(refused, 2, "each shape refused once: {}", t["turns"]);
 
     // Streamed, the forced call is read from the real server's chunks.
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +459,8 @@ fn llama_cpp_python_server() {
         "{reason}"
     );
 
-    // OpenAI's null content is refused there; the error names the option.
+    // OpenAI's null content is refused there once; the runner sends ""
+    // from then on.
     let dir = tempfile::tempdir().unwrap();
     task(
         dir.path(),
@@ -353,8 +468,15 @@ fn llama_cpp_python_server() {
         &format!("{common}, stream: false"),
         3,
     );
-    let (_, status, reason) = run_real(dir.path(), port);
-    assert_eq!(status, "error", "{reason}");
-    assert!(reason.contains("content_with_tool_calls"), "{reason}");
+    let (t, status, reason) = run_real(dir.path(), port);
+    assert_ne!(status, "error", "{reason}");
+    assert!(
+        t["server_adaptations"][0]
+            .as_str()
+            .unwrap()
+            .contains("\"content\": \"\""),
+        "{}",
+        t["server_adaptations"]
+    );
     drop(server);
 }

@@ -297,6 +297,11 @@ pub struct Transcript {
     /// decisions counted on (absent: none, as in older transcripts).
     #[serde(default, skip_serializing_if = "is_default")]
     pub backstops: runner_policy::Backstops,
+    /// What the runner changed in its requests because the model's server
+    /// refused their shape (`"content": ""` beside tool calls, answers not
+    /// streamed), one line each; kept for the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_adaptations: Vec<String>,
     /// Things the run went on without: MCP servers skipped, tools left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
