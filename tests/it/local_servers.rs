@@ -4,7 +4,9 @@
 //! `"content": null` beside tool calls, shows the model no tools when a
 //! request leaves `tool_choice` out, and closes a stream without a word when
 //! it fails after answering 200. The fakes below pin the runner's answers to
-//! each, in every CI run; `llama_cpp_python_server` checks the same against
+//! each, in every CI run, beside a fake of Ollama's OpenAI-compatible
+//! endpoint made from its published docs; `llama_cpp_python_server` checks
+//! the same against
 //! the real server (ignored by default: building llama.cpp takes minutes;
 //! `scripts/real-server-test` installs it and runs the test).
 
@@ -218,6 +220,103 @@ fn a_server_that_closes_a_stream_without_a_word_gets_whole_answers() {
         "{}",
         t["server_adaptations"]
     );
+}
+
+/// A stream as Ollama's OpenAI-compatible endpoint sends one, after its
+/// published docs (`/v1/chat/completions`): a tool call whole in one
+/// chunk with its index, `system_fingerprint: fp_ollama`, the finish in a
+/// chunk of its own, usage in a last chunk without choices when
+/// `stream_options.include_usage` asks, then `[DONE]`. It takes no key
+/// and ignores `tool_choice`.
+fn ollama_stream(text: &str, call: Option<(&str, Value)>, usage: (u64, u64)) -> Reply {
+    let chunk = |choices: Value, extra: Value| {
+        let mut c = json!({"id": "chatcmpl-812", "object": "chat.completion.chunk",
+            "created": 1_732_000_000, "model": "llama3.2", "system_fingerprint": "fp_ollama",
+            "choices": choices});
+        if let (Some(o), Some(e)) = (c.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        format!("data: {c}\n\n")
+    };
+    let mut delta = json!({"role": "assistant", "content": text});
+    let finish = if let Some((name, args)) = &call {
+        delta["tool_calls"] = json!([{"id": "call_k2j4x8", "index": 0, "type": "function",
+            "function": {"name": name, "arguments": args.to_string()}}]);
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    Reply::sse(&[
+        chunk(
+            json!([{"index": 0, "delta": delta, "finish_reason": null}]),
+            json!({}),
+        ),
+        chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": finish}]),
+            json!({}),
+        ),
+        chunk(
+            json!([]),
+            json!({"usage": {"prompt_tokens": usage.0, "completion_tokens": usage.1,
+                "total_tokens": usage.0 + usage.1}}),
+        ),
+        "data: [DONE]\n\n".to_string(),
+    ])
+}
+
+#[test]
+fn an_ollama_compatible_server_works_with_the_model_name_alone() {
+    let server = FakeServer::start(|r, _| {
+        // What the docs list as supported is all it needs; it ignores
+        // tool_choice and needs no key.
+        assert_eq!(r.header("authorization"), None);
+        let answered = r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool" && m["tool_call_id"] == "call_k2j4x8");
+        if answered {
+            ollama_stream("It holds alpha.", None, (120, 6))
+        } else {
+            ollama_stream(
+                "",
+                Some(("read_file", json!({"file_path": "a.txt"}))),
+                (100, 12),
+            )
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "alpha\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        "name: t\nprompt: Read a.txt and say what it holds.\nmodel: openai:llama3.2\nworkspace: ws\ntools: [read_file, ls]\n",
+    );
+    let mut cmd = runner();
+    for v in ALL {
+        cmd.env_remove(v.key_var()).env_remove(v.url_var());
+    }
+    let out = cmd
+        .env("CI", "true")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .current_dir(dir.path())
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (t, status, _) = outcome(dir.path());
+    assert_eq!(status, "passed");
+    assert_eq!(t["final_answer"], "It holds alpha.");
+    assert_eq!(t["tool_calls"][0]["id"], "call_k2j4x8");
+    assert_eq!(t["tool_calls"][0]["status"], "ok");
+    assert_eq!(t["usage"]["input_tokens"], 220);
+    assert_eq!(t["usage"]["output_tokens"], 18);
+    assert!(
+        t.get("server_adaptations").is_none(),
+        "{}",
+        t["server_adaptations"]
+    );
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
