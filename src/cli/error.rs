@@ -13,15 +13,19 @@ pub enum Exit {
     Failed,
     /// The input was bad, and the command said so in its output (2).
     Invalid,
+    /// A run stopped before it finished, and `--resume` goes on from
+    /// where it stopped (75, EX_TEMPFAIL: try again).
+    Resumable,
 }
 
 impl Exit {
-    /// The process's exit code: 0, 1 or 2.
+    /// The process's exit code: 0, 1, 2 or 75.
     pub fn code(self) -> i32 {
         match self {
             Exit::Passed => 0,
             Exit::Failed => 1,
             Exit::Invalid => 2,
+            Exit::Resumable => 75,
         }
     }
 

@@ -21,9 +21,9 @@ pub struct RunArgs {
     /// Task files (paths or globs).
     #[arg(required = true)]
     tasks: Vec<String>,
-    /// Output folder.
-    #[arg(long, default_value = "runner-out")]
-    out: PathBuf,
+    /// Output folder (default runner-out).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// A policy added to every task's policy; the strictest decision wins. Repeatable.
     #[arg(long = "policy")]
     policies: Vec<PathBuf>,
@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// variables say. Also on with a task's `telemetry:` or those variables.
     #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, default_missing_value = "")]
     otel: Option<String>,
+    /// Go on with the run in DIR (its output folder) that did not finish:
+    /// tasks that ended are kept, tasks cancelled, timed out or stopped by
+    /// their model go on from their transcripts, the others run.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    resume: Option<PathBuf>,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
@@ -230,32 +235,46 @@ pub async fn run(args: RunArgs) -> CliResult {
             return Err(CliError::Invalid(unpriced.join("\n")));
         }
     }
+    let out = match (&args.resume, &args.out) {
+        (Some(dir), _) => {
+            if !dir.join("junit.xml").is_file() && !dir.is_dir() {
+                return Err(CliError::Invalid(format!(
+                    "--resume {}: no such output folder",
+                    dir.display()
+                )));
+            }
+            dir.clone()
+        }
+        (None, Some(o)) => o.clone(),
+        (None, None) => PathBuf::from("runner-out"),
+    };
     let telemetry = start_telemetry(args.otel.as_deref(), &tasks, &extra)?;
-    std::fs::create_dir_all(&args.out).map_err(|e| {
+    std::fs::create_dir_all(&out).map_err(|e| {
         CliError::Invalid(format!(
             "cannot create output folder {}: {e}",
-            args.out.display()
+            out.display()
         ))
     })?;
     let opts = RunOptions {
-        out_dir: args.out.clone(),
+        out_dir: out.clone(),
         extra_policies: extra,
         reporter: reporter(&args),
         max_parallel_calls: 16,
         cancel: Cancel::default(),
         budget: args.max_cost.map(|m| Arc::new(RunBudget::new(m))),
         telemetry: telemetry.clone(),
+        resume: args.resume.is_some(),
     };
     watch_signals(opts.cancel.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {
-        eprintln!("runner: outputs in {}", args.out.display());
+        eprintln!("runner: outputs in {}", out.display());
     }
     let mut results = run_tasks(&tasks, &opts, args.jobs).await;
     let all_passed = results.iter().all(|r| r.passed());
-    let all_applied = !args.apply || apply_passed(&mut results, &args.out);
-    let written = write_run_outputs(&args.out, &results);
+    let all_applied = !args.apply || apply_passed(&mut results, &out);
+    let written = write_run_outputs(&out, &results);
     if let Some(t) = &telemetry {
         // Bounded by the export timeout; a collector that is down costs
         // the run that long at most, and never its outcome.
@@ -269,8 +288,18 @@ pub async fn run(args: RunArgs) -> CliResult {
     if args.format == OutputFormat::Text {
         println!("{passed} passed, {} failed", results.len() - passed);
     }
+    // Stopped before the end (cancelled, out of time, its model gone) and
+    // nothing else wrong: `--resume` goes on (75, "try again").
+    let resumable = !all_passed
+        && results
+            .iter()
+            .all(|r| r.passed() || crate::run::resumable(&r.transcript.outcome));
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);
-    Ok(Exit::passed_if(all_passed && all_applied))
+    Ok(if resumable && all_applied {
+        Exit::Resumable
+    } else {
+        Exit::passed_if(all_passed && all_applied)
+    })
 }

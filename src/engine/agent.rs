@@ -52,8 +52,10 @@ pub async fn run_agent(
     limits: &AgentLimits,
     usage: &mut Usage,
     mut first: Option<FirstTurn<'_>>,
+    start_turn: u32,
 ) -> AgentStop {
-    let mut turn: u32 = 0;
+    // A resumed task goes on from its last turn; its turns count.
+    let mut turn: u32 = start_turn;
     // The first error of the last answer the output schema refused.
     let mut refused: Option<String> = None;
     // The same declarations every turn: a stable request prefix.

@@ -52,6 +52,14 @@ impl Conversation {
         }
     }
 
+    /// A conversation that goes on from `messages` (a resumed task's).
+    pub fn resumed(messages: Vec<Message>) -> Self {
+        Self {
+            log: messages,
+            ..Self::new(String::new())
+        }
+    }
+
     /// Takes the size of what every request carries besides the messages:
     /// the system prompt and the tool declarations.
     pub fn fix_prefix(&mut self, system: &str, tools: &[ToolSpec]) {

@@ -60,6 +60,13 @@ impl ScriptedProvider {
             counted: Mutex::new((0, 0)),
         }
     }
+
+    /// Plays the script from turn `done` on (a resumed task's model has
+    /// answered `done` turns already).
+    pub fn starting_at(self, done: usize) -> Self {
+        *self.next.lock().unwrap_or_else(|e| e.into_inner()) = done;
+        self
+    }
 }
 
 /// A rough token count (4 characters a token), so that budgets and reports

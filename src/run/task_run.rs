@@ -43,6 +43,8 @@ pub struct RunOptions {
     /// The run's telemetry, when it exports any: tasks run under their
     /// trace context and record their ids.
     pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
+    /// `--resume`: `out_dir` holds an earlier run to go on from.
+    pub resume: bool,
 }
 
 /// `runner run --max-cost`: once the tasks that ran have spent it, the
@@ -113,12 +115,14 @@ pub fn fallback_configs(task: &Task) -> Result<Vec<ProviderConfig>, ProviderSetu
         .collect()
 }
 
-fn make_provider(task: &Task) -> Result<Box<dyn Provider>, ProviderSetupError> {
+/// The task's model (a chain with its fallbacks); a scripted one plays
+/// its script from turn `done` on (a resumed task's).
+fn make_provider(task: &Task, done: usize) -> Result<Box<dyn Provider>, ProviderSetupError> {
     let first = match provider_config(task)? {
         None => {
-            return Ok(Box::new(ScriptedProvider::new(std::sync::Arc::clone(
-                &task.script,
-            ))));
+            return Ok(Box::new(
+                ScriptedProvider::new(std::sync::Arc::clone(&task.script)).starting_at(done),
+            ));
         }
         Some(cfg) => http_provider(cfg)?,
     };
@@ -212,12 +216,28 @@ struct TaskRun<'t> {
     output: Option<serde_json::Value>,
     /// What the model's server taught the runner (see `provider::learn`).
     server_adaptations: Vec<String>,
+    /// The earlier run's transcript of a resumed task, and its changes.
+    prior: Option<Box<Transcript>>,
+    prior_diff: String,
+    /// The turn the agent goes on from (a resumed task's last).
+    start_turn: u32,
 }
 
 /// Runs one task. Never fails: problems become the outcome.
 pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let mut run = TaskRun::new(task, opts);
     opts.reporter.task_started(&task.name);
+    if opts.resume {
+        use super::resume::{Previous, previous};
+        match previous(&opts.out_dir, &task.name, &task.workspace) {
+            Previous::Keep(r) => {
+                opts.reporter.task_finished(&r.transcript);
+                return *r;
+            }
+            Previous::Resume(t, diff) => run.resume_from(t, diff),
+            Previous::Fresh => {}
+        }
+    }
     let recorder = TranscriptRecorder::new(run.epoch);
     let progress = TaskEvents {
         task: &task.name,
@@ -275,7 +295,26 @@ impl<'t> TaskRun<'t> {
             warnings: Vec::new(),
             output: None,
             server_adaptations: Vec::new(),
+            prior: None,
+            prior_diff: String::new(),
+            start_turn: 0,
         }
+    }
+
+    /// Goes on from an earlier run's transcript (`runner run --resume`):
+    /// its conversation, system prompt, spending, checks and violations.
+    fn resume_from(&mut self, t: Box<Transcript>, diff: String) {
+        self.conversation = Conversation::resumed(super::resume::conversation(&t));
+        self.system = t.system_prompt.clone();
+        self.usage = t.usage;
+        self.attempts = t.counts.attempts.saturating_sub(1);
+        self.checks = t.checks.clone();
+        self.violations = t.violations.clone();
+        self.warnings = t.warnings.clone();
+        self.started_at = t.started_at.clone();
+        self.start_turn = t.turns.iter().map(|r| r.turn).max().unwrap_or(0);
+        self.prior_diff = diff;
+        self.prior = Some(t);
     }
 
     /// The task's model, unless the run was cancelled or its budget spent
@@ -294,7 +333,8 @@ impl<'t> TaskRun<'t> {
                 b.spent()
             )));
         }
-        make_provider(self.task).map_err(|e| Failure(e.to_string()))
+        let done = self.prior.as_ref().map_or(0, |t| t.turns.len());
+        make_provider(self.task, done).map_err(|e| Failure(e.to_string()))
     }
 
     /// What the task's workspace is made from.
@@ -319,7 +359,9 @@ impl<'t> TaskRun<'t> {
         let plan = self.copy_plan();
         let mut copy = tokio::task::spawn_blocking(move || plan.prepare());
         let cancel = self.opts.cancel.clone();
-        let ahead = task.mcp_servers.is_empty();
+        // A resumed task's first request is its recorded conversation's
+        // next: it waits for the copy and the changes applied to it.
+        let ahead = task.mcp_servers.is_empty() && self.prior.is_none();
         let mut first = None;
         if ahead {
             self.system = system_prompt(task, &self.registry, &self.policy);
@@ -361,6 +403,11 @@ impl<'t> TaskRun<'t> {
             Ok(Err(e)) => return Failure(e.to_string()).into(),
             Err(e) => return Failure(format!("preparing the workspace failed: {e}")).into(),
         };
+        if self.prior.is_some()
+            && let Err(e) = super::resume::apply_changes(p.iso.path(), &self.prior_diff)
+        {
+            return Failure(format!("resuming: {e}")).into();
+        }
         self.diff_prefix = p.iso.diff_prefix();
         self.sandbox_note = p.sandbox_note;
         self.policy = p.policy;
@@ -388,7 +435,9 @@ impl<'t> TaskRun<'t> {
                 };
             }
         };
-        if !ahead {
+        // A resumed task sends its recorded system prompt: the same bytes,
+        // which the vendor's prompt cache matches on.
+        if !ahead && self.prior.is_none() {
             self.system = system_prompt(task, &self.registry, &self.policy);
         }
         let registry = self.registry.clone();
@@ -490,6 +539,7 @@ impl<'t> TaskRun<'t> {
                 limits,
                 &mut self.usage,
                 answered,
+                std::mem::take(&mut self.start_turn),
             );
             let Ok(stop) = tokio::time::timeout(remaining, agent).await else {
                 return self.timed_out();
@@ -630,7 +680,20 @@ impl<'t> TaskRun<'t> {
     /// The transcript, the diff and the changes.
     fn finish(self, outcome: Outcome, recorder: &TranscriptRecorder) -> TaskResult {
         let task = self.task;
-        let (turns, tool_calls) = recorder.take();
+        let (mut turns, mut tool_calls) = recorder.take();
+        let mut compactions = recorder.take_compactions();
+        let mut switches = recorder.take_switches();
+        // A resumed task's records are the earlier runs' and this one's.
+        let (resumes, earlier_ms) = match &self.prior {
+            Some(p) => {
+                turns.splice(0..0, p.turns.iter().cloned());
+                tool_calls.splice(0..0, p.tool_calls.iter().cloned());
+                compactions.splice(0..0, p.compactions.iter().cloned());
+                switches.splice(0..0, p.model_switches.iter().cloned());
+                (p.resumes + 1, p.duration_ms)
+            }
+            None => (0, 0),
+        };
         let counts = Counts::from(self.attempts, &turns, &tool_calls);
         let outcome = if outcome.status == OutcomeStatus::Passed
             && task.fail_on_denial
@@ -677,7 +740,8 @@ impl<'t> TaskRun<'t> {
             server_adaptations: self.server_adaptations,
             warnings: self.warnings,
             started_at: self.started_at,
-            duration_ms: self.epoch.elapsed().as_millis() as u64,
+            duration_ms: earlier_ms + self.epoch.elapsed().as_millis() as u64,
+            resumes,
             policies: self
                 .policy
                 .layers()
@@ -686,8 +750,8 @@ impl<'t> TaskRun<'t> {
                 .collect(),
             system_prompt: self.system,
             messages: self.conversation.into_log(),
-            compactions: recorder.take_compactions(),
-            model_switches: recorder.take_switches(),
+            compactions,
+            model_switches: switches,
             turns,
             tool_calls,
             checks: self.checks,

@@ -353,7 +353,7 @@ fn a_stream_closed_before_its_first_event_says_where_to_look() {
         task(dir.path(), v.model(), "max_retries: 0, stream: true", 4);
         let server = FakeServer::queue(vec![Reply::sse(&[])]);
         let out = run_fake(dir.path(), v, &server);
-        assert_eq!(out.status.code(), Some(1), "{v:?}");
+        assert_eq!(out.status.code(), Some(75), "{v:?}: unavailable, resumable");
         let (_, status, reason) = outcome(dir.path());
         assert_eq!(status, "error", "{v:?}");
         assert!(

@@ -21,6 +21,7 @@ mod policy_corpus;
 mod policy_props;
 mod providers;
 mod reports;
+mod resume;
 mod shell_differential;
 mod start;
 mod structured;

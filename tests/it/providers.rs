@@ -259,7 +259,7 @@ fn retries_run_out_and_the_task_errors_with_the_last_failure() {
         Reply::json(502, &error_body("bad gateway")),
     ]);
     let (out, t) = run(dir.path(), v, &server);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(75), "unavailable: resumable");
     let (status, reason) = outcome(&t);
     assert_eq!(status, "error");
     assert!(
@@ -299,7 +299,7 @@ fn a_stream_cut_in_the_middle_is_an_error_or_a_retry_never_a_short_answer() {
         setup(dir.path(), v, "model_options: {max_retries: 0}\n");
         let server = FakeServer::queue(vec![wire::reply(v, &t1).cut_after(2)]);
         let (out, t) = run(dir.path(), v, &server);
-        assert_eq!(out.status.code(), Some(1), "{v:?}");
+        assert_eq!(out.status.code(), Some(75), "{v:?}: unavailable, resumable");
         let (status, reason) = outcome(&t);
         assert_eq!(status, "error", "{v:?}: {reason}");
         assert!(
@@ -407,7 +407,7 @@ fn a_stalled_stream_hits_the_idle_timeout() {
             wire::reply(v, &turn("A slow answer.", vec![])).pause_before(1, Duration::from_secs(4)),
         ]);
         let (out, t) = run(dir.path(), v, &server);
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(75), "unavailable: resumable");
         let (status, reason) = outcome(&t);
         assert_eq!(status, "error", "{v:?}");
         assert!(reason.contains("idle timeout"), "{v:?}: {reason}");

@@ -115,7 +115,12 @@ fn a_copy_slower_than_the_timeout_times_the_task_out_and_leaves_nothing() {
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(75),
+        "out of time: resumable {}",
+        stderr(&out)
+    );
     let t = read_json(dir.path().join("out/t/transcript.json"));
     assert_eq!(t["outcome"]["status"], "timeout", "{}", t["outcome"]);
     let left: Vec<_> = std::fs::read_dir(&tmp)

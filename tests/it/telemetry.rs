@@ -675,7 +675,7 @@ fn a_run_stopped_by_sigterm_still_sends_its_telemetry() {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
+    assert_eq!(status.code(), Some(75), "cancelled: resumable");
     let spans = rx.spans();
     let agent = one(&spans, "invoke_agent slow");
     assert_eq!(agent["attributes"]["runner.outcome"], "cancelled");

@@ -305,6 +305,10 @@ pub struct Transcript {
     /// Things the run went on without: MCP servers skipped, tools left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How many times the task was resumed (`runner run --resume`): its
+    /// turns, calls and cost are the earlier runs' and this one's.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub resumes: u32,
     /// When the task started (RFC 3339, UTC).
     pub started_at: String,
     /// How long it ran.

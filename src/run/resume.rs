@@ -1,0 +1,198 @@
+//! `runner run --resume OUT`: a run that did not finish goes on from
+//! where it stopped. Each task's transcript in OUT decides: a task that
+//! ended (passed, failed, conflict) is kept as it is; one that was
+//! cancelled, timed out or lost its model (an `error` with a provider's
+//! error class) goes on from its transcript; any other runs afresh.
+//!
+//! Going on means: a new copy of the original workspace with the task's
+//! recorded changes (`changes.diff`) applied, the recorded conversation
+//! (system prompt and messages as they were sent, so the vendor's prompt
+//! cache still matches), the turns, attempts, tokens and cost spent so
+//! far, and a result for each call of the last answer that never got one:
+//! its outcome is unknown, and the model is told so.
+
+use std::path::Path;
+
+use runner_output::{CallStatus, Message, Outcome, OutcomeStatus, Transcript};
+
+use super::task_run::TaskResult;
+
+/// What an earlier run left of a task.
+pub enum Previous {
+    /// It ended: its outputs stand.
+    Keep(Box<TaskResult>),
+    /// It did not finish: go on from here.
+    Resume(Box<Transcript>, String),
+    /// Nothing to go on from (or it never started).
+    Fresh,
+}
+
+/// Whether a task that ended so can go on: cancelled, out of time, or
+/// stopped by its model's provider for a reason that passes with time (a
+/// rate limit, an overload, an outage, a quota). A refused key or request
+/// would be refused again.
+pub fn resumable(o: &Outcome) -> bool {
+    use runner_output::ErrorClass::*;
+    matches!(o.status, OutcomeStatus::Cancelled | OutcomeStatus::Timeout)
+        || (o.status == OutcomeStatus::Error
+            && matches!(
+                o.error_class,
+                Some(RateLimited | Overloaded | Unavailable | Quota)
+            ))
+}
+
+/// What `out` holds of task `name`, run on `workspace`.
+pub fn previous(out: &Path, name: &str, workspace: &Path) -> Previous {
+    let dir = out.join(name);
+    let Ok(bytes) = std::fs::read(dir.join("transcript.json")) else {
+        return Previous::Fresh;
+    };
+    let Ok(t) = serde_json::from_slice::<Transcript>(&bytes) else {
+        return Previous::Fresh;
+    };
+    let diff = std::fs::read_to_string(dir.join("changes.diff")).unwrap_or_default();
+    match t.outcome.status {
+        OutcomeStatus::Passed | OutcomeStatus::Failed | OutcomeStatus::Conflict => {
+            Previous::Keep(Box::new(TaskResult {
+                transcript: t,
+                diff,
+                // Applied (or not) by the run that made them.
+                changes: Vec::new(),
+                workspace: workspace.to_path_buf(),
+            }))
+        }
+        _ if resumable(&t.outcome) && t.counts.turns > 0 => Previous::Resume(Box::new(t), diff),
+        _ => Previous::Fresh,
+    }
+}
+
+/// The conversation to go on with: the recorded messages, and for each
+/// call of the last answer without a result, one saying its outcome is
+/// unknown (it may have run in part: its effects, if any, are in the
+/// workspace).
+pub fn conversation(t: &Transcript) -> Vec<Message> {
+    let mut messages = t.messages.clone();
+    let last_answer = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }));
+    let Some(i) = last_answer else {
+        return messages;
+    };
+    let Message::Assistant { tool_calls, .. } = &messages[i] else {
+        return messages;
+    };
+    let answered: Vec<&str> = messages[i + 1..]
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<Message> = tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .map(|c| {
+            let was = t
+                .tool_calls
+                .iter()
+                .rev()
+                .find(|r| r.id == c.id)
+                .map(|r| r.status);
+            let content = match was {
+                Some(CallStatus::Cancelled) => format!(
+                    "outcome unknown: the run was stopped while this call to {} ran, and it was resumed later. It may have run in part or in full: check the workspace before relying on it, and call it again if it is still needed.",
+                    c.name
+                ),
+                _ => format!(
+                    "outcome unknown: the run was stopped before this call to {} ran, and it was resumed later. Call it again if it is still needed.",
+                    c.name
+                ),
+            };
+            Message::Tool {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                content,
+                is_error: true,
+            }
+        })
+        .collect();
+    messages.extend(missing);
+    messages
+}
+
+/// Applies the recorded changes to a new copy (`copy`: the workspace's
+/// folder in it): `git apply` takes the diff's binary patches, modes and
+/// symlinks, and inside the copy's git view its paths from the
+/// repository's root.
+pub fn apply_changes(copy: &Path, diff: &str) -> std::io::Result<()> {
+    if diff.trim().is_empty() {
+        return Ok(());
+    }
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .args(["apply", "--whitespace=nowarn", "-"])
+        .current_dir(copy)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(diff.as_bytes())?;
+    let out = child.wait_with_output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "git apply of the recorded changes failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_without_a_result_are_told_their_outcome_is_unknown() {
+        let t: Transcript = serde_json::from_value(serde_json::json!({
+            "version": 1, "task": "t", "task_file": "t.yaml", "model": "scripted",
+            "workspace": "/w", "mode": "edit", "started_at": "2026-11-24T10:00:00Z",
+            "duration_ms": 1, "policies": [], "system_prompt": "s",
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "text": "", "tool_calls": [
+                    {"id": "c1", "name": "bash", "arguments": {"command": "sleep 9"}},
+                    {"id": "c2", "name": "write_file", "arguments": {"file_path": "b", "content": "x"}}
+                ]}
+            ],
+            "turns": [], "checks": [],
+            "tool_calls": [{"id": "c1", "tool": "bash", "turn": 1, "batch": 0,
+                "arguments": {}, "decision": null, "status": "cancelled", "content": "",
+                "display": "", "started_ms": 0, "duration_ms": 0}],
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "counts": {"attempts": 1, "turns": 1, "tool_calls": 1, "denied_calls": 0, "failed_calls": 0},
+            "changes": [], "final_answer": "",
+            "outcome": {"status": "cancelled", "reason": "cancelled (SIGTERM)"}
+        }))
+        .unwrap();
+        assert!(resumable(&t.outcome));
+        let m = conversation(&t);
+        assert_eq!(m.len(), 4);
+        let Message::Tool {
+            call_id, content, ..
+        } = &m[2]
+        else {
+            panic!("{m:?}")
+        };
+        assert_eq!(call_id, "c1");
+        assert!(content.contains("may have run"), "{content}");
+        let Message::Tool { content, .. } = &m[3] else {
+            panic!("{m:?}")
+        };
+        assert!(content.contains("before this call"), "{content}");
+    }
+}
