@@ -823,6 +823,17 @@ script:
 /// that cannot start. (A remote MCP server's refusal: tests/it/mcp.rs.)
 #[test]
 fn errors_name_things_in_plain_words() {
+    // The check every test's stderr goes through (common::stderr) finds
+    // what rmcp used to print, and leaves plain words alone.
+    let rmcp = "Transport [rmcp::transport::worker::WorkerTransport<...>] error: Auth required";
+    assert_eq!(
+        crate::common::rust_type_path(rmcp).as_deref(),
+        Some("rmcp::transport::worker::WorkerTransport")
+    );
+    assert_eq!(
+        crate::common::rust_type_path("deny Bash(git push:*) at http://127.0.0.1:9/v1"),
+        None
+    );
     let type_path = regex::Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_<]").unwrap();
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");

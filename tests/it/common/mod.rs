@@ -36,9 +36,23 @@ pub fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Lines of stderr, for messages.
+/// Lines of stderr, for messages. Every test that reads a run's stderr
+/// also checks that no message in it names a Rust type path
+/// (`rmcp::transport::...`, `std::io::Error`): errors are for people.
 pub fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    if let Some(path) = rust_type_path(&text) {
+        panic!("stderr names a Rust type path `{path}`:\n{text}");
+    }
+    text
+}
+
+/// The first Rust type path in `text` (`name::Name`, `name::name::...`).
+pub fn rust_type_path(text: &str) -> Option<String> {
+    static PATH: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b[a-z][a-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)+").unwrap()
+    });
+    PATH.find(text).map(|m| m.as_str().to_string())
 }
 
 /// A scripted model's turns, one `bash` call each, as task YAML lines.
