@@ -29,11 +29,23 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
-/// Reads a JSON output file (a transcript).
+/// Reads a JSON output file (a transcript). A transcript's outcome
+/// reason, which is what a user reads of an error, must name no Rust type
+/// path (see [`stderr`]).
 pub fn read_json(path: impl AsRef<Path>) -> serde_json::Value {
     let path = path.as_ref();
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Some(reason) = v["outcome"]["reason"].as_str()
+        && let Some(p) = rust_type_path(reason)
+    {
+        panic!(
+            "{}: the outcome names a Rust type path `{p}`: {reason}",
+            path.display()
+        );
+    }
+    v
 }
 
 /// Lines of stderr, for messages. Every test that reads a run's stderr
