@@ -178,3 +178,55 @@ fn an_overloaded_error_event_is_retried_until_a_call_was_handed_out() {
         assert_eq!(t["turns"][0]["retries"][0]["class"], "overloaded", "{v:?}");
     }
 }
+
+#[test]
+fn a_context_overflow_is_sent_again_once_and_a_bad_response_never() {
+    for v in ALL {
+        // Too long: compacted and sent once more.
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), v);
+        let server = FakeServer::queue(vec![
+            wire::reply(v, &turn("", vec![wire::call("c1", "ls", json!({}))])),
+            error(
+                400,
+                json!({"error": {"message": "This model's maximum context length is 8192 tokens"}}),
+            ),
+            wire::reply(v, &turn("Hi.", vec![])),
+        ]);
+        let (out, t) = run(dir.path(), v, &server);
+        assert!(out.status.success(), "{v:?}: {}", stderr(&out));
+        assert_eq!(server.requests().len(), 3, "{v:?}");
+        assert_eq!(t["outcome"]["status"], "passed", "{v:?}");
+        // Too long again after that: the task fails with the class.
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), v);
+        let too_long = || {
+            error(
+                400,
+                json!({"error": {"message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
+            )
+        };
+        let server = FakeServer::queue(vec![
+            wire::reply(v, &turn("", vec![wire::call("c1", "ls", json!({}))])),
+            too_long(),
+            too_long(),
+        ]);
+        let (out, t) = run(dir.path(), v, &server);
+        assert_eq!(out.status.code(), Some(1), "{v:?}: {}", stderr(&out));
+        assert_eq!(server.requests().len(), 3, "{v:?}");
+        assert_eq!(t["outcome"]["status"], "failed", "{v:?}");
+        assert_eq!(t["outcome"]["error_class"], "context_overflow", "{v:?}");
+        // An answer that cannot be read: never sent again.
+        let garbage = match v {
+            Vendor::OpenAi => "data: not an answer\n\n",
+            Vendor::Anthropic => "event: message_start\ndata: not an answer\n\n",
+            Vendor::Gemini => "data: not an answer\r\n\r\n",
+        };
+        fails_with(
+            v,
+            vec![Reply::sse(&[garbage.to_string()])],
+            "bad_response",
+            1,
+        );
+    }
+}

@@ -223,3 +223,74 @@ fn the_command_line_gives_a_chain_and_every_model_of_it_needs_a_key() {
         "{err}"
     );
 }
+
+#[test]
+fn room_is_made_for_the_next_models_window_before_the_turn_goes_to_it() {
+    // gpt-4.1 (a 1,047,576-token window) calls a command printing 20,000
+    // characters three times and reports 90,000 input tokens for the third
+    // request, then is overloaded. gpt-4o-mini's window (128,000) would
+    // not hold the next request at that rate (80% of it: 102,400 tokens),
+    // so old results are stubbed for it before the turn goes there.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "alpha\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        "name: t\nprompt: Print a lot.\nmodel: [openai:gpt-4.1, openai:gpt-4o-mini]\nworkspace: ws\ntools: [bash]\npolicy:\n  default: allow\nmodel_options: {max_retries: 0}\n",
+    );
+    let server = FakeServer::start(|r, _| {
+        let model = r.body["model"].as_str().unwrap_or_default().to_string();
+        let results = r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        match (model.as_str(), results) {
+            ("gpt-4.1", 0..=2) => {
+                let command = "python3 -c \"print('x' * 20000)\"";
+                let mut t = turn(
+                    "",
+                    vec![call(
+                        &format!("c{results}"),
+                        "bash",
+                        json!({"command": command}),
+                    )],
+                );
+                t.input_tokens = if results == 2 { 90_000 } else { 1_000 };
+                wire::reply(Vendor::OpenAi, &t)
+            }
+            ("gpt-4.1", _) => error(
+                529,
+                json!({"error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ),
+            _ => wire::reply(Vendor::OpenAi, &turn("Done.", vec![])),
+        }
+    });
+    let out = runner_for_all(&[(Vendor::OpenAi, &server)])
+        .current_dir(dir.path())
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    assert_eq!(t["model_switches"][0]["turn"], 4);
+    assert_eq!(t["model_switches"][0]["to"], "openai:gpt-4o-mini");
+    // No compaction for gpt-4.1's window; one for gpt-4o-mini's.
+    let compactions = t["compactions"].as_array().unwrap();
+    assert_eq!(compactions.len(), 1, "{}", t["compactions"]);
+    assert_eq!(compactions[0]["turn"], 4);
+    assert!(
+        compactions[0]["tokens_before"].as_u64().unwrap() > 102_400,
+        "{}",
+        compactions[0]
+    );
+    assert!(
+        compactions[0]["tokens_after"].as_u64().unwrap() <= 102_400,
+        "{}",
+        compactions[0]
+    );
+    // The request gpt-4o-mini got is the compacted one.
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.len() < 50_000, "{} characters", last.len());
+}
