@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{examples, python, read_json, runner, stderr, write};
+use crate::common::{
+    examples, processes_running, python, read_json, runner, sigterm_once_running, stderr, write,
+};
 
 const PARAM_TASK: &str = r#"
 prompt: "Write {{greeting}} into {{target}}."
@@ -267,19 +269,6 @@ fn shards_cover_every_task_once_whatever_the_order_and_merge() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-/// Processes whose command line is exactly `words`.
-pub(crate) fn processes_running(words: &[&str]) -> usize {
-    let want: Vec<u8> = words
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| *c == want)
-        .count()
-}
-
 #[test]
 fn sigterm_cancels_the_run_and_still_writes_every_output() {
     // A distinctive duration, to find the process.
@@ -327,17 +316,7 @@ fn sigterm_while(slow: &str, sleeper: [&str; 2]) {
         .spawn()
         .unwrap();
     // Wait until the agent's command runs, then cancel as CI does.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while processes_running(&sleeper) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    sigterm_once_running(&child, &sleeper);
     // It stops long before the 41 s command would have ended.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let status = loop {
@@ -832,14 +811,7 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_folder() {
             .filter(|n| n.starts_with("runner-ws-") || n.starts_with("runner-tmp-"))
             .collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while processes_running(&sleeper) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    crate::common::wait_until_running(&sleeper);
     assert_eq!(leftovers().len(), 2, "{:?}", leftovers());
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);

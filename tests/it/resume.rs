@@ -5,14 +5,12 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::cli_ci::processes_running;
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, Vendor, call, turn};
-use crate::common::{read_json, runner, stderr, write};
+use crate::common::{read_json, runner, sigterm_once_running, stderr, write};
 
 /// Waits until `sleeper` runs, sends SIGTERM, and returns the exit code.
 fn stop_while(mut cmd: Command, sleeper: [&str; 2]) -> i32 {
@@ -21,14 +19,7 @@ fn stop_while(mut cmd: Command, sleeper: [&str; 2]) -> i32 {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while processes_running(&sleeper) == 0 {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    sigterm_once_running(&child, &sleeper);
     child.wait().unwrap().code().unwrap()
 }
 

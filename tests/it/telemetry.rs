@@ -663,17 +663,7 @@ fn a_run_stopped_by_sigterm_still_sends_its_telemetry() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while crate::cli_ci::processes_running(&sleeper) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    crate::common::sigterm_once_running(&child, &sleeper);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(75), "cancelled: resumable");
     let spans = rx.spans();

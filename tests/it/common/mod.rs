@@ -152,3 +152,40 @@ pub fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// Processes whose command line is exactly `words`.
+pub fn processes_running(words: &[&str]) -> usize {
+    let want: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| *c == want)
+        .count()
+}
+
+/// Waits (up to 30 s) until a process with the command line `sleeper`
+/// runs.
+pub fn wait_until_running(sleeper: &[&str]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_running(sleeper) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Waits (up to 30 s) until a process with the command line `sleeper`
+/// runs (the agent's command), then sends `child` SIGTERM, as CI does
+/// when a job is cancelled.
+pub fn sigterm_once_running(child: &std::process::Child, sleeper: &[&str]) {
+    wait_until_running(sleeper);
+    // SAFETY: a plain system call on a child this test spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+}
