@@ -15,12 +15,10 @@ use std::path::Path;
 
 use runner_output::{CallStatus, Message, Outcome, OutcomeStatus, Transcript};
 
-use super::task_run::TaskResult;
-
-/// What an earlier run left of a task.
+/// What an earlier run left of a task: its transcript and its diff.
 pub enum Previous {
     /// It ended: its outputs stand.
-    Keep(Box<TaskResult>),
+    Keep(Box<Transcript>, String),
     /// It did not finish: go on from here.
     Resume(Box<Transcript>, String),
     /// Nothing to go on from (or it never started).
@@ -41,8 +39,8 @@ pub fn resumable(o: &Outcome) -> bool {
             ))
 }
 
-/// What `out` holds of task `name`, run on `workspace`.
-pub fn previous(out: &Path, name: &str, workspace: &Path) -> Previous {
+/// What `out` holds of task `name`.
+pub fn previous(out: &Path, name: &str) -> Previous {
     let dir = out.join(name);
     let Ok(bytes) = std::fs::read(dir.join("transcript.json")) else {
         return Previous::Fresh;
@@ -53,13 +51,7 @@ pub fn previous(out: &Path, name: &str, workspace: &Path) -> Previous {
     let diff = std::fs::read_to_string(dir.join("changes.diff")).unwrap_or_default();
     match t.outcome.status {
         OutcomeStatus::Passed | OutcomeStatus::Failed | OutcomeStatus::Conflict => {
-            Previous::Keep(Box::new(TaskResult {
-                transcript: t,
-                diff,
-                // Applied (or not) by the run that made them.
-                changes: Vec::new(),
-                workspace: workspace.to_path_buf(),
-            }))
+            Previous::Keep(Box::new(t), diff)
         }
         _ if resumable(&t.outcome) && t.counts.turns > 0 => Previous::Resume(Box::new(t), diff),
         _ => Previous::Fresh,

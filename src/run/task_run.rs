@@ -229,10 +229,16 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     opts.reporter.task_started(&task.name);
     if opts.resume {
         use super::resume::{Previous, previous};
-        match previous(&opts.out_dir, &task.name, &task.workspace) {
-            Previous::Keep(r) => {
-                opts.reporter.task_finished(&r.transcript);
-                return *r;
+        match previous(&opts.out_dir, &task.name) {
+            Previous::Keep(transcript, diff) => {
+                opts.reporter.task_finished(&transcript);
+                return TaskResult {
+                    transcript: *transcript,
+                    diff,
+                    // Applied (or not) by the run that made them.
+                    changes: Vec::new(),
+                    workspace: task.workspace.clone(),
+                };
             }
             Previous::Resume(t, diff) => run.resume_from(t, diff),
             Previous::Fresh => {}
