@@ -67,9 +67,10 @@ impl<W: WireFormat> HttpProvider<W> {
     ) -> Result<ModelTurn, Failure> {
         let result = self.send(cfg, body, early).await;
         let Err(mut f) = result else { return result };
-        if let Some(lesson) = self.wire.lesson(cfg, body, &f)
-            && self.learned.learn(lesson, &self.name(), &f.message)
-        {
+        // A refused shape is never sent again: learned now, or by another
+        // task of the run since this request was built.
+        if let Some(lesson) = self.wire.lesson(cfg, body, &f) {
+            self.learned.learn(lesson, &self.name(), &f.message);
             note_retry(runner_output::RetryRecord {
                 // The first try of a shape, refused; the next is another.
                 attempt: 1,
@@ -119,7 +120,8 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
             let name = self.name();
             let started = Instant::now();
             // Built again in the new shape when a refusal taught one (each
-            // lesson is learned once, so this ends).
+            // lesson is learned once: at most one rebuild per lesson).
+            let mut rebuilds = 0;
             loop {
                 let generation = self.learned.generation();
                 let cfg = self.learned.apply(&self.cfg);
@@ -129,7 +131,9 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
                 })
                 .await;
                 match result {
-                    Err(_) if self.learned.generation() != generation => continue,
+                    Err(_) if self.learned.generation() != generation && rebuilds < 2 => {
+                        rebuilds += 1;
+                    }
                     r => return r,
                 }
             }

@@ -65,13 +65,14 @@ pub fn for_server(cfg: &ProviderConfig) -> Arc<Learned> {
 }
 
 impl Learned {
-    /// `cfg` with what was learned so far.
+    /// `cfg` with what was learned so far, where the task left the
+    /// choice to the runner (a task's own setting stands).
     pub fn apply(&self, cfg: &ProviderConfig) -> ProviderConfig {
         let mut c = cfg.clone();
-        if self.empty_content.load(Ordering::Acquire) {
+        if cfg.learnable.content && self.empty_content.load(Ordering::Acquire) {
             c.content_with_tool_calls = ToolCallContent::Empty;
         }
-        if self.no_stream.load(Ordering::Acquire) {
+        if cfg.learnable.stream && self.no_stream.load(Ordering::Acquire) {
             c.stream = false;
         }
         c

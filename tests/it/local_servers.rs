@@ -203,14 +203,36 @@ fn a_server_that_closes_a_stream_without_a_word_gets_whole_answers() {
         "content_with_tool_calls: \"\"",
         4,
     );
-    let out = run_fake(dir.path(), Vendor::OpenAi, &server);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // A second task of the run chose streaming: it keeps its choice (and
+    // that server closes its stream: the error says where to look).
+    write(
+        dir.path(),
+        "chosen.yaml",
+        "name: chosen\nprompt: x\nmodel: openai:streamless\nworkspace: ws\nmodel_options: {stream: true, max_retries: 0}\n",
+    );
+    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--jobs",
+            "1",
+            "--out",
+            "out",
+            "task.yaml",
+            "chosen.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
     let streamed: Vec<bool> = server
         .requests()
         .iter()
         .map(|r| r.body["stream"] == true)
         .collect();
-    assert_eq!(streamed, [true, false, false]);
+    assert_eq!(streamed, [true, false, false, true]);
+    let (_, status, reason) = task_outcome(dir.path(), "chosen");
+    assert_eq!(status, "error");
+    assert!(reason.contains("stream: false"), "{reason}");
     let (t, _, _) = outcome(dir.path());
     assert!(
         t["server_adaptations"][0]
