@@ -174,6 +174,10 @@ async fn next_turn<'e, 'a>(
         turn,
     } = this;
     let mut trigger = Trigger::Threshold;
+    // The turn's failed tries, across the requests it took (a prompt too
+    // long, a model that failed before the chain moved on).
+    let mut failed_tries: Vec<runner_output::RetryRecord> = Vec::new();
+    let started = std::time::Instant::now();
     loop {
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
         let (answer, retries) = match answered.take() {
@@ -191,6 +195,17 @@ async fn next_turn<'e, 'a>(
                         record: std::sync::Arc::new(r),
                     });
                 }
+                // The request's own retries, and its last try, which the
+                // turn goes on from (or ends with).
+                failed_tries.extend(retries.take());
+                failed_tries.push(runner_output::RetryRecord {
+                    attempt: failed_tries.len() as u32 + 1,
+                    error: crate::contain::redact(e.message.lines().next().unwrap_or_default())
+                        .into_owned(),
+                    class: Some(e.class),
+                    at_ms: started.elapsed().as_millis() as u64,
+                    wait_ms: 0,
+                });
                 if !is_context_overflow(&e) {
                     // A chain's next model takes the turn over (room is
                     // made for its window first), unless calls of the
@@ -229,7 +244,13 @@ async fn next_turn<'e, 'a>(
             tool_calls: reply.tool_calls.len(),
             usage: u,
             raw: reply.raw,
-            retries: retries.take(),
+            retries: {
+                failed_tries.extend(retries.take());
+                for (i, r) in failed_tries.iter_mut().enumerate() {
+                    r.attempt = i as u32 + 1;
+                }
+                failed_tries
+            },
             model: env.provider.active().map(|m| m.name),
         });
         return Ok(Reply {

@@ -132,6 +132,16 @@ fn a_three_model_chain_finishes_the_task_its_first_two_models_fail() {
         "{}",
         t["usage"]
     );
+    // report.html shows the switches and the retries.
+    let report = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(
+        report.contains("went on with <code>gemini:gemini-2.5-pro</code>"),
+        "report.html names no switch"
+    );
+    assert!(
+        report.contains("retried request(s)"),
+        "report.html names no retry"
+    );
     // The progress line names the switch.
     assert!(
         stderr(&out).contains("going on with gemini:gemini-2.5-pro"),

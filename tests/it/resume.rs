@@ -139,6 +139,11 @@ fn a_run_stopped_by_sigterm_resumes_to_the_diff_of_an_uninterrupted_run() {
             .contains("may have run")
     );
     assert_eq!(told[1]["call_id"], "w2");
+    let report = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(
+        report.contains("resumed 1 time(s)"),
+        "report.html names no resumption"
+    );
     // Summary and JUnit hold both tasks.
     let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
     assert!(junit.contains("quick") && junit.contains("slow"), "{junit}");

@@ -71,7 +71,8 @@ impl ErrorClass {
 /// A model request that failed and was sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RetryRecord {
-    /// The try that failed (from 1).
+    /// The try that failed, counted from 1 across the turn's requests (a
+    /// request sent again after a compaction, or to a fallback model).
     pub attempt: u32,
     /// What failed: its first line, secrets masked.
     pub error: String,

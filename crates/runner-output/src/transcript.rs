@@ -96,7 +96,8 @@ pub struct TurnRecord {
     /// From the request to the complete answer, retries included.
     #[serde(default)]
     pub duration_ms: u64,
-    /// The tries of the request that failed and were sent again.
+    /// The turn's tries that failed before its answer: retried, sent
+    /// again in another shape or after a compaction, or to the next model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retries: Vec<RetryRecord>,
     /// The model that answered (`PROVIDER:MODEL`), for a task with

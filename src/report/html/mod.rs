@@ -208,6 +208,63 @@ fn diff_html(diff: &str) -> String {
     h
 }
 
+/// What happened between the runner and the model, when anything did:
+/// resumptions, switches to fallback models, retried requests and what a
+/// server's refusals taught the runner.
+fn model_html(t: &Transcript) -> String {
+    let mut items: Vec<String> = Vec::new();
+    if t.resumes > 0 {
+        items.push(format!(
+            "resumed {} time(s) (<code>--resume</code>): the turns, calls and cost include the earlier runs'",
+            t.resumes
+        ));
+    }
+    for s in &t.model_switches {
+        items.push(format!(
+            "turn {}: <code>{}</code> failed (<code>{}</code>); went on with <code>{}</code>",
+            s.turn,
+            esc(&s.from),
+            s.class.as_str(),
+            esc(&s.to)
+        ));
+    }
+    for turn in &t.turns {
+        if turn.retries.is_empty() {
+            continue;
+        }
+        let tries: Vec<String> = turn
+            .retries
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} ({})",
+                    esc(&r.error),
+                    r.class.map_or("unknown", |c| c.as_str())
+                )
+            })
+            .collect();
+        items.push(format!(
+            "turn {}: {} retried request(s): {}",
+            turn.turn,
+            turn.retries.len(),
+            tries.join("; ")
+        ));
+    }
+    items.extend(t.server_adaptations.iter().map(|a| esc(a)));
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h3>The model</h3><ul class=\"model-events\">\n");
+    for i in items.iter().take(200) {
+        let _ = writeln!(h, "<li>{i}</li>");
+    }
+    if items.len() > 200 {
+        let _ = writeln!(h, "<li>... and {} more</li>", items.len() - 200);
+    }
+    h.push_str("</ul>\n");
+    h
+}
+
 fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
     let mut h = String::new();
     let status = t.outcome.status.as_str();
@@ -220,6 +277,7 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         esc(&t.task_file),
         esc(&t.policies.join(", "))
     );
+    h.push_str(&model_html(t));
     if !t.final_answer.is_empty() {
         let _ = writeln!(
             h,
