@@ -112,6 +112,25 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
+    // What happened with the model: resumptions and fallback switches.
+    if t.resumes > 0 || !t.model_switches.is_empty() {
+        if t.resumes > 0 {
+            s.push_str(&format!(
+                "- resumed {} time(s) with `--resume`: turns, calls and cost include the earlier runs'\n",
+                t.resumes
+            ));
+        }
+        for sw in &t.model_switches {
+            s.push_str(&format!(
+                "- turn {}: `{}` failed ({}); went on with `{}`\n",
+                sw.turn,
+                cell(&sw.from),
+                sw.class.as_str(),
+                cell(&sw.to)
+            ));
+        }
+        s.push('\n');
+    }
     if !t.violations.is_empty() {
         s.push_str(&format!(
             "Changes dropped: the policy denies editing these paths ({}):\n\n",

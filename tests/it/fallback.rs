@@ -142,6 +142,11 @@ fn a_three_model_chain_finishes_the_task_its_first_two_models_fail() {
         report.contains("retried request(s)"),
         "report.html names no retry"
     );
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("went on with `gemini:gemini-2.5-pro`"),
+        "{summary}"
+    );
     // The progress line names the switch.
     assert!(
         stderr(&out).contains("going on with gemini:gemini-2.5-pro"),
