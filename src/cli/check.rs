@@ -12,9 +12,14 @@ use super::{CliError, CliResult, Exit, load_policies};
 use crate::engine::pipeline::decide_call;
 use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
+/// A `--backstops` entry that names no backstop.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown backstop `{0}` (reads, edits, confined, network-off, all)")]
+pub struct BackstopError(String);
+
 /// `--backstops`: `all`, or a comma-separated list of `reads`, `edits`,
 /// `confined`, `network-off`; empty for none.
-pub fn parse_backstops(text: &str) -> Result<Backstops, String> {
+pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
     let mut b = Backstops::default();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part {
@@ -30,11 +35,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, String> {
             "edits" => b.edits = true,
             "confined" => b.confined = true,
             "network-off" => b.network_off = true,
-            other => {
-                return Err(format!(
-                    "unknown backstop `{other}` (reads, edits, confined, network-off, all)"
-                ));
-            }
+            other => return Err(BackstopError(other.to_string())),
         }
     }
     Ok(b)

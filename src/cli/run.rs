@@ -119,10 +119,15 @@ fn parse_models(s: &str) -> Result<Models, crate::provider::ModelSpecError> {
         .map(Models)
 }
 
-fn parse_usd(s: &str) -> Result<f64, String> {
+/// A `--max-cost` that is not an amount.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an amount of US dollars above 0")]
+pub struct UsdError(String);
+
+fn parse_usd(s: &str) -> Result<f64, UsdError> {
     match s.trim_start_matches('$').parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("`{s}` is not an amount of US dollars above 0")),
+        _ => Err(UsdError(s.to_string())),
     }
 }
 

@@ -11,22 +11,35 @@ pub struct Shard {
     pub count: u32,
 }
 
+/// Why a `--shard` value is not a shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("invalid shard `{0}` (expected K/N, e.g. 1/3)")]
+    NotKOfN(String),
+    #[error("invalid shard index `{0}`")]
+    Index(String),
+    #[error("invalid shard count `{0}`")]
+    Count(String),
+    #[error("invalid shard `{0}`: K must be between 1 and N")]
+    OutOfRange(String),
+}
+
 impl FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let (k, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("invalid shard `{s}` (expected K/N, e.g. 1/3)"))?;
+            .ok_or_else(|| ShardError::NotKOfN(s.to_string()))?;
         let index: u32 = k
             .trim()
             .parse()
-            .map_err(|_| format!("invalid shard index `{k}`"))?;
+            .map_err(|_| ShardError::Index(k.to_string()))?;
         let count: u32 = n
             .trim()
             .parse()
-            .map_err(|_| format!("invalid shard count `{n}`"))?;
+            .map_err(|_| ShardError::Count(n.to_string()))?;
         if count == 0 || index == 0 || index > count {
-            return Err(format!("invalid shard `{s}`: K must be between 1 and N"));
+            return Err(ShardError::OutOfRange(s.to_string()));
         }
         Ok(Shard { index, count })
     }

@@ -76,11 +76,16 @@ pub fn render(text: &str, values: &BTreeMap<String, String>) -> Result<String, R
     Ok(out)
 }
 
+/// A `--param` that is not `NAME=VALUE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--param `{0}`: expected NAME=VALUE")]
+pub struct ParamError(String);
+
 /// Parses one `--param NAME=VALUE`.
-pub fn parse_param(s: &str) -> Result<(String, String), String> {
+pub fn parse_param(s: &str) -> Result<(String, String), ParamError> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("--param `{s}`: expected NAME=VALUE")),
+        _ => Err(ParamError(s.to_string())),
     }
 }
 

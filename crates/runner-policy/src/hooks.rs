@@ -99,23 +99,33 @@ impl Hooks {
     }
 }
 
+/// Why a timeout is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeoutError {
+    /// Not a number with a unit.
+    #[error("`{0}` is not a duration (30s, 2m, 500ms)")]
+    NotADuration(String),
+    /// Zero.
+    #[error("must be more than 0")]
+    Zero,
+}
+
 /// `30s`, `2m`, `500ms`, `1h`.
-pub(crate) fn parse_timeout(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_timeout(s: &str) -> Result<Duration, TimeoutError> {
     let s = s.trim();
     let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(digits);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (30s, 2m, 500ms)"))?;
+    let not = || TimeoutError::NotADuration(s.to_string());
+    let n: u64 = n.parse().map_err(|_| not())?;
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" | "" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n * 60),
-        "h" => Duration::from_secs(n * 3600),
-        _ => return Err(format!("`{s}` is not a duration (30s, 2m, 500ms)")),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(not()),
     };
     if d.is_zero() {
-        return Err("must be more than 0".into());
+        return Err(TimeoutError::Zero);
     }
     Ok(d)
 }
