@@ -58,11 +58,29 @@ pub fn previous(out: &Path, name: &str) -> Previous {
     }
 }
 
+/// What the model is told when its last answer ended its work but the run
+/// stopped before the task did (in its checks, say).
+pub const ANSWER_AGAIN: &str = "The run was stopped after your last answer and has been resumed. If the task is done, give your final answer again; otherwise go on.";
+
 /// The conversation to go on with: the recorded messages, and for each
 /// call of the last answer without a result, one saying its outcome is
 /// unknown (it may have run in part: its effects, if any, are in the
-/// workspace).
+/// workspace). A conversation that ends with an answer without calls
+/// gets a user message asking for it again (vendors take no request
+/// that ends with the model's own turn).
 pub fn conversation(t: &Transcript) -> Vec<Message> {
+    let mut messages = with_unknown_outcomes(t);
+    if let Some(Message::Assistant { tool_calls, .. }) = messages.last()
+        && tool_calls.is_empty()
+    {
+        messages.push(Message::User {
+            content: ANSWER_AGAIN.to_string(),
+        });
+    }
+    messages
+}
+
+fn with_unknown_outcomes(t: &Transcript) -> Vec<Message> {
     let mut messages = t.messages.clone();
     let last_answer = messages
         .iter()
@@ -186,5 +204,21 @@ mod tests {
             panic!("{m:?}")
         };
         assert!(content.contains("before this call"), "{content}");
+        // An answer without calls last: asked for again.
+        let mut done = t.clone();
+        done.messages.truncate(1);
+        done.messages.push(Message::Assistant {
+            text: "all done".into(),
+            tool_calls: vec![],
+            replay: None,
+        });
+        let m = conversation(&done);
+        assert_eq!(m.len(), 3);
+        assert_eq!(
+            m[2],
+            Message::User {
+                content: ANSWER_AGAIN.into()
+            }
+        );
     }
 }
