@@ -95,6 +95,20 @@ impl McpServer {
             value.set_sensitive(true);
             headers.insert(header, value);
         }
+        // The task's span, when the run is traced (W3C trace context
+        // headers): the server's spans join the run's trace.
+        for (name, value) in crate::telemetry::context::propagation_env() {
+            if let Ok(v) = reqwest::header::HeaderValue::from_str(&value) {
+                headers.insert(
+                    reqwest::header::HeaderName::from_static(if name == "TRACEPARENT" {
+                        "traceparent"
+                    } else {
+                        "tracestate"
+                    }),
+                    v,
+                );
+            }
+        }
         let sent = sent_headers(spec);
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);

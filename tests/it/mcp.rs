@@ -365,13 +365,13 @@ fn servers_are_confined_like_commands() {
 
 /// A remote server (streamable HTTP on 127.0.0.1) that demands a bearer
 /// token, started for one test and stopped when it ends.
-struct RemoteServer {
+pub(crate) struct RemoteServer {
     child: std::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl RemoteServer {
-    fn start(token: &str) -> Self {
+    pub(crate) fn start(token: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()

@@ -774,3 +774,35 @@ fn a_policy_layer_can_ask_for_telemetry_for_every_task_under_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_remote_mcp_server_gets_its_task_span_as_trace_context_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    let token = "remote-token-for-tracing-7731";
+    let server = crate::mcp::RemoteServer::start(token);
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: r\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\nmcp_servers:\n  remote:\n    url: {}\n    headers: {{Authorization: \"Bearer ${{MCP_AUTH}}\"}}\nscript:\n  - tool_calls:\n      - {{name: remote__trace_header, args: {{}}}}\n",
+            server.url
+        ),
+    );
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .env("MCP_AUTH", token)
+        .env("TRACEPARENT", format!("00-{CI_TRACE}-{CI_SPAN}-01"))
+        .args(["run", "-q", "--out", "out", "task.yaml", "--otel"])
+        .arg(format!("http://127.0.0.1:{}", rx.http))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let agent = one(&rx.spans(), "invoke_agent r").clone();
+    let t = read_json(dir.path().join("out/r/transcript.json"));
+    assert_eq!(
+        t["tool_calls"][0]["content"].as_str().unwrap().trim(),
+        format!("00-{CI_TRACE}-{}-01", agent["span_id"].as_str().unwrap())
+    );
+}
