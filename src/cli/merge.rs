@@ -87,7 +87,18 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
         .filter(|f| f.transcript.outcome.status == OutcomeStatus::Passed)
         .count();
     println!("{passed} passed, {} failed", all.len() - passed);
-    Ok(Exit::passed_if(passed == all.len()))
+    // As `runner run`: shards whose unfinished tasks were all cut short
+    // merge into a run that `--resume` goes on with (75).
+    let resumable = passed < all.len()
+        && all.iter().all(|f| {
+            f.transcript.outcome.status == OutcomeStatus::Passed
+                || crate::run::resumable(&f.transcript.outcome)
+        });
+    Ok(if resumable {
+        Exit::Resumable
+    } else {
+        Exit::passed_if(passed == all.len())
+    })
 }
 
 /// Copies the files of one task folder (not recursive: a task folder holds

@@ -220,3 +220,47 @@ fn resumed_requests_extend_the_interrupted_runs_byte_for_byte() {
         "the cost carries over"
     );
 }
+
+#[test]
+fn shards_cut_short_merge_into_a_run_that_resumes() {
+    // Two shards: one task passes, one runs out of time (resumable).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "ok.yaml",
+        "name: ok\nprompt: x\nworkspace: ws\nscript:\n  - text: done\n",
+    );
+    write(
+        d,
+        "late.yaml",
+        "name: late\nprompt: x\nworkspace: ws\ntimeout: 1s\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"sleep ${NAP:-0}\"}}\n  - text: done\n",
+    );
+    for (task, out, nap) in [("ok.yaml", "a", "0"), ("late.yaml", "b", "30")] {
+        let o = runner()
+            .current_dir(d)
+            .env("NAP", nap)
+            .args(["run", "-q", "--out", out, task])
+            .output()
+            .unwrap();
+        assert!(matches!(o.status.code(), Some(0 | 75)), "{}", stderr(&o));
+    }
+    let o = runner()
+        .current_dir(d)
+        .args(["merge", "--out", "merged", "a", "b"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(75), "{}", stderr(&o));
+    // And the merged folder resumes: the late task goes on and passes.
+    let o = runner()
+        .current_dir(d)
+        .env_remove("NAP")
+        .args(["run", "--resume", "merged", "ok.yaml", "late.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = read_json(d.join("merged/late/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "passed", "{}", t["outcome"]);
+    assert_eq!(t["resumes"], 1);
+}
