@@ -101,14 +101,18 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
     })
 }
 
-/// Copies the files of one task folder (not recursive: a task folder holds
-/// files only), each atomically.
+/// Copies one task folder, each file atomically: its outputs and its
+/// folders (`tool-results/`, the results spilled to files, which the
+/// transcript's calls point to). Symlinks are not followed.
 fn copy_files(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
-        if entry.file_type()?.is_file() {
+        let kind = entry.file_type()?;
+        if kind.is_file() {
             atomic_write(&to.join(entry.file_name()), &std::fs::read(entry.path())?)?;
+        } else if kind.is_dir() {
+            copy_files(&entry.path(), &to.join(entry.file_name()))?;
         }
     }
     Ok(())

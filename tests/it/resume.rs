@@ -252,6 +252,19 @@ fn shards_cut_short_merge_into_a_run_that_resumes() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(75), "{}", stderr(&o));
+    // Spilled results come along with their task.
+    std::fs::create_dir_all(d.join("a/ok/tool-results")).unwrap();
+    std::fs::write(d.join("a/ok/tool-results/bash-1.txt"), "spilled\n").unwrap();
+    let o = runner()
+        .current_dir(d)
+        .args(["merge", "--out", "merged", "a", "b"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(75), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("merged/ok/tool-results/bash-1.txt")).unwrap(),
+        "spilled\n"
+    );
     // And the merged folder resumes: the late task goes on and passes.
     let o = runner()
         .current_dir(d)
