@@ -200,8 +200,7 @@ async fn next_turn<'e, 'a>(
                 failed_tries.extend(retries.take());
                 failed_tries.push(runner_output::RetryRecord {
                     attempt: failed_tries.len() as u32 + 1,
-                    error: crate::contain::redact(e.message.lines().next().unwrap_or_default())
-                        .into_owned(),
+                    error: crate::provider::http::summary_line(&e.message),
                     class: Some(e.class),
                     at_ms: started.elapsed().as_millis() as u64,
                     wait_ms: 0,

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, note_retry, post, read_json, with_retries};
+use super::http::{Failure, SseReader, note_retry, post, read_json, summary_line, with_retries};
 use super::learn::{Learned, Lesson};
 use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, ToolSpec, TurnFuture};
 
@@ -76,7 +76,7 @@ impl<W: WireFormat> HttpProvider<W> {
                 attempt: 1,
                 error: format!(
                     "{} (sent again with {})",
-                    first_line(&f.message),
+                    summary_line(&f.message),
                     lesson.what()
                 ),
                 class: Some(runner_output::ErrorClass::RefusedRequest),
@@ -104,10 +104,6 @@ impl<W: WireFormat> HttpProvider<W> {
             self.wire.parse(read_json(resp, deadline).await?)
         }
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or_default()
 }
 
 impl<W: WireFormat> Provider for HttpProvider<W> {

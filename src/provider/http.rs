@@ -204,7 +204,7 @@ where
             .retry_after
             .map(|d| d.min(MAX_RETRY_AFTER))
             .unwrap_or(delay);
-        let error = crate::contain::redact(&headline(&failure.message)).into_owned();
+        let error = summary_line(&failure.message);
         tracing::warn!(
             "{provider}: {error} (attempt {tries}); retrying in {} ms",
             delay.as_millis()
@@ -223,6 +223,12 @@ where
         });
         tokio::time::sleep(delay).await;
     }
+}
+
+/// A failure as one line for a retry's record and warning, secrets
+/// masked: its [`headline`].
+pub fn summary_line(message: &str) -> String {
+    crate::contain::redact(&headline(message)).into_owned()
 }
 
 /// A failure's first line, for a retry's one-line warning: a server's

@@ -88,14 +88,13 @@ impl Learned {
         if flag.swap(true, Ordering::AcqRel) {
             return false;
         }
-        let first_line = refusal.lines().next().unwrap_or_default();
         self.notes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(format!(
                 "{server}: sending {} from now on; it answered: {}",
                 lesson.what(),
-                crate::contain::redact(first_line)
+                super::http::summary_line(refusal)
             ));
         self.generation.fetch_add(1, Ordering::AcqRel);
         true
