@@ -33,6 +33,23 @@ impl Exit {
     pub fn passed_if(ok: bool) -> Self {
         if ok { Exit::Passed } else { Exit::Failed }
     }
+
+    /// How a run (or a merge of shards) exits by its tasks' outcomes:
+    /// `Passed` when all passed; `Resumable` when those that did not were
+    /// all cut short (`--resume` goes on with them); `Failed` otherwise.
+    pub fn of_run<'a>(outcomes: impl IntoIterator<Item = &'a runner_output::Outcome>) -> Self {
+        let mut exit = Exit::Passed;
+        for o in outcomes {
+            if o.status == runner_output::OutcomeStatus::Passed {
+                continue;
+            }
+            if !crate::run::resumable(o) {
+                return Exit::Failed;
+            }
+            exit = Exit::Resumable;
+        }
+        exit
+    }
 }
 
 /// Why a command could not do its work.

@@ -89,16 +89,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
     println!("{passed} passed, {} failed", all.len() - passed);
     // As `runner run`: shards whose unfinished tasks were all cut short
     // merge into a run that `--resume` goes on with (75).
-    let resumable = passed < all.len()
-        && all.iter().all(|f| {
-            f.transcript.outcome.status == OutcomeStatus::Passed
-                || crate::run::resumable(&f.transcript.outcome)
-        });
-    Ok(if resumable {
-        Exit::Resumable
-    } else {
-        Exit::passed_if(passed == all.len())
-    })
+    Ok(Exit::of_run(all.iter().map(|f| &f.transcript.outcome)))
 }
 
 /// Copies one task folder, each file atomically: its outputs and its

@@ -278,7 +278,6 @@ pub async fn run(args: RunArgs) -> CliResult {
         eprintln!("runner: outputs in {}", out.display());
     }
     let mut results = run_tasks(&tasks, &opts, args.jobs).await;
-    let all_passed = results.iter().all(|r| r.passed());
     let all_applied = !args.apply || apply_passed(&mut results, &out);
     let written = write_run_outputs(&out, &results);
     if let Some(t) = &telemetry {
@@ -294,18 +293,13 @@ pub async fn run(args: RunArgs) -> CliResult {
     if args.format == OutputFormat::Text {
         println!("{passed} passed, {} failed", results.len() - passed);
     }
-    // Stopped before the end (cancelled, out of time, its model gone) and
-    // nothing else wrong: `--resume` goes on (75, "try again").
-    let resumable = !all_passed
-        && results
-            .iter()
-            .all(|r| r.passed() || crate::run::resumable(&r.transcript.outcome));
+    // A conflict under `--apply` is a failure (its task says `conflict`).
+    let exit = match all_applied {
+        true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
+        false => Exit::Failed,
+    };
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);
-    Ok(if resumable && all_applied {
-        Exit::Resumable
-    } else {
-        Exit::passed_if(all_passed && all_applied)
-    })
+    Ok(exit)
 }
