@@ -45,17 +45,7 @@ impl FromStr for Shard {
     }
 }
 
-/// FNV-1a: stable across platforms and releases, unlike std's hasher.
-fn fnv1a(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
-
 /// Whether the task named `name` belongs to `shard`.
 pub fn in_shard(name: &str, shard: Shard) -> bool {
-    (fnv1a(name) % shard.count as u64) as u32 == shard.index - 1
+    (crate::hash::fnv1a(name.as_bytes()) % shard.count as u64) as u32 == shard.index - 1
 }

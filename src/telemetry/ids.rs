@@ -60,20 +60,14 @@ impl TraceParent {
 /// same id, and different keys under one parent differ (FNV-1a over the
 /// parts, each with its length, then a 64-bit finaliser). Never zero.
 pub fn derive(parent: SpanId, key: &[&[u8]]) -> SpanId {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    eat(&parent.to_bytes());
+    let mut h = crate::hash::Fnv1a::default();
+    h.write(&parent.to_bytes());
     for part in key {
-        eat(&(part.len() as u64).to_le_bytes());
-        eat(part);
+        h.write(&(part.len() as u64).to_le_bytes());
+        h.write(part);
     }
     // splitmix64's finaliser spreads the low bits FNV leaves weak.
-    let mut z = h;
+    let mut z = h.finish();
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^= z >> 31;
