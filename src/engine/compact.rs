@@ -64,7 +64,6 @@ const SUMMARY_ASK: &str = "Summarise the work so far for the agent to continue f
 /// (OpenAI, Anthropic, Gemini, and the servers that copy them).
 pub(crate) fn is_context_overflow(e: &ProviderError) -> bool {
     e.class == runner_output::ErrorClass::ContextOverflow
-        || crate::provider::overflow::says_context_overflow(&e.message.to_ascii_lowercase())
 }
 
 /// Makes room when the next request would not fit (or the vendor said

@@ -61,12 +61,27 @@ impl Failure {
     }
 }
 
+/// Whether a vendor's words (lowercased) say the request did not fit the
+/// model's context window (OpenAI, Anthropic, Gemini, and the servers that
+/// copy them).
+fn says_context_overflow(lowercase: &str) -> bool {
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "prompt is too long",
+        "exceeds the maximum number of tokens",
+        "context window",
+    ]
+    .iter()
+    .any(|s| lowercase.contains(s))
+}
+
 /// The class of a failure from its HTTP status (none for an error inside
 /// an answer or a stream) and the vendor's words.
 pub fn classify(status: Option<u16>, text: &str) -> ErrorClass {
     let t = text.to_ascii_lowercase();
     let says = |words: &[&str]| words.iter().any(|w| t.contains(w));
-    if super::overflow::says_context_overflow(&t) {
+    if says_context_overflow(&t) {
         return ErrorClass::ContextOverflow;
     }
     if status == Some(402)

@@ -19,7 +19,6 @@ pub(crate) mod learn;
 mod message;
 pub(crate) mod models;
 mod openai;
-pub(crate) mod overflow;
 mod scripted;
 mod spec;
 
