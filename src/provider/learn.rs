@@ -13,6 +13,7 @@
 //! that used that server (`server_adaptations`), and as a retry of the
 //! turn that learned it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -66,16 +67,22 @@ pub fn for_server(cfg: &ProviderConfig) -> Arc<Learned> {
 
 impl Learned {
     /// `cfg` with what was learned so far, where the task left the
-    /// choice to the runner (a task's own setting stands).
-    pub fn apply(&self, cfg: &ProviderConfig) -> ProviderConfig {
+    /// choice to the runner (a task's own setting stands); `cfg` itself,
+    /// not a copy, while nothing was (every request asks).
+    pub fn apply<'c>(&self, cfg: &'c ProviderConfig) -> Cow<'c, ProviderConfig> {
+        let empty = cfg.learnable.content && self.empty_content.load(Ordering::Acquire);
+        let whole = cfg.learnable.stream && self.no_stream.load(Ordering::Acquire);
+        if !empty && !whole {
+            return Cow::Borrowed(cfg);
+        }
         let mut c = cfg.clone();
-        if cfg.learnable.content && self.empty_content.load(Ordering::Acquire) {
+        if empty {
             c.content_with_tool_calls = ToolCallContent::Empty;
         }
-        if cfg.learnable.stream && self.no_stream.load(Ordering::Acquire) {
+        if whole {
             c.stream = false;
         }
-        c
+        Cow::Owned(c)
     }
 
     /// Learns `lesson` from the server's `refusal`; false when it was
