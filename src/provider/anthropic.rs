@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, error_of};
+use super::http::{Failure, SseReader};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// The API version this client speaks.
@@ -189,10 +189,7 @@ fn usage_of(u: Option<&Value>) -> Usage {
 
 fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if raw.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(Failure::answered(
-            format!("error in the answer: {}", error_of(&raw)),
-            &raw,
-        ));
+        return Err(Failure::answered("error in the answer", &raw));
     }
     let blocks = raw
         .get("content")
@@ -307,10 +304,9 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             }
             "message_stop" => stopped = true,
             "error" => {
-                return Err(asm.unless_handed_out(Failure::answered(
-                    format!("error event in the stream: {}", error_of(&data)),
-                    &data,
-                )));
+                return Err(
+                    asm.unless_handed_out(Failure::answered("error event in the stream", &data))
+                );
             }
             _ => {} // ping, and events added later
         }

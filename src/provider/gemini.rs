@@ -13,7 +13,7 @@ use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
 use super::gemini_schema::gemini_schema;
-use super::http::{Failure, SseReader, error_of};
+use super::http::{Failure, SseReader};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// Ids made up for calls Gemini sent without one; they are not sent back.
@@ -184,10 +184,9 @@ impl Turn {
 
     fn add_chunk(&mut self, chunk: &Value, early: Option<&EarlyCalls>) -> Result<(), Failure> {
         if let Some(e) = chunk.get("error") {
-            return Err(self.calls.unless_handed_out(Failure::answered(
-                format!("error in the answer: {}", error_of(e)),
-                e,
-            )));
+            return Err(self
+                .calls
+                .unless_handed_out(Failure::answered("error in the answer", e)));
         }
         if let Some(reason) = chunk
             .pointer("/promptFeedback/blockReason")

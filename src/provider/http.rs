@@ -54,8 +54,10 @@ impl Failure {
         Self::of(ErrorClass::Unavailable, message)
     }
     /// An error the vendor sent in place of (or in the middle of) an
-    /// answer (`error`: its JSON): classed by its words and type.
-    pub fn answered(message: String, error: &Value) -> Self {
+    /// answer (`error`: its JSON; `context`: "error in the answer" ...):
+    /// its message, classed by its words and type.
+    pub fn answered(context: &str, error: &Value) -> Self {
+        let message = format!("{context}: {}", error_of(error));
         let class = classify(None, &format!("{message} {error}"));
         Self::of(class, message)
     }

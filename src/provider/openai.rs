@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::{ProviderConfig, ToolCallContent};
-use super::http::{Failure, SseReader, error_of};
+use super::http::{Failure, SseReader};
 use super::learn::Lesson;
 use super::{
     EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolChoice, ToolSpec, Usage,
@@ -212,10 +212,7 @@ fn content_text(c: Option<&Value>) -> String {
 /// A non-streamed answer.
 fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
     if let Some(e) = raw.get("error") {
-        return Err(Failure::answered(
-            format!("error in the answer: {}", error_of(e)),
-            e,
-        ));
+        return Err(Failure::answered("error in the answer", e));
     }
     let message = raw
         .pointer("/choices/0/message")
@@ -271,10 +268,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
             ))
         })?;
         if let Some(e) = chunk.get("error") {
-            return Err(asm.unless_handed_out(Failure::answered(
-                format!("error event in the stream: {}", error_of(e)),
-                e,
-            )));
+            return Err(asm.unless_handed_out(Failure::answered("error event in the stream", e)));
         }
         if id.is_null() {
             id = chunk.get("id").cloned().unwrap_or(Value::Null);
