@@ -48,9 +48,20 @@ fn task_outcome(dir: &Path, name: &str) -> (Value, String, String) {
 
 /// Runs `task.yaml` in `dir` against vendor `v`'s fake `server`.
 fn run_fake(dir: &Path, v: Vendor, server: &FakeServer) -> std::process::Output {
+    run_fake_tasks(dir, v, server, &["task.yaml"])
+}
+
+/// Runs task files in `dir`, one at a time, against `server`.
+fn run_fake_tasks(
+    dir: &Path,
+    v: Vendor,
+    server: &FakeServer,
+    files: &[&str],
+) -> std::process::Output {
     wire::runner_for(v, &server.url(), "sk-test")
         .current_dir(dir)
-        .args(["run", "--out", "out", "task.yaml"])
+        .args(["run", "--jobs", "1", "--out", "out"])
+        .args(files)
         .output()
         .unwrap()
 }
@@ -110,19 +121,12 @@ fn a_server_that_refuses_null_content_teaches_the_run_to_send_empty_text() {
         yaml.replace("name: t\n", "name: t2\n"),
     )
     .unwrap();
-    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--jobs",
-            "1",
-            "--out",
-            "out",
-            "task.yaml",
-            "task2.yaml",
-        ])
-        .output()
-        .unwrap();
+    let out = run_fake_tasks(
+        dir.path(),
+        Vendor::OpenAi,
+        &server,
+        &["task.yaml", "task2.yaml"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let reqs = server.requests();
     assert_eq!(
@@ -210,19 +214,12 @@ fn a_server_that_closes_a_stream_without_a_word_gets_whole_answers() {
         "chosen.yaml",
         "name: chosen\nprompt: x\nmodel: openai:streamless\nworkspace: ws\nmodel_options: {stream: true, max_retries: 0}\n",
     );
-    let out = wire::runner_for(Vendor::OpenAi, &server.url(), "sk-test")
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--jobs",
-            "1",
-            "--out",
-            "out",
-            "task.yaml",
-            "chosen.yaml",
-        ])
-        .output()
-        .unwrap();
+    let out = run_fake_tasks(
+        dir.path(),
+        Vendor::OpenAi,
+        &server,
+        &["task.yaml", "chosen.yaml"],
+    );
     assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
     let streamed: Vec<bool> = server
         .requests()

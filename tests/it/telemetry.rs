@@ -348,13 +348,7 @@ telemetry:
         0 => Reply::json(503, &json!({"error": {"message": "overloaded"}})),
         n => replies[(n - 1).min(1)].clone(),
     });
-    let mut cmd = wire::runner_for(v, &server.url(), "sk-test");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_") || k == "TRACEPARENT" {
-            cmd.env_remove(k);
-        }
-    }
-    let out = cmd
+    let out = clean(wire::runner_for(v, &server.url(), "sk-test"))
         .current_dir(dir.path())
         .env("TEAM_NAME", "core")
         .env("TRACEPARENT", format!("00-{CI_TRACE}-{CI_SPAN}-01"))
