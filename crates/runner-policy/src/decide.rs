@@ -347,7 +347,17 @@ impl PolicySet {
                 ));
                 continue;
             }
-            let special: Option<(RuleKind, String)> = if let Some(why) = &sig.opaque {
+            // A private address (loopback, a private network, a cloud
+            // metadata service) only by a rule naming it by address: never
+            // by `Fetch(*)`, a name, or the default.
+            let private = crate::host::private_fetch_address(sig);
+            let special: Option<(RuleKind, String)> = if let Some((ip, port)) = private {
+                let r = allows.clone().find(|r| r.pattern.names_address(ip, port));
+                let refusal = format!(
+                    "{sig} is a private address ({ip}); only an allow rule naming it by address (Fetch({ip})) can permit it"
+                );
+                Some((if r.is_some() { |_| true } else { |_| false }, refusal))
+            } else if let Some(why) = &sig.opaque {
                 let unbacked = self.unbacked.clone().unwrap_or_default();
                 Some((
                     |_| true,

@@ -30,9 +30,11 @@ mod backstop;
 mod config_error;
 mod decide;
 mod hooks;
+pub mod host;
 mod lint;
 mod load;
 mod model;
+mod network;
 mod path_pattern;
 mod paths;
 mod pattern;
@@ -44,6 +46,7 @@ pub mod shell;
 mod signature;
 mod suggest;
 mod telemetry;
+mod url_pattern;
 mod word_pattern;
 pub mod words;
 
@@ -54,6 +57,9 @@ pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_
 pub use lint::{LintFinding, Severity, lint_policy};
 pub use load::{compile_policy, load_policy_file, parse_policy_yaml};
 pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
+pub use network::{
+    ConnectionDecision, DEFAULT_PORTS, HostRule, Network, NetworkFile, compile_network,
+};
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};
 pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};

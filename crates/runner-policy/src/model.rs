@@ -73,4 +73,8 @@ pub struct PolicyFile {
     /// OpenTelemetry (OTLP).
     #[serde(default)]
     pub telemetry: Option<crate::telemetry::TelemetryFile>,
+    /// Hosts commands, hooks and MCP servers may connect to, through the
+    /// runner's proxy. Absent: the network is as the task's `sandbox:` says.
+    #[serde(default)]
+    pub network: Option<crate::network::NetworkFile>,
 }

@@ -147,6 +147,10 @@ impl PathMatcher {
     }
 }
 
+/// A file name no glob meant for real files matches by accident: an allow
+/// rule whose glob matches `FOLDER/CHILD` matches every name in the folder.
+pub(crate) const CHILD: &str = "\u{1}";
+
 #[cfg(test)]
 mod tests {
     use super::*;

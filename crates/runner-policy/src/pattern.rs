@@ -10,8 +10,10 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::path_pattern::{PathMatcher, Segment, may_match_beneath};
+use crate::host::HostPattern;
+use crate::path_pattern::{CHILD, PathMatcher, Segment, may_match_beneath};
 use crate::signature::{Family, Signature};
+use crate::url_pattern::{UrlPath, UrlPattern};
 use crate::word_pattern::{WordPat, is_bracket_class, match_words};
 use crate::words::{base_name, split_words};
 
@@ -22,7 +24,7 @@ pub enum PatternError {
     #[error("empty rule")]
     Empty,
     /// The name before `(` is not a family.
-    #[error("unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool)")]
+    #[error("unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool, Fetch)")]
     UnknownFamily(String),
     /// Parentheses do not pair up.
     #[error("unbalanced parentheses in `{0}`")]
@@ -67,6 +69,11 @@ enum Spec {
         by_base_name: Vec<WordPat>,
     },
     Name(GlobMatcher),
+    /// `Fetch(host[:port][/path])`.
+    Url {
+        host: HostPattern,
+        path: Option<UrlPath>,
+    },
 }
 
 /// A compiled rule pattern.
@@ -231,6 +238,14 @@ impl Pattern {
                     }
                 }
                 Family::Mcp | Family::Tool | Family::Memory => Spec::Name(glob(t, s, false)?),
+                Family::Fetch => {
+                    let (host, path) =
+                        UrlPattern::parse(s).map_err(|message| PatternError::Glob {
+                            rule: t.to_string(),
+                            message,
+                        })?;
+                    Spec::Url { host, path }
+                }
             },
         };
         Ok(Self {
@@ -307,6 +322,7 @@ impl Pattern {
                 }
             }
             Spec::Name(g) => g.is_match(spec),
+            Spec::Url { host, path } => crate::url_pattern::matches(host, path.as_ref(), spec),
         }
     }
 
@@ -321,15 +337,17 @@ impl Pattern {
         )
     }
 
+    /// True for `Fetch` patterns that name `ip` by address or network:
+    /// what may reach a private address (see [`crate::host::is_private`]).
+    pub fn names_address(&self, ip: std::net::IpAddr, port: u16) -> bool {
+        matches!(&self.spec, Spec::Url { host, .. } if host.names_address(ip, port))
+    }
+
     /// True for absolute path patterns (needed for paths outside).
     pub fn is_absolute_path(&self) -> bool {
         matches!(self.spec, Spec::Path { absolute: true, .. })
     }
 }
-
-/// A file name no glob meant for real files matches by accident: an allow
-/// rule whose glob matches `FOLDER/CHILD` matches every name in the folder.
-const CHILD: &str = "\u{1}";
 
 #[cfg(test)]
 mod tests {

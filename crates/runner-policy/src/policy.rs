@@ -42,6 +42,8 @@ pub struct Policy {
     pub hooks: crate::hooks::Hooks,
     /// Where the traces and metrics of runs under this policy go.
     pub telemetry: Option<crate::telemetry::Telemetry>,
+    /// `network:`, compiled.
+    pub network: Option<crate::network::Network>,
 }
 
 /// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
@@ -90,6 +92,7 @@ impl Policy {
             file_templates: vec![],
             hooks: Default::default(),
             telemetry: None,
+            network: None,
         }
     }
 
@@ -211,6 +214,11 @@ impl Policy {
                 .map_err(|e| errors.push(e))
                 .ok()
         });
+        let network = pf.network.as_ref().and_then(|n| {
+            crate::network::compile_network(n, file)
+                .map_err(|es| errors.extend(es))
+                .ok()
+        });
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -222,6 +230,7 @@ impl Policy {
             file_templates,
             hooks,
             telemetry,
+            network,
         })
     }
 }

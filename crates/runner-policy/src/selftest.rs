@@ -73,6 +73,7 @@ fn test_tool_name(f: Family) -> &'static str {
         Family::Memory => "save_memory",
         Family::Mcp => "mcp",
         Family::Tool => "tool",
+        Family::Fetch => "web_fetch",
     }
 }
 
@@ -97,6 +98,8 @@ pub fn test_signatures(
         Family::Read => (spelled(Family::Read), Risk::Low),
         Family::Edit => (spelled(Family::Edit), Risk::Medium),
         Family::Memory => (vec![Signature::bare(Family::Memory)], Risk::Low),
-        Family::Mcp | Family::Tool => (vec![Signature::new(family, spec)], Risk::Medium),
+        Family::Mcp | Family::Tool | Family::Fetch => {
+            (vec![Signature::new(family, spec)], Risk::Medium)
+        }
     }
 }

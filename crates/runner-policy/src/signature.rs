@@ -24,6 +24,8 @@ pub enum Family {
     Mcp,
     /// A tool with no family of its own (test or plugin tools): `Tool(name)`.
     Tool,
+    /// A web page fetched by the runner: `Fetch(host[:port]/path)`.
+    Fetch,
 }
 
 impl Family {
@@ -36,6 +38,7 @@ impl Family {
             "Memory" => Family::Memory,
             "Mcp" => Family::Mcp,
             "Tool" => Family::Tool,
+            "Fetch" => Family::Fetch,
             _ => return None,
         })
     }
@@ -49,6 +52,7 @@ impl Family {
             Family::Memory => "Memory",
             Family::Mcp => "Mcp",
             Family::Tool => "Tool",
+            Family::Fetch => "Fetch",
         }
     }
 }
@@ -101,6 +105,24 @@ impl Signature {
             tree: false,
             opaque: None,
         }
+    }
+
+    /// `Fetch(host[:port]/path)` for a URL's parts: the host as
+    /// [`crate::host::normalize_host`] gives it (IPv6 in brackets), the
+    /// port unless it is the scheme's own (80, 443), the path decoded and
+    /// without its leading `/` or query.
+    pub fn fetch(host: &str, port: Option<u16>, path: &str) -> Self {
+        let host = crate::host::normalize_host(host);
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host
+        };
+        let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+        Self::new(
+            Family::Fetch,
+            format!("{host}{port}/{}", path.trim_start_matches('/')),
+        )
     }
 
     /// A signature that only an exact rule can allow, with the reason why.

@@ -103,6 +103,11 @@ pub fn narrowest_rule(sig: &Signature) -> Option<String> {
             Some(format!("{family}({pattern})"))
         }
         Family::Memory | Family::Mcp | Family::Tool => Some(format!("{family}({spec})")),
+        // The host: a page's neighbours are as trusted as the page.
+        Family::Fetch => Some(format!(
+            "{family}({})",
+            spec.split('/').next().unwrap_or(spec)
+        )),
     }
 }
 
