@@ -14,6 +14,7 @@ pub(crate) mod contain;
 pub mod engine;
 pub(crate) mod hash;
 pub(crate) mod mcp;
+pub mod net;
 pub(crate) mod process;
 pub mod provider;
 pub(crate) mod report;

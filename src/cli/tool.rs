@@ -54,6 +54,7 @@ pub async fn print_task_tools(format: DeclarationFormat, task: &Path) -> CliResu
         &task.workspace,
         logs.path(),
         &mut registry,
+        None,
     )
     .await;
     match started {

@@ -55,6 +55,11 @@ impl CommandSetup {
         writable.extend(sandbox.write.iter().cloned());
         let (confine, sandbox_note) = Confinement::hiding(sandbox, &writable, hidden)?;
         let mut vars = scrubbed_env(process_env(), env);
+        // The task's proxy, and no other (see `net`).
+        if let Some(port) = sandbox.proxy_port {
+            vars.retain(|(k, _)| !crate::net::is_proxy_var(k));
+            vars.extend(crate::net::proxy_env(port));
+        }
         vars.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         for var in ["TMPDIR", "TMP", "TEMP"] {
             vars.push((var.to_string(), tmp.path().display().to_string()));

@@ -20,6 +20,7 @@ pub mod daemons;
 pub mod env;
 pub mod redact;
 pub mod sandbox;
+mod seccomp;
 pub mod vars;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};

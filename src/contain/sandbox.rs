@@ -32,6 +32,10 @@ pub struct SandboxSettings {
     pub mode: SandboxMode,
     /// Whether commands may use the network (default true).
     pub network: bool,
+    /// The runner's proxy (`network:` rules): commands may connect to this
+    /// port only, where the kernel's Landlock has network rules (ABI 4+);
+    /// elsewhere they get no network at all.
+    pub proxy_port: Option<u16>,
     /// More folders commands may write (absolute, or relative to the task
     /// file; `~/` is the home folder).
     pub write: Vec<PathBuf>,
@@ -46,6 +50,7 @@ impl Default for SandboxSettings {
         Self {
             mode: SandboxMode::BestEffort,
             network: true,
+            proxy_port: None,
             write: Vec::new(),
             cpu_seconds: None,
             memory_bytes: None,
@@ -64,6 +69,13 @@ const ACCESS_NET_BIND_TCP: u64 = 1 << 0;
 const ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
 const CREATE_RULESET_VERSION: u32 = 1 << 0;
 const RULE_PATH_BENEATH: libc::c_int = 1;
+const RULE_NET_PORT: libc::c_int = 2;
+
+#[repr(C)]
+struct NetPortAttr {
+    allowed_access: u64,
+    port: u64,
+}
 
 #[repr(C)]
 struct RulesetAttr {
@@ -211,15 +223,29 @@ impl Confinement {
         if let Some(b) = settings.memory_bytes {
             rlimits.push((libc::RLIMIT_AS, b));
         }
+        // `network:` rules hold even where nothing else is confined:
+        // without Landlock's network rules, by no network at all.
+        let off_for_rules = |why: &str| {
+            settings.proxy_port.map(|_| {
+                format!(
+                    "; network off (seccomp): the policy's network: rules cannot be enforced {why}"
+                )
+            })
+        };
         if settings.mode == SandboxMode::Off {
-            let c = (!rlimits.is_empty()).then(|| Confinement {
+            let note = off_for_rules("with sandbox: off");
+            let d = format!("off{}", note.clone().unwrap_or_default());
+            let filter = note
+                .map(|_| super::seccomp::socket_filter(false))
+                .unwrap_or_default();
+            let c = (!rlimits.is_empty() || !filter.is_empty()).then(|| Confinement {
                 ruleset: None,
-                filter: Vec::new(),
+                filter,
                 rlimits,
-                description: "off".into(),
+                description: d.clone(),
                 hides: false,
             });
-            return Ok((c, "off".into()));
+            return Ok((c, d));
         }
         let abi = match landlock_abi() {
             Ok(a) => a,
@@ -227,10 +253,17 @@ impl Confinement {
                 return Err(SandboxError::Required(why));
             }
             Err(why) => {
-                let d = format!("unavailable ({why}): commands ran unsandboxed (best-effort)");
-                let c = (!rlimits.is_empty()).then(|| Confinement {
+                let note = off_for_rules("without Landlock");
+                let d = format!(
+                    "unavailable ({why}): commands ran unsandboxed (best-effort){}",
+                    note.clone().unwrap_or_default()
+                );
+                let filter = note
+                    .map(|_| super::seccomp::socket_filter(false))
+                    .unwrap_or_default();
+                let c = (!rlimits.is_empty() || !filter.is_empty()).then(|| Confinement {
                     ruleset: None,
-                    filter: Vec::new(),
+                    filter,
                     rlimits,
                     description: d.clone(),
                     hides: false,
@@ -239,12 +272,17 @@ impl Confinement {
             }
         };
         let hidden = hidden.filter(|h| HiddenTree::is_hideable(&h.root));
-        let ruleset = build_ruleset(abi, writable, hidden, !settings.network)
-            .map_err(SandboxError::Ruleset)?;
-        let filter = if settings.network {
-            Vec::new()
-        } else {
-            network_filter()
+        let net = match settings.proxy_port {
+            Some(port) if settings.network && abi >= 4 => Net::Proxy(port),
+            Some(_) if settings.network => Net::OffForRules,
+            _ if settings.network => Net::On,
+            _ => Net::Off,
+        };
+        let ruleset = build_ruleset(abi, writable, hidden, &net).map_err(SandboxError::Ruleset)?;
+        let filter = match net {
+            Net::On => Vec::new(),
+            Net::Proxy(_) => super::seccomp::socket_filter(true),
+            Net::Off | Net::OffForRules => super::seccomp::socket_filter(false),
         };
         let description = format!(
             "landlock (ABI {abi}): writes only in {}; network {}",
@@ -253,10 +291,15 @@ impl Confinement {
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            if settings.network {
-                "on"
-            } else {
-                "off (seccomp)"
+            match net {
+                Net::On => "on".to_string(),
+                Net::Off => "off (seccomp)".to_string(),
+                Net::Proxy(port) => format!(
+                    "only through the runner's proxy (TCP to port {port}; landlock and seccomp)"
+                ),
+                Net::OffForRules => format!(
+                    "off (seccomp): the policy's network: rules need Landlock network rules (ABI 4), and this kernel has ABI {abi}"
+                ),
             }
         ) + &hidden
             .map(|h| format!("; {} unreadable", h.root.display()))
@@ -271,6 +314,18 @@ impl Confinement {
             }),
             description,
         ))
+    }
+
+    /// Only a seccomp program (the tests of the programs).
+    #[cfg(test)]
+    pub(crate) fn with_filter(filter: Vec<libc::sock_filter>) -> Self {
+        Self {
+            ruleset: None,
+            filter,
+            rlimits: Vec::new(),
+            description: String::new(),
+            hides: false,
+        }
     }
 
     /// Whether Landlock confines writes (and `no_new_privs` holds).
@@ -331,19 +386,32 @@ impl Confinement {
     }
 }
 
+/// What commands get of the network.
+enum Net {
+    On,
+    Off,
+    /// TCP connections to the proxy's port only.
+    Proxy(u16),
+    /// Off, because `network:` rules cannot be enforced on this kernel.
+    OffForRules,
+}
+
 fn build_ruleset(
     abi: i32,
     writable: &[PathBuf],
     hidden: Option<&HiddenTree>,
-    no_network: bool,
+    net: &Net,
 ) -> std::io::Result<OwnedFd> {
     let all = fs_rights(abi);
     let attr = RulesetAttr {
         handled_access_fs: all,
-        handled_access_net: if no_network && abi >= 4 {
-            ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP
-        } else {
-            0
+        handled_access_net: match net {
+            _ if abi < 4 => 0,
+            Net::On => 0,
+            Net::Off | Net::OffForRules => ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP,
+            // Binding stays free (a test server a command starts), but
+            // connecting to it, or anywhere but the proxy, does not.
+            Net::Proxy(_) => ACCESS_NET_CONNECT_TCP,
         },
     };
     // Kernels before ABI 4 know only the first field.
@@ -377,6 +445,27 @@ fn build_ruleset(
     add_rule(&ruleset, Path::new("/dev/null"), dev_null)?;
     for dir in writable {
         add_rule(&ruleset, dir, all)?;
+    }
+    if let Net::Proxy(port) = net {
+        // By port: Landlock has no address rules, so this is the port on
+        // any address (see docs/network.md).
+        let attr = NetPortAttr {
+            allowed_access: ACCESS_NET_CONNECT_TCP,
+            port: u64::from(*port),
+        };
+        // SAFETY: a valid descriptor and attribute, as the ABI wants.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                RULE_NET_PORT,
+                &attr as *const NetPortAttr,
+                0u32,
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     Ok(ruleset)
 }
@@ -449,62 +538,6 @@ fn add_rule(ruleset: &OwnedFd, path: &Path, access: u64) -> std::io::Result<()> 
 
 use std::os::unix::fs::OpenOptionsExt;
 
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
-#[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const AUDIT_ARCH: u32 = 0;
-
-fn stmt(code: u32, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
-        k,
-    }
-}
-
-/// A seccomp program refusing IPv4/IPv6 sockets and io_uring with EPERM.
-fn network_filter() -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-    let allow = libc::SECCOMP_RET_ALLOW;
-    let nr_socket = libc::SYS_socket as u32;
-    let nr_uring = libc::SYS_io_uring_setup as u32;
-    vec![
-        // 0: a foreign ABI (32-bit calls on a 64-bit kernel) is refused.
-        stmt(BPF_LD | BPF_W | BPF_ABS, 4),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
-        stmt(BPF_RET | BPF_K, deny),
-        // 3: the system call number; x32 numbers are refused.
-        stmt(BPF_LD | BPF_W | BPF_ABS, 0),
-        jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, 0, 1),
-        stmt(BPF_RET | BPF_K, deny),
-        // 6:
-        jump(BPF_JMP | BPF_JEQ | BPF_K, nr_uring, 0, 1),
-        stmt(BPF_RET | BPF_K, deny),
-        // 8:
-        jump(BPF_JMP | BPF_JEQ | BPF_K, nr_socket, 1, 0),
-        stmt(BPF_RET | BPF_K, allow),
-        // 10: socket(domain, ...): the low half of args[0].
-        stmt(BPF_LD | BPF_W | BPF_ABS, 16),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, libc::AF_INET as u32, 2, 0),
-        jump(BPF_JMP | BPF_JEQ | BPF_K, libc::AF_INET6 as u32, 1, 0),
-        stmt(BPF_RET | BPF_K, allow),
-        stmt(BPF_RET | BPF_K, deny),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,51 +547,6 @@ mod tests {
         assert_eq!(fs_rights(1), 0x1fff);
         assert_eq!(fs_rights(3), 0x7fff);
         assert_eq!(fs_rights(6), 0xffff);
-    }
-
-    /// What python3 gets from `socket()` per family: `ok` or the errno.
-    fn socket_families(confine: Option<Confinement>) -> String {
-        use std::os::unix::process::CommandExt;
-        let script = "import socket\n\
-            for name, fam, kind in [('inet', socket.AF_INET, socket.SOCK_STREAM),\n\
-                                    ('inet6', socket.AF_INET6, socket.SOCK_DGRAM),\n\
-                                    ('unix', socket.AF_UNIX, socket.SOCK_STREAM)]:\n\
-            \x20   try:\n\
-            \x20       socket.socket(fam, kind).close(); print(name, 'ok')\n\
-            \x20   except OSError as e:\n\
-            \x20       print(name, e.errno)\n";
-        let mut cmd = std::process::Command::new("python3");
-        cmd.args(["-c", script]);
-        if let Some(c) = confine {
-            // SAFETY: `apply` makes system calls only.
-            unsafe { cmd.pre_exec(move || c.apply()) };
-        }
-        let out = cmd.output().expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    #[test]
-    fn the_network_filter_refuses_inet_sockets_and_nothing_else() {
-        // Without the filter every family opens (the control).
-        assert_eq!(socket_families(None), "inet ok\ninet6 ok\nunix ok\n");
-        // The filter alone (no Landlock): IPv4 and IPv6 get EPERM (1),
-        // a Unix socket still opens.
-        let filter_only = Confinement {
-            ruleset: None,
-            filter: network_filter(),
-            rlimits: vec![],
-            description: String::new(),
-            hides: false,
-        };
-        assert_eq!(
-            socket_families(Some(filter_only)),
-            format!("inet {0}\ninet6 {0}\nunix ok\n", libc::EPERM)
-        );
     }
 
     #[test]

@@ -132,6 +132,7 @@ pub async fn run_agent(
             }
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
+        super::events::emit_connections(&env.tools.ctx, env.tools.sink);
         for r in records {
             conv.push(Message::Tool {
                 call_id: r.id.clone(),

@@ -9,6 +9,16 @@ pub trait EventSink: Send + Sync {
     fn emit(&self, event: &Event);
 }
 
+/// Emits the connections decided since the last time (the proxy's and
+/// `web_fetch`'s; see `net::NetLog`).
+pub fn emit_connections(ctx: &crate::tools::ToolContext, sink: &dyn EventSink) {
+    if let Some(log) = &ctx.net_log {
+        for c in log.take() {
+            sink.emit(&Event::Connection(c));
+        }
+    }
+}
+
 /// Discards events.
 pub struct NullSink;
 

@@ -22,6 +22,8 @@ pub enum McpStartError {
     },
     #[error("{url} could not be reached or did not speak MCP: {}", plain(.detail))]
     Unreachable { url: String, detail: String },
+    #[error("the connection to {url} was refused: {reason}")]
+    NetworkDenied { url: String, reason: String },
     #[error("{what} did not answer within {} s", .limit.as_secs())]
     Timeout { what: String, limit: Duration },
     #[error("cannot create its {what}: {source}")]

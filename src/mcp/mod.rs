@@ -59,6 +59,16 @@ pub struct RequiredServerFailed {
     pub source: McpStartError,
 }
 
+/// A task's `network:` rules, for its MCP servers: a stdio server gets
+/// the task's proxy (and the sandbox that makes it the only way out), a
+/// remote one is decided before it is connected to.
+#[derive(Clone)]
+pub struct McpNetwork {
+    pub policy: Arc<runner_policy::PolicySet>,
+    pub log: Arc<crate::net::NetLog>,
+    pub proxy_port: u16,
+}
+
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The servers of one task, running.
@@ -79,6 +89,7 @@ impl McpServers {
         default_cwd: &Path,
         log_dir: &Path,
         registry: &mut Registry,
+        network: Option<&McpNetwork>,
     ) -> Result<(McpServers, Vec<String>), RequiredServerFailed> {
         let mut servers = McpServers::default();
         let mut warnings = Vec::new();
@@ -92,7 +103,7 @@ impl McpServers {
         }
         for spec in specs {
             let log = log_dir.join(format!("mcp-{}.log", spec.name));
-            let (server, tools) = match McpServer::start(spec, default_cwd, log).await {
+            let (server, tools) = match McpServer::start(spec, default_cwd, log, network).await {
                 Ok(started) => started,
                 Err(e) if spec.required => {
                     servers.shutdown().await;

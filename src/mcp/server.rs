@@ -61,10 +61,16 @@ impl McpServer {
         spec: &McpServerSpec,
         default_cwd: &std::path::Path,
         log: PathBuf,
+        network: Option<&super::McpNetwork>,
     ) -> Result<(Arc<McpServer>, Vec<ServerTool>), McpStartError> {
         match &spec.url {
-            Some(url) => Self::connect(spec, url).await,
-            None => Self::spawn(spec, default_cwd, log).await,
+            Some(url) => {
+                if let Some(n) = network {
+                    decide_remote(url, n).await?;
+                }
+                Self::connect(spec, url).await
+            }
+            None => Self::spawn(spec, default_cwd, log, network.map(|n| n.proxy_port)).await,
         }
     }
 
@@ -186,6 +192,7 @@ impl McpServer {
         spec: &McpServerSpec,
         default_cwd: &std::path::Path,
         log: PathBuf,
+        proxy_port: Option<u16>,
     ) -> Result<(Arc<McpServer>, Vec<ServerTool>), McpStartError> {
         let io = |what: String| move |source| McpStartError::Io { what, source };
         let tmp = tempfile::Builder::new()
@@ -195,7 +202,11 @@ impl McpServer {
         let registered = crate::cleanup::register(tmp.path());
         let mut writable = vec![default_cwd.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(spec.sandbox.write.iter().cloned());
-        let (confine, sandbox) = crate::contain::Confinement::new(&spec.sandbox, &writable)
+        let settings = crate::contain::SandboxSettings {
+            proxy_port,
+            ..spec.sandbox.clone()
+        };
+        let (confine, sandbox) = crate::contain::Confinement::new(&settings, &writable)
             .map_err(McpStartError::Sandbox)?;
         let mut cmd = tokio::process::Command::new(&spec.command);
         cmd.args(&spec.args)
@@ -214,6 +225,13 @@ impl McpServer {
             cmd.env(var, tmp.path());
         }
         cmd.envs(&spec.env);
+        // The task's proxy, whatever the server's env: says.
+        if let Some(port) = proxy_port {
+            for (k, _) in spec.env.iter().filter(|(k, _)| crate::net::is_proxy_var(k)) {
+                cmd.env_remove(k);
+            }
+            cmd.envs(crate::net::proxy_env(port));
+        }
         // The task's span, when the run is traced: the server's own spans
         // join the run's trace.
         cmd.envs(crate::telemetry::context::propagation_env());
@@ -372,4 +390,50 @@ fn sent_headers(spec: &McpServerSpec) -> String {
         })
         .collect();
     format!("the task sends it headers: {}", each.join("; "))
+}
+
+/// Decides a remote server's connection by the task's `network:` rules
+/// (its host, then the addresses it resolves to), and logs it.
+async fn decide_remote(url: &str, n: &super::McpNetwork) -> Result<(), McpStartError> {
+    use crate::net::resolve::{Host, Resolver, reachable};
+    let denied = |reason: String| McpStartError::NetworkDenied {
+        url: url.to_string(),
+        reason,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| denied(e.to_string()))?;
+    let host = Host::parse(parsed.host_str().unwrap_or_default()).map_err(denied)?;
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let host_text = host.as_rule_text();
+    let d = n.policy.decide_connection(&host_text, port);
+    let mut record = runner_output::Connection {
+        time_ms: n.log.now_ms(),
+        via: runner_output::ConnectionVia::Mcp,
+        host: host_text,
+        port,
+        address: None,
+        allowed: d.allow,
+        rule: d.rule,
+        policy: d.policy,
+        line: d.line,
+        reason: d.reason,
+        bytes_sent: 0,
+        bytes_received: 0,
+        duration_ms: 0,
+    };
+    if record.allowed {
+        let checked = match Resolver::from_env().resolve(&host, port).await {
+            Ok(addrs) => reachable(addrs, |ip, p| n.policy.network_names_address(ip, p)),
+            Err(e) => Err(format!("it could not be resolved: {e}")),
+        };
+        match checked {
+            Ok(a) => record.address = a.first().map(|a| a.ip().to_string()),
+            Err(why) => {
+                record.allowed = false;
+                record.reason = why;
+            }
+        }
+    }
+    let (allowed, reason) = (record.allowed, record.reason.clone());
+    n.log.push(record);
+    if allowed { Ok(()) } else { Err(denied(reason)) }
 }

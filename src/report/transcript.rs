@@ -19,6 +19,7 @@ struct Recorded {
     /// When the current turn's request was about to be sent.
     turn_started: Option<Instant>,
     compactions: Vec<Compaction>,
+    connections: Vec<runner_output::Connection>,
     turns: Vec<TurnRecord>,
     /// Finished calls, shared with the event that announced them.
     tool_calls: Vec<Arc<ToolCallRecord>>,
@@ -60,6 +61,11 @@ impl TranscriptRecorder {
     /// The compactions so far.
     pub fn take_compactions(&self) -> Vec<Compaction> {
         std::mem::take(&mut self.inner.lock().unwrap().compactions)
+    }
+
+    /// The connections decided so far.
+    pub fn take_connections(&self) -> Vec<runner_output::Connection> {
+        std::mem::take(&mut self.inner.lock().unwrap().connections)
     }
 
     /// The switches to fallback models so far.
@@ -128,6 +134,7 @@ impl EventSink for TranscriptRecorder {
             }
             Event::ContextCompacted(c) => r.compactions.push(c.clone()),
             Event::ModelSwitched(s) => r.switches.push(s.clone()),
+            Event::Connection(c) => r.connections.push(c.clone()),
             Event::TurnStarted { .. } => r.turn_started = Some(Instant::now()),
             Event::WorkspaceReady { .. } => {}
         }

@@ -40,6 +40,8 @@ pub struct CopyPlan {
     pub sandbox: SandboxSettings,
     /// Where large tool results are spilled.
     pub spill_dir: PathBuf,
+    /// Where the task's connection decisions go.
+    pub net_log: Arc<crate::net::NetLog>,
 }
 
 /// A task's workspace, ready for tools: the copy (removed on drop), the
@@ -112,6 +114,8 @@ impl CopyPlan {
             .with_visibility(policy.clone());
         ctx.env = Some(commands.env);
         ctx.confine = commands.confine.map(Arc::new);
+        ctx.policy = Some(policy.clone());
+        ctx.net_log = Some(self.net_log);
         Ok(Prepared {
             iso,
             _task_tmp: (commands.tmp, commands.registered),

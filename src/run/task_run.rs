@@ -221,6 +221,8 @@ struct TaskRun<'t> {
     prior_diff: String,
     /// The turn the agent goes on from (a resumed task's last).
     start_turn: u32,
+    /// The task's connection decisions (proxy and `web_fetch`).
+    net_log: Arc<crate::net::NetLog>,
 }
 
 /// Runs one task. Never fails: problems become the outcome.
@@ -275,10 +277,12 @@ impl<'t> TaskRun<'t> {
     fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
         let mut layers = vec![task.policy.clone()];
         layers.extend(opts.extra_policies.iter().cloned());
+        let epoch = Instant::now();
         Self {
             task,
             opts,
-            epoch: Instant::now(),
+            epoch,
+            net_log: Arc::new(crate::net::NetLog::new(epoch)),
             started_at: now_rfc3339(),
             task_out: opts.out_dir.join(&task.name),
             policy: Arc::new(PolicySet::new(layers)),
@@ -352,6 +356,7 @@ impl<'t> TaskRun<'t> {
             env: self.task.env.clone(),
             sandbox: self.task.sandbox.clone(),
             spill_dir: self.task_out.join("tool-results"),
+            net_log: self.net_log.clone(),
         }
     }
 
@@ -362,7 +367,25 @@ impl<'t> TaskRun<'t> {
     async fn work(&mut self, provider: &dyn Provider, sink: &dyn EventSink) -> Outcome {
         let task = self.task;
         let limits = self.limits();
-        let plan = self.copy_plan();
+        // With `network:` rules, commands, hooks and MCP servers reach the
+        // network through the task's proxy only (stopped on return).
+        let proxy = if self.policy.has_network_rules() {
+            let started = crate::net::Proxy::start(
+                self.policy.clone(),
+                crate::net::Resolver::from_env(),
+                self.net_log.clone(),
+            )
+            .await;
+            match started {
+                Ok(p) => Some(p),
+                Err(e) => return Failure(format!("could not start the network proxy: {e}")).into(),
+            }
+        } else {
+            None
+        };
+        let proxy_port = proxy.as_ref().map(crate::net::Proxy::port);
+        let mut plan = self.copy_plan();
+        plan.sandbox.proxy_port = proxy_port;
         let mut copy = tokio::task::spawn_blocking(move || plan.prepare());
         let cancel = self.opts.cancel.clone();
         // A resumed task's first request is its recorded conversation's
@@ -426,6 +449,13 @@ impl<'t> TaskRun<'t> {
             p.iso.path(),
             &self.task_out,
             &mut self.registry,
+            proxy_port
+                .map(|proxy_port| crate::mcp::McpNetwork {
+                    policy: self.policy.clone(),
+                    log: self.net_log.clone(),
+                    proxy_port,
+                })
+                .as_ref(),
         )
         .await
         {
@@ -474,6 +504,8 @@ impl<'t> TaskRun<'t> {
         };
         self.mcp_sandbox = mcp.sandbox_notes();
         mcp.shutdown().await;
+        drop(proxy);
+        crate::engine::emit_connections(&p.ctx, sink);
         // Whatever ended the agent (a timeout, a cancellation), nothing the
         // policy denies editing leaves the copy: the changes compared are
         // the others.
@@ -689,6 +721,7 @@ impl<'t> TaskRun<'t> {
         let (mut turns, mut tool_calls) = recorder.take();
         let mut compactions = recorder.take_compactions();
         let mut switches = recorder.take_switches();
+        let mut connections = recorder.take_connections();
         // A resumed task's records are the earlier runs' and this one's.
         let (resumes, earlier_ms) = match &self.prior {
             Some(p) => {
@@ -696,11 +729,13 @@ impl<'t> TaskRun<'t> {
                 tool_calls.splice(0..0, p.tool_calls.iter().cloned());
                 compactions.splice(0..0, p.compactions.iter().cloned());
                 switches.splice(0..0, p.model_switches.iter().cloned());
+                connections.splice(0..0, p.connections.iter().cloned());
                 (p.resumes + 1, p.duration_ms)
             }
             None => (0, 0),
         };
-        let counts = Counts::from(self.attempts, &turns, &tool_calls);
+        let mut counts = Counts::from(self.attempts, &turns, &tool_calls);
+        counts.denied_connections = connections.iter().filter(|c| !c.allowed).count() as u32;
         let outcome = if outcome.status == OutcomeStatus::Passed
             && task.fail_on_denial
             && counts.denied_calls > 0
@@ -758,6 +793,7 @@ impl<'t> TaskRun<'t> {
             messages: self.conversation.into_log(),
             compactions,
             model_switches: switches,
+            connections,
             turns,
             tool_calls,
             checks: self.checks,

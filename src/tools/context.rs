@@ -33,6 +33,11 @@ pub struct ToolContext {
     pub env: Option<Vec<(String, String)>>,
     /// Sandbox and limits for commands.
     pub confine: Option<Arc<crate::contain::Confinement>>,
+    /// The task's policy, for decisions a tool makes while it runs (each
+    /// hop of `web_fetch`).
+    pub policy: Option<Arc<runner_policy::PolicySet>>,
+    /// Where connection decisions go (see `net::NetLog`).
+    pub net_log: Option<Arc<crate::net::NetLog>>,
     seq: AtomicU64,
 }
 
@@ -45,6 +50,8 @@ impl ToolContext {
             visibility: None,
             env: None,
             confine: None,
+            policy: None,
+            net_log: None,
             seq: AtomicU64::new(0),
         }
     }

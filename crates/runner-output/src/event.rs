@@ -74,6 +74,8 @@ pub enum Event {
     /// The conversation was made smaller to stay inside the model's
     /// context window (the transcript keeps every original message).
     ContextCompacted(Compaction),
+    /// The runner decided a connection (see [`crate::Connection`]).
+    Connection(crate::network::Connection),
     /// A tool call ended.
     ToolFinished {
         /// Its record. Shared with the sinks that keep it, not copied for

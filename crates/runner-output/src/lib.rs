@@ -17,6 +17,7 @@
 mod call;
 mod event;
 mod message;
+mod network;
 mod transcript;
 
 pub use call::{
@@ -24,6 +25,7 @@ pub use call::{
 };
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};
+pub use network::{Connection, ConnectionVia};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,

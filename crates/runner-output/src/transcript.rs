@@ -249,6 +249,9 @@ pub struct Counts {
     pub denied_calls: u32,
     /// Calls that failed.
     pub failed_calls: u32,
+    /// Connections refused (`network:` or `Fetch` rules).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub denied_connections: u32,
 }
 
 impl Counts {
@@ -261,6 +264,7 @@ impl Counts {
             tool_calls: calls.len() as u32,
             denied_calls: with(CallStatus::Denied),
             failed_calls: with(CallStatus::Error),
+            denied_connections: 0,
         }
     }
 }
@@ -336,6 +340,9 @@ pub struct Transcript {
     pub usage: Usage,
     /// Counts of turns and calls.
     pub counts: Counts,
+    /// Every connection the runner decided, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<crate::network::Connection>,
     /// The files the task changed.
     pub changes: Vec<ChangedFile>,
     /// Changes to paths the policy denies editing, dropped (see

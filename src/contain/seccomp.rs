@@ -1,0 +1,197 @@
+//! The seccomp programs of the sandbox's network switch.
+//!
+//! Off (`network: false`, or `network:` rules on a kernel whose Landlock
+//! cannot confine connections): no IPv4 or IPv6 socket at all. Through the
+//! proxy (`network:` rules, Landlock ABI 4+): TCP sockets only, because
+//! Landlock decides TCP `connect` and nothing else (UDP, raw sockets, SCTP
+//! would go around it), and no TCP Fast Open send, which connects without
+//! `connect`. In both, only Unix and netlink sockets besides (no packet
+//! sockets), no `io_uring` (whose operations seccomp cannot see), and no
+//! system call of a foreign ABI (which could reach `socketcall`).
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const AUDIT_ARCH: u32 = 0;
+
+/// `seccomp_data`: the system call number, the architecture, and the low
+/// half of argument `n` (little-endian).
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+const fn arg(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+const MSG_FASTOPEN: u32 = 0x2000_0000;
+
+/// One instruction, with jumps to labels.
+enum Op {
+    Load(u32),
+    And(u32),
+    /// If the accumulator equals `k`, go to the label, else on.
+    IfEq(u32, &'static str),
+    /// If it is at least `k`.
+    IfGe(u32, &'static str),
+    /// If any bit of `k` is set.
+    IfAny(u32, &'static str),
+    Ret(u32),
+    Label(&'static str),
+}
+
+/// Resolves labels into BPF's relative jumps (forward only).
+fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
+    use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD};
+    use libc::{BPF_RET, BPF_W};
+    let mut at = std::collections::HashMap::new();
+    let mut n = 0usize;
+    for op in ops {
+        match op {
+            Op::Label(l) => {
+                at.insert(*l, n);
+            }
+            _ => n += 1,
+        }
+    }
+    let insn = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let mut out = Vec::with_capacity(n);
+    for op in ops {
+        let here = out.len();
+        let to = |l: &str| -> u8 {
+            let target = at[l];
+            assert!(target > here, "seccomp: backward jump to {l}");
+            u8::try_from(target - here - 1).expect("seccomp: jump too far")
+        };
+        out.push(match op {
+            Op::Label(_) => continue,
+            Op::Load(off) => insn(BPF_LD | BPF_W | BPF_ABS, *off, 0, 0),
+            Op::And(k) => insn(BPF_ALU | BPF_AND | BPF_K, *k, 0, 0),
+            Op::IfEq(k, l) => insn(BPF_JMP | BPF_JEQ | BPF_K, *k, to(l), 0),
+            Op::IfGe(k, l) => insn(BPF_JMP | BPF_JGE | BPF_K, *k, to(l), 0),
+            Op::IfAny(k, l) => insn(BPF_JMP | BPF_JSET | BPF_K, *k, to(l), 0),
+            Op::Ret(k) => insn(BPF_RET | BPF_K, *k, 0, 0),
+        });
+    }
+    out
+}
+
+/// The program: `through_proxy` allows TCP sockets (which Landlock then
+/// confines to the proxy's port); without it, no IP socket opens.
+pub fn socket_filter(through_proxy: bool) -> Vec<libc::sock_filter> {
+    use Op::*;
+    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let nr = |n: libc::c_long| n as u32;
+    let mut ops = vec![
+        Load(ARCH),
+        IfEq(AUDIT_ARCH, "native"),
+        Ret(deny),
+        Label("native"),
+        Load(NR),
+        // x32 numbers.
+        IfGe(0x4000_0000, "deny"),
+        IfEq(nr(libc::SYS_io_uring_setup), "deny"),
+        IfEq(nr(libc::SYS_socket), "socket"),
+        IfEq(nr(libc::SYS_sendto), "flags3"),
+        IfEq(nr(libc::SYS_sendmmsg), "flags3"),
+        IfEq(nr(libc::SYS_sendmsg), "flags2"),
+        Ret(allow),
+        Label("flags3"),
+        Load(arg(3)),
+        IfAny(MSG_FASTOPEN, "deny"),
+        Ret(allow),
+        Label("flags2"),
+        Load(arg(2)),
+        IfAny(MSG_FASTOPEN, "deny"),
+        Ret(allow),
+        Label("socket"),
+        Load(arg(0)),
+        IfEq(libc::AF_UNIX as u32, "allow"),
+        IfEq(libc::AF_NETLINK as u32, "allow"),
+    ];
+    if through_proxy {
+        ops.extend([
+            IfEq(libc::AF_INET as u32, "inet"),
+            IfEq(libc::AF_INET6 as u32, "inet"),
+            Ret(deny),
+            Label("inet"),
+            // The type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+            Load(arg(1)),
+            And(0xf),
+            IfEq(libc::SOCK_STREAM as u32, "stream"),
+            Ret(deny),
+            Label("stream"),
+            Load(arg(2)),
+            IfEq(0, "allow"),
+            IfEq(libc::IPPROTO_TCP as u32, "allow"),
+        ]);
+    }
+    ops.extend([Label("deny"), Ret(deny), Label("allow"), Ret(allow)]);
+    assemble(&ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What python3 gets per socket kind: `ok` or the errno.
+    fn sockets(filter: Option<Vec<libc::sock_filter>>) -> String {
+        use std::os::unix::process::CommandExt;
+        let script = "import socket\n\
+            for name, fam, kind, proto in [('tcp', socket.AF_INET, socket.SOCK_STREAM, 0),\n\
+                                    ('tcp6', socket.AF_INET6, socket.SOCK_STREAM | socket.SOCK_CLOEXEC, 6),\n\
+                                    ('udp', socket.AF_INET, socket.SOCK_DGRAM, 0),\n\
+                                    ('sctp', socket.AF_INET, socket.SOCK_STREAM, 132),\n\
+                                    ('unix', socket.AF_UNIX, socket.SOCK_STREAM, 0),\n\
+                                    ('packet', 17, socket.SOCK_DGRAM, 0)]:\n\
+            \x20   try:\n\
+            \x20       socket.socket(fam, kind, proto).close(); print(name, 'ok')\n\
+            \x20   except OSError as e:\n\
+            \x20       print(name, e.errno)\n\
+            try:\n\
+            \x20   s = socket.socket(); s.setblocking(False)\n\
+            \x20   s.sendto(b'x', 0x20000000, ('127.0.0.1', 9)); print('fastopen ok')\n\
+            except OSError as e:\n\
+            \x20   print('fastopen', e.errno)\n";
+        let mut cmd = std::process::Command::new("python3");
+        cmd.args(["-c", script]);
+        if let Some(f) = filter {
+            let c = crate::contain::sandbox::Confinement::with_filter(f);
+            // SAFETY: `apply` makes system calls only.
+            unsafe { cmd.pre_exec(move || c.apply()) };
+        }
+        let out = cmd.output().expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn off_refuses_every_ip_socket_and_the_proxy_filter_all_but_tcp() {
+        let e = libc::EPERM;
+        let off = sockets(Some(socket_filter(false)));
+        assert_eq!(
+            off,
+            format!("tcp {e}\ntcp6 {e}\nudp {e}\nsctp {e}\nunix ok\npacket {e}\nfastopen {e}\n")
+        );
+        let proxy = sockets(Some(socket_filter(true)));
+        assert!(
+            proxy.starts_with(&format!(
+                "tcp ok\ntcp6 ok\nudp {e}\nsctp {e}\nunix ok\npacket {e}\nfastopen {e}\n"
+            )),
+            "{proxy}"
+        );
+        // Without a filter (the control) TCP and UDP open.
+        let none = sockets(None);
+        assert!(none.starts_with("tcp ok\ntcp6 ok\nudp ok\n"), "{none}");
+    }
+}

@@ -1,0 +1,389 @@
+//! The runner's HTTP proxy on 127.0.0.1: the only way out for a task's
+//! commands, hooks and MCP stdio servers once a policy has `network:`.
+//!
+//! It takes `CONNECT host:port` (HTTPS and anything tunnelled) and plain
+//! HTTP requests in absolute form (`GET http://host/path`, whose `Host`
+//! header must name the same host). Each connection is decided on the host
+//! as a URL parser reads it ([`Host::parse`]), resolved here, refused if it
+//! resolves to a private address no entry names, and logged with its bytes.
+//! The proxy never reads inside a tunnel; a plain request is sent on with
+//! `Connection: close`, so one connection carries requests to one host.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::log::NetLog;
+use super::resolve::{Host, Resolver, reachable};
+use runner_output::{Connection, ConnectionVia};
+use runner_policy::PolicySet;
+
+/// Longest request head read.
+const MAX_HEAD: usize = 32 * 1024;
+/// How long a client has to send its request head, and a host to accept.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A running proxy; stopped (with its connections) on drop.
+pub struct Proxy {
+    port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct Shared {
+    policy: Arc<PolicySet>,
+    resolver: Resolver,
+    log: Arc<NetLog>,
+}
+
+impl Proxy {
+    /// Listens on a free port of 127.0.0.1.
+    pub async fn start(
+        policy: Arc<PolicySet>,
+        resolver: Resolver,
+        log: Arc<NetLog>,
+    ) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let port = listener.local_addr()?.port();
+        let shared = Arc::new(Shared {
+            policy,
+            resolver,
+            log,
+        });
+        let task = tokio::spawn(async move {
+            // Dropped with the accept loop: aborting it ends every
+            // connection.
+            let mut conns = tokio::task::JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((stream, _)) = accepted else { continue };
+                        let shared = shared.clone();
+                        conns.spawn(async move { serve(stream, &shared).await });
+                    }
+                    Some(_) = conns.join_next(), if !conns.is_empty() => {}
+                }
+            }
+        });
+        Ok(Self { port, task })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+/// A request head: its first line's parts and its header lines.
+struct Head {
+    method: String,
+    target: String,
+    version: String,
+    headers: Vec<(String, String)>,
+}
+
+fn parse_head(bytes: &[u8]) -> Option<Head> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut lines = text.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, target, version) = (first.next()?, first.next()?, first.next()?);
+    if first.next().is_some() || !version.starts_with("HTTP/1.") {
+        return None;
+    }
+    let mut headers = Vec::new();
+    for l in lines.filter(|l| !l.is_empty()) {
+        let (k, v) = l.split_once(':')?;
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Some(Head {
+        method: method.to_string(),
+        target: target.to_string(),
+        version: version.to_string(),
+        headers,
+    })
+}
+
+/// Reads up to the end of the head; returns the head and what followed it.
+async fn read_head(stream: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(i + 4);
+            return Some((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+    }
+}
+
+async fn respond(stream: &mut TcpStream, status: &str, body: &str) {
+    let msg = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len() + 1
+    );
+    let _ = stream.write_all(msg.as_bytes()).await;
+    let _ = stream.write_all(b"\n").await;
+    let _ = stream.shutdown().await;
+}
+
+/// What a request asks to reach.
+struct Target {
+    host: Host,
+    port: u16,
+    /// For a plain request: the head to send on.
+    forward: Option<Vec<u8>>,
+}
+
+fn target_of(head: &Head) -> Result<Target, String> {
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        let (h, p) = runner_policy::host::split_host_port(&head.target)
+            .map_err(|e| format!("bad CONNECT target `{}`: {e}", head.target))?;
+        let port = p.ok_or_else(|| format!("CONNECT `{}` names no port", head.target))?;
+        return Ok(Target {
+            host: Host::parse(h)?,
+            port,
+            forward: None,
+        });
+    }
+    let url = url::Url::parse(&head.target).map_err(|_| {
+        format!(
+            "`{}` is not a proxy request (absolute http:// URL or CONNECT)",
+            head.target
+        )
+    })?;
+    if url.scheme() != "http" {
+        return Err(format!(
+            "only http:// requests are forwarded as they are (use CONNECT for {})",
+            url.scheme()
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("URLs with user information are refused".into());
+    }
+    let host = Host::parse(url.host_str().ok_or("the URL names no host")?)?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    // The Host header must name the host decided on: a server behind a
+    // shared address would otherwise serve the header's host.
+    let named = head
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .map(|(_, v)| v.as_str());
+    if let Some(h) = named {
+        let (hh, hp) = runner_policy::host::split_host_port(h).map_err(|e| e.to_string())?;
+        if Host::parse(hh)? != host || hp.unwrap_or(80) != port {
+            return Err(format!(
+                "the Host header `{h}` does not name the requested host"
+            ));
+        }
+    }
+    let mut path = url.path().to_string();
+    if let Some(q) = url.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    let mut out = format!("{} {path} {}\r\n", head.method, head.version);
+    let mut has_host = false;
+    for (k, v) in &head.headers {
+        let lk = k.to_ascii_lowercase();
+        if lk.starts_with("proxy-") || lk == "connection" || lk == "keep-alive" {
+            continue;
+        }
+        has_host |= lk == "host";
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !has_host {
+        out.push_str(&format!("Host: {}\r\n", url.authority()));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    Ok(Target {
+        host,
+        port,
+        forward: Some(out.into_bytes()),
+    })
+}
+
+async fn serve(mut client: TcpStream, shared: &Shared) {
+    let start = Instant::now();
+    let Ok(Some((head, rest))) = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await
+    else {
+        return;
+    };
+    let Some(head) = parse_head(&head) else {
+        respond(&mut client, "400 Bad Request", "not an HTTP request").await;
+        return;
+    };
+    let target = match target_of(&head) {
+        Ok(t) => t,
+        Err(why) => {
+            respond(&mut client, "400 Bad Request", &why).await;
+            return;
+        }
+    };
+    let host_text = target.host.as_rule_text();
+    let decision = shared.policy.decide_connection(&host_text, target.port);
+    let mut record = Connection {
+        time_ms: shared.log.ms_at(start),
+        via: ConnectionVia::Proxy,
+        host: host_text.clone(),
+        port: target.port,
+        address: None,
+        allowed: decision.allow,
+        rule: decision.rule,
+        policy: decision.policy,
+        line: decision.line,
+        reason: decision.reason,
+        bytes_sent: 0,
+        bytes_received: 0,
+        duration_ms: 0,
+    };
+    let refuse = |record: &mut Connection, why: String| {
+        record.allowed = false;
+        record.reason = why;
+    };
+    if !record.allowed {
+        let body = format!("runner: connection refused: {}", record.reason);
+        respond(&mut client, "403 Forbidden", &body).await;
+        shared.log.push(record);
+        return;
+    }
+    let addrs = match shared.resolver.resolve(&target.host, target.port).await {
+        Ok(a) => a,
+        Err(e) => {
+            record.reason = format!("{host_text} could not be resolved: {e}");
+            respond(&mut client, "502 Bad Gateway", &record.reason).await;
+            shared.log.push(record);
+            return;
+        }
+    };
+    let addrs = match reachable(addrs, |ip, port| {
+        shared.policy.network_names_address(ip, port)
+    }) {
+        Ok(a) => a,
+        Err(why) => {
+            refuse(&mut record, format!("{host_text}:{}: {why}", target.port));
+            let body = format!("runner: connection refused: {}", record.reason);
+            respond(&mut client, "403 Forbidden", &body).await;
+            shared.log.push(record);
+            return;
+        }
+    };
+    let upstream = match connect_any(&addrs).await {
+        Ok(s) => s,
+        Err(e) => {
+            record.reason = format!("{host_text}:{}: {e}", target.port);
+            respond(&mut client, "502 Bad Gateway", &record.reason).await;
+            shared.log.push(record);
+            return;
+        }
+    };
+    record.address = upstream.peer_addr().ok().map(|a| a.ip().to_string());
+    let (sent, received) = relay(client, upstream, target.forward, rest).await;
+    record.bytes_sent = sent;
+    record.bytes_received = received;
+    record.duration_ms = start.elapsed().as_millis() as u64;
+    shared.log.push(record);
+}
+
+async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::other("no address");
+    for a in addrs {
+        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(a)).await {
+            Ok(Ok(s)) => return Ok(s),
+            Ok(Err(e)) => last = e,
+            Err(_) => last = std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"),
+        }
+    }
+    Err(last)
+}
+
+/// Relays both ways; returns the bytes sent up and received.
+async fn relay(
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    forward: Option<Vec<u8>>,
+    rest: Vec<u8>,
+) -> (u64, u64) {
+    let mut sent = 0u64;
+    match forward {
+        None => {
+            if client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .await
+                .is_err()
+            {
+                return (0, 0);
+            }
+        }
+        Some(head) => {
+            if upstream.write_all(&head).await.is_err() {
+                return (0, 0);
+            }
+            sent += head.len() as u64;
+        }
+    }
+    if !rest.is_empty() {
+        if upstream.write_all(&rest).await.is_err() {
+            return (sent, 0);
+        }
+        sent += rest.len() as u64;
+    }
+    match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
+        Ok((up, down)) => (sent + up, down),
+        Err(_) => (sent, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        parse_head(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn plain_requests_go_on_in_origin_form_to_the_host_they_name() {
+        let t = target_of(&head(
+            "GET http://Docs.Test:8080/a?b=1 HTTP/1.1\r\nHost: docs.test:8080\r\nProxy-Connection: keep-alive\r\nAccept: */*",
+        ))
+        .unwrap();
+        assert_eq!(t.host, Host::Name("docs.test".into()));
+        assert_eq!(t.port, 8080);
+        let fwd = String::from_utf8(t.forward.unwrap()).unwrap();
+        assert!(fwd.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{fwd}");
+        assert!(!fwd.contains("Proxy-"), "{fwd}");
+        assert!(fwd.ends_with("Connection: close\r\n\r\n"), "{fwd}");
+    }
+
+    #[test]
+    fn tricks_are_refused_or_decided_on_the_real_host() {
+        // A Host header naming another host than the URL.
+        assert!(target_of(&head("GET http://ok.test/ HTTP/1.1\r\nHost: evil.test")).is_err());
+        // User information before the host.
+        assert!(target_of(&head("GET http://ok.test@evil.test/ HTTP/1.1")).is_err());
+        // Encoded and numeric hosts are what they decode to.
+        let t = target_of(&head("CONNECT %65vil.test:443 HTTP/1.1")).unwrap();
+        assert_eq!(t.host, Host::Name("evil.test".into()));
+        let t = target_of(&head("CONNECT 2130706433:443 HTTP/1.1")).unwrap();
+        assert_eq!(t.host, Host::Addr("127.0.0.1".parse().unwrap()));
+        // Origin-form requests are not proxy requests.
+        assert!(target_of(&head("GET / HTTP/1.1\r\nHost: x")).is_err());
+        assert!(target_of(&head("CONNECT ok.test HTTP/1.1")).is_err());
+    }
+}
