@@ -47,6 +47,21 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
         if !t.final_answer.is_empty() {
             out.push_str(&format!("Final answer:\n{}\n\n", t.final_answer));
         }
+        let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
+        if !refused.is_empty() {
+            out.push_str(&format!("Connections refused ({}):\n", refused.len()));
+            for c in refused.iter().take(50) {
+                out.push_str(&format!(
+                    "- {}: {}:{} by {}: {}\n",
+                    c.via.as_str(),
+                    c.host,
+                    c.port,
+                    c.rule.as_deref().unwrap_or("no rule"),
+                    c.reason
+                ));
+            }
+            out.push('\n');
+        }
         out.push_str(&format!("Transcript: {transcript_path}\n"));
         case.set_system_out(out);
         let mut suite = TestSuite::new(t.task.clone());
@@ -58,6 +73,10 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
             ("turns", t.counts.turns.to_string()),
             ("tool_calls", t.counts.tool_calls.to_string()),
             ("denied_calls", t.counts.denied_calls.to_string()),
+            (
+                "denied_connections",
+                t.counts.denied_connections.to_string(),
+            ),
             ("violations", t.violations.len().to_string()),
             ("failed_calls", t.counts.failed_calls.to_string()),
             ("input_tokens", t.usage.input_tokens.to_string()),

@@ -112,6 +112,30 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
+    let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
+    if !refused.is_empty() {
+        s.push_str(&format!("Connections refused ({}):\n\n", refused.len()));
+        for c in refused.iter().take(DENIED_SHOWN) {
+            let by = match (&c.rule, &c.policy) {
+                (Some(rule), Some(p)) => format!("`{}` ({})", cell(rule), cell(p)),
+                (Some(rule), None) => format!("`{}`", cell(rule)),
+                _ => cell(&c.reason),
+            };
+            s.push_str(&format!(
+                "- {}: `{}:{}` refused by {by}\n",
+                c.via.as_str(),
+                cell(&c.host).replace('`', "'"),
+                c.port
+            ));
+        }
+        if refused.len() > DENIED_SHOWN {
+            s.push_str(&format!(
+                "- ... and {} more\n",
+                refused.len() - DENIED_SHOWN
+            ));
+        }
+        s.push('\n');
+    }
     // What happened with the model: resumptions and fallback switches.
     if t.resumes > 0 || !t.model_switches.is_empty() {
         if t.resumes > 0 {

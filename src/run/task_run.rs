@@ -150,8 +150,9 @@ fn make_provider(task: &Task, done: usize) -> Result<Box<dyn Provider>, Provider
 /// The tools a task gets: its `tools:` list, read-only ones in plan mode.
 pub fn task_registry(task: &Task, base: &Registry) -> Registry {
     let mut r = base.clone();
-    if let Some(names) = &task.tools {
-        r.retain_named(names);
+    match &task.tools {
+        Some(names) => r.retain_named(names),
+        None => r.drop_named(crate::tools::builtin::OPT_IN),
     }
     if task.mode == Mode::Plan {
         r.read_only()

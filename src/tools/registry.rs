@@ -84,6 +84,12 @@ impl Registry {
         self.tools.retain(|n, _| names.contains(n));
     }
 
+    /// Leaves out the named tools.
+    pub fn drop_named(&mut self, names: &[&str]) {
+        self.order.retain(|n| !names.contains(&n.as_str()));
+        self.tools.retain(|n, _| !names.contains(&n.as_str()));
+    }
+
     /// `plan` mode: read-only tools only.
     pub fn read_only(&self) -> Self {
         let mut r = Self::new();

@@ -17,6 +17,7 @@ mod hooks;
 mod local_servers;
 mod long_runs;
 mod mcp;
+mod network;
 mod policy_corpus;
 mod policy_props;
 mod providers;

@@ -17,6 +17,17 @@ pub enum ConnectionVia {
     Mcp,
 }
 
+impl ConnectionVia {
+    /// As the JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionVia::Proxy => "proxy",
+            ConnectionVia::WebFetch => "web_fetch",
+            ConnectionVia::Mcp => "mcp",
+        }
+    }
+}
+
 /// One connection decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Connection {

@@ -341,6 +341,26 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         }
         h.push_str("</ul>\n");
     }
+    let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
+    if !refused.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3>Connections refused ({})</h3><ul class=\"denied-connections\">",
+            refused.len()
+        );
+        for c in refused.iter().take(500) {
+            let _ = writeln!(
+                h,
+                "<li class=\"denied\">{}: <code>{}:{}</code> by <code class=\"rule\">{}</code> <span class=\"muted\">{}</span></li>",
+                c.via.as_str(),
+                esc(&c.host),
+                c.port,
+                esc(c.rule.as_deref().unwrap_or("no rule")),
+                esc(&c.reason)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
     if !t.violations.is_empty() {
         let _ = writeln!(
             h,

@@ -10,6 +10,7 @@ mod ls;
 mod probe;
 mod read_file;
 mod save_memory;
+mod web_fetch;
 mod write_file;
 
 use std::sync::Arc;
@@ -31,10 +32,15 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
         typed(grep::Grep),
         typed(bash::Bash),
         typed(save_memory::SaveMemory),
+        typed(web_fetch::WebFetch),
         #[cfg(feature = "test-tools")]
         typed(probe::Probe),
     ]
 }
+
+/// Built-in tools a task gets only when its `tools:` names them: what
+/// reaches beyond the machine is asked for, not handed out.
+pub const OPT_IN: &[&str] = &["web_fetch"];
 
 /// `Family(path)` signatures for a path argument, with the symlink target's
 /// spelling added when it differs (an allow must match both, a deny either).

@@ -1,0 +1,455 @@
+//! The web by domain (issue 34): `web_fetch` under `Fetch(...)` rules, and
+//! commands and MCP servers under `network:` rules through the runner's
+//! proxy. A local HTTP server answers under several names, which the
+//! runner's resolver maps to 127.0.0.1 (`RUNNER_TEST_HOSTS`, test builds).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::common::{read_json, runner, stderr, write};
+use serde_json::Value;
+
+const HOSTS: &str = "docs.test=127.0.0.1,evil.test=127.0.0.1";
+
+/// A small HTTP/1.1 server: a page, a large body, redirects, and the files
+/// of `root` (a bare git repository, served as git's dumb protocol reads
+/// it). It records the `Host` and path of every request it gets.
+struct Web {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Web {
+    fn start(root: PathBuf) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (root, log) = (root.clone(), log.clone());
+                std::thread::spawn(move || serve(stream, &root, port, &log));
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn serve(mut s: std::net::TcpStream, root: &Path, port: u16, log: &Mutex<Vec<String>>) {
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut first = String::new();
+    if r.read_line(&mut first).is_err() {
+        return;
+    }
+    let mut host = String::new();
+    loop {
+        let mut l = String::new();
+        if r.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
+            break;
+        }
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("host:") {
+            host = v.trim().to_string();
+        }
+    }
+    let path = first.split(' ').nth(1).unwrap_or("/").to_string();
+    log.lock().unwrap().push(format!("{host}{path}"));
+    let (status, ctype, body): (&str, &str, Vec<u8>) = match path.split('?').next().unwrap() {
+        "/page.html" => (
+            "200 OK",
+            "text/html; charset=utf-8",
+            b"<html><body><h1>Tokio docs</h1><p>Read <a href=\"/guide\">the guide</a>.</p><script>var x = 1;</script></body></html>".to_vec(),
+        ),
+        "/big" => ("200 OK", "text/plain", vec![b'x'; 3 * 1024 * 1024]),
+        "/to-evil" => {
+            let loc = format!("http://evil.test:{port}/page.html");
+            let msg = format!("HTTP/1.1 302 Found\r\nLocation: {loc}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = s.write_all(msg.as_bytes());
+            return;
+        }
+        p => match std::fs::read(root.join(p.trim_start_matches('/'))) {
+            Ok(b) => ("200 OK", "application/octet-stream", b),
+            Err(_) => ("404 Not Found", "text/plain", b"not found".to_vec()),
+        },
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(&body);
+    let _ = s.flush();
+    let mut rest = Vec::new();
+    let _ = r.read_to_end(&mut rest);
+}
+
+fn run(dir: &Path) -> (std::process::Output, Value) {
+    let out = runner()
+        .current_dir(dir)
+        .env("CI", "true")
+        .env("RUNNER_TEST_HOSTS", HOSTS)
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(dir.join("out/t/transcript.json"));
+    (out, t)
+}
+
+fn results(t: &Value) -> Vec<(String, String)> {
+    t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap().to_string(),
+                c["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Each call's status, content and metadata, in the order of `urls`
+/// (calls of a turn run in parallel and finish in any order).
+fn by_url(t: &Value, urls: &[String]) -> Vec<(String, String, Value)> {
+    let calls = t["tool_calls"].as_array().unwrap();
+    urls.iter()
+        .map(|u| {
+            let c = calls
+                .iter()
+                .find(|c| c["arguments"]["url"] == *u)
+                .unwrap_or_else(|| panic!("no call of {u}"));
+            (
+                c["status"].as_str().unwrap().to_string(),
+                c["content"].as_str().unwrap().to_string(),
+                c["metadata"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn fetches(urls: &[String]) -> String {
+    urls.iter()
+        .map(|u| {
+            format!(
+                "      - {{name: web_fetch, args: {{url: {}}}}}\n",
+                serde_json::to_string(u).unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn web_fetch_is_decided_by_domain_on_every_hop_and_on_the_real_host() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let p = web.port;
+    let urls = [
+        format!("http://docs.test:{p}/page.html"),
+        format!("http://evil.test:{p}/page.html"),
+        format!("http://docs.test:{p}/to-evil"),
+        format!("http://evil.test@docs.test:{p}/page.html"),
+        format!("http://%65vil.test:{p}/page.html"),
+        format!("http://docs.test:{p}/big"),
+    ];
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: read\nworkspace: ws\ntools: [web_fetch]\npolicy:\n  rules:\n    - allow: [\"Fetch(docs.test)\", \"Fetch(127.0.0.1)\"]\n    - deny: [\"Fetch(evil.test)\"]\n      reason: not a documentation site\nscript:\n  - tool_calls:\n{}  - text: done\n",
+            fetches(&urls)
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = by_url(&t, &urls);
+    // Allowed: the page as text, without its script.
+    assert_eq!(r[0].0, "ok", "{r:?}");
+    assert!(
+        r[0].1.contains("Tokio docs") && r[0].1.contains("the guide"),
+        "{}",
+        r[0].1
+    );
+    assert!(
+        !r[0].1.contains("<h1>") && !r[0].1.contains("var x"),
+        "{}",
+        r[0].1
+    );
+    // Denied by the gate, with the rule's reason.
+    assert_eq!(r[1].0, "denied", "{r:?}");
+    assert!(r[1].1.contains("not a documentation site"), "{}", r[1].1);
+    // A redirect to a denied host is refused at that hop.
+    assert_eq!(r[2].0, "error", "{r:?}");
+    assert!(
+        r[2].1.contains("evil.test") && r[2].1.contains("refused"),
+        "{}",
+        r[2].1
+    );
+    // User information is refused; an encoded host is the host it decodes to.
+    assert_eq!(r[3].0, "error", "{r:?}");
+    assert!(r[3].1.contains("user information"), "{}", r[3].1);
+    assert_eq!(r[4].0, "denied", "{r:?}");
+    // Over the size limit: cut, with a note.
+    assert_eq!(r[5].0, "ok", "{r:?}");
+    assert_eq!(r[5].2["cut"], true, "{:?}", r[5].2);
+    let spilled = r[5].2["spilled_to"]
+        .as_str()
+        .expect("a large result is spilled");
+    let big = std::fs::read_to_string(spilled).unwrap();
+    assert!(
+        big.contains("was cut at 2 MB"),
+        "{}",
+        &big[big.len().saturating_sub(300)..]
+    );
+    // evil.test was never asked for anything.
+    assert!(
+        web.seen().iter().all(|s| !s.starts_with("evil.test")),
+        "{:?}",
+        web.seen()
+    );
+    // Every hop is evidence: the redirect's refusal names its rule.
+    let conns = t["connections"].as_array().unwrap();
+    let refused: Vec<&Value> = conns.iter().filter(|c| c["allowed"] == false).collect();
+    assert_eq!(refused.len(), 1, "{conns:?}");
+    assert_eq!(refused[0]["host"], "evil.test");
+    assert_eq!(refused[0]["rule"], "deny Fetch(evil.test)");
+    assert_eq!(refused[0]["via"], "web_fetch");
+    assert_eq!(t["counts"]["denied_connections"], 1);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary.contains("Connections refused (1)"), "{summary}");
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert!(
+        junit.contains("denied_connections\" value=\"1\""),
+        "{junit}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("Connections refused (1)"), "report.html");
+}
+
+#[test]
+fn a_name_that_resolves_to_a_private_address_needs_a_rule_naming_the_address() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let urls = [
+        format!("http://docs.test:{}/page.html", web.port),
+        format!("http://127.0.0.1:{}/page.html", web.port),
+    ];
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: read\nworkspace: ws\ntools: [web_fetch]\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Fetch(*)\"]\nscript:\n  - tool_calls:\n{}  - text: done\n",
+            fetches(&urls)
+        ),
+    );
+    let (_, t) = run(dir.path());
+    let r = by_url(&t, &urls);
+    assert_eq!(r[0].0, "error", "{r:?}");
+    assert!(r[0].1.contains("private address"), "{}", r[0].1);
+    assert_eq!(r[1].0, "denied", "{r:?}");
+    assert!(web.seen().is_empty(), "{:?}", web.seen());
+}
+
+/// Commands under `network:`: curl, Python's urllib and git reach an
+/// allowed host through the proxy and not a denied one, and a direct
+/// connection that ignores the proxy variables fails.
+#[test]
+fn commands_reach_allowed_hosts_through_the_proxy_only() {
+    if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("curl is needed (apt install curl)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    // A bare repository git can list over its dumb HTTP protocol.
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let git = |args: &[&str], cwd: &Path| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    git(&["init", "-q", "--bare", "repo.git"], &served);
+    git(&["--git-dir", "repo.git", "update-server-info"], &served);
+    let web = Web::start(served);
+    let p = web.port;
+    let commands = [
+        format!("curl -fsS http://docs.test:{p}/page.html"),
+        format!("curl -fsS http://evil.test:{p}/page.html"),
+        format!(
+            "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://docs.test:{p}/page.html').read()[:60])\""
+        ),
+        format!(
+            "python3 -c \"import urllib.request; urllib.request.urlopen('http://evil.test:{p}/page.html')\""
+        ),
+        format!("git ls-remote http://docs.test:{p}/repo.git && echo listed"),
+        format!("git ls-remote http://evil.test:{p}/repo.git"),
+        format!("curl -sS --noproxy '*' http://127.0.0.1:{p}/page.html"),
+        format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {p}))\""),
+    ];
+    let exact: Vec<String> = commands
+        .iter()
+        .map(|c| serde_json::to_string(&format!("Bash({c})")).unwrap())
+        .collect();
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\", {}]\n  network:\n    allow: [\"docs.test:{p}\", \"127.0.0.1\"]\n    deny: [evil.test]\nscript:\n{}  - text: done\n",
+            exact.join(", "),
+            crate::common::bash_turns(&commands.iter().map(String::as_str).collect::<Vec<_>>())
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    let ok = |i: usize| r[i].0 == "ok";
+    assert!(
+        ok(0) && r[0].1.contains("Tokio docs"),
+        "curl allowed: {:?}",
+        r[0]
+    );
+    assert!(!ok(1) && r[1].1.contains("403"), "curl denied: {:?}", r[1]);
+    assert!(
+        ok(2) && r[2].1.contains("Tokio docs"),
+        "urllib allowed: {:?}",
+        r[2]
+    );
+    assert!(
+        !ok(3) && r[3].1.contains("403"),
+        "urllib denied: {:?}",
+        r[3]
+    );
+    assert!(
+        ok(4) && r[4].1.contains("listed"),
+        "git allowed: {:?}",
+        r[4]
+    );
+    assert!(!ok(5), "git denied: {:?}", r[5]);
+    // Around the proxy: refused by the sandbox, whatever the rules say.
+    assert!(!ok(6), "direct curl: {:?}", r[6]);
+    assert!(
+        !ok(7) && r[7].1.contains("Permission denied"),
+        "direct socket: {:?}",
+        r[7]
+    );
+    assert!(
+        web.seen().iter().all(|s| !s.starts_with("evil.test")),
+        "{:?}",
+        web.seen()
+    );
+    let conns = t["connections"].as_array().unwrap();
+    let denied = conns.iter().filter(|c| c["allowed"] == false).count();
+    assert!(denied >= 3, "{conns:?}");
+    let allowed = conns
+        .iter()
+        .find(|c| c["allowed"] == true && c["via"] == "proxy")
+        .expect("an allowed connection");
+    assert_eq!(allowed["rule"], format!("allow docs.test:{p}"));
+    assert!(allowed["bytes_received"].as_u64().unwrap() > 0, "{allowed}");
+    assert!(
+        t["sandbox"].as_str().unwrap().contains("runner's proxy"),
+        "{}",
+        t["sandbox"]
+    );
+}
+
+/// Where the kernel cannot confine connections, network rules mean no
+/// network, and the transcript says so.
+#[test]
+fn without_landlock_network_rules_mean_no_network() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let cmd = format!("curl -sS http://docs.test:{}/page.html", web.port);
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n  network:\n    allow: [\"docs.test:{}\"]\nscript:\n{}  - text: done\n",
+            web.port,
+            crate::common::bash_turns(&[&cmd])
+        ),
+    );
+    let out = runner()
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env("RUNNER_TEST_HOSTS", HOSTS)
+        .env("RUNNER_SIMULATE_NO_LANDLOCK", "1")
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("network off"), "{sandbox}");
+    assert_eq!(results(&t)[0].0, "error", "{:?}", results(&t));
+    assert!(web.seen().is_empty(), "{:?}", web.seen());
+}
+
+/// An MCP stdio server under `network:`: through the proxy to an allowed
+/// host, not to a denied one, and not around it.
+#[test]
+fn an_mcp_stdio_server_goes_through_the_same_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let p = web.port;
+    let server = crate::common::repo().join("tests/fixtures/mcp_test_server.py");
+    let calls = [
+        format!("{{name: t__fetch, args: {{url: 'http://docs.test:{p}/page.html'}}}}"),
+        format!("{{name: t__fetch, args: {{url: 'http://evil.test:{p}/page.html'}}}}"),
+        format!("{{name: t__connect, args: {{host: '127.0.0.1', port: {p}}}}}"),
+    ];
+    let turns: String = calls
+        .iter()
+        .map(|c| format!("  - tool_calls:\n      - {c}\n"))
+        .collect();
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"docs.test:{p}\", 127.0.0.1]\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\nscript:\n{turns}  - text: done\n",
+            server.display()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    let content = |name: &str| {
+        r.iter()
+            .zip(t["tool_calls"].as_array().unwrap())
+            .find(|(_, c)| c["arguments"].to_string().contains(name))
+            .map(|((_, text), _)| text.clone())
+            .unwrap()
+    };
+    assert!(content("docs.test").contains("Tokio docs"), "{r:?}");
+    assert!(content("evil.test").contains("403"), "{r:?}");
+    assert!(content("127.0.0.1").contains("failed"), "{r:?}");
+    assert!(web.seen().iter().all(|s| !s.starts_with("evil.test")));
+    assert!(
+        t["mcp_sandbox"]["t"]
+            .as_str()
+            .unwrap()
+            .contains("runner's proxy"),
+        "{}",
+        t["mcp_sandbox"]
+    );
+}
