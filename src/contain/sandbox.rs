@@ -109,6 +109,12 @@ fn fs_rights(abi: i32) -> u64 {
 /// make a run stricter (`required` fails) or as loose as `sandbox: off`.
 pub const SIMULATE_NO_LANDLOCK: &str = "RUNNER_SIMULATE_NO_LANDLOCK";
 
+/// Set to a version to act as if the kernel's Landlock were that old
+/// (never newer than it is): how the tests see a kernel without Landlock's
+/// network rules (ABI < 4). Like [`SIMULATE_NO_LANDLOCK`], it can only make
+/// a run stricter.
+pub const SIMULATE_LANDLOCK_ABI: &str = "RUNNER_SIMULATE_LANDLOCK_ABI";
+
 /// Why this kernel offers no Landlock.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum NoLandlock {
@@ -146,7 +152,11 @@ pub fn landlock_abi() -> Result<i32, NoLandlock> {
         )
     };
     if v >= 1 {
-        Ok(v as i32)
+        let simulated = std::env::var(SIMULATE_LANDLOCK_ABI)
+            .ok()
+            .and_then(|s| s.parse::<i32>().ok())
+            .filter(|s| *s >= 1);
+        Ok(simulated.map_or(v as i32, |s| s.min(v as i32)))
     } else {
         let e = std::io::Error::last_os_error();
         Err(match e.raw_os_error() {

@@ -25,9 +25,7 @@ pub(crate) use answer::OutputSchema;
 pub(crate) use calls::{ToolEnv, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;
-pub(crate) use events::{
-    CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord, emit_connections,
-};
+pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
 pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;
 pub(crate) use limits::AgentLimits;

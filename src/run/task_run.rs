@@ -259,6 +259,11 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         Ok(provider) => {
             let o =
                 crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await;
+            // What was decided after the last batch of calls (checks, the
+            // MCP servers' start), or before a task ended early.
+            for c in run.net_log.take() {
+                sink.emit(&Event::Connection(c));
+            }
             run.server_adaptations = provider.adaptations();
             o
         }
@@ -506,7 +511,6 @@ impl<'t> TaskRun<'t> {
         self.mcp_sandbox = mcp.sandbox_notes();
         mcp.shutdown().await;
         drop(proxy);
-        crate::engine::emit_connections(&p.ctx, sink);
         // Whatever ended the agent (a timeout, a cancellation), nothing the
         // policy denies editing leaves the copy: the changes compared are
         // the others.

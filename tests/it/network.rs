@@ -93,7 +93,7 @@ fn run(dir: &Path) -> (std::process::Output, Value) {
         .current_dir(dir)
         .env("CI", "true")
         .env("RUNNER_TEST_HOSTS", HOSTS)
-        .args(["run", "--out", "out", "task.yaml"])
+        .args(["run", "--format", "json", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
     let t = read_json(dir.join("out/t/transcript.json"));
@@ -303,6 +303,9 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
         format!("git ls-remote http://evil.test:{p}/repo.git"),
         format!("curl -sS --noproxy '*' http://127.0.0.1:{p}/page.html"),
         format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {p}))\""),
+        // A tunnel (CONNECT), as HTTPS takes.
+        format!("curl -fsS --proxytunnel http://docs.test:{p}/page.html"),
+        format!("curl -fsS --proxytunnel http://evil.test:{p}/page.html"),
     ];
     let exact: Vec<String> = commands
         .iter()
@@ -320,6 +323,7 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let r = results(&t);
+    assert_eq!(r.len(), commands.len(), "{}", t["outcome"]);
     let ok = |i: usize| r[i].0 == "ok";
     assert!(
         ok(0) && r[0].1.contains("Tokio docs"),
@@ -351,11 +355,34 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
         r[7]
     );
     assert!(
+        ok(8) && r[8].1.contains("Tokio docs"),
+        "CONNECT allowed: {:?}",
+        r[8]
+    );
+    assert!(
+        !ok(9) && r[9].1.contains("403"),
+        "CONNECT denied: {:?}",
+        r[9]
+    );
+    assert!(
         web.seen().iter().all(|s| !s.starts_with("evil.test")),
         "{:?}",
         web.seen()
     );
+    // Each decision is an event of the stream too.
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &Value| e["event"] == "connection")
+        .collect();
+    assert!(
+        events.iter().any(|e| e["host"] == "evil.test"
+            && e["allowed"] == false
+            && e["rule"] == "deny evil.test"),
+        "{events:?}"
+    );
     let conns = t["connections"].as_array().unwrap();
+    assert_eq!(events.len(), conns.len());
     let denied = conns.iter().filter(|c| c["allowed"] == false).count();
     assert!(denied >= 3, "{conns:?}");
     let allowed = conns
@@ -371,10 +398,28 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
     );
 }
 
-/// Where the kernel cannot confine connections, network rules mean no
-/// network, and the transcript says so.
+/// Where the kernel cannot confine connections (no Landlock, or a Landlock
+/// without network rules), network rules mean no network, and the
+/// transcript says so.
 #[test]
 fn without_landlock_network_rules_mean_no_network() {
+    for (var, value, says) in [
+        (
+            "RUNNER_SIMULATE_NO_LANDLOCK",
+            "1",
+            "cannot be enforced without Landlock",
+        ),
+        (
+            "RUNNER_SIMULATE_LANDLOCK_ABI",
+            "3",
+            "need Landlock network rules (ABI 4), and this kernel has ABI 3",
+        ),
+    ] {
+        no_network_where(var, value, says);
+    }
+}
+
+fn no_network_where(var: &str, value: &str, says: &str) {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
     let web = Web::start(dir.path().join("ws"));
@@ -392,14 +437,17 @@ fn without_landlock_network_rules_mean_no_network() {
         .current_dir(dir.path())
         .env("CI", "true")
         .env("RUNNER_TEST_HOSTS", HOSTS)
-        .env("RUNNER_SIMULATE_NO_LANDLOCK", "1")
+        .env(var, value)
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
     let t = read_json(dir.path().join("out/t/transcript.json"));
     assert!(out.status.success(), "{}", stderr(&out));
     let sandbox = t["sandbox"].as_str().unwrap();
-    assert!(sandbox.contains("network off"), "{sandbox}");
+    assert!(
+        sandbox.contains("network off") && sandbox.contains(says),
+        "{sandbox}"
+    );
     assert_eq!(results(&t)[0].0, "error", "{:?}", results(&t));
     assert!(web.seen().is_empty(), "{:?}", web.seen());
 }
@@ -452,4 +500,51 @@ fn an_mcp_stdio_server_goes_through_the_same_proxy() {
         "{}",
         t["mcp_sandbox"]
     );
+}
+
+/// A remote MCP server is decided by the same `network:` rules before the
+/// runner connects to it.
+#[test]
+fn a_remote_mcp_server_is_decided_by_the_network_rules() {
+    let server = crate::mcp::RemoteServer::start("tok");
+    let port = server
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    for (allow, reached) in [
+        ("docs.test".to_string(), false),
+        (format!("127.0.0.1:{port}"), true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        write(
+            dir.path(),
+            "task.yaml",
+            &format!(
+                "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"{allow}\"]\nmcp_servers:\n  remote:\n    url: {}\n    headers: {{Authorization: \"Bearer tok\"}}\nscript:\n  - text: done\n",
+                server.url
+            ),
+        );
+        let (out, t) = run(dir.path());
+        let conns = t["connections"].as_array().unwrap();
+        assert_eq!(conns.len(), 1, "{conns:?}");
+        assert_eq!(conns[0]["via"], "mcp");
+        assert_eq!(conns[0]["allowed"], reached, "{conns:?}");
+        if reached {
+            assert!(out.status.success(), "{}", stderr(&out));
+        } else {
+            assert!(
+                t["outcome"]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("was refused"),
+                "{}",
+                t["outcome"]
+            );
+        }
+    }
 }
