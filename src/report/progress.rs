@@ -124,6 +124,21 @@ pub fn event_line(event: &Event, verbose: bool) -> Option<String> {
             s.class.as_str(),
             s.to
         ),
+        Event::Connection(c) if !c.allowed => format!(
+            "{} connection refused: {}:{} ({})",
+            c.via.as_str(),
+            c.host,
+            c.port,
+            c.rule.as_deref().unwrap_or(&c.reason)
+        ),
+        Event::Connection(c) if verbose => format!(
+            "{} connection: {}:{} ({} bytes in, {} out)",
+            c.via.as_str(),
+            c.host,
+            c.port,
+            c.bytes_received,
+            c.bytes_sent
+        ),
         _ => return None,
     })
 }

@@ -322,6 +322,14 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
     );
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
+    // CI logs say what was refused, a line each.
+    assert!(
+        stderr(&out).contains(&format!(
+            "[t] proxy connection refused: evil.test:{p} (deny evil.test)"
+        )),
+        "{}",
+        stderr(&out)
+    );
     let r = results(&t);
     assert_eq!(r.len(), commands.len(), "{}", t["outcome"]);
     let ok = |i: usize| r[i].0 == "ok";
