@@ -31,12 +31,16 @@ pub enum ReplayFormat {
 
 /// A call whose decision changes.
 #[derive(Debug, Serialize)]
-struct Changed<'a> {
+struct Changed {
     transcript: String,
-    task: &'a str,
+    task: String,
+    /// The child agent that made the call (`reviewer#1`); absent for the
+    /// task's agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
     turn: u32,
-    call_id: &'a str,
-    tool: &'a str,
+    call_id: String,
+    tool: String,
     signatures: Vec<String>,
     before: Side,
     after: Side,
@@ -80,12 +84,69 @@ impl Side {
 }
 
 #[derive(Debug, Serialize)]
-struct ReplayReport<'a> {
+struct ReplayReport {
     /// Calls decided again.
     calls: usize,
     /// Calls whose decision stays.
     unchanged: usize,
-    changed: Vec<Changed<'a>>,
+    changed: Vec<Changed>,
+}
+
+/// Where the calls being decided again come from.
+struct Origin<'a> {
+    transcript: &'a str,
+    task: &'a str,
+    /// The task file's profiles, for a child's own policy layer.
+    agents: Option<&'a crate::task::agents::Agents>,
+    registry: &'a Registry,
+}
+
+/// Decides `calls` again under `set`, and each child's calls under `set`
+/// plus its profile's layer (children's authority only narrows).
+fn replay_calls(
+    set: &PolicySet,
+    calls: &[runner_output::ToolCallRecord],
+    agent: Option<&str>,
+    from: &Origin<'_>,
+    report: &mut ReplayReport,
+) {
+    for call in calls {
+        if let Some(child) = runner_output::AgentRun::of(call) {
+            let mut layers = set.layers().to_vec();
+            if let Some(layer) = from
+                .agents
+                .and_then(|a| a.profiles.get(&child.profile))
+                .and_then(|p| p.policy.clone())
+            {
+                layers.push(layer);
+            }
+            let child_set = PolicySet::new(layers).with_backstops(set.backstops());
+            replay_calls(&child_set, &child.tool_calls, Some(&child.id), from, report);
+        }
+        let Some(before) = call.decision.as_deref() else {
+            continue;
+        };
+        if before.policy.is_none() {
+            continue;
+        }
+        let after = decide_recorded(set, from.registry, &call.tool, before.signatures.clone());
+        report.calls += 1;
+        if after.verdict == before.verdict {
+            report.unchanged += 1;
+            continue;
+        }
+        report.changed.push(Changed {
+            transcript: from.transcript.to_string(),
+            task: from.task.to_string(),
+            agent: agent.map(str::to_string),
+            turn: call.turn,
+            call_id: call.id.clone(),
+            tool: call.tool.clone(),
+            signatures: after.signatures.iter().map(ToString::to_string).collect(),
+            before: Side::of(before),
+            after: Side::of(&after),
+        });
+    }
 }
 
 /// Reads a transcript.json; bad input names the file.
@@ -111,30 +172,29 @@ pub fn replay(policies: &[PathBuf], paths: &[PathBuf], format: ReplayFormat) -> 
     for (path, t) in &transcripts {
         // Decided with the walls the run held, as the run decided.
         let set = set.clone().with_backstops(t.backstops);
-        for call in &t.tool_calls {
-            let Some(before) = call.decision.as_deref() else {
-                continue;
-            };
-            if before.policy.is_none() {
-                continue;
-            }
-            let after = decide_recorded(&set, &registry, &call.tool, before.signatures.clone());
-            report.calls += 1;
-            if after.verdict == before.verdict {
-                report.unchanged += 1;
-                continue;
-            }
-            report.changed.push(Changed {
-                transcript: path.clone(),
-                task: &t.task,
-                turn: call.turn,
-                call_id: &call.id,
-                tool: &call.tool,
-                signatures: after.signatures.iter().map(ToString::to_string).collect(),
-                before: Side::of(before),
-                after: Side::of(&after),
-            });
-        }
+        // Children's profiles (their policy layers) from the task file.
+        let task = t
+            .tool_calls
+            .iter()
+            .any(|c| c.tool == "task")
+            .then(|| {
+                crate::task::load_task(Path::new(&t.task_file), &crate::task::LoadOptions::lenient())
+                    .map_err(|_| {
+                        eprintln!(
+                            "warning: {path}: the task file {} could not be loaded: children's calls are decided without their profiles' policies",
+                            t.task_file
+                        )
+                    })
+                    .ok()
+            })
+            .flatten();
+        let from = Origin {
+            transcript: path,
+            task: &t.task,
+            agents: task.as_ref().and_then(|t| t.agents.as_deref()),
+            registry: &registry,
+        };
+        replay_calls(&set, &t.tool_calls, None, &from, &mut report);
     }
     match format {
         ReplayFormat::Json => println!(
@@ -143,8 +203,12 @@ pub fn replay(policies: &[PathBuf], paths: &[PathBuf], format: ReplayFormat) -> 
         ),
         ReplayFormat::Text => {
             for c in &report.changed {
+                let agent = c
+                    .agent
+                    .as_deref()
+                    .map_or(String::new(), |a| format!(", agent {a}"));
                 println!(
-                    "{} (task {}, turn {}, {} {}): {} -> {}",
+                    "{} (task {}{agent}, turn {}, {} {}): {} -> {}",
                     c.transcript,
                     c.task,
                     c.turn,

@@ -62,7 +62,15 @@ pub async fn run_agent(
     let tools = env.tools.registry.specs();
     conv.fix_prefix(env.system, &tools);
     loop {
-        if turn >= limits.max_turns {
+        // What children spent (or hold) counts as the agent's own.
+        let (child_turns, child_cost) = match &limits.spending {
+            Some(s) => {
+                s.publish(turn, usage.cost_usd);
+                s.children()
+            }
+            None => (0, 0.0),
+        };
+        if turn + child_turns >= limits.max_turns {
             return match refused {
                 Some(e) => AgentStop::NoValidOutput(e),
                 None => AgentStop::MaxTurns,
@@ -72,9 +80,9 @@ pub async fn run_agent(
             return AgentStop::TokenBudget;
         }
         if let (Some(max), Some(cost)) = (limits.max_cost, usage.cost_usd)
-            && cost > max
+            && cost + child_cost > max
         {
-            return AgentStop::CostBudget(cost);
+            return AgentStop::CostBudget(cost + child_cost);
         }
         turn += 1;
         // The first turn's request announced itself when it was sent.

@@ -25,6 +25,17 @@ pub struct ToolEnv<'a> {
     pub hooks: &'a TaskHooks,
 }
 
+tokio::task_local! {
+    /// The id of the call running (what a child agent names as its parent
+    /// call).
+    static CALL_ID: Arc<str>;
+}
+
+/// The id of the tool call this code runs under, if any.
+pub fn current_call_id() -> Option<Arc<str>> {
+    CALL_ID.try_with(Arc::clone).ok()
+}
+
 /// Runs one gated call: announces it, executes it when approved, records
 /// it. Its hooks and commands run under its span when the run is traced.
 pub async fn run_one(
@@ -34,7 +45,13 @@ pub async fn run_one(
     turn: u32,
     batch: u32,
 ) -> ToolCallRecord {
-    crate::telemetry::context::in_tool(turn, &req.id, run_gated(env, req, gated, turn, batch)).await
+    let run = run_gated(env, req, gated, turn, batch);
+    CALL_ID
+        .scope(
+            Arc::from(req.id.as_str()),
+            crate::telemetry::context::in_tool(turn, &req.id, run),
+        )
+        .await
 }
 
 async fn run_gated(

@@ -26,6 +26,18 @@ pub struct AgentLimits {
     pub output: Option<Arc<OutputSchema>>,
     /// Whether the first turn must call a tool.
     pub tool_choice: ToolChoice,
+    /// For an agent that may start children (issue 32): where it tells
+    /// its own spending and reads its children's, which count against its
+    /// `max_turns` and `max_cost`. None for a task without agents.
+    pub spending: Option<Arc<dyn Spending>>,
+}
+
+/// An agent's budget shared with the children it starts.
+pub trait Spending: Send + Sync + std::fmt::Debug {
+    /// The agent's own turns and cost so far.
+    fn publish(&self, turns: u32, cost: Option<f64>);
+    /// The turns and cost its children spent or hold.
+    fn children(&self) -> (u32, f64);
 }
 
 impl AgentLimits {

@@ -22,10 +22,11 @@ pub mod pipeline;
 
 pub(crate) use agent::{AgentEnv, AgentStop, run_agent};
 pub(crate) use answer::OutputSchema;
-pub(crate) use calls::{ToolEnv, run_calls};
+pub(crate) use calls::{ToolEnv, current_call_id, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;
 pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
 pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;
 pub(crate) use limits::AgentLimits;
+pub use limits::Spending;

@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use super::progress::RunReporter;
+use super::progress::{AgentOf, RunReporter};
 use super::transcript::Transcript;
 use crate::engine::Event;
 
@@ -31,11 +31,17 @@ impl Default for JsonLines {
 
 impl JsonLines {
     fn write(&self, task: Option<&str>, event: AnyEvent) {
-        let line = EventLine {
+        self.write_line(EventLine {
             time_ms: self.start.elapsed().as_millis() as u64,
             task,
+            agent: None,
+            parent: None,
+            parent_call: None,
             event,
-        };
+        });
+    }
+
+    fn write_line(&self, line: EventLine) {
         if let Ok(json) = serde_json::to_string(&line) {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", crate::contain::redact(&json));
@@ -60,6 +66,16 @@ impl RunReporter for JsonLines {
     }
     fn event(&self, task: &str, event: &Event) {
         self.write(Some(task), AnyEvent::Agent(event));
+    }
+    fn agent_event(&self, task: &str, agent: &AgentOf, event: &Event) {
+        self.write_line(EventLine {
+            time_ms: self.start.elapsed().as_millis() as u64,
+            task: Some(task),
+            agent: Some(&agent.id),
+            parent: agent.parent.as_deref(),
+            parent_call: Some(&agent.call_id),
+            event: AnyEvent::Agent(event),
+        });
     }
     fn task_finished(&self, t: &Transcript) {
         self.write(

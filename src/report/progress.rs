@@ -11,11 +11,24 @@ use std::io::Write;
 use super::transcript::Transcript;
 use crate::engine::{CallStatus, Event, EventSink, ToolCallRecord};
 
+/// Which child agent an event is of (issue 32).
+#[derive(Debug, Clone)]
+pub struct AgentOf {
+    /// `reviewer#1`, `reviewer#1/fixer#1`.
+    pub id: String,
+    /// The agent that started it; None: the task's agent.
+    pub parent: Option<String>,
+    /// The parent's `task` call.
+    pub call_id: String,
+}
+
 /// Receives what happens in a run. Called from several tasks at once.
 pub trait RunReporter: Send + Sync {
     fn run_started(&self, _tasks: &[String], _jobs: usize) {}
     fn task_started(&self, _task: &str) {}
     fn event(&self, task: &str, event: &Event);
+    /// An event of a child agent (by default: not told).
+    fn agent_event(&self, _task: &str, _agent: &AgentOf, _event: &Event) {}
     fn task_finished(&self, _transcript: &Transcript) {}
     fn run_finished(&self, _passed: usize, _failed: usize) {}
 }
@@ -55,6 +68,11 @@ impl RunReporter for Reporters {
     }
     fn event(&self, task: &str, event: &Event) {
         self.0.iter().for_each(|r| r.event(task, event));
+    }
+    fn agent_event(&self, task: &str, agent: &AgentOf, event: &Event) {
+        self.0
+            .iter()
+            .for_each(|r| r.agent_event(task, agent, event));
     }
     fn task_finished(&self, t: &Transcript) {
         self.0.iter().for_each(|r| r.task_finished(t));
@@ -165,6 +183,15 @@ impl RunReporter for PlainLines {
         }
         if let Some(line) = event_line(event, self.verbosity == Verbosity::Verbose) {
             say(format_args!("[{task}] {line}"));
+        }
+    }
+
+    fn agent_event(&self, task: &str, agent: &AgentOf, event: &Event) {
+        if self.verbosity == Verbosity::Quiet {
+            return;
+        }
+        if let Some(line) = event_line(event, self.verbosity == Verbosity::Verbose) {
+            say(format_args!("[{task}/{}] {line}", agent.id));
         }
     }
 

@@ -4,6 +4,7 @@
 //! (`--jobs`, `--shard`), apply their changes (`--apply`) and stop them
 //! on a signal.
 
+mod agents;
 mod apply;
 mod backstops;
 mod cancel;

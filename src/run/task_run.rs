@@ -117,7 +117,10 @@ pub fn fallback_configs(task: &Task) -> Result<Vec<ProviderConfig>, ProviderSetu
 
 /// The task's model (a chain with its fallbacks); a scripted one plays
 /// its script from turn `done` on (a resumed task's).
-fn make_provider(task: &Task, done: usize) -> Result<Box<dyn Provider>, ProviderSetupError> {
+pub(super) fn make_provider(
+    task: &Task,
+    done: usize,
+) -> Result<Box<dyn Provider>, ProviderSetupError> {
     let first = match provider_config(task)? {
         None => {
             return Ok(Box::new(
@@ -153,6 +156,17 @@ pub fn task_registry(task: &Task, base: &Registry) -> Registry {
     match &task.tools {
         Some(names) => r.retain_named(names),
         None => r.drop_named(crate::tools::builtin::OPT_IN),
+    }
+    // A task with profiles gets the tool that starts them.
+    if let Some(agents) = &task.agents {
+        let tool = crate::tools::builtin::TaskTool {
+            profiles: agents
+                .profiles
+                .values()
+                .map(|p| (p.name.clone(), p.description.clone()))
+                .collect(),
+        };
+        let _ = r.register(crate::tools::typed(tool));
     }
     if task.mode == Mode::Plan {
         r.read_only()
@@ -224,6 +238,9 @@ struct TaskRun<'t> {
     start_turn: u32,
     /// The task's connection decisions (proxy and `web_fetch`).
     net_log: Arc<crate::net::NetLog>,
+    /// The budget the task's agent shares with its children, when it has
+    /// `agents:`.
+    agents_account: Option<Arc<super::agents::account::Account>>,
 }
 
 /// Runs one task. Never fails: problems become the outcome.
@@ -259,6 +276,13 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         Ok(provider) => {
             let o =
                 crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await;
+            // The children's tokens and cost are the task's.
+            if let Some(a) = &run.agents_account {
+                let theirs = a.children_usage();
+                let own = run.usage.cost_usd;
+                run.usage.add(theirs);
+                run.usage.cost_usd = own.map(|c| c + theirs.cost_usd.unwrap_or(0.0));
+            }
             // What was decided after the last batch of calls (checks, the
             // MCP servers' start), or before a task ended early.
             for c in run.net_log.take() {
@@ -289,6 +313,7 @@ impl<'t> TaskRun<'t> {
             opts,
             epoch,
             net_log: Arc::new(crate::net::NetLog::new(epoch)),
+            agents_account: None,
             started_at: now_rfc3339(),
             task_out: opts.out_dir.join(&task.name),
             policy: Arc::new(PolicySet::new(layers)),
@@ -372,7 +397,7 @@ impl<'t> TaskRun<'t> {
     /// the MCP servers and collects the changes.
     async fn work(&mut self, provider: &dyn Provider, sink: &dyn EventSink) -> Outcome {
         let task = self.task;
-        let limits = self.limits();
+        let limits = &self.limits();
         // With `network:` rules, commands, hooks and MCP servers reach the
         // network through the task's proxy only (stopped on return).
         let proxy = if self.policy.has_network_rules() {
@@ -406,7 +431,7 @@ impl<'t> TaskRun<'t> {
                 &self.system,
                 &self.registry,
                 &mut self.conversation,
-                &limits,
+                limits,
                 sink,
             ));
         }
@@ -489,15 +514,50 @@ impl<'t> TaskRun<'t> {
         for layer in policy.layers() {
             all_hooks.extend(&layer.hooks);
         }
-        let hooks = TaskHooks::new(&task.name, all_hooks);
+        let hooks = TaskHooks::new(&task.name, all_hooks.clone());
         let system = self.system.clone();
+        // Children: the task's agent may start them (`agents:`).
+        let mut limits = limits.clone();
+        let ctx = match &task.agents {
+            None => p.ctx.clone(),
+            Some(agents) => {
+                let account = Arc::new(super::agents::account::Account::new(
+                    task.max_turns,
+                    task.max_cost,
+                    self.epoch + task.timeout,
+                ));
+                limits.spending = Some(account.clone());
+                self.agents_account = Some(account.clone());
+                let tree = Arc::new(super::agents::Tree {
+                    task: Arc::new(task.clone()),
+                    agents: agents.clone(),
+                    reporter: self.opts.reporter.clone(),
+                    epoch: self.epoch,
+                    max_parallel_calls: self.opts.max_parallel_calls,
+                    proxy_port,
+                    spill_dir: self.task_out.join("tool-results"),
+                });
+                let root = super::agents::Delegator::new(
+                    tree,
+                    None,
+                    0,
+                    agents.profiles.keys().cloned().collect(),
+                    policy.clone(),
+                    registry.clone(),
+                    p.ctx.clone(),
+                    all_hooks,
+                    account,
+                );
+                Arc::new(p.ctx.with_delegate(Arc::new(root)))
+            }
+        };
         let env = AgentEnv {
             provider,
             system: &system,
             tools: ToolEnv {
                 registry: &registry,
                 policy: &policy,
-                ctx: p.ctx.clone(),
+                ctx,
                 sink,
                 epoch: self.epoch,
                 hooks: &hooks,
@@ -544,6 +604,7 @@ impl<'t> TaskRun<'t> {
             max_cost: task.max_cost,
             output: task.output_schema.clone(),
             tool_choice: task.model_options.tool_choice.clone(),
+            spending: None,
         }
     }
 

@@ -56,6 +56,14 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let telemetry = super::sections::telemetry(path, tf.telemetry.as_ref(), &mut r.errors);
     r.limits(&tf);
     r.script(&tf);
+    let agents = super::agents::resolve_agents(
+        path,
+        r.dir,
+        tf.agents.as_ref(),
+        tf.agent_limits.as_ref(),
+        &opts.registry,
+        &mut r.errors,
+    );
     r.finish()?;
     let model = model.expect("checked");
     let context_window = model_options
@@ -101,6 +109,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         output_schema,
         hooks,
         telemetry,
+        agents,
         script: tf.script.unwrap_or_default().into(),
         params,
     })

@@ -4,6 +4,7 @@
 //! parsing (tool names, the policy path, durations), so each mistake is
 //! reported as `file:line:column` with the field it is about.
 
+pub(crate) mod agents;
 mod duration;
 mod load;
 mod model;

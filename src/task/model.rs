@@ -397,6 +397,13 @@ pub struct TaskFile {
     /// Send the run's traces and metrics over OpenTelemetry (OTLP).
     #[serde(default)]
     pub telemetry: Option<runner_policy::TelemetryFile>,
+    /// Profiles of children the agent may start with the `task` tool:
+    /// inline, or the path of a YAML file of them (shared by tasks).
+    #[serde(default)]
+    pub agents: Option<super::agents::AgentsRef>,
+    /// How many children run at once and how deep they may nest.
+    #[serde(default)]
+    pub agent_limits: Option<super::agents::AgentLimitsFile>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

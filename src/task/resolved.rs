@@ -68,4 +68,6 @@ pub struct Task {
     pub hooks: runner_policy::Hooks,
     /// `telemetry:`: where the run's traces and metrics go.
     pub telemetry: Option<runner_policy::Telemetry>,
+    /// `agents:` and `agent_limits:`, when the task has profiles.
+    pub agents: Option<std::sync::Arc<super::agents::Agents>>,
 }

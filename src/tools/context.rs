@@ -21,6 +21,24 @@ impl PathVisibility for runner_policy::PolicySet {
     }
 }
 
+/// Starts child agents for the `task` tool (see `run::agents`): the run
+/// implements it, the tool only asks.
+pub trait Delegate: Send + Sync {
+    /// Runs the profile `agent` on `prompt` as a child of the calling
+    /// agent; its answer is the result.
+    fn delegate<'a>(
+        &'a self,
+        agent: &'a str,
+        prompt: &'a str,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<super::ToolOutput, super::ToolError>>
+                + Send
+                + 'a,
+        >,
+    >;
+}
+
 /// Shared state of one task's tool calls.
 pub struct ToolContext {
     pub workspace: Workspace,
@@ -38,6 +56,8 @@ pub struct ToolContext {
     pub policy: Option<Arc<runner_policy::PolicySet>>,
     /// Where connection decisions go (see `net::NetLog`).
     pub net_log: Option<Arc<crate::net::NetLog>>,
+    /// Starts children, for an agent that may (`agents:`).
+    pub delegate: Option<Arc<dyn Delegate>>,
     seq: AtomicU64,
 }
 
@@ -52,6 +72,7 @@ impl ToolContext {
             confine: None,
             policy: None,
             net_log: None,
+            delegate: None,
             seq: AtomicU64::new(0),
         }
     }
@@ -67,6 +88,23 @@ impl ToolContext {
         };
         self.spill_dir = Some(crate::workspace::normalize_lexically(&dir));
         self
+    }
+
+    /// A context like this one that starts children through `d` (what it
+    /// counts and tracks starts afresh).
+    pub fn with_delegate(&self, d: Arc<dyn Delegate>) -> Self {
+        Self {
+            workspace: self.workspace.clone(),
+            spill_dir: self.spill_dir.clone(),
+            reads: ReadTracker::default(),
+            visibility: self.visibility.clone(),
+            env: self.env.clone(),
+            confine: self.confine.clone(),
+            policy: self.policy.clone(),
+            net_log: self.net_log.clone(),
+            delegate: Some(d),
+            seq: AtomicU64::new(0),
+        }
     }
 
     pub fn with_visibility(mut self, v: Arc<dyn PathVisibility>) -> Self {

@@ -16,9 +16,11 @@ mod registry;
 mod spill;
 mod tool;
 
-pub use context::ToolContext;
+pub use context::{Delegate, ToolContext};
 pub use output::{ToolError, ToolErrorKind, ToolOutput};
 pub use registry::Registry;
 pub(crate) use spill::DEFAULT_MAX_RESULT_CHARS;
 pub use spill::spill_if_large;
-pub(crate) use tool::{CallFuture, Description, DynTool, PreparedCall, Risk, Tool, ToolKind};
+pub(crate) use tool::{
+    CallFuture, Description, DynTool, PreparedCall, Risk, Tool, ToolKind, typed,
+};

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod agents;
 mod backstops;
 mod cli_ci;
 mod cli_run;

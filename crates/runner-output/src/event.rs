@@ -92,6 +92,15 @@ pub struct EventLine<'a> {
     /// The task the event belongs to; absent for run-level events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<&'a str>,
+    /// For a child agent's event: its id (`reviewer#1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<&'a str>,
+    /// The id of the agent that started it (absent: the task's agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<&'a str>,
+    /// The parent's `task` call that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call: Option<&'a str>,
     /// The event, its kind in `event`.
     #[serde(flatten)]
     pub event: AnyEvent<'a>,

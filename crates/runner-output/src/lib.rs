@@ -14,12 +14,14 @@
 
 #![warn(missing_docs)]
 
+mod agent;
 mod call;
 mod event;
 mod message;
 mod network;
 mod transcript;
 
+pub use agent::{AgentRun, Reserved};
 pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };

@@ -312,7 +312,7 @@ impl Backstops {
             }
             // Calls of other kinds are not made by commands: an opaque
             // command cannot call an MCP tool of the run or save a memory.
-            Family::Memory | Family::Mcp | Family::Tool | Family::Fetch => true,
+            Family::Memory | Family::Mcp | Family::Tool | Family::Fetch | Family::Agent => true,
         }
     }
 

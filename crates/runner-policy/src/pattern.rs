@@ -24,7 +24,9 @@ pub enum PatternError {
     #[error("empty rule")]
     Empty,
     /// The name before `(` is not a family.
-    #[error("unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool, Fetch)")]
+    #[error(
+        "unknown family `{0}` (expected one of Read, Edit, Bash, Memory, Mcp, Tool, Fetch, Agent)"
+    )]
     UnknownFamily(String),
     /// Parentheses do not pair up.
     #[error("unbalanced parentheses in `{0}`")]
@@ -237,7 +239,9 @@ impl Pattern {
                         by_base_name,
                     }
                 }
-                Family::Mcp | Family::Tool | Family::Memory => Spec::Name(glob(t, s, false)?),
+                Family::Mcp | Family::Tool | Family::Memory | Family::Agent => {
+                    Spec::Name(glob(t, s, false)?)
+                }
                 Family::Fetch => {
                     let (host, path) =
                         UrlPattern::parse(s).map_err(|message| PatternError::Glob {

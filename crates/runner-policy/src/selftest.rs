@@ -74,6 +74,7 @@ fn test_tool_name(f: Family) -> &'static str {
         Family::Mcp => "mcp",
         Family::Tool => "tool",
         Family::Fetch => "web_fetch",
+        Family::Agent => "task",
     }
 }
 
@@ -98,7 +99,7 @@ pub fn test_signatures(
         Family::Read => (spelled(Family::Read), Risk::Low),
         Family::Edit => (spelled(Family::Edit), Risk::Medium),
         Family::Memory => (vec![Signature::bare(Family::Memory)], Risk::Low),
-        Family::Mcp | Family::Tool | Family::Fetch => {
+        Family::Mcp | Family::Tool | Family::Fetch | Family::Agent => {
             (vec![Signature::new(family, spec)], Risk::Medium)
         }
     }

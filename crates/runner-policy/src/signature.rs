@@ -26,6 +26,8 @@ pub enum Family {
     Tool,
     /// A web page fetched by the runner: `Fetch(host[:port]/path)`.
     Fetch,
+    /// A child agent started by profile name: `Agent(reviewer)`.
+    Agent,
 }
 
 impl Family {
@@ -39,6 +41,7 @@ impl Family {
             "Mcp" => Family::Mcp,
             "Tool" => Family::Tool,
             "Fetch" => Family::Fetch,
+            "Agent" => Family::Agent,
             _ => return None,
         })
     }
@@ -53,6 +56,7 @@ impl Family {
             Family::Mcp => "Mcp",
             Family::Tool => "Tool",
             Family::Fetch => "Fetch",
+            Family::Agent => "Agent",
         }
     }
 }

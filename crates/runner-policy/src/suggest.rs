@@ -102,7 +102,9 @@ pub fn narrowest_rule(sig: &Signature) -> Option<String> {
             };
             Some(format!("{family}({pattern})"))
         }
-        Family::Memory | Family::Mcp | Family::Tool => Some(format!("{family}({spec})")),
+        Family::Memory | Family::Mcp | Family::Tool | Family::Agent => {
+            Some(format!("{family}({spec})"))
+        }
         // The host: a page's neighbours are as trusted as the page.
         Family::Fetch => Some(format!(
             "{family}({})",

@@ -10,6 +10,7 @@ mod ls;
 mod probe;
 mod read_file;
 mod save_memory;
+mod task;
 mod web_fetch;
 mod write_file;
 
@@ -20,6 +21,7 @@ use super::tool::{DynTool, typed};
 use runner_policy::{Family, Signature};
 
 pub use bash::bash_is_read_only;
+pub use task::TaskTool;
 
 /// Every built-in tool, in the order the model sees them.
 pub fn all() -> Vec<Arc<dyn DynTool>> {
