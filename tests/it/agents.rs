@@ -125,6 +125,15 @@ agents:
         "{}",
         stderr(&out)
     );
+    // report.html: a folded entry per child.
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(html.contains("<h3>Child agents</h3>"), "report.html");
+    for id in ["worker#1", "worker#2", "worker#3"] {
+        assert!(
+            html.contains(&format!("<summary><code>{id}</code>")),
+            "{id}"
+        );
+    }
 }
 
 #[test]
@@ -469,4 +478,101 @@ script:
         text.contains("2 call(s) decided again: 1 changed"),
         "{text}"
     );
+}
+
+/// The task's declaration of a vendor's request, by name.
+fn declared(v: crate::common::wire::Vendor, body: &Value, name: &str) -> Value {
+    use crate::common::wire::Vendor;
+    let tools = match v {
+        Vendor::OpenAi => body["tools"].as_array().unwrap().clone(),
+        Vendor::Anthropic => body["tools"].as_array().unwrap().clone(),
+        Vendor::Gemini => body["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .clone(),
+    };
+    tools
+        .into_iter()
+        .find(|t| t["name"] == name || t["function"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {body}"))
+}
+
+/// A parent on each vendor's fake (over real HTTP) starts two scripted
+/// children in one turn: the `task` tool is declared in the vendor's
+/// dialect and the children's answers come back as its tool results.
+#[test]
+fn the_same_flow_against_the_three_vendor_fakes() {
+    use crate::common::fake_llm::FakeServer;
+    use crate::common::wire::{self, Vendor, call, turn};
+    for v in [Vendor::OpenAi, Vendor::Anthropic, Vendor::Gemini] {
+        let server = FakeServer::queue(vec![
+            wire::reply(
+                v,
+                &turn(
+                    "splitting",
+                    vec![
+                        call(
+                            "c1",
+                            "task",
+                            serde_json::json!({"agent": "worker", "prompt": "part 1"}),
+                        ),
+                        call(
+                            "c2",
+                            "task",
+                            serde_json::json!({"agent": "worker", "prompt": "part 2"}),
+                        ),
+                    ],
+                ),
+            ),
+            wire::reply(v, &turn("both parts done", vec![])),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        write(
+            dir.path(),
+            "task.yaml",
+            &format!(
+                "name: t\nprompt: split\nmodel: {}\nworkspace: ws\ntools: [read_file]\npolicy:\n  rules:\n    - allow: [\"Agent(worker)\", \"Tool(probe)\"]\nagents:\n{WORKER}",
+                v.model()
+            ),
+        );
+        let out = wire::runner_for(v, &server.url(), "sk-test-agents")
+            .current_dir(dir.path())
+            .args(["run", "--out", "out", "task.yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{v:?}: {}", stderr(&out));
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2, "{v:?}");
+        let decl = declared(v, &reqs[0].body, "task");
+        let schema = match v {
+            Vendor::OpenAi => &decl["function"]["parameters"],
+            Vendor::Anthropic => &decl["input_schema"],
+            Vendor::Gemini => &decl["parameters"],
+        };
+        let props = schema["properties"].as_object().unwrap();
+        assert!(
+            props.contains_key("agent") && props.contains_key("prompt"),
+            "{v:?}: {schema}"
+        );
+        let description = decl["description"]
+            .as_str()
+            .or(decl["function"]["description"].as_str())
+            .unwrap();
+        assert!(
+            description.contains("`worker`: does one part"),
+            "{v:?}: {description}"
+        );
+        let results = wire::tool_results(v, &reqs[1].body);
+        assert_eq!(results.len(), 2, "{v:?}: {results:?}");
+        for (_, content, is_error) in &results {
+            assert!(
+                !is_error && content.contains("part done"),
+                "{v:?}: {content}"
+            );
+        }
+        let t = read_json(dir.path().join("out/t/transcript.json"));
+        assert_eq!(t["final_answer"], "both parts done");
+        assert_eq!(children(&t["tool_calls"]).len(), 2);
+    }
 }

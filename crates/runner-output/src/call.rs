@@ -21,6 +21,18 @@ pub enum CallStatus {
     Cancelled,
 }
 
+impl CallStatus {
+    /// As the JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+            CallStatus::Denied => "denied",
+            CallStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// The kind of a tool error: what went wrong decides what the model is
 /// told, and only infrastructure failures end a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -11,6 +11,7 @@
 //! and nothing from the network. The conversation is rendered a page of
 //! messages at a time, so a transcript of 10,000 calls opens at once.
 
+mod agents;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 
@@ -340,6 +341,11 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
             let _ = writeln!(h, "<li>... and {} more</li>", denied.len() - 500);
         }
         h.push_str("</ul>\n");
+    }
+    let children = agents::tree(&t.tool_calls);
+    if !children.is_empty() {
+        h.push_str("<h3>Child agents</h3>\n");
+        h.push_str(&children);
     }
     let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
     if !refused.is_empty() {
