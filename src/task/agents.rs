@@ -110,14 +110,35 @@ pub enum AgentsRef {
     ),
 }
 
+/// A string or a mapping, told apart by the visitor (an untagged enum
+/// would lose the profile's own error and its place).
+enum Any {
+    Path(String),
+    Inline(BTreeMap<String, Spanned<AgentProfileFile>>),
+}
+
+impl<'de> Deserialize<'de> for Any {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Any;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a file of profiles, or profiles by name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Any, E> {
+                Ok(Any::Path(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Any, A::Error> {
+                BTreeMap::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Any::Inline)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl<'de> Deserialize<'de> for AgentsRef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Any {
-            Path(String),
-            Inline(BTreeMap<String, Spanned<AgentProfileFile>>),
-        }
         let s: Spanned<Any> = Spanned::deserialize(d)?;
         Ok(match s.value {
             Any::Path(p) => AgentsRef::Path(Spanned::new(p, s.referenced, s.defined)),

@@ -576,3 +576,62 @@ fn the_same_flow_against_the_three_vendor_fakes() {
         assert_eq!(children(&t["tool_calls"]).len(), 2);
     }
 }
+
+#[test]
+fn bad_profiles_are_errors_that_name_file_line_and_field() {
+    use crate::common::{validate_accepts, validate_refuses};
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        r#"name: t
+prompt: p
+workspace: ws
+agents:
+  a:
+    model: scripted
+    tools: [read_file, no_such_tool]
+    agents: [ghost]
+  b:
+    max_turns: 3
+    colour: blue
+script: []
+"#,
+    );
+    let err = validate_refuses(dir.path(), "task.yaml");
+    assert!(err.contains("unknown field `colour`"), "{err}");
+    // Once the unknown field is gone, every other mistake at its line.
+    let text = std::fs::read_to_string(dir.path().join("task.yaml"))
+        .unwrap()
+        .replace("    colour: blue\n", "");
+    write(dir.path(), "task.yaml", &text);
+    let err = validate_refuses(dir.path(), "task.yaml");
+    assert!(
+        err.contains("task.yaml:7:") && err.contains("agents.a.tools: unknown tool `no_such_tool`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("task.yaml:8:") && err.contains("agents.a.agents: no profile `ghost`"),
+        "{err}"
+    );
+    assert!(err.contains("agents.a.script: required"), "{err}");
+    // A shared file of profiles, errors located in it.
+    write(dir.path(), "agents.yaml", "helper:\n  model: nope\n");
+    write(
+        dir.path(),
+        "task2.yaml",
+        "name: t2\nprompt: p\nworkspace: ws\nagents: agents.yaml\nscript: []\n",
+    );
+    let err = validate_refuses(dir.path(), "task2.yaml");
+    assert!(
+        err.contains("agents.yaml:2:") && err.contains("agents.helper.model"),
+        "{err}"
+    );
+    write(
+        dir.path(),
+        "agents.yaml",
+        "helper:\n  model: scripted\n  script: [{text: hi}]\n",
+    );
+    validate_accepts(dir.path(), "task2.yaml");
+}
