@@ -45,13 +45,13 @@ pub async fn run_one(
     turn: u32,
     batch: u32,
 ) -> ToolCallRecord {
-    let run = run_gated(env, req, gated, turn, batch);
-    CALL_ID
-        .scope(
-            Arc::from(req.id.as_str()),
-            crate::telemetry::context::in_tool(turn, &req.id, run),
-        )
-        .await
+    let run =
+        crate::telemetry::context::in_tool(turn, &req.id, run_gated(env, req, gated, turn, batch));
+    // Only an agent that may start children needs to know its call.
+    if env.ctx.delegate.is_none() {
+        return run.await;
+    }
+    CALL_ID.scope(Arc::from(req.id.as_str()), run).await
 }
 
 async fn run_gated(

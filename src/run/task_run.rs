@@ -536,6 +536,10 @@ impl<'t> TaskRun<'t> {
                     max_parallel_calls: self.opts.max_parallel_calls,
                     proxy_port,
                     spill_dir: self.task_out.join("tool-results"),
+                    hidden: policy.denies_reads().then(|| crate::contain::HiddenTree {
+                        root: p.iso.original().to_path_buf(),
+                        except: p.iso.object_stores().to_vec(),
+                    }),
                 });
                 let root = super::agents::Delegator::new(
                     tree,

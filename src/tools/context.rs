@@ -90,9 +90,10 @@ impl ToolContext {
         self
     }
 
-    /// A context like this one that starts children through `d` (what it
-    /// counts and tracks starts afresh).
-    pub fn with_delegate(&self, d: Arc<dyn Delegate>) -> Self {
+    /// A context like this one for another agent: the same workspace,
+    /// environment, sandbox and policy; what it has read and counted
+    /// starts afresh, and it starts no children.
+    pub fn fork(&self) -> Self {
         Self {
             workspace: self.workspace.clone(),
             spill_dir: self.spill_dir.clone(),
@@ -102,8 +103,16 @@ impl ToolContext {
             confine: self.confine.clone(),
             policy: self.policy.clone(),
             net_log: self.net_log.clone(),
-            delegate: Some(d),
+            delegate: None,
             seq: AtomicU64::new(0),
+        }
+    }
+
+    /// [`ToolContext::fork`], starting children through `d`.
+    pub fn with_delegate(&self, d: Arc<dyn Delegate>) -> Self {
+        Self {
+            delegate: Some(d),
+            ..self.fork()
         }
     }
 

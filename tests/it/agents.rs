@@ -635,3 +635,60 @@ script: []
     );
     validate_accepts(dir.path(), "task2.yaml");
 }
+
+/// An isolated child's commands cannot read what the policy denies
+/// reading: the file is not in its copy, and the original stays hidden
+/// from its sandbox as from its parent's.
+#[test]
+fn an_isolated_child_cannot_read_around_a_read_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(dir.path(), "ws/secret.txt", "TOP-SECRET-4711\n");
+    let original = dir.path().join("ws/secret.txt").canonicalize().unwrap();
+    let code = format!(
+        "python3 -c \"import glob; print([open(p).read() for p in glob.glob('**/secret.txt', recursive=True)]); print(open('{}').read())\"",
+        original.display()
+    );
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: p
+workspace: ws
+policy:
+  default: allow
+  rules:
+    - deny: ["Read(secret.txt)"]
+agents:
+  snoop:
+    model: scripted
+    isolation: copy
+    script:
+      - tool_calls:
+          - {{name: bash, args: {{command: {}}}}}
+      - text: looked
+script:
+  - tool_calls:
+      - {{name: task, args: {{agent: snoop, prompt: "look"}}}}
+  - text: done
+"#,
+            serde_json::to_string(&code).unwrap()
+        ),
+    );
+    let (out, t) = run(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("out/t/transcript.json")).unwrap();
+    assert!(!text.contains("TOP-SECRET-4711"), "the secret leaked");
+    let (_, child) = &children(&t["tool_calls"])[0];
+    let call = &child.as_ref().unwrap()["tool_calls"][0];
+    assert_eq!(call["tool"], "bash");
+    assert!(
+        call["content"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied")
+            || call["status"] == "denied",
+        "{call}"
+    );
+}

@@ -8,17 +8,17 @@ use std::time::{Duration, Instant};
 use super::Delegator;
 use super::account::{Account, Hold};
 use crate::engine::{
-    AgentEnv, AgentLimits, AgentStop, ContextLimits, Conversation, Event, EventSink, TaskHooks,
-    ToolEnv, run_agent,
+    AgentEnv, AgentLimits, ContextLimits, Conversation, Event, EventSink, TaskHooks, ToolEnv,
+    run_agent,
 };
 use crate::provider::{ToolChoice, Usage};
 use crate::report::progress::{AgentOf, Fanout, RunReporter};
 use crate::report::transcript::Counts;
-use crate::report::{Outcome, OutcomeStatus, TranscriptRecorder};
+use crate::report::{OutcomeStatus, TranscriptRecorder};
 use crate::task::Task;
 use crate::task::agents::{AgentProfile, Isolation};
 use crate::tools::{ToolContext, ToolError, ToolOutput, builtin::TaskTool, typed};
-use crate::workspace::{IsolatedWorkspace, Workspace, apply_changes};
+use crate::workspace::IsolatedWorkspace;
 use runner_output::AgentRun;
 use runner_policy::PolicySet;
 
@@ -139,7 +139,7 @@ pub async fn run(d: &Delegator, p: &AgentProfile, prompt: &str, at: &AgentOf, ho
             }
         }
     };
-    let (mut ctx, _tmp) = match child_context(d, &policy, copy.as_ref()) {
+    let (mut ctx, _tmp) = match super::workspace::child_context(d, &policy, copy.as_ref()) {
         Ok(c) => c,
         Err(e) => return failed(e),
     };
@@ -150,8 +150,11 @@ pub async fn run(d: &Delegator, p: &AgentProfile, prompt: &str, at: &AgentOf, ho
         .as_ref()
         .map(|s| s.join(at.id.replace('/', "_").replace('#', "-")));
     let ctx = Arc::new(ctx);
-    if !p.agents.is_empty() {
-        let grandparent = Delegator::new(
+    // One that may start children gets its own delegator, beneath this one.
+    let ctx = if p.agents.is_empty() {
+        ctx
+    } else {
+        let below = Delegator::new(
             Arc::clone(tree),
             Some(at.id.clone()),
             d.depth + 1,
@@ -162,33 +165,12 @@ pub async fn run(d: &Delegator, p: &AgentProfile, prompt: &str, at: &AgentOf, ho
             d.hooks.clone(),
             Arc::clone(&account),
         );
-        // The context is shared with the delegator, which needs it: set
-        // once, before any call runs.
-        let mut c = ToolContext::new(ctx.workspace.clone());
-        copy_context(&ctx, &mut c);
-        c.delegate = Some(Arc::new(grandparent));
-        return run_in(
-            d,
-            p,
-            &task,
-            at,
-            hold,
-            started,
-            timeout,
-            policy,
-            policies,
-            registry,
-            Arc::new(c),
-            account,
-            copy,
-            &parent_root,
-        )
-        .await;
-    }
-    run_in(
+        Arc::new(ctx.with_delegate(Arc::new(below)))
+    };
+    Child {
         d,
         p,
-        &task,
+        task: &task,
         at,
         hold,
         started,
@@ -199,57 +181,10 @@ pub async fn run(d: &Delegator, p: &AgentProfile, prompt: &str, at: &AgentOf, ho
         ctx,
         account,
         copy,
-        &parent_root,
-    )
+        parent_root: &parent_root,
+    }
+    .run()
     .await
-}
-
-/// A child's own temp folder for its commands (removed on drop).
-type TempFolder = Option<(tempfile::TempDir, crate::cleanup::Registered)>;
-
-/// The child's tool context: the parent's, or one for its own copy (with
-/// its commands' temp folder, kept until the child ends).
-fn child_context(
-    d: &Delegator,
-    policy: &Arc<PolicySet>,
-    copy: Option<&IsolatedWorkspace>,
-) -> Result<(ToolContext, TempFolder), String> {
-    let parent = &d.ctx_of;
-    let Some(iso) = copy else {
-        let mut c = ToolContext::new(parent.workspace.clone());
-        copy_context(parent, &mut c);
-        c.policy = Some(Arc::clone(policy));
-        c.visibility = Some(policy.clone());
-        return Ok((c, None));
-    };
-    let ws =
-        Workspace::new(iso.path()).map_err(|e| format!("could not open the child's copy: {e}"))?;
-    let mut sandbox = d.tree.task.sandbox.clone();
-    sandbox.proxy_port = d.tree.proxy_port;
-    let setup = crate::contain::CommandSetup::new(
-        iso.path(),
-        iso.git_dir().as_deref(),
-        &d.tree.task.env,
-        &sandbox,
-        None,
-    )
-    .map_err(|e| format!("could not set up the child's commands: {e}"))?;
-    let mut c = ToolContext::new(ws).with_spill_dir(d.tree.spill_dir.clone());
-    c.env = Some(setup.env);
-    c.confine = setup.confine.map(Arc::new);
-    c.net_log = parent.net_log.clone();
-    c.policy = Some(Arc::clone(policy));
-    c.visibility = Some(policy.clone());
-    Ok((c, Some((setup.tmp, setup.registered))))
-}
-
-fn copy_context(from: &ToolContext, to: &mut ToolContext) {
-    to.spill_dir = from.spill_dir.clone();
-    to.visibility = from.visibility.clone();
-    to.env = from.env.clone();
-    to.confine = from.confine.clone();
-    to.policy = from.policy.clone();
-    to.net_log = from.net_log.clone();
 }
 
 fn failed(why: String) -> Ran {
@@ -260,12 +195,12 @@ fn failed(why: String) -> Ran {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run_in(
-    d: &Delegator,
-    p: &AgentProfile,
-    task: &Task,
-    at: &AgentOf,
+/// What a child is made of, ready to run.
+struct Child<'a> {
+    d: &'a Delegator,
+    p: &'a AgentProfile,
+    task: &'a Task,
+    at: &'a AgentOf,
     hold: Hold,
     started: Instant,
     timeout: Duration,
@@ -275,228 +210,155 @@ async fn run_in(
     ctx: Arc<ToolContext>,
     account: Arc<Account>,
     copy: Option<IsolatedWorkspace>,
-    parent_root: &std::path::Path,
-) -> Ran {
-    let tree = &d.tree;
-    let provider = match super::super::task_run::make_provider(task, 0) {
-        Ok(pr) => pr,
-        Err(e) => return failed(format!("the child's model: {e}")),
-    };
-    let mut system = super::super::prompt::system_prompt(task, &registry, &policy);
-    if !p.prompt.is_empty() {
-        system.push_str("\n\n");
-        system.push_str(&p.prompt);
-    }
-    let recorder = TranscriptRecorder::new(tree.epoch);
-    let events = AgentEvents {
-        task: tree.task.name.clone(),
-        at: at.clone(),
-        reporter: Arc::clone(&tree.reporter),
-    };
-    let sink = Fanout(vec![&recorder, &events]);
-    let mut hooks = d.hooks.clone();
-    if let Some(pp) = &p.policy {
-        hooks.extend(&pp.hooks);
-    }
-    let hooks = TaskHooks::new(&tree.task.name, hooks);
-    let limits = AgentLimits {
-        max_turns: hold.turns,
-        max_parallel: tree.max_parallel_calls,
-        max_tokens_total: 0,
-        context: ContextLimits {
-            window: task.context_window,
-            compact_at: task.compact_at,
-        },
-        pricing: task.pricing,
-        max_cost: hold.cost,
-        output: p.output_schema.clone(),
-        tool_choice: ToolChoice::Auto,
-        spending: (!p.agents.is_empty())
-            .then(|| account.clone() as Arc<dyn crate::engine::Spending>),
-    };
-    let env = AgentEnv {
-        provider: provider.as_ref(),
-        system: &system,
-        tools: ToolEnv {
-            registry: &registry,
-            policy: &policy,
-            ctx: Arc::clone(&ctx),
-            sink: &sink,
-            epoch: tree.epoch,
-            hooks: &hooks,
-        },
-    };
-    let mut conv = Conversation::new(task.prompt.clone());
-    let mut usage = Usage {
-        cost_usd: task.pricing.map(|_| 0.0),
-        ..Usage::default()
-    };
-    let stop = tokio::time::timeout(
-        timeout,
-        run_agent(&env, &mut conv, &limits, &mut usage, None, 0),
-    )
-    .await;
-    let (turns, calls) = recorder.take();
-    // Its children's spending is its own.
-    let (child_turns, _) = crate::engine::Spending::children(account.as_ref());
-    let theirs = account.children_usage();
-    if theirs.total() > 0 || theirs.cost_usd.is_some_and(|c| c > 0.0) {
-        let own = usage.cost_usd;
-        usage.add(theirs);
-        usage.cost_usd = Some(own.unwrap_or(0.0) + theirs.cost_usd.unwrap_or(0.0));
-    }
-    let spent_turns = turns.len() as u32 + child_turns;
-    let (outcome, answer, output) = outcome_of(stop, p, hold, timeout);
-    let merge = match &copy {
-        None => None,
-        Some(iso) if outcome.status == OutcomeStatus::Passed => Some(merge_back(iso, parent_root)),
-        Some(_) => Some("not merged: the child did not finish".to_string()),
-    };
-    let conflict = merge.as_deref().is_some_and(|m| m.starts_with("conflict"));
-    let counts = Counts::from(1, &turns, &calls);
-    let record = AgentRun {
-        id: at.id.clone(),
-        profile: p.name.clone(),
-        parent: at.parent.clone(),
-        depth: d.depth + 1,
-        model: task.model.to_string(),
-        isolation: p.isolation.as_str().to_string(),
-        policies,
-        reserved: Account::reserved(hold, timeout.as_millis() as u64),
-        started_ms: started.saturating_duration_since(tree.epoch).as_millis() as u64,
-        duration_ms: started.elapsed().as_millis() as u64,
-        system_prompt: system,
-        messages: conv.into_log(),
-        turns,
-        tool_calls: calls,
-        usage,
-        counts,
-        outcome: outcome.clone(),
-        final_answer: answer.clone(),
-        output,
-        merge: merge.clone(),
-    };
-    let meta = serde_json::json!({ "agent": record });
-    let mut text = answer;
-    if let Some(m) = &merge {
-        text.push_str(&format!("\n\n[workspace: {m}]"));
-    }
-    let result = if outcome.status == OutcomeStatus::Passed && !conflict {
-        Ok(ToolOutput::new(text, format!("{} finished", at.id)).with_metadata(meta))
-    } else {
-        let why = if conflict {
-            format!(
-                "the child `{}` finished, but its changes conflict with the workspace: {}\n\nIts answer:\n{text}",
-                at.id,
-                merge.unwrap_or_default()
-            )
-        } else {
-            format!(
-                "the child `{}` stopped: {}\n\nIts last answer:\n{text}",
-                at.id, outcome.reason
-            )
+    parent_root: &'a std::path::Path,
+}
+
+impl Child<'_> {
+    /// Runs the agent loop under its limits and records it.
+    async fn run(self) -> Ran {
+        let Child {
+            d,
+            p,
+            task,
+            at,
+            hold,
+            started,
+            timeout,
+            policy,
+            policies,
+            registry,
+            ctx,
+            account,
+            copy,
+            parent_root,
+        } = self;
+        let tree = &d.tree;
+        let provider = match super::super::task_run::make_provider(task, 0) {
+            Ok(pr) => pr,
+            Err(e) => return failed(format!("the child's model: {e}")),
         };
-        Err(ToolError::execution(why).with_metadata(meta))
-    };
-    Ran {
-        result,
-        turns: spent_turns,
-        usage,
-    }
-}
-
-/// The child's changes into its parent's workspace (three ways where the
-/// parent changed a file meanwhile; all or nothing).
-fn merge_back(iso: &IsolatedWorkspace, parent_root: &std::path::Path) -> String {
-    let changes = match iso.changes() {
-        Ok(c) => c,
-        Err(e) => return format!("conflict: its changes could not be read: {e}"),
-    };
-    if changes.is_empty() {
-        return "no changes".into();
-    }
-    match apply_changes(parent_root, &changes) {
-        Ok(n) => format!("{n} change(s) merged"),
-        Err(e) => format!("conflict: {e}"),
-    }
-}
-
-fn outcome_of(
-    stop: Result<AgentStop, tokio::time::error::Elapsed>,
-    p: &AgentProfile,
-    hold: Hold,
-    timeout: Duration,
-) -> (Outcome, String, Option<serde_json::Value>) {
-    let failed = |reason: String| Outcome {
-        status: OutcomeStatus::Failed,
-        reason,
-        error_class: None,
-    };
-    let Ok(stop) = stop else {
-        return (
-            Outcome {
-                status: OutcomeStatus::Timeout,
-                reason: format!("timed out after {} s", timeout.as_secs()),
-                error_class: None,
+        let mut system = super::super::prompt::system_prompt(task, &registry, &policy);
+        if !p.prompt.is_empty() {
+            system.push_str("\n\n");
+            system.push_str(&p.prompt);
+        }
+        let recorder = TranscriptRecorder::new(tree.epoch);
+        let events = AgentEvents {
+            task: tree.task.name.clone(),
+            at: at.clone(),
+            reporter: Arc::clone(&tree.reporter),
+        };
+        let sink = Fanout(vec![&recorder, &events]);
+        let mut hooks = d.hooks.clone();
+        if let Some(pp) = &p.policy {
+            hooks.extend(&pp.hooks);
+        }
+        let hooks = TaskHooks::new(&tree.task.name, hooks);
+        let limits = AgentLimits {
+            max_turns: hold.turns,
+            max_parallel: tree.max_parallel_calls,
+            max_tokens_total: 0,
+            context: ContextLimits {
+                window: task.context_window,
+                compact_at: task.compact_at,
             },
-            String::new(),
-            None,
-        );
-    };
-    match stop {
-        AgentStop::Finished { text, output } => (
-            Outcome {
-                status: OutcomeStatus::Passed,
-                reason: "the child finished".into(),
-                error_class: None,
+            pricing: task.pricing,
+            max_cost: hold.cost,
+            output: p.output_schema.clone(),
+            tool_choice: ToolChoice::Auto,
+            spending: (!p.agents.is_empty())
+                .then(|| account.clone() as Arc<dyn crate::engine::Spending>),
+        };
+        let env = AgentEnv {
+            provider: provider.as_ref(),
+            system: &system,
+            tools: ToolEnv {
+                registry: &registry,
+                policy: &policy,
+                ctx: Arc::clone(&ctx),
+                sink: &sink,
+                epoch: tree.epoch,
+                hooks: &hooks,
             },
-            text,
+        };
+        let mut conv = Conversation::new(task.prompt.clone());
+        let mut usage = Usage {
+            cost_usd: task.pricing.map(|_| 0.0),
+            ..Usage::default()
+        };
+        let stop = tokio::time::timeout(
+            timeout,
+            run_agent(&env, &mut conv, &limits, &mut usage, None, 0),
+        )
+        .await;
+        let (turns, calls) = recorder.take();
+        // Its children's spending is its own.
+        let (child_turns, _) = crate::engine::Spending::children(account.as_ref());
+        let theirs = account.children_usage();
+        if theirs.total() > 0 || theirs.cost_usd.is_some_and(|c| c > 0.0) {
+            let own = usage.cost_usd;
+            usage.add(theirs);
+            usage.cost_usd = Some(own.unwrap_or(0.0) + theirs.cost_usd.unwrap_or(0.0));
+        }
+        let spent_turns = turns.len() as u32 + child_turns;
+        let (outcome, answer, output) = super::ending::outcome_of(stop, p, hold, timeout);
+        let merge = match &copy {
+            None => None,
+            Some(iso) if outcome.status == OutcomeStatus::Passed => {
+                Some(super::ending::merge_back(iso, parent_root))
+            }
+            Some(_) => Some("not merged: the child did not finish".to_string()),
+        };
+        let conflict = merge.as_deref().is_some_and(|m| m.starts_with("conflict"));
+        let counts = Counts::from(1, &turns, &calls);
+        let record = AgentRun {
+            id: at.id.clone(),
+            profile: p.name.clone(),
+            parent: at.parent.clone(),
+            depth: d.depth + 1,
+            model: task.model.to_string(),
+            isolation: p.isolation.as_str().to_string(),
+            policies,
+            reserved: Account::reserved(hold, timeout.as_millis() as u64),
+            started_ms: started.saturating_duration_since(tree.epoch).as_millis() as u64,
+            duration_ms: started.elapsed().as_millis() as u64,
+            system_prompt: system,
+            messages: conv.into_log(),
+            turns,
+            tool_calls: calls,
+            usage,
+            counts,
+            outcome: outcome.clone(),
+            final_answer: answer.clone(),
             output,
-        ),
-        AgentStop::NoValidOutput(e) => (
-            failed(format!(
-                "ran out of turns without an answer valid against the profile's output_schema: {e}"
-            )),
-            String::new(),
-            None,
-        ),
-        AgentStop::MaxTurns => (
-            failed(format!(
-                "used the {} turn(s) reserved for it{}",
-                hold.turns,
-                p.max_turns
-                    .map_or(String::new(), |m| format!(" (max_turns {m})"))
-            )),
-            String::new(),
-            None,
-        ),
-        AgentStop::CostBudget(c) => (
-            failed(format!(
-                "spent ${c:.4}, past the ${:.4} reserved for it",
-                hold.cost.unwrap_or_default()
-            )),
-            String::new(),
-            None,
-        ),
-        AgentStop::TokenBudget => (
-            failed("the token budget is spent".into()),
-            String::new(),
-            None,
-        ),
-        AgentStop::HookFailed(why) => (failed(why), String::new(), None),
-        AgentStop::ContextOverflow(e) => (
-            failed(format!("the conversation does not fit: {e}")),
-            String::new(),
-            None,
-        ),
-        AgentStop::ProviderFailed(e) => (
-            Outcome {
-                status: OutcomeStatus::Error,
-                reason: format!("its model provider failed: {e}"),
-                error_class: Some(e.class),
-            },
-            String::new(),
-            None,
-        ),
+            merge: merge.clone(),
+        };
+        let meta = serde_json::json!({ "agent": record });
+        let mut text = answer;
+        if let Some(m) = &merge {
+            text.push_str(&format!("\n\n[workspace: {m}]"));
+        }
+        let result = if outcome.status == OutcomeStatus::Passed && !conflict {
+            Ok(ToolOutput::new(text, format!("{} finished", at.id)).with_metadata(meta))
+        } else {
+            let why = if conflict {
+                format!(
+                    "the child `{}` finished, but its changes conflict with the workspace: {}\n\nIts answer:\n{text}",
+                    at.id,
+                    merge.unwrap_or_default()
+                )
+            } else {
+                format!(
+                    "the child `{}` stopped: {}\n\nIts last answer:\n{text}",
+                    at.id, outcome.reason
+                )
+            };
+            Err(ToolError::execution(why).with_metadata(meta))
+        };
+        Ran {
+            result,
+            turns: spent_turns,
+            usage,
+        }
     }
 }

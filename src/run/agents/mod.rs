@@ -10,6 +10,8 @@
 
 pub mod account;
 mod child;
+mod ending;
+mod workspace;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -35,6 +37,9 @@ pub struct Tree {
     pub proxy_port: Option<u16>,
     /// Where large results are spilled.
     pub spill_dir: PathBuf,
+    /// The original workspace, unreadable to commands when the policy
+    /// denies reading some of it: an isolated child's commands too.
+    pub hidden: Option<crate::contain::HiddenTree>,
 }
 
 /// One agent's power to start children.

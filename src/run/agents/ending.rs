@@ -1,0 +1,106 @@
+//! How a child ended: its outcome from why its loop stopped, and its
+//! changes merged back when it worked in a copy of its own.
+
+use std::time::Duration;
+
+use super::account::Hold;
+use crate::engine::AgentStop;
+use crate::report::{Outcome, OutcomeStatus};
+use crate::task::agents::AgentProfile;
+use crate::workspace::{IsolatedWorkspace, apply_changes};
+
+/// The child's changes into its parent's workspace (three ways where the
+/// parent changed a file meanwhile; all or nothing).
+pub fn merge_back(iso: &IsolatedWorkspace, parent_root: &std::path::Path) -> String {
+    let changes = match iso.changes() {
+        Ok(c) => c,
+        Err(e) => return format!("conflict: its changes could not be read: {e}"),
+    };
+    if changes.is_empty() {
+        return "no changes".into();
+    }
+    match apply_changes(parent_root, &changes) {
+        Ok(n) => format!("{n} change(s) merged"),
+        Err(e) => format!("conflict: {e}"),
+    }
+}
+
+pub fn outcome_of(
+    stop: Result<AgentStop, tokio::time::error::Elapsed>,
+    p: &AgentProfile,
+    hold: Hold,
+    timeout: Duration,
+) -> (Outcome, String, Option<serde_json::Value>) {
+    let failed = |reason: String| Outcome {
+        status: OutcomeStatus::Failed,
+        reason,
+        error_class: None,
+    };
+    let Ok(stop) = stop else {
+        return (
+            Outcome {
+                status: OutcomeStatus::Timeout,
+                reason: format!("timed out after {} s", timeout.as_secs()),
+                error_class: None,
+            },
+            String::new(),
+            None,
+        );
+    };
+    match stop {
+        AgentStop::Finished { text, output } => (
+            Outcome {
+                status: OutcomeStatus::Passed,
+                reason: "the child finished".into(),
+                error_class: None,
+            },
+            text,
+            output,
+        ),
+        AgentStop::NoValidOutput(e) => (
+            failed(format!(
+                "ran out of turns without an answer valid against the profile's output_schema: {e}"
+            )),
+            String::new(),
+            None,
+        ),
+        AgentStop::MaxTurns => (
+            failed(format!(
+                "used the {} turn(s) reserved for it{}",
+                hold.turns,
+                p.max_turns
+                    .map_or(String::new(), |m| format!(" (max_turns {m})"))
+            )),
+            String::new(),
+            None,
+        ),
+        AgentStop::CostBudget(c) => (
+            failed(format!(
+                "spent ${c:.4}, past the ${:.4} reserved for it",
+                hold.cost.unwrap_or_default()
+            )),
+            String::new(),
+            None,
+        ),
+        AgentStop::TokenBudget => (
+            failed("the token budget is spent".into()),
+            String::new(),
+            None,
+        ),
+        AgentStop::HookFailed(why) => (failed(why), String::new(), None),
+        AgentStop::ContextOverflow(e) => (
+            failed(format!("the conversation does not fit: {e}")),
+            String::new(),
+            None,
+        ),
+        AgentStop::ProviderFailed(e) => (
+            Outcome {
+                status: OutcomeStatus::Error,
+                reason: format!("its model provider failed: {e}"),
+                error_class: Some(e.class),
+            },
+            String::new(),
+            None,
+        ),
+    }
+}

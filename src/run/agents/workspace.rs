@@ -1,0 +1,47 @@
+//! A child's workspace and tool context: its parent's copy, or a copy of
+//! its own with its commands' environment and sandbox made for it.
+
+use std::sync::Arc;
+
+use super::Delegator;
+use crate::tools::ToolContext;
+use crate::workspace::{IsolatedWorkspace, Workspace};
+use runner_policy::PolicySet;
+
+/// A child's own temp folder for its commands (removed on drop).
+pub type TempFolder = Option<(tempfile::TempDir, crate::cleanup::Registered)>;
+
+/// The child's tool context: the parent's, or one for its own copy (with
+/// its commands' temp folder, kept until the child ends).
+pub fn child_context(
+    d: &Delegator,
+    policy: &Arc<PolicySet>,
+    copy: Option<&IsolatedWorkspace>,
+) -> Result<(ToolContext, TempFolder), String> {
+    let parent = &d.ctx_of;
+    let Some(iso) = copy else {
+        let mut c = parent.fork();
+        c.policy = Some(Arc::clone(policy));
+        c.visibility = Some(policy.clone());
+        return Ok((c, None));
+    };
+    let ws =
+        Workspace::new(iso.path()).map_err(|e| format!("could not open the child's copy: {e}"))?;
+    let mut sandbox = d.tree.task.sandbox.clone();
+    sandbox.proxy_port = d.tree.proxy_port;
+    let setup = crate::contain::CommandSetup::new(
+        iso.path(),
+        iso.git_dir().as_deref(),
+        &d.tree.task.env,
+        &sandbox,
+        d.tree.hidden.as_ref(),
+    )
+    .map_err(|e| format!("could not set up the child's commands: {e}"))?;
+    let mut c = ToolContext::new(ws).with_spill_dir(d.tree.spill_dir.clone());
+    c.env = Some(setup.env);
+    c.confine = setup.confine.map(Arc::new);
+    c.net_log = parent.net_log.clone();
+    c.policy = Some(Arc::clone(policy));
+    c.visibility = Some(policy.clone());
+    Ok((c, Some((setup.tmp, setup.registered))))
+}
