@@ -692,3 +692,49 @@ script:
         "{call}"
     );
 }
+
+/// A child's answer is checked against its profile's `output_schema`: a
+/// wrong one goes back to the child, a valid one is the call's result
+/// and its record's `output`.
+#[test]
+fn a_childs_answer_is_validated_against_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        r#"name: t
+prompt: p
+workspace: ws
+policy: {default: allow}
+agents:
+  counter:
+    model: scripted
+    output_schema:
+      type: object
+      required: [count]
+      properties: {count: {type: integer}}
+    script:
+      - text: "three, I think"
+      - text: '{"count": 3}'
+script:
+  - tool_calls:
+      - {name: task, args: {agent: counter, prompt: "count"}}
+  - text: done
+"#,
+    );
+    let (out, t) = run(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (call, child) = &children(&t["tool_calls"])[0];
+    assert_eq!(call["status"], "ok", "{call}");
+    assert!(
+        call["content"]
+            .as_str()
+            .unwrap()
+            .contains(r#"{"count": 3}"#),
+        "{call}"
+    );
+    let child = child.as_ref().unwrap();
+    assert_eq!(child["output"]["count"], 3);
+    assert_eq!(child["turns"].as_array().unwrap().len(), 2);
+}
