@@ -1,4 +1,4 @@
-//! `runner schema task|policy|transcript`
+//! `runner schema task|policy|transcript|events|agent`
 
 use schemars::JsonSchema;
 
@@ -9,6 +9,8 @@ pub enum SchemaKind {
     Transcript,
     /// The lines of `runner run --format json`.
     Events,
+    /// A child agent's run: the `metadata.agent` of a `task` call.
+    Agent,
 }
 
 fn schema<T: JsonSchema>() -> serde_json::Value {
@@ -21,6 +23,7 @@ pub fn print_schema(kind: SchemaKind) -> super::CliResult {
         SchemaKind::Policy => schema::<runner_policy::PolicyFile>(),
         SchemaKind::Transcript => schema::<crate::report::Transcript>(),
         SchemaKind::Events => schema::<crate::report::events::EventLine>(),
+        SchemaKind::Agent => schema::<runner_output::AgentRun>(),
     };
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(super::Exit::Passed)

@@ -70,6 +70,20 @@ pub async fn in_tool<F: Future>(turn: u32, id: &str, f: F) -> F::Output {
     in_child(|task| tool_span(task, turn, id), f).await
 }
 
+/// Runs a child agent (issue 32) as a task of its own beneath the current
+/// call: its calls' spans derive from its `invoke_agent` span, so they
+/// cannot collide with its parent's.
+pub async fn in_agent<F: Future>(id: &str, f: F) -> F::Output {
+    match CURRENT.try_with(Scope::clone) {
+        Ok(mut s) => {
+            s.task_span = super::ids::agent_span(s.span, id);
+            s.span = s.task_span;
+            CURRENT.scope(s, f).await
+        }
+        Err(_) => f.await,
+    }
+}
+
 /// Runs a check under its span.
 pub async fn in_check<F: Future>(attempt: u32, name: &str, f: F) -> F::Output {
     in_child(|task| check_span(task, attempt, name), f).await

@@ -79,6 +79,13 @@ pub fn task_span(run_span: SpanId, name: &str) -> SpanId {
     derive(run_span, &[b"invoke_agent", name.as_bytes()])
 }
 
+/// The `invoke_agent` span of child agent `id` (issue 32), beneath the
+/// `execute_tool` span of the `task` call that started it. Its own spans
+/// derive from it as a task's do from the task's.
+pub fn agent_span(call_span: SpanId, id: &str) -> SpanId {
+    derive(call_span, &[b"invoke_agent", id.as_bytes()])
+}
+
 /// The `chat` span of a task's turn.
 pub fn chat_span(task_span: SpanId, turn: u32) -> SpanId {
     derive(task_span, &[b"chat", &turn.to_le_bytes()])

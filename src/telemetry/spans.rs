@@ -22,6 +22,8 @@ use runner_output::{
 };
 use serde_json::Value as Json;
 
+mod children;
+
 use super::ids::{chat_span, check_span, tool_span};
 
 /// Where a task's spans hang in the trace.
@@ -163,6 +165,7 @@ pub fn task_spans(
     for call in &t.tool_calls {
         out.push(tool(&b, call, opts));
     }
+    out.extend(children::of_calls(&b, &t.tool_calls, opts));
     for check in &t.checks {
         out.push(check_of(&b, check));
     }
@@ -620,6 +623,70 @@ mod tests {
             .iter()
             .find(|kv| kv.key.as_str() == key)
             .map(|kv| &kv.value)
+    }
+
+    /// A child's run under its `task` call becomes an `invoke_agent`
+    /// span beneath that call's span, with its own spans beneath it; ids
+    /// never collide with the parent's, though the child's call ids do.
+    #[test]
+    fn a_child_agent_is_a_subtree_beneath_its_call() {
+        let mut t = transcript();
+        let child = serde_json::json!({
+            "id": "worker#1", "profile": "worker", "depth": 1, "model": "scripted",
+            "isolation": "shared", "policies": ["p.yaml"],
+            "reserved": {"turns": 5, "cost_usd": null, "timeout_ms": 1000},
+            "started_ms": 1100, "duration_ms": 300, "system_prompt": "", "messages": [],
+            "turns": [{"attempt": 0, "turn": 1, "text": "", "tool_calls": 1,
+                       "usage": {"input_tokens": 1, "output_tokens": 1}, "raw": {},
+                       "started_ms": 1110, "duration_ms": 10}],
+            "tool_calls": [{
+                "id": "c1", "tool": "bash", "turn": 1, "batch": 0, "arguments": {},
+                "decision": null, "status": "ok", "content": "", "display": "",
+                "started_ms": 1120, "duration_ms": 50
+            }],
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+            "counts": {"attempts": 1, "turns": 1, "tool_calls": 1, "denied_calls": 0, "failed_calls": 0},
+            "outcome": {"status": "passed", "reason": "the child finished"}, "final_answer": "ok"
+        });
+        let mut call = t.tool_calls[0].clone();
+        call.tool = "task".into();
+        call.id = "c2".into();
+        call.metadata = serde_json::json!({"agent": child});
+        t.tool_calls.push(call);
+        let scope = InstrumentationScope::builder("runner").build();
+        let spans = task_spans(&t, &place(), &scope, SpanOptions { content: false });
+        let by = |name: &str| {
+            spans
+                .iter()
+                .filter(move |s| s.name == name)
+                .collect::<Vec<_>>()
+        };
+        let task_call = by("execute_tool task")[0];
+        let agent = by("invoke_agent worker")[0];
+        assert_eq!(agent.parent_span_id, task_call.span_context.span_id());
+        assert_eq!(
+            attr(agent, "gen_ai.agent.id"),
+            Some(&Value::from("worker#1"))
+        );
+        let bash: Vec<_> = by("execute_tool bash");
+        assert_eq!(bash.len(), 2);
+        let child_bash = bash
+            .iter()
+            .find(|s| s.parent_span_id == agent.span_context.span_id())
+            .expect("the child's call beneath it");
+        assert!(
+            by("chat scripted")
+                .iter()
+                .any(|s| s.parent_span_id == agent.span_context.span_id())
+        );
+        let mut ids: Vec<SpanId> = spans.iter().map(|s| s.span_context.span_id()).collect();
+        ids.sort_by_key(|i| i.to_bytes());
+        ids.dedup();
+        assert_eq!(ids.len(), spans.len(), "span ids collide");
+        assert_ne!(
+            child_bash.span_context.span_id(),
+            bash[0].span_context.span_id()
+        );
     }
 
     #[test]

@@ -502,7 +502,7 @@ fn tool_command_and_tools_listing() {
         assert!(o.status.success());
         let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     }
-    for k in ["task", "policy", "transcript"] {
+    for k in ["task", "policy", "transcript", "agent"] {
         let o = runner().args(["schema", k]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(v["properties"].is_object(), "{k}");

@@ -288,7 +288,10 @@ impl Child<'_> {
         };
         let stop = tokio::time::timeout(
             timeout,
-            run_agent(&env, &mut conv, &limits, &mut usage, None, 0),
+            crate::telemetry::context::in_agent(
+                &at.id,
+                run_agent(&env, &mut conv, &limits, &mut usage, None, 0),
+            ),
         )
         .await;
         let (turns, calls) = recorder.take();
