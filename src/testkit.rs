@@ -10,18 +10,27 @@ use std::process::Command;
 
 use crate::contain::{Confinement, SandboxMode, SandboxSettings};
 
+/// Why a command could not be confined.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    #[error(transparent)]
+    Sandbox(#[from] crate::contain::SandboxError),
+    #[error("no sandbox: {0}")]
+    Unavailable(String),
+}
+
 /// Confines `cmd` (applied in the child before `exec`): writes only in
 /// `writable` (and `/dev/null`), no network. Errors when the kernel has no
 /// Landlock: the caller must not run the command unconfined.
-pub fn confine(cmd: &mut Command, writable: &[PathBuf]) -> Result<String, String> {
+pub fn confine(cmd: &mut Command, writable: &[PathBuf]) -> Result<String, ConfineError> {
     use std::os::unix::process::CommandExt;
     let settings = SandboxSettings {
         mode: SandboxMode::Required,
         network: false,
         ..SandboxSettings::default()
     };
-    let (c, description) = Confinement::new(&settings, writable).map_err(|e| e.to_string())?;
-    let c = c.ok_or_else(|| format!("no sandbox: {description}"))?;
+    let (c, description) = Confinement::new(&settings, writable)?;
+    let c = c.ok_or_else(|| ConfineError::Unavailable(description.clone()))?;
     // SAFETY: `apply` makes only system calls (no allocation, no locks),
     // which is what may run between fork and exec.
     unsafe {

@@ -401,7 +401,8 @@ async fn decide_remote(url: &str, n: &super::McpNetwork) -> Result<(), McpStartE
         reason,
     };
     let parsed = url::Url::parse(url).map_err(|e| denied(e.to_string()))?;
-    let host = Host::parse(parsed.host_str().unwrap_or_default()).map_err(denied)?;
+    let host =
+        Host::parse(parsed.host_str().unwrap_or_default()).map_err(|e| denied(e.to_string()))?;
     let port = parsed.port_or_known_default().unwrap_or(443);
     let host_text = host.as_rule_text();
     let d = n.policy.decide_connection(&host_text, port);
@@ -422,7 +423,8 @@ async fn decide_remote(url: &str, n: &super::McpNetwork) -> Result<(), McpStartE
     };
     if record.allowed {
         let checked = match Resolver::from_env().resolve(&host, port).await {
-            Ok(addrs) => reachable(addrs, |ip, p| n.policy.network_names_address(ip, p)),
+            Ok(addrs) => reachable(addrs, |ip, p| n.policy.network_names_address(ip, p))
+                .map_err(|e| e.to_string()),
             Err(e) => Err(format!("it could not be resolved: {e}")),
         };
         match checked {

@@ -141,6 +141,27 @@ async fn respond(stream: &mut TcpStream, status: &str, body: &str) {
     let _ = stream.shutdown().await;
 }
 
+/// Why a request is not one the proxy forwards (its 400 answer).
+#[derive(Debug, thiserror::Error)]
+enum BadRequest {
+    #[error("bad CONNECT target `{0}`: {1}")]
+    Target(String, &'static str),
+    #[error("CONNECT `{0}` names no port")]
+    NoPort(String),
+    #[error("`{0}` is not a proxy request (absolute http:// URL or CONNECT)")]
+    NotProxy(String),
+    #[error("only http:// requests are forwarded as they are (use CONNECT for {0})")]
+    Scheme(String),
+    #[error("URLs with user information are refused")]
+    UserInfo,
+    #[error("the URL names no host")]
+    NoHost,
+    #[error(transparent)]
+    Host(#[from] super::resolve::BadHost),
+    #[error("the Host header `{0}` does not name the requested host")]
+    HostHeader(String),
+}
+
 /// What a request asks to reach.
 struct Target {
     host: Host,
@@ -149,33 +170,26 @@ struct Target {
     forward: Option<Vec<u8>>,
 }
 
-fn target_of(head: &Head) -> Result<Target, String> {
+fn target_of(head: &Head) -> Result<Target, BadRequest> {
     if head.method.eq_ignore_ascii_case("CONNECT") {
         let (h, p) = runner_policy::host::split_host_port(&head.target)
-            .map_err(|e| format!("bad CONNECT target `{}`: {e}", head.target))?;
-        let port = p.ok_or_else(|| format!("CONNECT `{}` names no port", head.target))?;
+            .map_err(|e| BadRequest::Target(head.target.clone(), e))?;
+        let port = p.ok_or_else(|| BadRequest::NoPort(head.target.clone()))?;
         return Ok(Target {
             host: Host::parse(h)?,
             port,
             forward: None,
         });
     }
-    let url = url::Url::parse(&head.target).map_err(|_| {
-        format!(
-            "`{}` is not a proxy request (absolute http:// URL or CONNECT)",
-            head.target
-        )
-    })?;
+    let url =
+        url::Url::parse(&head.target).map_err(|_| BadRequest::NotProxy(head.target.clone()))?;
     if url.scheme() != "http" {
-        return Err(format!(
-            "only http:// requests are forwarded as they are (use CONNECT for {})",
-            url.scheme()
-        ));
+        return Err(BadRequest::Scheme(url.scheme().to_string()));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("URLs with user information are refused".into());
+        return Err(BadRequest::UserInfo);
     }
-    let host = Host::parse(url.host_str().ok_or("the URL names no host")?)?;
+    let host = Host::parse(url.host_str().ok_or(BadRequest::NoHost)?)?;
     let port = url.port_or_known_default().unwrap_or(80);
     // The Host header must name the host decided on: a server behind a
     // shared address would otherwise serve the header's host.
@@ -185,11 +199,10 @@ fn target_of(head: &Head) -> Result<Target, String> {
         .find(|(k, _)| k.eq_ignore_ascii_case("host"))
         .map(|(_, v)| v.as_str());
     if let Some(h) = named {
-        let (hh, hp) = runner_policy::host::split_host_port(h).map_err(|e| e.to_string())?;
-        if Host::parse(hh)? != host || hp.unwrap_or(80) != port {
-            return Err(format!(
-                "the Host header `{h}` does not name the requested host"
-            ));
+        let bad = || BadRequest::HostHeader(h.to_string());
+        let (hh, hp) = runner_policy::host::split_host_port(h).map_err(|_| bad())?;
+        if Host::parse(hh).map_err(|_| bad())? != host || hp.unwrap_or(80) != port {
+            return Err(bad());
         }
     }
     let mut path = url.path().to_string();
@@ -231,7 +244,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
     let target = match target_of(&head) {
         Ok(t) => t,
         Err(why) => {
-            respond(&mut client, "400 Bad Request", &why).await;
+            respond(&mut client, "400 Bad Request", &why.to_string()).await;
             return;
         }
     };

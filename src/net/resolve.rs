@@ -13,6 +13,14 @@ use std::net::{IpAddr, SocketAddr};
 #[cfg(feature = "test-tools")]
 pub const TEST_HOSTS: &str = "RUNNER_TEST_HOSTS";
 
+/// A host no URL parser would take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a host: {why}")]
+pub struct BadHost {
+    pub text: String,
+    pub why: String,
+}
+
 /// A host as a URL parser reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Host {
@@ -22,7 +30,7 @@ pub enum Host {
 
 impl Host {
     /// Parses a host (IPv6 in brackets or not).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, BadHost> {
         let t = text.trim();
         let bracketed = if t.contains(':') && !t.starts_with('[') {
             format!("[{t}]")
@@ -35,7 +43,10 @@ impl Host {
             }
             Ok(url::Host::Ipv4(a)) => Ok(Host::Addr(IpAddr::V4(a))),
             Ok(url::Host::Ipv6(a)) => Ok(Host::Addr(IpAddr::V6(a))),
-            Err(e) => Err(format!("`{text}` is not a host: {e}")),
+            Err(e) => Err(BadHost {
+                text: text.to_string(),
+                why: e.to_string(),
+            }),
         }
     }
 
@@ -98,12 +109,17 @@ impl Resolver {
     }
 }
 
+/// Every address a host resolved to is private, and no rule names one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("it resolves to a private address ({}), which no rule names by address", .0.join(", "))]
+pub struct OnlyPrivate(pub Vec<String>);
+
 /// The addresses that may be connected to: public ones, and private ones
-/// `named` allows. `Err` says why none may.
+/// `named` allows.
 pub fn reachable(
     addrs: Vec<SocketAddr>,
     named: impl Fn(IpAddr, u16) -> bool,
-) -> Result<Vec<SocketAddr>, String> {
+) -> Result<Vec<SocketAddr>, OnlyPrivate> {
     let mut refused = Vec::new();
     let ok: Vec<SocketAddr> = addrs
         .into_iter()
@@ -117,10 +133,7 @@ pub fn reachable(
         })
         .collect();
     if ok.is_empty() {
-        return Err(format!(
-            "it resolves to a private address ({}), which no rule names by address",
-            refused.join(", ")
-        ));
+        return Err(OnlyPrivate(refused));
     }
     Ok(ok)
 }
@@ -166,6 +179,7 @@ mod tests {
         assert!(
             reachable(vec![a], |_, _| false)
                 .unwrap_err()
+                .to_string()
                 .contains("127.0.0.1")
         );
         assert_eq!(reachable(vec![a], |_, _| true).unwrap(), vec![a]);

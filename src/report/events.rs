@@ -5,7 +5,9 @@
 //! the task it belongs to, and either a run-level event (`run_started`,
 //! `task_started`, `task_finished`, `run_finished`) or one of the agent's
 //! events (`turn_started`, `model_responded`, `tool_started`,
-//! `tool_finished`, `attempt_started`). Fields are only ever added.
+//! `tool_finished`, `attempt_started`, `connection` ...), a child agent's
+//! with its `agent`, `parent` and `parent_call`. Fields are only ever
+//! added.
 
 use std::io::Write;
 use std::time::Instant;

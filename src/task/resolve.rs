@@ -396,11 +396,11 @@ impl<'a> Resolve<'a> {
                         return None;
                     }
                 };
-                let parsed: Result<serde_json::Value, String> =
+                let parsed: Result<serde_json::Value, Box<dyn std::error::Error>> =
                     if p.value.ends_with(".yaml") || p.value.ends_with(".yml") {
-                        serde_saphyr::from_str(&text).map_err(|e| e.to_string())
+                        serde_saphyr::from_str(&text).map_err(Into::into)
                     } else {
-                        serde_json::from_str(&text).map_err(|e| e.to_string())
+                        serde_json::from_str(&text).map_err(Into::into)
                     };
                 match parsed {
                     Ok(v) => v,

@@ -1,11 +1,13 @@
 //! The events of a run: what `runner run --format json` prints, a JSON
 //! line each (`runner schema events`).
 //!
-//! A line is an [`EventLine`]: when it happened, the task it belongs to,
-//! and either a run-level event ([`RunEvent`]: `run_started`,
-//! `task_started`, `task_finished`, `run_finished`) or one of the agent's
-//! events ([`Event`]: `attempt_started`, `workspace_ready`,
-//! `turn_started`, `model_responded`, `tool_started`, `tool_finished`). Both carry their
+//! A line is an [`EventLine`]: when it happened, the task it belongs to
+//! (and, for a child agent's event, the child, its parent and the call
+//! that started it), and either a run-level event ([`RunEvent`]:
+//! `run_started`, `task_started`, `task_finished`, `run_finished`) or one
+//! of the agent's events ([`Event`]: `attempt_started`, `workspace_ready`,
+//! `turn_started`, `model_responded`, `model_switched`, `tool_started`,
+//! `context_compacted`, `connection`, `tool_finished`). Both carry their
 //! kind in the `event` field.
 
 use std::sync::Arc;

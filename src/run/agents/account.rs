@@ -36,6 +36,15 @@ pub struct Account {
     state: Mutex<State>,
 }
 
+/// Why a child cannot start: its parent has nothing left to give.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoBudget {
+    #[error("no turns left to give a child (max_turns {0} is spent or held)")]
+    Turns(u32),
+    #[error("no money left to give a child (max_cost ${0} is spent or held)")]
+    Cost(f64),
+}
+
 /// What a child holds until it ends.
 #[derive(Debug, Clone, Copy)]
 pub struct Hold {
@@ -66,15 +75,12 @@ impl Account {
         turns: Option<u32>,
         cost: Option<f64>,
         share: usize,
-    ) -> Result<Hold, String> {
+    ) -> Result<Hold, NoBudget> {
         let mut s = self.state();
         let used_turns = s.own_turns + s.spent_turns + s.held_turns;
         let left_turns = self.max_turns.saturating_sub(used_turns);
         if left_turns == 0 {
-            return Err(format!(
-                "no turns left to give a child (max_turns {} is spent or held)",
-                self.max_turns
-            ));
+            return Err(NoBudget::Turns(self.max_turns));
         }
         let share = share.max(1) as u32;
         let unheld = self.max_turns.saturating_sub(s.own_turns + s.spent_turns);
@@ -84,9 +90,7 @@ impl Account {
             Some(max) => {
                 let left = max - s.own_cost - s.spent_cost - s.held_cost;
                 if left <= 0.0 {
-                    return Err(format!(
-                        "no money left to give a child (max_cost ${max} is spent or held)"
-                    ));
+                    return Err(NoBudget::Cost(max));
                 }
                 let unheld = max - s.own_cost - s.spent_cost;
                 Some(cost.unwrap_or(unheld / f64::from(share)).min(left))

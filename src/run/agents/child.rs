@@ -141,7 +141,7 @@ pub async fn run(d: &Delegator, p: &AgentProfile, prompt: &str, at: &AgentOf, ho
     };
     let (mut ctx, _tmp) = match super::workspace::child_context(d, &policy, copy.as_ref()) {
         Ok(c) => c,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
     // Its large results beside its parent's, in a folder of its own.
     ctx.spill_dir = d

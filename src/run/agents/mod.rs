@@ -126,7 +126,7 @@ impl Delegator {
         let hold = self
             .account
             .reserve(p.max_turns, p.max_cost, self.tree.agents.parallel)
-            .map_err(ToolError::execution)?;
+            .map_err(|e| ToolError::execution(e.to_string()))?;
         let at = AgentOf {
             id: self.next_id(profile),
             parent: self.id.clone(),

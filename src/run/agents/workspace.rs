@@ -8,6 +8,15 @@ use crate::tools::ToolContext;
 use crate::workspace::{IsolatedWorkspace, Workspace};
 use runner_policy::PolicySet;
 
+/// Why a child's own workspace could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildSetupError {
+    #[error("could not open the child's copy: {0}")]
+    Open(std::io::Error),
+    #[error("could not set up the child's commands: {0}")]
+    Commands(#[from] crate::contain::CommandSetupError),
+}
+
 /// A child's own temp folder for its commands (removed on drop).
 pub type TempFolder = Option<(tempfile::TempDir, crate::cleanup::Registered)>;
 
@@ -17,7 +26,7 @@ pub fn child_context(
     d: &Delegator,
     policy: &Arc<PolicySet>,
     copy: Option<&IsolatedWorkspace>,
-) -> Result<(ToolContext, TempFolder), String> {
+) -> Result<(ToolContext, TempFolder), ChildSetupError> {
     let parent = &d.ctx_of;
     let Some(iso) = copy else {
         let mut c = parent.fork();
@@ -25,8 +34,7 @@ pub fn child_context(
         c.visibility = Some(policy.clone());
         return Ok((c, None));
     };
-    let ws =
-        Workspace::new(iso.path()).map_err(|e| format!("could not open the child's copy: {e}"))?;
+    let ws = Workspace::new(iso.path()).map_err(ChildSetupError::Open)?;
     let mut sandbox = d.tree.task.sandbox.clone();
     sandbox.proxy_port = d.tree.proxy_port;
     let setup = crate::contain::CommandSetup::new(
@@ -35,8 +43,7 @@ pub fn child_context(
         &d.tree.task.env,
         &sandbox,
         d.tree.hidden.as_ref(),
-    )
-    .map_err(|e| format!("could not set up the child's commands: {e}"))?;
+    )?;
     let mut c = ToolContext::new(ws).with_spill_dir(d.tree.spill_dir.clone());
     c.env = Some(setup.env);
     c.confine = setup.confine.map(Arc::new);

@@ -75,7 +75,8 @@ fn parts(url: &url::Url) -> Result<Parts, ToolError> {
             "URLs with user information (user@host) are refused",
         ));
     }
-    let host = Host::parse(url.host_str().unwrap_or_default()).map_err(ToolError::validation)?;
+    let host = Host::parse(url.host_str().unwrap_or_default())
+        .map_err(|e| ToolError::validation(e.to_string()))?;
     let port = url.port_or_known_default().unwrap_or(443);
     Ok(Parts {
         host,
@@ -232,9 +233,14 @@ fn log(ctx: &ToolContext, mut c: Connection, started: Instant) {
     }
 }
 
+/// A hop the policy refused, and why (the decision's reason).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Refused(String);
+
 /// Decides `sig` by the task's policy (the gate decided the first hop's
 /// name; redirects and private addresses are decided here).
-fn decide(ctx: &ToolContext, sig: Signature, c: &mut Connection) -> Result<(), String> {
+fn decide(ctx: &ToolContext, sig: Signature, c: &mut Connection) -> Result<(), Refused> {
     let Some(policy) = &ctx.policy else {
         return Ok(());
     };
@@ -247,7 +253,7 @@ fn decide(ctx: &ToolContext, sig: Signature, c: &mut Connection) -> Result<(), S
         Ok(())
     } else {
         c.allowed = false;
-        Err(c.reason.clone())
+        Err(Refused(c.reason.clone()))
     }
 }
 
@@ -270,7 +276,7 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if hop > 0
             && let Err(why) = decide(ctx, signature(&p), &mut c)
         {
-            return refuse(c, why);
+            return refuse(c, why.to_string());
         }
         let addrs = match resolver.resolve(&p.host, p.port).await {
             Ok(a) => a,
