@@ -10,6 +10,7 @@ mod backstops;
 mod cancel;
 mod checks;
 mod denied_changes;
+mod models;
 mod outputs;
 mod prepare;
 mod prompt;
@@ -20,8 +21,9 @@ mod task_run;
 
 pub use apply::apply_passed;
 pub use cancel::{Cancel, watch_signals};
+pub use models::{fallback_configs, provider_config};
 pub use outputs::{write_report_html, write_run_outputs, write_run_reports};
 pub use resume::resumable;
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
-pub use task_run::{RunBudget, RunOptions, fallback_configs, provider_config, task_registry};
+pub use task_run::{RunBudget, RunOptions, task_registry};

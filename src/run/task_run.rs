@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::checks::{feedback, run_checks};
 use super::denied_changes::revert_denied_changes;
+use super::models::make_provider;
 use super::prepare::CopyPlan;
 use super::prompt::system_prompt;
 use crate::engine::{
@@ -14,10 +15,7 @@ use crate::engine::{
     TaskHooks, ToolEnv, ask_first, run_agent,
 };
 use crate::mcp::McpServers;
-use crate::provider::config::resolve;
-use crate::provider::{
-    Message, Provider, ProviderConfig, ProviderSetupError, ScriptedProvider, Usage, http_provider,
-};
+use crate::provider::{Message, Provider, Usage};
 use crate::report::progress::{Fanout, RunReporter, TaskEvents};
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
@@ -93,61 +91,6 @@ fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// The configuration of a task's HTTP model from the environment and its
-/// `model_options` (`None` for `scripted`). The error names what to set.
-pub fn provider_config(task: &Task) -> Result<Option<ProviderConfig>, ProviderSetupError> {
-    if task.model.is_scripted() {
-        return Ok(None);
-    }
-    resolve(&task.model, &task.model_options, |k| std::env::var(k).ok()).map(Some)
-}
-
-/// The configuration of each of a task's fallback models, in order (they
-/// share the task's `model_options` but for its own model's server,
-/// window, prices and wire quirks).
-pub fn fallback_configs(task: &Task) -> Result<Vec<ProviderConfig>, ProviderSetupError> {
-    let options = task.model_options.for_fallback();
-    task.fallback
-        .iter()
-        .map(|spec| resolve(spec, &options, |k| std::env::var(k).ok()))
-        .collect()
-}
-
-/// The task's model (a chain with its fallbacks); a scripted one plays
-/// its script from turn `done` on (a resumed task's).
-pub(super) fn make_provider(
-    task: &Task,
-    done: usize,
-) -> Result<Box<dyn Provider>, ProviderSetupError> {
-    let first = match provider_config(task)? {
-        None => {
-            return Ok(Box::new(
-                ScriptedProvider::new(std::sync::Arc::clone(&task.script)).starting_at(done),
-            ));
-        }
-        Some(cfg) => http_provider(cfg)?,
-    };
-    if task.fallback.is_empty() {
-        return Ok(first);
-    }
-    use crate::provider::chain::{Chain, Link};
-    let mut links = vec![Link {
-        provider: first,
-        name: task.model.to_string(),
-        window: task.context_window,
-        pricing: task.pricing,
-    }];
-    for (spec, cfg) in task.fallback.iter().zip(fallback_configs(task)?) {
-        links.push(Link {
-            provider: http_provider(cfg)?,
-            name: spec.to_string(),
-            window: crate::provider::models::context_window(&spec.model),
-            pricing: crate::provider::models::pricing(&spec.model),
-        });
-    }
-    Ok(Box::new(Chain::new(links)))
 }
 
 /// The tools a task gets: its `tools:` list, read-only ones in plan mode.

@@ -5,6 +5,7 @@
 //! reported as `file:line:column` with the field it is about.
 
 pub(crate) mod agents;
+mod agents_file;
 mod duration;
 mod load;
 mod model;

@@ -1,5 +1,6 @@
 //! The task file as written.
 
+pub use super::duration::DurationText;
 use crate::provider::ScriptTurn;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
@@ -109,33 +110,6 @@ pub struct CheckEntry {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Spanned<DurationText>>,
-}
-
-/// A duration as written (`10m`, `90s`, or seconds as a number).
-#[derive(Debug, Clone, JsonSchema)]
-#[schemars(transparent)]
-pub struct DurationText(pub String);
-
-impl<'de> Deserialize<'de> for DurationText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = DurationText;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a duration such as 30s, 10m or 1h")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-        }
-        d.deserialize_any(V)
-    }
 }
 
 /// One `mcp_servers:` entry as written.
@@ -400,10 +374,10 @@ pub struct TaskFile {
     /// Profiles of children the agent may start with the `task` tool:
     /// inline, or the path of a YAML file of them (shared by tasks).
     #[serde(default)]
-    pub agents: Option<super::agents::AgentsRef>,
+    pub agents: Option<super::agents_file::AgentsRef>,
     /// How many children run at once and how deep they may nest.
     #[serde(default)]
-    pub agent_limits: Option<super::agents::AgentLimitsFile>,
+    pub agent_limits: Option<super::agents_file::AgentLimitsFile>,
     /// Values for `{{name}}` in the prompt and checks: a default, or
     /// `{default, description}`; without a default, `--param` must set it.
     #[serde(default)]

@@ -233,7 +233,7 @@ impl Child<'_> {
             parent_root,
         } = self;
         let tree = &d.tree;
-        let provider = match super::super::task_run::make_provider(task, 0) {
+        let provider = match super::super::models::make_provider(task, 0) {
             Ok(pr) => pr,
             Err(e) => return failed(format!("the child's model: {e}")),
         };
