@@ -50,6 +50,14 @@ pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<usize, Apply
         if current == c.new {
             continue; // Already there.
         }
+        // What the task started from is gone: writing its version would
+        // undo whatever changed the file meanwhile.
+        if c.base_moved {
+            return Err(ApplyError::Conflict {
+                path: c.path.clone(),
+                why: "it changed in the original while the task ran, so what the task started from is unknown".into(),
+            });
+        }
         let content = if current == c.old {
             c.new.clone()
         } else {

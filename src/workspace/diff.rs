@@ -33,6 +33,11 @@ pub struct FileChange {
     pub kind: ChangeKind,
     pub old: Option<FileContent>,
     pub new: Option<FileContent>,
+    /// The original changed while the task ran (by hand, say): `old` is
+    /// what it holds now, not what the task started from, so applying the
+    /// change would silently undo that change. `--apply` reports it as a
+    /// conflict.
+    pub base_moved: bool,
 }
 
 fn git_mode(c: &FileContent) -> &'static str {

@@ -390,6 +390,16 @@ impl IsolatedWorkspace {
             }
         }
         let mut changes = Vec::new();
+        // The original read now is the task's base only if it did not
+        // change while the task ran (by hand, say).
+        let moved = |rel: &str, before: &SnapshotEntry| {
+            before.source.is_some_and(|s| {
+                self.original
+                    .join(rel)
+                    .symlink_metadata()
+                    .map_or(true, |m| super::snapshot::size_and_mtime(&m) != s)
+            })
+        };
         for (rel, before) in &self.snapshot {
             match now.get(rel) {
                 None => changes.push(FileChange {
@@ -397,6 +407,7 @@ impl IsolatedWorkspace {
                     kind: ChangeKind::Deleted,
                     old: Some(FileContent::read(&self.original.join(rel))?),
                     new: None,
+                    base_moved: moved(rel, before),
                 }),
                 Some(after) if after != before => {
                     let old = FileContent::read(&self.original.join(rel))?;
@@ -407,6 +418,7 @@ impl IsolatedWorkspace {
                             kind: ChangeKind::Modified,
                             old: Some(old),
                             new: Some(new),
+                            base_moved: moved(rel, before),
                         });
                     }
                 }
@@ -420,6 +432,7 @@ impl IsolatedWorkspace {
                     kind: ChangeKind::Added,
                     old: None,
                     new: Some(FileContent::read(&self.path().join(rel))?),
+                    base_moved: false,
                 });
             }
         }
@@ -524,11 +537,15 @@ fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<SnapshotEntry>>
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent)?;
     }
+    let source = Some(super::snapshot::size_and_mtime(&meta));
     if ft.is_symlink() {
         let target = std::fs::read_link(src)?;
         std::os::unix::fs::symlink(&target, dest)?;
         let m = dest.symlink_metadata()?;
-        return Ok(Some(SnapshotEntry::from_metadata(&m, Some(target))));
+        return Ok(Some(SnapshotEntry {
+            source,
+            ..SnapshotEntry::from_metadata(&m, Some(target))
+        }));
     }
     if !ft.is_file() {
         // Sockets, fifos and devices are not copied.
@@ -536,7 +553,10 @@ fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<SnapshotEntry>>
     }
     std::fs::copy(src, dest)?;
     let m = dest.symlink_metadata()?;
-    Ok(Some(SnapshotEntry::from_metadata(&m, None)))
+    Ok(Some(SnapshotEntry {
+        source,
+        ..SnapshotEntry::from_metadata(&m, None)
+    }))
 }
 
 impl FileContent {

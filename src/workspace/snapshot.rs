@@ -8,21 +8,42 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 /// One file's record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct SnapshotEntry {
     pub size: u64,
     pub mtime_ns: i128,
     pub mode: u32,
     pub symlink: Option<PathBuf>,
+    /// The original's size and mtime when it was copied: whether the
+    /// original changed while the task ran. Not part of equality, which
+    /// compares the copy with itself.
+    pub source: Option<(u64, i128)>,
+}
+
+impl PartialEq for SnapshotEntry {
+    fn eq(&self, o: &Self) -> bool {
+        (self.size, self.mtime_ns, self.mode, &self.symlink)
+            == (o.size, o.mtime_ns, o.mode, &o.symlink)
+    }
+}
+
+/// A file's size and mtime in nanoseconds.
+pub fn size_and_mtime(meta: &std::fs::Metadata) -> (u64, i128) {
+    (
+        meta.len(),
+        meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+    )
 }
 
 impl SnapshotEntry {
     pub fn from_metadata(meta: &std::fs::Metadata, symlink: Option<PathBuf>) -> Self {
+        let (size, mtime_ns) = size_and_mtime(meta);
         Self {
-            size: meta.len(),
-            mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+            size,
+            mtime_ns,
             mode: meta.mode(),
             symlink,
+            source: None,
         }
     }
 }

@@ -507,3 +507,54 @@ fn a_real_conflict_applies_one_task_and_marks_the_other() {
     let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
     assert!(summary.contains("conflict"), "{summary}");
 }
+
+/// A file changed by hand in the original while the task ran is not
+/// overwritten by `--apply`: what the task started from is gone, so the
+/// task is a conflict and the hand's edit stays.
+#[test]
+fn apply_never_undoes_an_edit_made_while_the_task_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "one\ntwo\n");
+    write(d, "ws/b.txt", "b\n");
+    write(
+        d,
+        "task.yaml",
+        r#"name: t
+prompt: p
+workspace: ws
+policy: {default: allow}
+script:
+  - tool_calls:
+      - {name: read_file, args: {file_path: a.txt}}
+      - {name: read_file, args: {file_path: b.txt}}
+  - tool_calls:
+      - {name: edit_file, args: {file_path: a.txt, old_string: two, new_string: TWO}}
+      - {name: edit_file, args: {file_path: b.txt, old_string: b, new_string: B}}
+  - tool_calls:
+      - {name: probe, args: {label: wait, sleep_ms: 2500}}
+  - text: done
+"#,
+    );
+    let mut child = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
+        .spawn()
+        .unwrap();
+    // While the task sleeps (its copy made long before), a person edits
+    // a.txt in the original.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    write(d, "ws/a.txt", "one\ntwo\nthree by hand\n");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("while the task ran"), "{reason}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/a.txt")).unwrap(),
+        "one\ntwo\nthree by hand\n"
+    );
+    // All or nothing: b.txt is not applied either.
+    assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
+}

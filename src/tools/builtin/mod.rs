@@ -131,6 +131,7 @@ pub(crate) fn text_diff(path: &str, old: Option<&str>, new: &str) -> String {
             },
             old: old.map(content),
             new: Some(content(new)),
+            base_moved: false,
         },
         None,
     )
