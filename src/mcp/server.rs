@@ -395,7 +395,7 @@ fn sent_headers(spec: &McpServerSpec) -> String {
 /// Decides a remote server's connection by the task's `network:` rules
 /// (its host, then the addresses it resolves to), and logs it.
 async fn decide_remote(url: &str, n: &super::McpNetwork) -> Result<(), McpStartError> {
-    use crate::net::resolve::{Host, Resolver, reachable};
+    use crate::net::resolve::{Host, Resolver};
     let denied = |reason: String| McpStartError::NetworkDenied {
         url: url.to_string(),
         reason,
@@ -404,38 +404,11 @@ async fn decide_remote(url: &str, n: &super::McpNetwork) -> Result<(), McpStartE
     let host =
         Host::parse(parsed.host_str().unwrap_or_default()).map_err(|e| denied(e.to_string()))?;
     let port = parsed.port_or_known_default().unwrap_or(443);
-    let host_text = host.as_rule_text();
-    let d = n.policy.decide_connection(&host_text, port);
-    let mut record = runner_output::Connection {
-        time_ms: n.log.now_ms(),
-        via: runner_output::ConnectionVia::Mcp,
-        host: host_text,
-        port,
-        address: None,
-        allowed: d.allow,
-        rule: d.rule,
-        policy: d.policy,
-        line: d.line,
-        reason: d.reason,
-        bytes_sent: 0,
-        bytes_received: 0,
-        duration_ms: 0,
-    };
-    if record.allowed {
-        let checked = match Resolver::from_env().resolve(&host, port).await {
-            Ok(addrs) => reachable(addrs, |ip, p| n.policy.network_names_address(ip, p))
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(format!("it could not be resolved: {e}")),
-        };
-        match checked {
-            Ok(a) => record.address = a.first().map(|a| a.ip().to_string()),
-            Err(why) => {
-                record.allowed = false;
-                record.reason = why;
-            }
-        }
-    }
-    let (allowed, reason) = (record.allowed, record.reason.clone());
+    let via = runner_output::ConnectionVia::Mcp;
+    let mut record = crate::net::admit::record(via, &host, port, n.log.now_ms());
+    let admitted =
+        crate::net::admit::admit(&n.policy, &Resolver::from_env(), &host, port, &mut record).await;
+    let reason = record.reason.clone();
     n.log.push(record);
-    if allowed { Ok(()) } else { Err(denied(reason)) }
+    admitted.map(|_| ()).map_err(|_| denied(reason))
 }

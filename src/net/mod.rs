@@ -9,6 +9,7 @@
 //! a way in. The sandbox makes the proxy the only way out for commands
 //! (see `contain::sandbox`).
 
+pub mod admit;
 pub mod log;
 pub mod proxy;
 pub mod resolve;

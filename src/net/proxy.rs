@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::admit::{Refusal, admit, record};
 use super::log::NetLog;
-use super::resolve::{Host, Resolver, reachable};
+use super::resolve::{Host, Resolver};
 use runner_output::{Connection, ConnectionVia};
 use runner_policy::PolicySet;
 
@@ -248,69 +249,50 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
             return;
         }
     };
-    let host_text = target.host.as_rule_text();
-    let decision = shared.policy.decide_connection(&host_text, target.port);
-    let mut record = Connection {
-        time_ms: shared.log.ms_at(start),
-        via: ConnectionVia::Proxy,
-        host: host_text.clone(),
-        port: target.port,
-        address: None,
-        allowed: decision.allow,
-        rule: decision.rule,
-        policy: decision.policy,
-        line: decision.line,
-        reason: decision.reason,
-        bytes_sent: 0,
-        bytes_received: 0,
-        duration_ms: 0,
-    };
-    let refuse = |record: &mut Connection, why: String| {
-        record.allowed = false;
-        record.reason = why;
-    };
-    if !record.allowed {
-        let body = format!("runner: connection refused: {}", record.reason);
-        respond(&mut client, "403 Forbidden", &body).await;
-        shared.log.push(record);
-        return;
-    }
-    let addrs = match shared.resolver.resolve(&target.host, target.port).await {
-        Ok(a) => a,
-        Err(e) => {
-            record.reason = format!("{host_text} could not be resolved: {e}");
-            respond(&mut client, "502 Bad Gateway", &record.reason).await;
-            shared.log.push(record);
-            return;
+    let mut record = record(
+        ConnectionVia::Proxy,
+        &target.host,
+        target.port,
+        shared.log.ms_at(start),
+    );
+    match open(shared, &target, &mut record).await {
+        Ok(upstream) => {
+            let (sent, received) = relay(client, upstream, target.forward, rest).await;
+            record.bytes_sent = sent;
+            record.bytes_received = received;
         }
-    };
-    let addrs = match reachable(addrs, |ip, port| {
-        shared.policy.network_names_address(ip, port)
-    }) {
-        Ok(a) => a,
-        Err(why) => {
-            refuse(&mut record, format!("{host_text}:{}: {why}", target.port));
+        Err(Refusal::Denied) => {
             let body = format!("runner: connection refused: {}", record.reason);
             respond(&mut client, "403 Forbidden", &body).await;
-            shared.log.push(record);
-            return;
         }
-    };
-    let upstream = match connect_any(&addrs).await {
-        Ok(s) => s,
-        Err(e) => {
-            record.reason = format!("{host_text}:{}: {e}", target.port);
+        Err(Refusal::Unresolved) => {
             respond(&mut client, "502 Bad Gateway", &record.reason).await;
-            shared.log.push(record);
-            return;
         }
-    };
-    record.address = upstream.peer_addr().ok().map(|a| a.ip().to_string());
-    let (sent, received) = relay(client, upstream, target.forward, rest).await;
-    record.bytes_sent = sent;
-    record.bytes_received = received;
+    }
     record.duration_ms = start.elapsed().as_millis() as u64;
     shared.log.push(record);
+}
+
+/// The upstream connection of an admitted request (see `admit`).
+async fn open(
+    shared: &Shared,
+    target: &Target,
+    record: &mut Connection,
+) -> Result<TcpStream, Refusal> {
+    let addrs = admit(
+        &shared.policy,
+        &shared.resolver,
+        &target.host,
+        target.port,
+        record,
+    )
+    .await?;
+    let upstream = connect_any(&addrs).await.map_err(|e| {
+        record.reason = format!("{}:{}: {e}", record.host, target.port);
+        Refusal::Unresolved
+    })?;
+    record.address = upstream.peer_addr().ok().map(|a| a.ip().to_string());
+    Ok(upstream)
 }
 
 async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {

@@ -109,31 +109,34 @@ impl Resolver {
     }
 }
 
-/// Every address a host resolved to is private, and no rule names one.
+/// No address a host resolved to may be reached: each, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("it resolves to a private address ({}), which no rule names by address", .0.join(", "))]
-pub struct OnlyPrivate(pub Vec<String>);
+#[error("none of its addresses may be reached: {}", .0.join("; "))]
+pub struct Unreachable(pub Vec<String>);
 
-/// The addresses that may be connected to: public ones, and private ones
-/// `named` allows.
-pub fn reachable(
+/// The addresses that may be connected to: those `admits` lets through
+/// (it says why not of the others). The host's name was decided before;
+/// its addresses are decided here, so no name leads around a rule on an
+/// address (a private one in particular).
+pub fn reachable<E: std::fmt::Display>(
     addrs: Vec<SocketAddr>,
-    named: impl Fn(IpAddr, u16) -> bool,
-) -> Result<Vec<SocketAddr>, OnlyPrivate> {
+    mut admits: impl FnMut(IpAddr, u16) -> Result<(), E>,
+) -> Result<Vec<SocketAddr>, Unreachable> {
     let mut refused = Vec::new();
     let ok: Vec<SocketAddr> = addrs
         .into_iter()
-        .filter(|a| {
-            let ip = runner_policy::host::canonical(a.ip());
-            let fine = !runner_policy::host::is_private(ip) || named(ip, a.port());
-            if !fine {
-                refused.push(ip.to_string());
-            }
-            fine
-        })
+        .filter(
+            |a| match admits(runner_policy::host::canonical(a.ip()), a.port()) {
+                Ok(()) => true,
+                Err(why) => {
+                    refused.push(why.to_string());
+                    false
+                }
+            },
+        )
         .collect();
     if ok.is_empty() {
-        return Err(OnlyPrivate(refused));
+        return Err(Unreachable(refused));
     }
     Ok(ok)
 }
@@ -172,16 +175,26 @@ mod tests {
     }
 
     #[test]
-    fn private_addresses_need_a_name() {
+    fn only_the_addresses_admitted_are_kept() {
         let a: SocketAddr = "127.0.0.1:80".parse().unwrap();
         let b: SocketAddr = "93.184.216.34:80".parse().unwrap();
-        assert_eq!(reachable(vec![a, b], |_, _| false).unwrap(), vec![b]);
+        // As a private address needs a name: a check like the policy's.
+        let named = |yes: bool| {
+            move |ip: IpAddr, _| {
+                if yes || !runner_policy::host::is_private(ip) {
+                    Ok(())
+                } else {
+                    Err(format!("{ip} is private"))
+                }
+            }
+        };
+        assert_eq!(reachable(vec![a, b], named(false)).unwrap(), vec![b]);
         assert!(
-            reachable(vec![a], |_, _| false)
+            reachable(vec![a], named(false))
                 .unwrap_err()
                 .to_string()
                 .contains("127.0.0.1")
         );
-        assert_eq!(reachable(vec![a], |_, _| true).unwrap(), vec![a]);
+        assert_eq!(reachable(vec![a], named(true)).unwrap(), vec![a]);
     }
 }

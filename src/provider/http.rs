@@ -383,7 +383,8 @@ fn strip_query(url: &str) -> &str {
     url.split('?').next().unwrap_or(url)
 }
 
-fn source_chain(e: &dyn std::error::Error) -> String {
+/// An error and its causes, each said once.
+pub(crate) fn source_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {

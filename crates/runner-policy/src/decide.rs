@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backstop::Backstops;
 use crate::model::DefaultDecision;
-use crate::policy::{Policy, Rule};
+use crate::policy::Policy;
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
 
@@ -78,9 +78,6 @@ struct LayerResult {
 
 /// The rule that decided (`allow PATTERN`, `default allow`) and its line.
 type Deciding = (String, Option<u64>);
-
-/// Which allow rules may allow a signature that needs a special one.
-type RuleKind = fn(&Rule) -> bool;
 
 /// How much a layer's allow says: 2 for an allow rule, 1 for the layer's
 /// default, 0 for low risk (no rule at all).
@@ -162,52 +159,6 @@ fn unbacked(b: Backstops, layers: &[Policy]) -> Option<String> {
     }
     b.unbacked_deny(layers)
         .map(|(rule, _)| format!(" (`{rule}` has no backstop in this task)"))
-}
-
-fn is_outside(sig: &Signature) -> bool {
-    matches!(sig.family, Family::Read | Family::Edit)
-        && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
-}
-
-/// Files outside the workspace that only describe the machine (its
-/// processors, memory, kernel and distribution): reading them reveals
-/// nothing of the workspace or its secrets, so they need no absolute rule.
-/// A deny rule still holds them.
-const MACHINE_DESCRIPTION: &[&str] = &[
-    "/proc/cpuinfo",
-    "/proc/meminfo",
-    "/proc/version",
-    "/proc/loadavg",
-    "/proc/uptime",
-    "/proc/stat",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/lsb-release",
-    "/etc/debian_version",
-    "/etc/alpine-release",
-    "/etc/redhat-release",
-    "/etc/issue",
-    "/sys/fs/cgroup/cpu.max",
-    "/sys/fs/cgroup/memory.max",
-    "/sys/devices/system/cpu/online",
-];
-
-fn describes_machine(sig: &Signature) -> bool {
-    sig.family == Family::Read
-        && !sig.tree
-        && sig
-            .specifier
-            .as_deref()
-            .is_some_and(|s| MACHINE_DESCRIPTION.contains(&s))
-}
-
-/// Writes into `.git`, or everything beneath the workspace root (which
-/// holds `.git`).
-fn in_git_dir(sig: &Signature) -> bool {
-    sig.family == Family::Edit
-        && sig.specifier.as_deref().is_some_and(|s| {
-            s.split('/').any(|seg| seg == ".git") || (sig.tree && matches!(s, "." | "./" | ""))
-        })
 }
 
 impl PolicySet {
@@ -347,43 +298,11 @@ impl PolicySet {
                 ));
                 continue;
             }
-            // A private address (loopback, a private network, a cloud
-            // metadata service) only by a rule naming it by address: never
-            // by `Fetch(*)`, a name, or the default.
-            let private = crate::host::private_fetch_address(sig);
-            let special: Option<(RuleKind, String)> = if let Some((ip, port)) = private {
-                let r = allows.clone().find(|r| r.pattern.names_address(ip, port));
-                let refusal = format!(
-                    "{sig} is a private address ({ip}); only an allow rule naming it by address (Fetch({ip})) can permit it"
-                );
-                Some((if r.is_some() { |_| true } else { |_| false }, refusal))
-            } else if let Some(why) = &sig.opaque {
-                let unbacked = self.unbacked.clone().unwrap_or_default();
-                Some((
-                    |_| true,
-                    format!(
-                        "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it{unbacked}"
-                    ),
-                ))
-            } else if is_outside(sig) && !describes_machine(sig) {
-                Some((
-                    |r| r.pattern.is_absolute_path(),
-                    format!(
-                        "{sig} is outside the workspace; only an absolute allow rule can permit it"
-                    ),
-                ))
-            } else if in_git_dir(sig) {
-                Some((
-                    |r| r.pattern.names_git(),
-                    format!("{sig} writes into .git; only a rule naming .git can allow it"),
-                ))
-            } else {
-                None
-            };
-            if let Some((kind, refusal)) = special {
+            let special = crate::needs::needs(sig, self.unbacked.as_deref());
+            if let Some((needs, refusal)) = special {
                 match allows
                     .clone()
-                    .find(|r| kind(r) && r.pattern.matches(sig, false))
+                    .find(|r| needs.admits(r) && r.pattern.matches(sig, false))
                 {
                     Some(r) => {
                         deciding.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
@@ -474,6 +393,22 @@ impl PolicySet {
                     !r.allow && (r.pattern.matches(&edit, true) || r.pattern.matches(&read, true))
                 })
                 .map(|r| (format!("deny {}", r.pattern.text), l.source.clone()))
+        })
+    }
+
+    /// The refusal of `sig` by the first deny rule of any layer, whatever
+    /// allows it: what a tool asks of a signature it does not need allowed
+    /// on its own (the address a `Fetch` name resolved to).
+    pub fn denied(&self, sig: &Signature) -> Option<Decision> {
+        self.layers.iter().find_map(|l| {
+            denied_by(l, sig, sig).map(|r| Decision {
+                verdict: Verdict::Deny,
+                signatures: vec![sig.clone()],
+                rule: r.rule,
+                reason: r.reason,
+                policy: Some(l.source.clone()),
+                line: r.line,
+            })
         })
     }
 

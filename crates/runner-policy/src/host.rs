@@ -149,11 +149,6 @@ impl HostPattern {
         }
         matches!(self.hosts, Hosts::Net { addr, prefix } if in_network(ip, addr, prefix))
     }
-
-    /// Whether the pattern matches every host (`*`).
-    pub fn is_any(&self) -> bool {
-        self.hosts == Hosts::Any
-    }
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {

@@ -34,6 +34,7 @@ pub mod host;
 mod lint;
 mod load;
 mod model;
+mod needs;
 mod network;
 mod path_pattern;
 mod paths;
@@ -58,7 +59,8 @@ pub use lint::{LintFinding, Severity, lint_policy};
 pub use load::{compile_policy, load_policy_file, parse_policy_yaml};
 pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
 pub use network::{
-    ConnectionDecision, DEFAULT_PORTS, HostRule, Network, NetworkFile, compile_network,
+    AddressRefusal, ConnectionDecision, DEFAULT_PORTS, HostRule, Network, NetworkFile,
+    compile_network,
 };
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};

@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
 use crate::config_error::ConfigError;
-use crate::host::{HostPattern, normalize_host};
+use crate::host::{HostPattern, is_private, normalize_host};
+use crate::policy::MAX_RULES;
 
 /// Ports an entry without `:port` allows.
 pub const DEFAULT_PORTS: [u16; 2] = [80, 443];
@@ -39,7 +40,8 @@ pub struct NetworkFile {
     /// The ports an `allow` entry without its own `:port` opens
     /// (default 80 and 443).
     #[serde(default)]
-    pub ports: Option<Vec<u16>>,
+    #[schemars(with = "Option<Vec<u16>>")]
+    pub ports: Option<Spanned<Vec<u16>>>,
     /// Told with every refusal of this layer.
     #[serde(default)]
     pub reason: Option<String>,
@@ -90,12 +92,27 @@ pub fn compile_network(nf: &NetworkFile, file: &Path) -> Result<Network, Vec<Con
         }
         out
     };
+    // Entries count against the policy's bound on rules: every
+    // connection is decided against each of them.
+    if let Some(e) = nf.allow.iter().chain(&nf.deny).nth(MAX_RULES) {
+        return Err(vec![ConfigError::at(
+            file,
+            &e.referenced,
+            format!(
+                "network: more than {MAX_RULES} entries; a policy may hold at most {MAX_RULES}"
+            ),
+        )]);
+    }
     let allow = compile(&nf.allow, "allow");
     let deny = compile(&nf.deny, "deny");
     if let Some(ports) = &nf.ports
-        && ports.contains(&0)
+        && ports.value.contains(&0)
     {
-        errors.push(ConfigError::new(file, 0, 0, "network.ports: port 0"));
+        errors.push(ConfigError::at(
+            file,
+            &ports.referenced,
+            "network.ports: port 0",
+        ));
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -103,9 +120,33 @@ pub fn compile_network(nf: &NetworkFile, file: &Path) -> Result<Network, Vec<Con
     Ok(Network {
         allow,
         deny,
-        ports: nf.ports.clone().unwrap_or_else(|| DEFAULT_PORTS.to_vec()),
+        ports: nf
+            .ports
+            .as_ref()
+            .map_or_else(|| DEFAULT_PORTS.to_vec(), |p| p.value.clone()),
         reason: nf.reason.clone(),
     })
+}
+
+/// Why a connection may not reach an address its host resolved to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressRefusal {
+    /// A `deny` entry names the address.
+    #[error("{addr} is denied by `{entry}` ({policy})")]
+    Denied {
+        /// The address.
+        addr: String,
+        /// The entry, as written.
+        entry: String,
+        /// Its layer.
+        policy: String,
+    },
+    /// Private, and not every layer names it.
+    #[error("{addr} is a private address, which no rule names by address")]
+    Private {
+        /// The address.
+        addr: String,
+    },
 }
 
 /// The decision on one connection, as the transcript records it.
@@ -214,13 +255,32 @@ impl crate::PolicySet {
         }
     }
 
-    /// Whether every layer with `network:` names the private address `ip`
-    /// by address in an `allow` entry.
-    pub fn network_names_address(&self, ip: IpAddr, port: u16) -> bool {
-        self.layers()
-            .iter()
-            .filter_map(|l| l.network.as_ref())
-            .all(|n| n.allow.iter().any(|r| r.pattern.names_address(ip, port)))
+    /// Whether a connection may reach `ip:port`, an address its host
+    /// resolved to: not when a layer's `deny` entry names the address (a
+    /// name is no way around an address rule), nor, for a private address,
+    /// unless every layer with `network:` names it in an `allow` entry.
+    pub fn network_admits_address(&self, ip: IpAddr, port: u16) -> Result<(), AddressRefusal> {
+        let nets = || {
+            self.layers()
+                .iter()
+                .filter_map(|l| l.network.as_ref().map(|n| (n, &l.source)))
+        };
+        for (n, source) in nets() {
+            if let Some(d) = n.deny.iter().find(|r| r.pattern.names_address(ip, port)) {
+                return Err(AddressRefusal::Denied {
+                    addr: ip.to_string(),
+                    entry: d.text.clone(),
+                    policy: source.clone(),
+                });
+            }
+        }
+        let named = |n: &Network| n.allow.iter().any(|r| r.pattern.names_address(ip, port));
+        if is_private(ip) && !nets().all(|(n, _)| named(n)) {
+            return Err(AddressRefusal::Private {
+                addr: ip.to_string(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -274,15 +334,38 @@ mod tests {
     }
 
     #[test]
-    fn private_addresses_need_an_entry_naming_them() {
+    fn addresses_are_decided_after_resolution() {
+        let ip = |s: &str| s.parse().unwrap();
         let s = set(&[
             "network:\n  allow: ['*', '127.0.0.1']\n",
             "network:\n  allow: ['*']\n",
         ]);
-        assert!(!s.network_names_address("127.0.0.1".parse().unwrap(), 80));
-        let s = set(&["network:\n  allow: ['*', '127.0.0.0/8']\n"]);
-        assert!(s.network_names_address("127.0.0.1".parse().unwrap(), 80));
-        assert!(!s.network_names_address("169.254.169.254".parse().unwrap(), 80));
+        assert!(s.network_admits_address(ip("127.0.0.1"), 80).is_err());
+        let s = set(&[
+            "network:\n  allow: ['*', '127.0.0.0/8']\n  deny: [127.0.0.2, 93.184.216.0/24]\n",
+        ]);
+        assert!(s.network_admits_address(ip("127.0.0.1"), 80).is_ok());
+        assert!(s.network_admits_address(ip("169.254.169.254"), 80).is_err());
+        // A deny entry naming an address holds whatever name led there,
+        // public or private, and whatever allows it.
+        let e = s.network_admits_address(ip("127.0.0.2"), 80).unwrap_err();
+        assert!(e.to_string().contains("denied by `127.0.0.2`"), "{e}");
+        assert!(s.network_admits_address(ip("93.184.216.34"), 443).is_err());
+        assert!(s.network_admits_address(ip("8.8.8.8"), 443).is_ok());
+    }
+
+    #[test]
+    fn a_network_list_is_bounded_like_rules() {
+        let many: String = (0..=crate::policy::MAX_RULES)
+            .map(|i| format!("    - h{i}.test\n"))
+            .collect();
+        let e = parse_policy_yaml(
+            &format!("network:\n  allow:\n{many}"),
+            std::path::Path::new("p.yaml"),
+        )
+        .unwrap_err();
+        assert!(e[0].message.contains("at most"), "{}", e[0].message);
+        assert_eq!(e[0].line, crate::policy::MAX_RULES as u64 + 3);
     }
 
     #[test]

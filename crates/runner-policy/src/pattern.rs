@@ -13,7 +13,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use crate::host::HostPattern;
 use crate::path_pattern::{CHILD, PathMatcher, Segment, may_match_beneath};
 use crate::signature::{Family, Signature};
-use crate::url_pattern::{UrlPath, UrlPattern};
+use crate::url_pattern::{UrlPath, split_rule};
 use crate::word_pattern::{WordPat, is_bracket_class, match_words};
 use crate::words::{base_name, split_words};
 
@@ -243,11 +243,18 @@ impl Pattern {
                     Spec::Name(glob(t, s, false)?)
                 }
                 Family::Fetch => {
-                    let (host, path) =
-                        UrlPattern::parse(s).map_err(|message| PatternError::Glob {
-                            rule: t.to_string(),
-                            message,
-                        })?;
+                    let (host, path) = split_rule(s);
+                    let host = HostPattern::parse(host).map_err(|e| PatternError::Glob {
+                        rule: t.to_string(),
+                        message: e.to_string(),
+                    })?;
+                    let path = match path.trim_end_matches('/') {
+                        "" | "**" => None,
+                        p if p.contains(['*', '?', '[', '{']) => {
+                            Some(UrlPath::Glob(glob(t, p, true)?, p.ends_with("/**")))
+                        }
+                        p => Some(UrlPath::Literal(p.to_string())),
+                    };
                     Spec::Url { host, path }
                 }
             },

@@ -24,27 +24,19 @@ pub(crate) fn split_url(spec: &str) -> (&str, &str) {
     }
 }
 
-/// Compiles a `Fetch` rule's specifier.
-pub(crate) struct UrlPattern;
-
-impl UrlPattern {
-    pub(crate) fn parse(s: &str) -> Result<(HostPattern, Option<UrlPath>), String> {
-        let (host, path) = split_url(s);
-        let host = HostPattern::parse(host).map_err(|e| e.to_string())?;
-        let path = match path.trim_end_matches('/') {
-            "" | "**" => None,
-            p if p.contains(['*', '?', '[', '{']) => {
-                let g = globset::GlobBuilder::new(p)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| e.kind().to_string())?
-                    .compile_matcher();
-                Some(UrlPath::Glob(g, p.ends_with("/**")))
-            }
-            p => Some(UrlPath::Literal(p.to_string())),
-        };
-        Ok((host, path))
+/// Splits a `Fetch` rule's specifier into its host and path. An address
+/// followed by a prefix length is a network, not a path:
+/// `10.0.0.0/8`, `10.0.0.0/8:8080/api`.
+pub(crate) fn split_rule(spec: &str) -> (&str, &str) {
+    let (host, rest) = split_url(spec);
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        let (seg, path) = split_url(rest);
+        let bits = seg.split(':').next().unwrap_or("");
+        if (1..=3).contains(&bits.len()) && bits.bytes().all(|b| b.is_ascii_digit()) {
+            return (&spec[..host.len() + 1 + seg.len()], path);
+        }
     }
+    (host, rest)
 }
 
 /// Whether a `Fetch` signature's specifier matches.
@@ -103,6 +95,11 @@ mod tests {
         assert!(m("Fetch(docs.rs:443)", "docs.rs/"));
         assert!(!m("Fetch(docs.rs:8443)", "docs.rs/"));
         assert!(m("Fetch(127.0.0.1)", "127.0.0.1:9000/x"));
+        // An address with a prefix length is a network, not a path.
+        assert!(m("Fetch(10.0.0.0/8)", "10.1.2.3/x"));
+        assert!(m("Fetch(10.0.0.0/8:8080/api)", "10.1.2.3:8080/api/v1"));
+        assert!(!m("Fetch(10.0.0.0/8:8080/api)", "10.1.2.3:8080/other"));
+        assert!(m("Fetch(docs.rs/8)", "docs.rs/8"));
         assert!(m("Fetch", "anything/"));
         assert!(matches!(
             Pattern::parse("Fetch(a*b.com)"),

@@ -20,7 +20,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::net::resolve::{Host, Resolver};
+use crate::net::resolve::{Host, Resolver, reachable};
+use crate::provider::http::source_chain;
 use crate::tools::{Description, Risk, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use runner_output::{Connection, ConnectionVia};
 use runner_policy::{Signature, Verdict};
@@ -209,21 +210,8 @@ impl Tool for WebFetch {
 
 /// A hop's record, completed as the hop goes.
 fn record(ctx: &ToolContext, p: &Parts, started: Instant) -> Connection {
-    Connection {
-        time_ms: ctx.net_log.as_ref().map_or(0, |l| l.ms_at(started)),
-        via: ConnectionVia::WebFetch,
-        host: p.host.as_rule_text(),
-        port: p.port,
-        address: None,
-        allowed: true,
-        rule: None,
-        policy: None,
-        line: None,
-        reason: String::new(),
-        bytes_sent: 0,
-        bytes_received: 0,
-        duration_ms: 0,
-    }
+    let time_ms = ctx.net_log.as_ref().map_or(0, |l| l.ms_at(started));
+    crate::net::admit::record(ConnectionVia::WebFetch, &p.host, p.port, time_ms)
 }
 
 fn log(ctx: &ToolContext, mut c: Connection, started: Instant) {
@@ -239,12 +227,37 @@ fn log(ctx: &ToolContext, mut c: Connection, started: Instant) {
 struct Refused(String);
 
 /// Decides `sig` by the task's policy (the gate decided the first hop's
-/// name; redirects and private addresses are decided here).
+/// name; redirects and addresses are decided here).
 fn decide(ctx: &ToolContext, sig: Signature, c: &mut Connection) -> Result<(), Refused> {
     let Some(policy) = &ctx.policy else {
         return Ok(());
     };
     let d = policy.decide("web_fetch", Risk::Medium, vec![sig]);
+    record_decision(c, d)
+}
+
+/// An address a name resolved to: a private one must be allowed by a rule
+/// naming it, any other must not be denied by one (a name is no way
+/// around a rule on an address).
+fn admit_address(
+    ctx: &ToolContext,
+    ip: std::net::IpAddr,
+    sig: Signature,
+    c: &mut Connection,
+) -> Result<(), Refused> {
+    let Some(policy) = &ctx.policy else {
+        return Ok(());
+    };
+    if runner_policy::host::is_private(ip) {
+        return decide(ctx, sig, c);
+    }
+    match policy.denied(&sig) {
+        Some(d) => record_decision(c, d),
+        None => Ok(()),
+    }
+}
+
+fn record_decision(c: &mut Connection, d: runner_policy::Decision) -> Result<(), Refused> {
     c.rule = d.rule;
     c.policy = d.policy;
     c.line = d.line;
@@ -289,22 +302,26 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
                 )));
             }
         };
-        // A private address needs a rule naming it: decided on each.
-        for a in &addrs {
-            let ip = runner_policy::host::canonical(a.ip());
-            if runner_policy::host::is_private(ip)
-                && let Err(why) = decide(
-                    ctx,
-                    Signature::fetch(&ip.to_string(), p.shown_port, &p.path),
-                    &mut c,
-                )
-            {
-                return refuse(
-                    c,
-                    format!("{} resolves to {ip}: {why}", p.host.as_rule_text()),
-                );
+        // Each address decided in turn; only those admitted are used.
+        let mut last = c.clone();
+        let admitted = reachable(addrs, |ip, _| {
+            let sig = Signature::fetch(&ip.to_string(), p.shown_port, &p.path);
+            let mut hop = c.clone();
+            let r = admit_address(ctx, ip, sig, &mut hop);
+            if r.is_err() {
+                last = hop;
             }
-        }
+            r
+        });
+        let addrs = match admitted {
+            Ok(a) => a,
+            Err(e) => {
+                let why = format!("{} {e}", p.host.as_rule_text());
+                last.allowed = false;
+                last.reason = why.clone();
+                return refuse(last, why);
+            }
+        };
         c.address = addrs.first().map(|a| a.ip().to_string());
         if let Some(name) = url.host_str() {
             pinned.0.lock().unwrap().insert(name.to_string(), addrs);
@@ -328,7 +345,7 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
                 log(ctx, c, started);
                 return Err(ToolError::execution(format!(
                     "fetching {url}: {}",
-                    plain(&e)
+                    source_chain(&e)
                 )));
             }
         };
@@ -371,7 +388,7 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
                     log(ctx, c, started);
                     return Err(ToolError::execution(format!(
                         "reading {url}: {}",
-                        plain(&e)
+                        source_chain(&e)
                     )));
                 }
             }
@@ -384,18 +401,6 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         "more than {MAX_REDIRECTS} redirects from {}",
         args.url
     )))
-}
-
-/// A reqwest error with its causes, in words.
-fn plain(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(cause) = src {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        src = cause.source();
-    }
-    s
 }
 
 fn render(
@@ -437,7 +442,7 @@ fn render(
     let text = if is_html {
         html2text::from_read(body, 100)
             .unwrap_or_else(|_| String::from_utf8_lossy(body).into_owned())
-    } else if texty && !body[..body.len().min(8192)].contains(&0) {
+    } else if texty && !super::looks_binary(body) {
         String::from_utf8_lossy(body).into_owned()
     } else {
         format!("(binary content, {} bytes: not shown)", body.len())

@@ -1,0 +1,159 @@
+//! Signatures that a matching allow rule alone does not allow: which kind
+//! of rule they need, and what the model is told when none does.
+//!
+//! A command that cannot be analysed needs a rule naming its exact text; a
+//! path outside the workspace an absolute rule; a write into `.git` a rule
+//! naming `.git`; a `Fetch` of a private address (loopback, a private
+//! network, a cloud metadata service) a rule naming the address, never
+//! `Fetch(*)`, a name or the default.
+
+use std::net::IpAddr;
+
+use crate::policy::Rule;
+use crate::signature::{Family, Signature};
+
+/// The kind of allow rule a signature needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Needs {
+    /// Any rule that matches (an opaque signature matches only its exact
+    /// text).
+    Exact,
+    Absolute,
+    Git,
+    Address(IpAddr, u16),
+}
+
+impl Needs {
+    /// Whether `r` is of the kind.
+    pub(crate) fn admits(self, r: &Rule) -> bool {
+        match self {
+            Needs::Exact => true,
+            Needs::Absolute => r.pattern.is_absolute_path(),
+            Needs::Git => r.pattern.names_git(),
+            Needs::Address(ip, port) => r.pattern.names_address(ip, port),
+        }
+    }
+}
+
+/// What `sig` needs beyond a match, and the refusal when no rule has it;
+/// `unbacked` says which deny rule has no backstop (for opaque commands).
+pub(crate) fn needs(sig: &Signature, unbacked: Option<&str>) -> Option<(Needs, String)> {
+    if let Some((ip, port)) = crate::host::private_fetch_address(sig) {
+        Some((
+            Needs::Address(ip, port),
+            format!(
+                "{sig} is a private address ({ip}); only an allow rule naming it by address (Fetch({ip})) can permit it"
+            ),
+        ))
+    } else if let Some(why) = &sig.opaque {
+        Some((
+            Needs::Exact,
+            format!(
+                "the command cannot be checked safely: {why}; only a rule naming the exact command text can allow it{}",
+                unbacked.unwrap_or_default()
+            ),
+        ))
+    } else if is_outside(sig) && !describes_machine(sig) {
+        Some((
+            Needs::Absolute,
+            format!("{sig} is outside the workspace; only an absolute allow rule can permit it"),
+        ))
+    } else if in_git_dir(sig) {
+        Some((
+            Needs::Git,
+            format!("{sig} writes into .git; only a rule naming .git can allow it"),
+        ))
+    } else {
+        None
+    }
+}
+
+fn is_outside(sig: &Signature) -> bool {
+    matches!(sig.family, Family::Read | Family::Edit)
+        && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
+}
+
+/// Files outside the workspace that only describe the machine (its
+/// processors, memory, kernel and distribution): reading them reveals
+/// nothing of the workspace or its secrets, so they need no absolute rule.
+/// A deny rule still holds them.
+const MACHINE_DESCRIPTION: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/version",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/stat",
+    "/etc/os-release",
+    "/usr/lib/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
+    "/etc/alpine-release",
+    "/etc/redhat-release",
+    "/etc/issue",
+    "/sys/fs/cgroup/cpu.max",
+    "/sys/fs/cgroup/memory.max",
+    "/sys/devices/system/cpu/online",
+];
+
+fn describes_machine(sig: &Signature) -> bool {
+    sig.family == Family::Read
+        && !sig.tree
+        && sig
+            .specifier
+            .as_deref()
+            .is_some_and(|s| MACHINE_DESCRIPTION.contains(&s))
+}
+
+/// Writes into `.git`, or everything beneath the workspace root (which
+/// holds `.git`).
+fn in_git_dir(sig: &Signature) -> bool {
+    sig.family == Family::Edit
+        && sig.specifier.as_deref().is_some_and(|s| {
+            s.split('/').any(|seg| seg == ".git") || (sig.tree && matches!(s, "." | "./" | ""))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::parse_policy_yaml;
+    use crate::{PolicySet, Risk, Signature, Verdict};
+
+    fn decide(yaml: &str, sig: Signature) -> crate::Decision {
+        let p = parse_policy_yaml(yaml, std::path::Path::new("p.yaml")).unwrap();
+        PolicySet::new(vec![p]).decide("web_fetch", Risk::Medium, vec![sig])
+    }
+
+    #[test]
+    fn a_private_address_is_allowed_by_the_rule_naming_it_and_no_other() {
+        let local = || Signature::fetch("127.0.0.1", Some(8080), "/x");
+        let d = decide(
+            "default: allow\nrules:\n  - allow: [\"Fetch(*)\"]\n",
+            local(),
+        );
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert!(d.reason.unwrap().contains("private address"));
+        let d = decide(
+            "rules:\n  - allow: [\"Fetch(*)\", \"Fetch(127.0.0.0/8)\"]\n",
+            local(),
+        );
+        assert_eq!(d.verdict, Verdict::Allow);
+        // The rule that decided is the one naming the address.
+        assert_eq!(d.rule.as_deref(), Some("allow Fetch(127.0.0.0/8)"));
+        // A deny rule naming an address holds for `denied` too.
+        let p = parse_policy_yaml(
+            "rules:\n  - deny: [\"Fetch(93.184.216.0/24)\"]\n",
+            std::path::Path::new("p.yaml"),
+        )
+        .unwrap();
+        let set = PolicySet::new(vec![p]);
+        assert!(
+            set.denied(&Signature::fetch("93.184.216.34", None, "/"))
+                .is_some()
+        );
+        assert!(
+            set.denied(&Signature::fetch("8.8.8.8", None, "/"))
+                .is_none()
+        );
+    }
+}
