@@ -105,12 +105,9 @@ pub async fn run_tool(
         None,
     )
     .map_err(|e| CliError::Failed(e.to_string()))?;
-    let mut ctx = ToolContext::new(ws).with_visibility(set.clone());
+    let mut ctx = ToolContext::new(ws).with_policy(set.clone());
     ctx.env = Some(commands.env);
     ctx.confine = commands.confine.map(Arc::new);
-    // What a tool decides as it runs (web_fetch's redirects) is decided
-    // by the same layers.
-    ctx.policy = Some(set.clone());
     let _tmp = (commands.tmp, commands.registered);
     let ctx = Arc::new(ctx);
     let hooks = crate::engine::TaskHooks::default();

@@ -140,7 +140,9 @@ pub async fn run_agent(
             }
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
-        super::events::emit_connections(&env.tools.ctx, env.tools.sink);
+        if let Some(log) = &env.tools.ctx.net_log {
+            super::events::emit_connections(log, env.tools.sink);
+        }
         for r in records {
             conv.push(Message::Tool {
                 call_id: r.id.clone(),

@@ -131,11 +131,7 @@ async fn run_gated(
             args: &arguments,
             decision: &decision,
         };
-        let status = if rec.status == CallStatus::Ok {
-            "ok"
-        } else {
-            "error"
-        };
+        let status = rec.status.as_str();
         let (runs, added) = env
             .hooks
             .post_tool(&env.ctx, &view, status, &rec.content)

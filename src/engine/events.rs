@@ -11,11 +11,9 @@ pub trait EventSink: Send + Sync {
 
 /// Emits the connections decided since the last time (the proxy's and
 /// `web_fetch`'s; see `net::NetLog`).
-pub fn emit_connections(ctx: &crate::tools::ToolContext, sink: &dyn EventSink) {
-    if let Some(log) = &ctx.net_log {
-        for c in log.take() {
-            sink.emit(&Event::Connection(c));
-        }
+pub fn emit_connections(log: &crate::net::NetLog, sink: &dyn EventSink) {
+    for c in log.take() {
+        sink.emit(&Event::Connection(c));
     }
 }
 

@@ -25,7 +25,9 @@ pub(crate) use answer::OutputSchema;
 pub(crate) use calls::{ToolEnv, current_call_id, run_calls};
 pub(crate) use compact::ContextLimits;
 pub(crate) use conversation::Conversation;
-pub(crate) use events::{CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord};
+pub(crate) use events::{
+    CallStatus, Event, EventSink, NullSink, StartedCall, ToolCallRecord, emit_connections,
+};
 pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;
 pub(crate) use limits::AgentLimits;

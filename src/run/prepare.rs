@@ -56,6 +56,9 @@ pub struct Prepared {
     pub policy: Arc<PolicySet>,
     /// The transcript's `sandbox` note.
     pub sandbox_note: String,
+    /// What commands cannot read (the original, when the policy denies
+    /// reads): an isolated child's commands too.
+    pub hidden: Option<HiddenTree>,
 }
 
 impl CopyPlan {
@@ -111,10 +114,9 @@ impl CopyPlan {
         let policy = Arc::new((*self.policy).clone().with_backstops(backstops));
         let mut ctx = ToolContext::new(ws)
             .with_spill_dir(self.spill_dir)
-            .with_visibility(policy.clone());
+            .with_policy(policy.clone());
         ctx.env = Some(commands.env);
         ctx.confine = commands.confine.map(Arc::new);
-        ctx.policy = Some(policy.clone());
         ctx.net_log = Some(self.net_log);
         Ok(Prepared {
             iso,
@@ -122,6 +124,7 @@ impl CopyPlan {
             ctx: Arc::new(ctx),
             policy,
             sandbox_note,
+            hidden,
         })
     }
 }

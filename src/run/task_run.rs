@@ -221,16 +221,11 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                 crate::telemetry::context::in_task(trace, run.work(provider.as_ref(), &sink)).await;
             // The children's tokens and cost are the task's.
             if let Some(a) = &run.agents_account {
-                let theirs = a.children_usage();
-                let own = run.usage.cost_usd;
-                run.usage.add(theirs);
-                run.usage.cost_usd = own.map(|c| c + theirs.cost_usd.unwrap_or(0.0));
+                a.add_children_to(&mut run.usage);
             }
             // What was decided after the last batch of calls (checks, the
             // MCP servers' start), or before a task ended early.
-            for c in run.net_log.take() {
-                sink.emit(&Event::Connection(c));
-            }
+            crate::engine::emit_connections(&run.net_log, &sink);
             run.server_adaptations = provider.adaptations();
             o
         }
@@ -479,10 +474,7 @@ impl<'t> TaskRun<'t> {
                     max_parallel_calls: self.opts.max_parallel_calls,
                     proxy_port,
                     spill_dir: self.task_out.join("tool-results"),
-                    hidden: policy.denies_reads().then(|| crate::contain::HiddenTree {
-                        root: p.iso.original().to_path_buf(),
-                        except: p.iso.object_stores().to_vec(),
-                    }),
+                    hidden: p.hidden.clone(),
                 });
                 let root = super::agents::Delegator::new(
                     tree,

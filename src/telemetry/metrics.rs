@@ -148,12 +148,7 @@ impl Metrics {
                 Some(Verdict::Deny) => "deny",
                 None => "not_asked",
             };
-            let outcome = match c.status {
-                CallStatus::Ok => "ok",
-                CallStatus::Error => "error",
-                CallStatus::Denied => "denied",
-                CallStatus::Cancelled => "cancelled",
-            };
+            let outcome = c.status.as_str();
             self.calls.add(
                 1,
                 &[

@@ -388,12 +388,7 @@ fn chat(
 }
 
 fn tool(b: &Builder, call: &ToolCallRecord, opts: SpanOptions) -> SpanData {
-    let outcome = match call.status {
-        CallStatus::Ok => "ok",
-        CallStatus::Error => "error",
-        CallStatus::Denied => "denied",
-        CallStatus::Cancelled => "cancelled",
-    };
+    let outcome = call.status.as_str();
     let mut a = vec![
         kv("gen_ai.operation.name", "execute_tool"),
         kv("gen_ai.tool.name", call.tool.clone()),

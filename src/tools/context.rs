@@ -7,20 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::read_tracker::ReadTracker;
 use crate::workspace::{PathError, ResolvedPath, Workspace};
 
-/// Decides which workspace paths listing and search tools may show. The
-/// policy implements it: a path denied to `Read` is left out of what `grep`,
-/// `glob` and `ls` return.
-pub trait PathVisibility: Send + Sync {
-    /// `rel` is workspace-relative and `/`-separated.
-    fn is_hidden(&self, rel: &str) -> bool;
-}
-
-impl PathVisibility for runner_policy::PolicySet {
-    fn is_hidden(&self, rel: &str) -> bool {
-        self.read_denied(rel)
-    }
-}
-
 /// Starts child agents for the `task` tool (see `run::agents`): the run
 /// implements it, the tool only asks.
 pub trait Delegate: Send + Sync {
@@ -46,13 +32,13 @@ pub struct ToolContext {
     /// there can be read with `read_file` by their absolute path.
     pub spill_dir: Option<PathBuf>,
     pub reads: ReadTracker,
-    pub visibility: Option<Arc<dyn PathVisibility>>,
     /// Environment for commands; `None` inherits the runner's.
     pub env: Option<Vec<(String, String)>>,
     /// Sandbox and limits for commands.
     pub confine: Option<Arc<crate::contain::Confinement>>,
-    /// The task's policy, for decisions a tool makes while it runs (each
-    /// hop of `web_fetch`).
+    /// The task's policy: for decisions a tool makes while it runs (each
+    /// hop of `web_fetch`), and the paths denied to `Read`, which `grep`,
+    /// `glob` and `ls` leave out.
     pub policy: Option<Arc<runner_policy::PolicySet>>,
     /// Where connection decisions go (see `net::NetLog`).
     pub net_log: Option<Arc<crate::net::NetLog>>,
@@ -67,7 +53,6 @@ impl ToolContext {
             workspace,
             spill_dir: None,
             reads: ReadTracker::default(),
-            visibility: None,
             env: None,
             confine: None,
             policy: None,
@@ -98,7 +83,6 @@ impl ToolContext {
             workspace: self.workspace.clone(),
             spill_dir: self.spill_dir.clone(),
             reads: ReadTracker::default(),
-            visibility: self.visibility.clone(),
             env: self.env.clone(),
             confine: self.confine.clone(),
             policy: self.policy.clone(),
@@ -116,8 +100,10 @@ impl ToolContext {
         }
     }
 
-    pub fn with_visibility(mut self, v: Arc<dyn PathVisibility>) -> Self {
-        self.visibility = Some(v);
+    /// Sets the policy: what tools decide as they run, and which paths
+    /// listing and search tools leave out (those denied to `Read`).
+    pub fn with_policy(mut self, policy: Arc<runner_policy::PolicySet>) -> Self {
+        self.policy = Some(policy);
         self
     }
 
@@ -128,7 +114,7 @@ impl ToolContext {
 
     /// True when listing tools must leave `rel` out.
     pub fn is_hidden(&self, rel: &str) -> bool {
-        self.visibility.as_ref().is_some_and(|v| v.is_hidden(rel))
+        self.policy.as_ref().is_some_and(|p| p.read_denied(rel))
     }
 
     /// True when `path` (as the model gave it, absolute) is a spilled

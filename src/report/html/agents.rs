@@ -47,17 +47,7 @@ pub fn tree(calls: &[ToolCallRecord]) -> String {
         }
         h.push_str("<ol class=\"agent-calls\">\n");
         for c in &a.tool_calls {
-            let sig = c
-                .decision
-                .as_deref()
-                .map(|d| {
-                    d.signatures
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_else(|| c.tool.clone());
+            let sig = super::signatures(c);
             let _ = writeln!(
                 h,
                 "<li class=\"{}\"><code>{}</code> {} <span class=\"muted\">{}</span></li>",

@@ -150,6 +150,21 @@ fn conversation(t: &Transcript) -> Vec<PageMessage> {
     out
 }
 
+/// A call's signatures as decided, or its tool's name when no policy was
+/// asked.
+pub(super) fn signatures(c: &ToolCallRecord) -> String {
+    c.decision.as_deref().map_or_else(
+        || c.tool.clone(),
+        |d| {
+            d.signatures
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    )
+}
+
 fn duration(ms: u64) -> String {
     if ms >= 60_000 {
         format!("{}m {}s", ms / 60_000, (ms % 60_000) / 1000)
@@ -315,15 +330,7 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         );
         for c in denied.iter().take(500) {
             let d = c.decision.as_deref();
-            let sigs = d
-                .map(|d| {
-                    d.signatures
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_else(|| c.tool.clone());
+            let sigs = signatures(c);
             let rule = d
                 .and_then(|d| d.rule.clone())
                 .unwrap_or_else(|| "refused before the policy".into());

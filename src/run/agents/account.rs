@@ -114,14 +114,14 @@ impl Account {
         });
     }
 
-    /// What the children that ended used: their tokens and their cost
-    /// (an unpriced child's counted as 0).
-    pub fn children_usage(&self) -> Usage {
+    /// Adds what the children that ended used to an agent's own `usage`:
+    /// their tokens, and their cost to a known cost (an unpriced child's
+    /// counts as 0; an unknown cost stays unknown).
+    pub fn add_children_to(&self, usage: &mut Usage) {
         let s = self.state();
-        Usage {
-            cost_usd: Some(s.spent_cost),
-            ..s.tokens
-        }
+        let own = usage.cost_usd;
+        usage.add(s.tokens);
+        usage.cost_usd = own.map(|c| c + s.spent_cost);
     }
 
     /// The record of a hold.

@@ -297,22 +297,17 @@ impl Child<'_> {
         let (turns, calls) = recorder.take();
         // Its children's spending is its own.
         let (child_turns, _) = crate::engine::Spending::children(account.as_ref());
-        let theirs = account.children_usage();
-        if theirs.total() > 0 || theirs.cost_usd.is_some_and(|c| c > 0.0) {
-            let own = usage.cost_usd;
-            usage.add(theirs);
-            usage.cost_usd = Some(own.unwrap_or(0.0) + theirs.cost_usd.unwrap_or(0.0));
-        }
+        account.add_children_to(&mut usage);
         let spent_turns = turns.len() as u32 + child_turns;
         let (outcome, answer, output) = super::ending::outcome_of(stop, p, hold, timeout);
-        let merge = match &copy {
-            None => None,
-            Some(iso) if outcome.status == OutcomeStatus::Passed => {
-                Some(super::ending::merge_back(iso, parent_root))
+        let merge = copy.as_ref().map(|iso| {
+            if outcome.status == OutcomeStatus::Passed {
+                super::ending::merge_back(iso, parent_root)
+            } else {
+                super::ending::Merge::NotFinished
             }
-            Some(_) => Some("not merged: the child did not finish".to_string()),
-        };
-        let conflict = merge.as_deref().is_some_and(|m| m.starts_with("conflict"));
+        });
+        let conflict = merge.as_ref().is_some_and(super::ending::Merge::failed);
         let counts = Counts::from(1, &turns, &calls);
         let record = AgentRun {
             id: at.id.clone(),
@@ -334,7 +329,7 @@ impl Child<'_> {
             outcome: outcome.clone(),
             final_answer: answer.clone(),
             output,
-            merge: merge.clone(),
+            merge: merge.as_ref().map(ToString::to_string),
         };
         let meta = serde_json::json!({ "agent": record });
         let mut text = answer;
@@ -346,9 +341,9 @@ impl Child<'_> {
         } else {
             let why = if conflict {
                 format!(
-                    "the child `{}` finished, but its changes conflict with the workspace: {}\n\nIts answer:\n{text}",
+                    "the child `{}` finished, but its changes did not come back: {}\n\nIts answer:\n{text}",
                     at.id,
-                    merge.unwrap_or_default()
+                    merge.map(|m| m.to_string()).unwrap_or_default()
                 )
             } else {
                 format!(

@@ -9,19 +9,40 @@ use crate::report::{Outcome, OutcomeStatus};
 use crate::task::agents::AgentProfile;
 use crate::workspace::{IsolatedWorkspace, apply_changes};
 
+/// How an isolated child's changes came back.
+#[derive(Debug, thiserror::Error)]
+pub enum Merge {
+    #[error("not merged: the child did not finish")]
+    NotFinished,
+    #[error("no changes")]
+    Nothing,
+    #[error("{0} change(s) merged")]
+    Merged(usize),
+    /// Nothing was written (all or nothing).
+    #[error("conflict: {0}")]
+    Conflict(crate::workspace::ApplyError),
+    #[error("its changes could not be read: {0}")]
+    Unreadable(std::io::Error),
+}
+
+impl Merge {
+    /// Whether changes of a finished child stayed out of its parent's
+    /// workspace.
+    pub fn failed(&self) -> bool {
+        matches!(self, Merge::Conflict(_) | Merge::Unreadable(_))
+    }
+}
+
 /// The child's changes into its parent's workspace (three ways where the
 /// parent changed a file meanwhile; all or nothing).
-pub fn merge_back(iso: &IsolatedWorkspace, parent_root: &std::path::Path) -> String {
-    let changes = match iso.changes() {
-        Ok(c) => c,
-        Err(e) => return format!("conflict: its changes could not be read: {e}"),
-    };
-    if changes.is_empty() {
-        return "no changes".into();
-    }
-    match apply_changes(parent_root, &changes) {
-        Ok(n) => format!("{n} change(s) merged"),
-        Err(e) => format!("conflict: {e}"),
+pub fn merge_back(iso: &IsolatedWorkspace, parent_root: &std::path::Path) -> Merge {
+    match iso.changes() {
+        Err(e) => Merge::Unreadable(e),
+        Ok(changes) if changes.is_empty() => Merge::Nothing,
+        Ok(changes) => match apply_changes(parent_root, &changes) {
+            Ok(n) => Merge::Merged(n),
+            Err(e) => Merge::Conflict(e),
+        },
     }
 }
 

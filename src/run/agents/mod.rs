@@ -58,7 +58,7 @@ pub struct Delegator {
     pub hooks: runner_policy::Hooks,
     pub account: Arc<Account>,
     /// Children running at once, of this agent.
-    pub running: Arc<tokio::sync::Semaphore>,
+    pub running: tokio::sync::Semaphore,
     /// Per profile, how many it started (for ids).
     started: Mutex<HashMap<String, u32>>,
 }
@@ -87,7 +87,7 @@ impl Delegator {
             ctx_of,
             hooks,
             account,
-            running: Arc::new(tokio::sync::Semaphore::new(parallel)),
+            running: tokio::sync::Semaphore::new(parallel),
             started: Mutex::new(HashMap::new()),
         }
     }

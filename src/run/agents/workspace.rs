@@ -31,7 +31,6 @@ pub fn child_context(
     let Some(iso) = copy else {
         let mut c = parent.fork();
         c.policy = Some(Arc::clone(policy));
-        c.visibility = Some(policy.clone());
         return Ok((c, None));
     };
     let ws = Workspace::new(iso.path()).map_err(ChildSetupError::Open)?;
@@ -49,6 +48,5 @@ pub fn child_context(
     c.confine = setup.confine.map(Arc::new);
     c.net_log = parent.net_log.clone();
     c.policy = Some(Arc::clone(policy));
-    c.visibility = Some(policy.clone());
     Ok((c, Some((setup.tmp, setup.registered))))
 }

@@ -54,6 +54,15 @@ pub(crate) fn path_signatures(ctx: &ToolContext, family: Family, path: &str) -> 
         .collect()
 }
 
+/// How much of a file's start is looked at to tell text from binary.
+pub(crate) const BINARY_PROBE: usize = 8192;
+
+/// Whether `bytes` look binary: a NUL byte in their first
+/// [`BINARY_PROBE`] bytes, as git and grep tell.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(BINARY_PROBE)].contains(&0)
+}
+
 /// Reads a text file for editing, refusing binary files.
 pub(crate) fn read_text(
     ws: &crate::workspace::Workspace,
@@ -65,7 +74,7 @@ pub(crate) fn read_text(
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)
         .map_err(|e| io_error(e, shown))?;
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+    if looks_binary(&bytes) {
         return Err(super::ToolError::validation(format!(
             "{shown} is a binary file; it cannot be read or edited as text"
         )));

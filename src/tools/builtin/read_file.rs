@@ -108,7 +108,7 @@ impl Tool for ReadFile {
         };
         let mut probe = Vec::with_capacity(want);
         let n = read_up_to(&mut file, &mut probe, want).map_err(|e| super::io_error(e, shown))?;
-        if probe.contains(&0) {
+        if super::looks_binary(&probe) {
             return Err(ToolError::validation(format!(
                 "{shown} is a binary file ({} bytes); read_file shows text only",
                 meta.len()
