@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use runner::engine::pipeline::decide_call;
 use runner::tools::{Registry, ToolContext};
 use runner::workspace::Workspace;
-use runner_policy::{PolicySet, parse_policy_yaml};
+use runner_policy::{MAX_RULES, PolicySet, parse_policy_yaml};
 
 /// One worst case: what it builds, and how to decide it.
 struct Shape {
@@ -92,6 +92,18 @@ const SHAPES: &[Shape] = &[
     Shape {
         name: "lint-10k",
         what: "`runner policy lint` of 10,000 rules",
+    },
+    Shape {
+        name: "fetch-rules-20k",
+        what: "a `web_fetch` of a 10,000-character URL path under 20,000 `Fetch` rules (wildcard hosts, path globs), its private address named by the last",
+    },
+    Shape {
+        name: "fetch-glob-stars",
+        what: "loading a `Fetch` rule whose path is 6,000 `*a`, and deciding a 10,000-character path against it",
+    },
+    Shape {
+        name: "network-20k",
+        what: "a connection and its address decided against `network:` lists of 20,000 entries, allowed by none",
     },
     Shape {
         name: "opaque-list-backstops",
@@ -276,6 +288,17 @@ fn child(name: &str) {
             .collect();
         (verdict, median(times))
     };
+    let timed = |decide: &dyn Fn() -> String| {
+        let mut verdict = String::new();
+        let times: Vec<Duration> = (0..rounds())
+            .map(|_| {
+                let t = Instant::now();
+                verdict = decide();
+                t.elapsed()
+            })
+            .collect();
+        (verdict, median(times))
+    };
     let (verdict, time) = match name {
         "everyday" => {
             let ws = workspace(0, 0);
@@ -382,6 +405,69 @@ fn child(name: &str) {
                 })
                 .collect();
             (format!("{found} findings"), median(times))
+        }
+        "fetch-rules-20k" => {
+            let mut y = String::from("default: deny\nrules:\n  - allow:\n");
+            for i in 0..MAX_RULES - 1 {
+                y.push_str(&format!(
+                    "      - \"Fetch(*.h{i}.test/docs/**/v{i}/*.html)\"\n"
+                ));
+            }
+            y.push_str("      - \"Fetch(127.0.0.0/8)\"\n");
+            let set = policy(&y);
+            let sig = runner_policy::Signature::fetch(
+                "127.0.0.1",
+                Some(8080),
+                &fill("/", "docs/", 10_000),
+            );
+            timed(&|| {
+                let d = set.decide("web_fetch", runner_policy::Risk::Medium, vec![sig.clone()]);
+                format!("{:?}", d.verdict).to_lowercase()
+            })
+        }
+        "fetch-glob-stars" => {
+            let y = format!(
+                "default: deny\nrules:\n  - allow: [\"Fetch(docs.test/{})\"]\n",
+                "*a".repeat(6_000)
+            );
+            match parse_policy_yaml(&y, Path::new("bench.yaml")) {
+                Err(es) => (format!("load error: {}", es[0].message), timed_load(&y).1),
+                Ok(p) => {
+                    let set = PolicySet::new(vec![p]);
+                    let sig =
+                        runner_policy::Signature::fetch("docs.test", None, &"ab".repeat(5_000));
+                    timed(&|| {
+                        let d =
+                            set.decide("web_fetch", runner_policy::Risk::Medium, vec![sig.clone()]);
+                        format!("{:?}", d.verdict).to_lowercase()
+                    })
+                }
+            }
+        }
+        "network-20k" => {
+            let mut y = String::from("network:\n  allow:\n");
+            for i in 0..MAX_RULES / 2 {
+                y.push_str(&format!("    - \"*.h{i}.test\"\n"));
+            }
+            y.push_str("  deny:\n");
+            for i in 0..MAX_RULES / 2 {
+                y.push_str(&format!(
+                    "    - \"10.{}.{}.0/24\"\n",
+                    i / 256 % 256,
+                    i % 256
+                ));
+            }
+            let set = policy(&y);
+            let ip: std::net::IpAddr = "93.184.216.34".parse().unwrap();
+            timed(&|| {
+                let d = set.decide_connection("docs.example.org", 443);
+                let a = set.network_admits_address(ip, 443);
+                format!(
+                    "{} / address {}",
+                    if d.allow { "allow" } else { "deny" },
+                    if a.is_ok() { "admitted" } else { "refused" }
+                )
+            })
         }
         "deep-path-rule" => {
             let y = format!(

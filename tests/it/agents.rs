@@ -275,15 +275,61 @@ script:
     let cost = t["usage"]["cost_usd"].as_f64().unwrap();
     // Each child got a share reserved up front; together they cannot pass
     // the task's max_cost by more than a turn each.
-    let mut reserved = 0.0;
+    let (mut reserved, mut spent, mut started) = (0.0, 0.0, 0);
     for (_, child) in children(&t["tool_calls"]) {
         if let Some(c) = child {
             reserved += c["reserved"]["cost_usd"].as_f64().unwrap();
+            spent += c["usage"]["cost_usd"].as_f64().unwrap();
+            started += 1;
         }
     }
     assert!(reserved <= 0.2 + 1e-9, "reserved {reserved}");
+    assert!(started > 0);
+    // The task's usage is the tree's: the children's cost is in it.
+    assert!(spent > 0.0, "the children spent ${spent}");
+    assert!(
+        cost > spent,
+        "the task's ${cost} leaves out its children's ${spent}"
+    );
     assert!(cost < 0.2 * 1.5, "the tree spent ${cost}");
-    assert!(cost > 0.0);
+}
+
+/// The `task` call is decided like any other: without an `Agent(name)`
+/// rule, a default-deny policy refuses it and no child starts.
+#[test]
+fn starting_a_child_needs_a_rule_for_its_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: p
+workspace: ws
+policy:
+  rules:
+    - allow: ["Agent(other)"]
+agents:
+{WORKER}  other:
+    model: scripted
+    script: [{{text: hi}}]
+script:
+  - tool_calls:
+      - {{name: task, args: {{agent: worker, prompt: "part 1"}}}}
+  - text: done
+"#
+        ),
+    );
+    let (out, t) = run(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (call, child) = &children(&t["tool_calls"])[0];
+    assert_eq!(call["status"], "denied", "{call}");
+    assert!(
+        call["content"].as_str().unwrap().contains("Agent(worker)"),
+        "{call}"
+    );
+    assert!(child.is_none());
 }
 
 #[test]

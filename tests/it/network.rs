@@ -73,6 +73,7 @@ fn serve(mut s: std::net::TcpStream, root: &Path, port: u16, log: &Mutex<Vec<Str
             return;
         }
         p => match std::fs::read(root.join(p.trim_start_matches('/'))) {
+            Ok(b) if p.ends_with(".json") => ("200 OK", "application/json", b),
             Ok(b) => ("200 OK", "application/octet-stream", b),
             Err(_) => ("404 Not Found", "text/plain", b"not found".to_vec()),
         },
@@ -555,4 +556,160 @@ fn a_remote_mcp_server_is_decided_by_the_network_rules() {
             );
         }
     }
+}
+
+/// Hooks and checks run with the commands' proxy and sandbox: they reach
+/// the allowed host and not the denied one.
+#[test]
+fn hooks_and_checks_go_through_the_same_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let p = web.port;
+    let fetch = |host: &str| {
+        format!("curl -sS -o /dev/null -w '{host} %{{http_code}};' http://{host}:{p}/page.html")
+    };
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: p
+workspace: ws
+policy:
+  default: allow
+  network:
+    allow: ["docs.test:{p}", 127.0.0.1]
+    deny: [evil.test]
+hooks:
+  post_tool:
+    - match: ["Read"]
+      run: {}
+checks:
+  - run: curl -fsS http://docs.test:{p}/page.html | grep -q Tokio && ! curl -fsS http://evil.test:{p}/page.html
+script:
+  - tool_calls:
+      - {{name: ls, args: {{}}}}
+  - text: done
+"#,
+            serde_json::to_string(&format!("{}; {}", fetch("docs.test"), fetch("evil.test")))
+                .unwrap()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = t["tool_calls"][0]["content"].as_str().unwrap();
+    assert!(
+        content.contains("docs.test 200;") && content.contains("evil.test 403;"),
+        "{}",
+        t["tool_calls"][0]
+    );
+    assert_eq!(t["checks"][0]["passed"], true, "{}", t["checks"]);
+    assert!(web.seen().iter().all(|s| !s.starts_with("evil.test")));
+}
+
+/// A deny entry naming an address holds for every name that resolves to
+/// it: the name is allowed, the address it leads to is not.
+#[test]
+fn a_name_is_no_way_around_a_denied_address() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let p = web.port;
+    let url = format!("http://docs.test:{p}/page.html");
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            r#"name: t
+prompt: p
+workspace: ws
+tools: [bash, web_fetch]
+policy:
+  default: allow
+  rules:
+    - allow: ["Bash(*)", "Fetch(docs.test)", "Fetch(127.0.0.0/8)"]
+    - deny: ["Fetch(127.0.0.1)"]
+  network:
+    allow: ["docs.test:{p}", 127.0.0.0/8]
+    deny: [127.0.0.1]
+script:
+  - tool_calls:
+      - {{name: bash, args: {{command: "curl -fsS {url}"}}}}
+      - {{name: web_fetch, args: {{url: "{url}"}}}}
+  - text: done
+"#
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let calls = t["tool_calls"].as_array().unwrap();
+    let of = |tool: &str| calls.iter().find(|c| c["tool"] == tool).unwrap();
+    assert_ne!(of("bash")["status"], "ok", "{}", of("bash"));
+    assert!(of("bash")["content"].as_str().unwrap().contains("403"));
+    let fetched = of("web_fetch");
+    assert_ne!(fetched["status"], "ok", "{fetched}");
+    assert!(
+        fetched["content"]
+            .as_str()
+            .unwrap()
+            .contains("denied by `Fetch(127.0.0.1)`"),
+        "{fetched}"
+    );
+    assert!(web.seen().is_empty(), "{:?}", web.seen());
+    let proxy = t["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["via"] == "proxy")
+        .unwrap();
+    assert_eq!(proxy["allowed"], false);
+    assert!(
+        proxy["reason"]
+            .as_str()
+            .unwrap()
+            .contains("denied by `127.0.0.1`"),
+        "{proxy}"
+    );
+}
+
+/// JSON comes back as it is, and HEAD gives the status and headers only.
+#[test]
+fn web_fetch_returns_json_as_it_is_and_head_without_a_body() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "ws/data.json",
+        "{\"crate\": \"tokio\", \"version\": \"1.48\"}",
+    );
+    let web = Web::start(dir.path().join("ws"));
+    let urls = [
+        format!("http://docs.test:{}/data.json", web.port),
+        format!("http://docs.test:{}/page.html", web.port),
+    ];
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: read\nworkspace: ws\ntools: [web_fetch]\npolicy:\n  rules:\n    - allow: [\"Fetch(docs.test)\", \"Fetch(127.0.0.1)\"]\nscript:\n  - tool_calls:\n      - {{name: web_fetch, args: {{url: {}}}}}\n      - {{name: web_fetch, args: {{url: {}, method: HEAD}}}}\n  - text: done\n",
+            serde_json::to_string(&urls[0]).unwrap(),
+            serde_json::to_string(&urls[1]).unwrap()
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = by_url(&t, &urls);
+    assert!(
+        r[0].1
+            .contains("{\"crate\": \"tokio\", \"version\": \"1.48\"}"),
+        "{}",
+        r[0].1
+    );
+    assert!(
+        r[1].1.contains("Status: 200 OK") && r[1].1.contains("content-length:"),
+        "{}",
+        r[1].1
+    );
+    assert!(!r[1].1.contains("Tokio docs"), "{}", r[1].1);
+    assert_eq!(web.seen().len(), 2);
 }

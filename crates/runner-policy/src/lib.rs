@@ -64,7 +64,7 @@ pub use network::{
 };
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};
-pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
+pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, MAX_RULES, Policy, Rule};
 pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};
