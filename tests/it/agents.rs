@@ -106,10 +106,7 @@ agents:
         vec!["worker#1", "worker#2", "worker#3"]
     );
     // The events of the children carry their place in the tree.
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = crate::common::events(&out);
     let child_calls: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "tool_finished" && e.get("agent").is_some())
