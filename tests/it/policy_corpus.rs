@@ -111,6 +111,8 @@ fn decided_by(d: &Decision) -> String {
         "outside"
     } else if reason.contains("writes into .git") {
         "git"
+    } else if reason.contains("is a private address") {
+        "private"
     } else if d.policy.is_none() {
         "refused"
     } else if matches!(reason, "low risk" | "nothing to check") {

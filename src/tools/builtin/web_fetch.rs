@@ -459,3 +459,32 @@ fn render(
     ToolOutput::new(format!("{head}\n{text}{note}"), display)
         .with_metadata(json!({"status": status.as_u16(), "bytes": body.len(), "cut": cut}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts_of(url: &str) -> Result<Parts, ToolError> {
+        parts(&url::Url::parse(url).unwrap())
+    }
+
+    #[test]
+    fn only_web_urls_without_user_information_are_fetched() {
+        for bad in [
+            "https://docs.rs@evil.test/",
+            "https://user:pw@docs.rs/",
+            "file:///etc/passwd",
+            "ftp://docs.rs/x",
+        ] {
+            let e = parts_of(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} accepted"));
+            assert_eq!(e.kind, crate::tools::ToolErrorKind::Validation, "{bad}");
+        }
+        // The signature is the host a URL parser reads, the path decoded.
+        let p = parts_of("http://%65vil.TEST:8080/a%2Fb/../c?q=1").unwrap();
+        assert_eq!(signature(&p).to_string(), "Fetch(evil.test:8080/c)");
+        let p = parts_of("https://docs.rs/%61dmin").unwrap();
+        assert_eq!(signature(&p).to_string(), "Fetch(docs.rs/admin)");
+    }
+}
