@@ -726,14 +726,13 @@ script:
     let (_, child) = &children(&t["tool_calls"])[0];
     let call = &child.as_ref().unwrap()["tool_calls"][0];
     assert_eq!(call["tool"], "bash");
-    assert!(
-        call["content"]
-            .as_str()
-            .unwrap()
-            .contains("Permission denied")
-            || call["status"] == "denied",
-        "{call}"
-    );
+    // The code ran (the backstops let the gate allow it), and the sandbox
+    // refused the read: neither the copy nor the original gave the file.
+    assert_eq!(call["decision"]["decision"], "allow", "{call}");
+    let content = call["content"].as_str().unwrap();
+    assert!(content.contains("PermissionError"), "{content}");
+    assert!(content.contains("[]"), "the copy held it: {content}");
+    assert!(content.contains("Permission denied"), "{content}");
 }
 
 /// A child's answer is checked against its profile's `output_schema`: a

@@ -310,6 +310,47 @@ script:
     );
 }
 
+/// A path denied to reading is denied to editing too: inline code that
+/// writes it (here `.env`, absent from the copy, created anew) has its
+/// change reverted, recorded as a violation of the read rule, and the task
+/// fails. (Only `Edit` denies were tested here, and the read half of the
+/// edit backstop could break unnoticed.)
+#[test]
+fn a_read_denied_path_written_by_inline_code_is_reverted_as_a_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ws = workspace(d, false);
+    write(
+        d,
+        "p.yaml",
+        "default: allow\nrules:\n  - deny: [\"Read(./.env)\"]\n    reason: secrets\n",
+    );
+    let task = write(
+        d,
+        "t.yaml",
+        r#"prompt: p
+workspace: ws
+policy: p.yaml
+script:
+  - tool_calls:
+      - {name: bash, args: {command: "python3 -c \"open('.env','a').write('TOKEN=evil'); open('ok.txt','w').write('fine')\""}}
+  - text: done
+"#,
+    );
+    let t = run(d, &task, &["--apply"], 1);
+    assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
+    assert_eq!(t["violations"][0]["path"], ".env", "{}", t["violations"]);
+    assert_eq!(t["violations"][0]["rule"], "deny Read(./.env)");
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("deny Read(./.env)"), "{reason}");
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(diff.contains("ok.txt") && !diff.contains("evil"), "{diff}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".env")).unwrap(),
+        "TOKEN=SECRET-0815\n"
+    );
+}
+
 /// `runner check --backstops` decides as a run holding them does; without
 /// it, as a run holding none (never looser than a run).
 #[test]

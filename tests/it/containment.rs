@@ -290,8 +290,12 @@ fn runner_tool_bash_gets_the_same_environment_and_sandbox_as_a_run() {
         "ws/escape.py",
         "import os\nopen(os.path.expanduser('~/../runner-tool-escape'), 'w')\n",
     );
+    // HOME in the temp folder: were the sandbox broken, the escape would
+    // land there (next to `home`), never in `/`.
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
     let out = runner()
         .env("GITHUB_TOKEN", GH_SECRET)
+        .env("HOME", dir.path().join("home"))
         .args([
             "tool",
             "bash",
@@ -304,6 +308,7 @@ fn runner_tool_bash_gets_the_same_environment_and_sandbox_as_a_run() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("--- stdout ---\n0\n"), "{text}");
     assert!(text.contains("PermissionError"), "{text}");
+    assert!(!dir.path().join("runner-tool-escape").exists());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("ws/b.txt")).unwrap(),
         "inside\n"

@@ -520,9 +520,22 @@ fn a_remote_mcp_server_is_decided_by_the_network_rules() {
         .split('/')
         .next()
         .unwrap();
-    for (allow, reached) in [
-        ("docs.test".to_string(), false),
-        (format!("127.0.0.1:{port}"), true),
+    // Which rule decided is checked, not only the verdict: a host rule that
+    // allows, a host rule that denies an address the allow rule names, and
+    // an address that no entry names.
+    let allow_port = format!("allow 127.0.0.1:{port}");
+    for (network, reached, rule) in [
+        ("allow: [\"docs.test\"]".to_string(), false, None),
+        (
+            format!("allow: [\"127.0.0.1:{port}\"]"),
+            true,
+            Some(allow_port.as_str()),
+        ),
+        (
+            format!("allow: [\"127.0.0.1:{port}\"]\n    deny: [\"127.0.0.1\"]"),
+            false,
+            Some("deny 127.0.0.1"),
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "ws/a.txt", "a\n");
@@ -530,7 +543,7 @@ fn a_remote_mcp_server_is_decided_by_the_network_rules() {
             dir.path(),
             "task.yaml",
             &format!(
-                "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"{allow}\"]\nmcp_servers:\n  remote:\n    url: {}\n    headers: {{Authorization: \"Bearer tok\"}}\nscript:\n  - text: done\n",
+                "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    {network}\nmcp_servers:\n  remote:\n    url: {}\n    headers: {{Authorization: \"Bearer tok\"}}\nscript:\n  - text: done\n",
                 server.url
             ),
         );
@@ -539,6 +552,19 @@ fn a_remote_mcp_server_is_decided_by_the_network_rules() {
         assert_eq!(conns.len(), 1, "{conns:?}");
         assert_eq!(conns[0]["via"], "mcp");
         assert_eq!(conns[0]["allowed"], reached, "{conns:?}");
+        match rule {
+            Some(rule) => assert_eq!(conns[0]["rule"], rule, "{conns:?}"),
+            None => {
+                assert!(conns[0]["rule"].is_null(), "{conns:?}");
+                let reason = conns[0]["reason"].as_str().unwrap_or("");
+                assert!(
+                    reason.contains(&format!(
+                        "no network entry of task.yaml (inline policy) allows 127.0.0.1:{port}"
+                    )),
+                    "{conns:?}"
+                );
+            }
+        }
         if reached {
             assert!(out.status.success(), "{}", stderr(&out));
         } else {

@@ -163,4 +163,10 @@ fn context_files_follow_the_policy_and_stay_inside() {
     assert!(!open.contains("TOP SECRET"), "{open}");
     let denied = task("policy:\n  default: allow\n  rules:\n    - deny: [\"Read(AGENTS.md)\"]\n");
     assert!(!denied.contains("AGENTS TEXT"), "{denied}");
+    // The positive control: a CONTEXT.md of the workspace's own is read.
+    std::fs::remove_file(dir.path().join("ws/CONTEXT.md")).unwrap();
+    write(dir.path(), "ws/CONTEXT.md", "CONTEXT TEXT\n");
+    let own = task("");
+    assert!(own.contains("CONTEXT TEXT"), "{own}");
+    assert!(own.contains("AGENTS TEXT"), "{own}");
 }

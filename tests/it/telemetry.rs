@@ -501,11 +501,14 @@ fn a_collector_that_hangs_or_is_down_costs_the_timeout_at_most_and_never_the_out
             err.contains("runner: telemetry:") && err.contains(&format!("127.0.0.1:{port}")),
             "{err}"
         );
-        // Not a speed goal: the bound itself. A run waiting on a hung
-        // collector would never end; the export timeout (1s) is spent once
-        // while tasks run and once at the end, and the rest is the run.
+        // Not a speed goal: the bound itself, near the timeout. A run
+        // waiting on a hung collector would never end; the export timeout
+        // (1s) is spent at most once while tasks run and once at the end,
+        // and the rest (a scripted task: well under a second) is the run,
+        // with room for a loaded machine. A run that waited a third time
+        // would still pass 15 s.
         assert!(
-            took < std::time::Duration::from_secs(15),
+            took < std::time::Duration::from_secs(6),
             "{protocol}: {took:?}"
         );
     }
