@@ -19,6 +19,7 @@ pub(crate) mod process;
 pub mod provider;
 pub(crate) mod report;
 pub(crate) mod run;
+pub use run::decide_exit;
 pub mod task;
 pub mod telemetry;
 #[cfg(feature = "test-tools")]

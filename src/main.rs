@@ -156,7 +156,13 @@ fn main() {
             e.exit().code()
         }
     };
-    std::process::exit(code);
+    // A second SIGINT/SIGTERM that came first decides the code (130/143);
+    // its handler is then removing what the run left and exits itself.
+    let decided = runner::decide_exit(code);
+    if decided != code {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    }
+    std::process::exit(decided);
 }
 
 /// Runs the command; errors are printed by `main`, in one place.

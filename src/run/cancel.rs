@@ -6,6 +6,7 @@
 //! `cancelled`. Tasks that had not started are recorded as cancelled too.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use tokio::sync::watch;
 
@@ -60,6 +61,20 @@ impl Cancel {
     }
 }
 
+/// The process's exit code, once decided (-1: not yet).
+static EXIT_CODE: AtomicI32 = AtomicI32::new(-1);
+
+/// Decides the process's exit code once: the first caller's `code` wins,
+/// and every caller gets the winner. The run's end and a second signal
+/// both go through here, so whichever comes first decides, and a second
+/// signal that was reported is never contradicted by the run's own code.
+pub fn decide_exit(code: i32) -> i32 {
+    match EXIT_CODE.compare_exchange(-1, code, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => code,
+        Err(decided) => decided,
+    }
+}
+
 /// The first SIGINT or SIGTERM cancels the run (tasks stop, outputs are
 /// written, outcome `cancelled`); a second one kills every command's
 /// process group, removes the temporary copies and folders (waiting a
@@ -87,12 +102,19 @@ pub fn watch_signals(cancel: Cancel) {
                 );
                 cancel.cancel(name);
             } else {
+                let code = if name == "SIGINT" { 130 } else { 143 };
+                // Decided first, so that a run ending meanwhile exits with
+                // it too; if the run decided its code before this signal
+                // came, the run is already on its way out with it.
+                if decide_exit(code) != code {
+                    continue;
+                }
                 eprintln!("runner: {name} again: exiting now");
                 crate::process::kill_all_groups();
                 if !crate::cleanup::remove_all(std::time::Duration::from_secs(1)) {
                     eprintln!("runner: some temporary folders could not be removed in time");
                 }
-                std::process::exit(if name == "SIGINT" { 130 } else { 143 });
+                std::process::exit(code);
             }
         }
     });
@@ -101,6 +123,14 @@ pub fn watch_signals(cancel: Cancel) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exit_code_is_decided_once() {
+        // The process-wide decision: the first code stays.
+        assert_eq!(decide_exit(143), 143);
+        assert_eq!(decide_exit(75), 143);
+        assert_eq!(decide_exit(130), 143);
+    }
 
     #[tokio::test]
     async fn wakes_waiters_and_keeps_the_first_reason() {

@@ -20,7 +20,7 @@ mod shard;
 mod task_run;
 
 pub use apply::apply_passed;
-pub use cancel::{Cancel, watch_signals};
+pub use cancel::{Cancel, decide_exit, watch_signals};
 pub use models::{fallback_configs, provider_config};
 pub use outputs::{write_report_html, write_run_outputs, write_run_reports};
 pub use resume::resumable;
