@@ -8,6 +8,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// Redaction, for its bench (the cost per megabyte of tool output).
+pub use crate::contain::redact::Redactor;
 use crate::contain::{Confinement, SandboxMode, SandboxSettings};
 
 /// Why a command could not be confined.

@@ -86,6 +86,8 @@ jobs:
     timeout-minutes: 30
     steps:
       - uses: actions/checkout@v5
+        with:
+          persist-credentials: false
       # Pin the action to a release tag of the runner repository.
       - uses: OWNER/runner@main
         env:

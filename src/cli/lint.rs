@@ -29,12 +29,51 @@ pub fn lint(files: &[PathBuf]) -> CliResult {
     if !errors.is_empty() {
         return Err(CliError::Config(errors));
     }
+    eprintln!("{}", credentials_note(files));
     if found == 0 {
         eprintln!("{} file(s): no findings", files.len());
         Ok(Exit::Passed)
     } else {
         Ok(Exit::Failed)
     }
+}
+
+/// What the built-in credentials layer denies, and which rules of
+/// `files` give a file of it back (an allow that names it, with a reason).
+fn credentials_note(files: &[PathBuf]) -> String {
+    let layer = runner_policy::credentials_layer();
+    let denied: Vec<&str> = layer
+        .rules
+        .iter()
+        .map(|r| r.pattern.text.as_str())
+        .collect();
+    let mut note = format!(
+        "{} (in every task, before these files): deny {}",
+        runner_policy::CREDENTIALS_LAYER,
+        denied.join(", ")
+    );
+    for f in files {
+        let Ok(policy) = runner_policy::load_policy_file(f) else {
+            continue;
+        };
+        for r in policy
+            .rules
+            .iter()
+            .filter(|r| runner_policy::overrides_credentials(r))
+        {
+            let named = runner_policy::credential_file_named(&r.pattern).is_some();
+            if named {
+                note.push_str(&format!(
+                    "\n{}:{}: `allow {}` gives back what it names ({})",
+                    f.display(),
+                    r.line,
+                    r.pattern.text,
+                    r.reason.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    note
 }
 
 /// The findings of one policy file, which must load.

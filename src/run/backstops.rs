@@ -2,18 +2,18 @@
 //! copy left out for the policy, whether Landlock confines commands and no
 //! daemon can act for them outside it, and the network switch.
 
-use runner_policy::Backstops;
+use runner_policy::{Backstops, PolicySet};
 
 use crate::contain::Confinement;
 use crate::contain::daemons::reachable_daemon_sockets;
 use crate::workspace::IsolatedWorkspace;
 
-/// The backstops of a run whose copy is `iso` (made hiding what the policy
-/// denies reading when `hides`) and whose commands are confined by
+/// The backstops of a run under `policy` whose copy is `iso` (made hiding
+/// what the policy denies reading) and whose commands are confined by
 /// `confine`; what they rest on is added to the transcript's sandbox
 /// `note`. The daemon sockets are probed only where Landlock confines.
 pub(crate) fn run_backstops(
-    hides: bool,
+    policy: &PolicySet,
     iso: &IsolatedWorkspace,
     confine: Option<&Confinement>,
     network: bool,
@@ -23,7 +23,7 @@ pub(crate) fn run_backstops(
         note.push_str(&format!(
             "; {} path(s) the policy denies reading left out of the copy{}",
             iso.hidden().len(),
-            match iso.hidden_tracked() {
+            match iso.hidden_tracked().len() {
                 0 => String::new(),
                 n => format!(" ({n} tracked by git: readable through its objects)"),
             }
@@ -43,8 +43,14 @@ pub(crate) fn run_backstops(
         ));
     }
     let confined = landlock && daemons.is_empty();
+    // The reads backstop is for the policy's own read denies: a tracked
+    // file that only the built-in credentials layer hid does not weaken it.
+    let tracked_by_rules = iso
+        .hidden_tracked()
+        .iter()
+        .any(|rel| policy.rules_deny_reading(rel));
     Backstops {
-        reads: !hides || (confine.is_some_and(|c| c.hides) && iso.hidden_tracked() == 0),
+        reads: confine.is_some_and(|c| c.hides) && !tracked_by_rules,
         edits: true,
         confined,
         network_off: confined && !network,

@@ -42,7 +42,12 @@ pub async fn run_checks(
             duration_ms: 0,
             started_ms,
         };
-        let (argv, _script_file) = match shell_argv(c.shell.as_deref(), &c.run) {
+        // The script goes in the task's temp folder (its TMPDIR): a file
+        // made in the system's temp folder after the sandbox was set up
+        // is not readable to commands while the original is hidden.
+        let tmp = env.and_then(|e| e.iter().find(|(k, _)| k == "TMPDIR").map(|(_, v)| v));
+        let (argv, _script_file) = match shell_argv(c.shell.as_deref(), &c.run, tmp.map(Path::new))
+        {
             Ok(x) => x,
             Err(e) => {
                 out.push(unstarted(format!(
@@ -88,10 +93,12 @@ pub async fn run_checks(
 }
 
 /// The command line of a check run by `shell` (none: bash as CI runs it),
-/// and the file holding the script when the shell takes one.
+/// and the file holding the script when the shell takes one (made in
+/// `tmp`, else the system's temp folder).
 pub fn shell_argv(
     shell: Option<&str>,
     script: &str,
+    tmp: Option<&Path>,
 ) -> std::io::Result<(Vec<String>, Option<tempfile::TempPath>)> {
     let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
     match shell.map(str::trim) {
@@ -106,9 +113,12 @@ pub fn shell_argv(
             Ok((v, None))
         }
         Some(template) => {
-            let mut file = tempfile::Builder::new()
-                .prefix("runner-check-")
-                .tempfile()?;
+            let mut builder = tempfile::Builder::new();
+            builder.prefix("runner-check-");
+            let mut file = match tmp {
+                Some(dir) => builder.tempfile_in(dir)?,
+                None => builder.tempfile()?,
+            };
             std::io::Write::write_all(&mut file, script.as_bytes())?;
             let path = file.into_temp_path();
             let p = path.display().to_string();

@@ -61,6 +61,21 @@ pub struct Prepared {
     pub hidden: Option<HiddenTree>,
 }
 
+impl Prepared {
+    /// What the copy left out because it holds a credential: its git
+    /// config's entries, and the files only the built-in credentials
+    /// layer hid.
+    pub fn credentials_removed(&self) -> Vec<String> {
+        let mut out = self.iso.credentials_removed().to_vec();
+        out.extend(
+            (self.iso.hidden().iter())
+                .filter(|rel| !self.policy.rules_deny_reading(rel))
+                .map(|rel| format!("{rel}: hidden by the built-in credentials layer")),
+        );
+        out
+    }
+}
+
 impl CopyPlan {
     /// Copies the workspace and sets up commands.
     pub fn prepare(self) -> Result<Prepared, PrepareError> {
@@ -105,7 +120,7 @@ impl CopyPlan {
         // The walls this run holds behind the policy's deny rules decide
         // how much the analysis must refuse.
         let backstops = super::backstops::run_backstops(
-            hides,
+            &self.policy,
             &iso,
             commands.confine.as_ref(),
             self.sandbox.network,

@@ -169,6 +169,8 @@ struct TaskRun<'t> {
     diff_prefix: String,
     sandbox_note: String,
     mcp_sandbox: BTreeMap<String, String>,
+    /// What the copy left out because it holds a credential.
+    credentials_removed: Vec<String>,
     warnings: Vec<String>,
     /// The answer valid against the output schema.
     output: Option<serde_json::Value>,
@@ -271,6 +273,7 @@ impl<'t> TaskRun<'t> {
             diff_prefix: String::new(),
             sandbox_note: String::new(),
             mcp_sandbox: BTreeMap::new(),
+            credentials_removed: Vec::new(),
             warnings: Vec::new(),
             output: None,
             server_adaptations: Vec::new(),
@@ -407,6 +410,7 @@ impl<'t> TaskRun<'t> {
             return Failure(format!("resuming: {e}")).into();
         }
         self.diff_prefix = p.iso.diff_prefix();
+        self.credentials_removed = p.credentials_removed();
         self.sandbox_note = p.sandbox_note;
         self.policy = p.policy;
         sink.emit(&Event::WorkspaceReady {
@@ -599,7 +603,9 @@ impl<'t> TaskRun<'t> {
             }
             // Before any check sees the copy: what the policy denies
             // editing is put back.
-            if self.policy.denies_paths()
+            // (The built-in credentials layer's files are reverted with
+            // the result: no tree walk here for it alone.)
+            if self.policy.rules_deny_paths()
                 && let Err(e) = revert_denied_changes(iso, &self.policy, &mut self.violations)
             {
                 return Outcome {
@@ -782,6 +788,7 @@ impl<'t> TaskRun<'t> {
             parameters: task.params.clone(),
             sandbox: self.sandbox_note,
             mcp_sandbox: self.mcp_sandbox,
+            credentials_removed: self.credentials_removed,
             backstops: self.policy.backstops(),
             server_adaptations: self.server_adaptations,
             warnings: self.warnings,

@@ -13,9 +13,10 @@
 //! - `HEAD`, the refs (`refs/`, `packed-refs`), the `index` (what is staged),
 //!   `shallow` (CI checkouts are shallow), `info/exclude` and `config` are
 //!   copied, so `git status`, `git diff`, `git log`, `git blame` and `git
-//!   show` answer as in the original. Hooks are not copied, and config keys
+//!   show` answer as in the original. Hooks are not copied; config keys
 //!   that run programs or move the work tree (`core.hooksPath`,
-//!   `core.fsmonitor`, `core.worktree`) are removed.
+//!   `core.fsmonitor`, `core.worktree`) and every credential (see
+//!   [`super::git_config`]) are left out of the copy's config.
 //! - When the workspace is a folder inside the repository, the index entries
 //!   outside it are marked skip-worktree, so git does not report the files
 //!   the copy leaves out as deleted (changes outside the folder show as
@@ -177,6 +178,16 @@ pub fn mirror_parent_ignores(repo: &RepoInfo, root: &Path) -> std::io::Result<()
     Ok(())
 }
 
+/// What a view was made with.
+#[derive(Debug, Default)]
+pub struct View {
+    /// The tracked files that lie in the hidden paths (workspace-relative).
+    pub tracked_hidden: Vec<String>,
+    /// What the copy's config left out because it holds a credential, by
+    /// key (see [`super::git_config`]).
+    pub credentials_removed: Vec<String>,
+}
+
 /// Copies a file when it exists.
 fn copy_if_present(from: &Path, to: &Path) -> std::io::Result<()> {
     match std::fs::copy(from, to) {
@@ -208,9 +219,8 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Makes `root/.git` (the copy's repository top) show what the original
 /// shows. `root` holds the workspace's files at `repo.prefix`, without
-/// `hidden` (workspace-relative paths the policy denies reading). Returns
-/// how many tracked files lie in `hidden`.
-pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::Result<usize> {
+/// `hidden` (workspace-relative paths the policy denies reading).
+pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::Result<View> {
     let dot = root.join(".git");
     std::fs::create_dir_all(dot.join("objects/info"))?;
     std::fs::create_dir_all(dot.join("info"))?;
@@ -236,36 +246,21 @@ pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::
         &repo.common_dir.join("info/exclude"),
         &dot.join("info/exclude"),
     )?;
-    copy_if_present(&repo.common_dir.join("config"), &dot.join("config"))?;
-    for key in [
-        "core.hooksPath",
-        "core.fsmonitor",
-        "core.worktree",
-        "core.bare",
-        "extensions.worktreeConfig",
-    ] {
-        // Run where git finds no repository (the ceiling stops its search
-        // in .git/info): git reads a repository's core.worktree as it
-        // starts, and the copied one (a submodule's, relative to its
-        // original git folder) names a folder that is not there, so git
-        // would stop before it edits anything. A key left in place (hooks
-        // of the original, a work tree elsewhere) fails the view.
-        let status = git(&dot.join("info"))
-            .env("GIT_CEILING_DIRECTORIES", &dot)
-            .arg("config")
-            .arg("--file")
-            .arg(dot.join("config"))
-            .args(["--unset-all", key])
-            .status()?;
-        // 5: the key was not set.
-        if !matches!(status.code(), Some(0 | 5)) {
-            return Err(std::io::Error::other(format!(
-                "git config could not remove {key} from the copy's config ({status})"
-            )));
-        }
-    }
+    // The config without hooks, another work tree or any credential (see
+    // git_config); one that git cannot read fails the view.
+    let credentials_removed = super::git_config::write_clean_config(
+        &repo.common_dir.join("config"),
+        &dot.join("config"),
+        &repo.common_dir,
+        &repo.top,
+        &dot.join("info"),
+    )?;
+    let mut view = View {
+        tracked_hidden: Vec::new(),
+        credentials_removed,
+    };
     if repo.prefix.is_empty() && hidden.is_empty() {
-        return Ok(0);
+        return Ok(view);
     }
     let hidden: Vec<String> = hidden
         .iter()
@@ -274,32 +269,42 @@ pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::
             p => format!("{p}/{h}"),
         })
         .collect();
-    skip_absent(root, &repo.prefix, &hidden)
+    let tracked = skip_absent(root, &repo.prefix, &hidden)?;
+    view.tracked_hidden = match repo.prefix.as_str() {
+        "" => tracked,
+        p => tracked
+            .into_iter()
+            .filter_map(|t| t.strip_prefix(&format!("{p}/")).map(str::to_string))
+            .collect(),
+    };
+    Ok(view)
 }
 
 /// Marks skip-worktree the index entries the copy does not hold: outside
 /// `prefix` (the workspace's folder), or in `hidden` (paths from the
 /// repository's top): git must not report those files as deleted. Returns
-/// how many were hidden ones.
-fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<usize> {
+/// the hidden ones (from the repository's top).
+fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<Vec<String>> {
     let out = git(root).args(["ls-files", "-z"]).output()?;
     if !out.status.success() {
         return Err(std::io::Error::other("git ls-files failed in the copy"));
     }
     let inside = format!("{prefix}/");
     let mut absent: Vec<u8> = Vec::new();
-    let mut tracked_hidden = 0;
+    let mut tracked_hidden = Vec::new();
     for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let outside = !prefix.is_empty() && !path.starts_with(inside.as_bytes());
         let is_hidden = !outside && at_or_beneath(hidden, path);
         if outside || is_hidden {
-            tracked_hidden += usize::from(is_hidden);
+            if is_hidden {
+                tracked_hidden.push(String::from_utf8_lossy(path).into_owned());
+            }
             absent.extend_from_slice(path);
             absent.push(0);
         }
     }
     if absent.is_empty() {
-        return Ok(0);
+        return Ok(tracked_hidden);
     }
     let mut child = git(root)
         .args(["update-index", "--skip-worktree", "-z", "--stdin"])

@@ -54,6 +54,9 @@ pub struct IsolatedWorkspace {
     hidden: Hidden,
     /// The object stores the copy's git views read (their alternates).
     object_stores: Vec<PathBuf>,
+    /// What the copy's git configs left out because it holds a
+    /// credential (`.git/config http.https://github.com/.extraheader: …`).
+    credentials_removed: Vec<String>,
 }
 
 /// What the copy leaves out for the policy: absent while the agent works,
@@ -61,7 +64,8 @@ pub struct IsolatedWorkspace {
 #[derive(Debug, Default)]
 struct Hidden {
     paths: Vec<String>,
-    tracked: usize,
+    /// Those git tracks (workspace-relative).
+    tracked: Vec<String>,
     revealed: std::sync::atomic::AtomicBool,
 }
 
@@ -250,11 +254,15 @@ impl IsolatedWorkspace {
             None => Vec::new(),
         };
         hidden.sort();
-        let mut tracked_hidden = 0;
+        let mut tracked_hidden = Vec::new();
+        let mut credentials_removed = Vec::new();
         let mut object_stores = Vec::new();
         let repo = repo.filter(|r| match make_view(r, &original, dir.path(), &hidden) {
-            Some(n) => {
-                tracked_hidden = n;
+            Some(view) => {
+                tracked_hidden = view.tracked_hidden;
+                credentials_removed = (view.credentials_removed.iter())
+                    .map(|c| format!(".git/config {c}"))
+                    .collect();
                 object_stores.push(r.objects());
                 true
             }
@@ -271,8 +279,14 @@ impl IsolatedWorkspace {
                     .iter()
                     .filter_map(|h| h.strip_prefix(&inner).map(str::to_string))
                     .collect();
-                if let Some(n) = make_view(&r, &folder, &dest_root.join(&rel), &beneath) {
-                    tracked_hidden += n;
+                if let Some(view) = make_view(&r, &folder, &dest_root.join(&rel), &beneath) {
+                    tracked_hidden
+                        .extend(view.tracked_hidden.iter().map(|t| format!("{inner}{t}")));
+                    credentials_removed.extend(
+                        view.credentials_removed
+                            .iter()
+                            .map(|c| format!("{inner}.git/config {c}")),
+                    );
                     object_stores.push(r.objects());
                 }
             }
@@ -292,7 +306,14 @@ impl IsolatedWorkspace {
                 revealed: Default::default(),
             },
             object_stores,
+            credentials_removed,
         })
+    }
+
+    /// What the copy's git configs left out because it holds a credential,
+    /// by key, never by value.
+    pub fn credentials_removed(&self) -> &[String] {
+        &self.credentials_removed
     }
 
     /// The files and folders left out for the policy (workspace-relative).
@@ -300,10 +321,10 @@ impl IsolatedWorkspace {
         &self.hidden.paths
     }
 
-    /// How many of the hidden files git tracks: those can still be read
-    /// from the object store through the copy's git view.
-    pub fn hidden_tracked(&self) -> usize {
-        self.hidden.tracked
+    /// The hidden files git tracks: those can still be read from the
+    /// object store through the copy's git view.
+    pub fn hidden_tracked(&self) -> &[String] {
+        &self.hidden.tracked
     }
 
     /// The git object stores the copy's views read through their
@@ -472,10 +493,15 @@ fn copy_hidden(src: &Path, dest: &Path, parents: bool) -> std::io::Result<()> {
 
 /// Makes the git view of `repo` (the original `folder`) in `root`, its
 /// copy, with `hidden` (relative to `folder`) marked skip-worktree; how
-/// many hidden files git tracks, or `None` when no view was made. A view
+/// hidden files git tracks, or `None` when no view was made. A view
 /// that cannot be made is left out with a warning: the copy still works,
 /// as outside a repository.
-fn make_view(repo: &RepoInfo, folder: &Path, root: &Path, hidden: &[String]) -> Option<usize> {
+fn make_view(
+    repo: &RepoInfo,
+    folder: &Path,
+    root: &Path,
+    hidden: &[String],
+) -> Option<super::git_view::View> {
     match create_view(repo, root, hidden) {
         Ok(n) => Some(n),
         Err(e) => {

@@ -9,6 +9,7 @@ mod apply;
 mod atomic;
 mod blob;
 mod diff;
+mod git_config;
 mod git_view;
 mod isolate;
 mod open;

@@ -298,6 +298,13 @@ pub struct Transcript {
     /// What confined each MCP server, by server name (as `sandbox`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mcp_sandbox: BTreeMap<String, String>,
+    /// What the agent's copy left out because it holds a credential, one
+    /// line each, by key or path and never by value: entries of the copy's
+    /// git configuration (`.git/config http.https://github.com/.extraheader:
+    /// …`, a remote URL's user information) and the files the built-in
+    /// credentials layer hid (`.npmrc: …`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credentials_removed: Vec<String>,
     /// The walls the run held behind the policy's deny rules, which the
     /// decisions counted on (absent: none, as in older transcripts).
     #[serde(default, skip_serializing_if = "is_default")]

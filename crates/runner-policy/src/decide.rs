@@ -4,8 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::backstop::Backstops;
+use crate::credentials::{CREDENTIALS_LAYER, credentials_layer, waived};
 use crate::model::DefaultDecision;
-use crate::policy::Policy;
+use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
 
@@ -222,6 +223,16 @@ impl PolicySet {
         risk: Risk,
         sigs: Vec<Signature>,
     ) -> Decision {
+        if let Some(r) = self.credential_refusal(&sigs) {
+            return Decision {
+                verdict: Verdict::Deny,
+                signatures: sigs,
+                rule: r.rule,
+                reason: r.reason,
+                policy: Some(CREDENTIALS_LAYER.to_string()),
+                line: None,
+            };
+        }
         let mut first_allow: Option<(LayerResult, &str)> = None;
         for layer in &self.layers {
             let risk = Self::risk_in(layer, tool, is_mcp, risk);
@@ -254,6 +265,33 @@ impl PolicySet {
             policy: Some(src.to_string()),
             line: r.line,
         }
+    }
+
+    /// The built-in credentials layer's refusal of one of `sigs`, unless an
+    /// explicit allow of a layer gives that path back. A recursive read is
+    /// decided by its folder alone: the files are absent from every copy.
+    fn credential_refusal(&self, sigs: &[Signature]) -> Option<LayerResult> {
+        let layer = credentials_layer();
+        sigs.iter().find_map(|sig| {
+            let folder;
+            let plain = if sig.tree {
+                folder = Signature::new(sig.family, sig.specifier.clone().unwrap_or_default());
+                &folder
+            } else {
+                sig
+            };
+            denied_by(layer, plain, sig).filter(|_| !waived(&self.layers, plain))
+        })
+    }
+
+    /// The credentials layer's rule that denies reading `rel`, if any.
+    fn credential_rule(&self, rel: &str) -> Option<&'static Rule> {
+        let sig = Signature::new(Family::Read, rel);
+        credentials_layer()
+            .rules
+            .iter()
+            .find(|r| r.pattern.matches(&sig, true))
+            .filter(|_| !waived(&self.layers, &sig))
     }
 
     fn decide_layer(&self, layer: &Policy, risk: Risk, sigs: &[Signature]) -> LayerResult {
@@ -361,8 +399,15 @@ impl PolicySet {
     }
 
     /// True when some layer has a `Read` or `Edit` deny rule (what
-    /// [`PolicySet::edit_denied`] can find).
+    /// [`PolicySet::edit_denied`] can find); the built-in credentials
+    /// layer always has.
     pub fn denies_paths(&self) -> bool {
+        true
+    }
+
+    /// True when some layer of the policy (not the built-in credentials
+    /// layer) has a `Read` or `Edit` deny rule.
+    pub fn rules_deny_paths(&self) -> bool {
         self.layers.iter().any(|l| {
             l.rules
                 .iter()
@@ -370,14 +415,10 @@ impl PolicySet {
         })
     }
 
-    /// True when some layer has a `Read` deny rule: the files it matches
-    /// are left out of the agent's copy.
+    /// True when the files some rule denies reading are left out of the
+    /// agent's copy: always, for the built-in credentials layer.
     pub fn denies_reads(&self) -> bool {
-        self.layers.iter().any(|l| {
-            l.rules
-                .iter()
-                .any(|r| !r.allow && r.pattern.family == Family::Read)
-        })
+        true
     }
 
     /// The deny rule (as `deny PATTERN`) and its layer that forbid editing
@@ -386,13 +427,17 @@ impl PolicySet {
     pub fn edit_denied(&self, rel: &str) -> Option<(String, String)> {
         let edit = Signature::new(Family::Edit, rel);
         let read = Signature::new(Family::Read, rel);
-        self.layers.iter().find_map(|l| {
+        let by_rules = self.layers.iter().find_map(|l| {
             l.rules
                 .iter()
                 .find(|r| {
                     !r.allow && (r.pattern.matches(&edit, true) || r.pattern.matches(&read, true))
                 })
                 .map(|r| (format!("deny {}", r.pattern.text), l.source.clone()))
+        });
+        by_rules.or_else(|| {
+            self.credential_rule(rel)
+                .map(|r| (format!("deny {}", r.pattern.text), CREDENTIALS_LAYER.into()))
         })
     }
 
@@ -400,6 +445,16 @@ impl PolicySet {
     /// allows it: what a tool asks of a signature it does not need allowed
     /// on its own (the address a `Fetch` name resolved to).
     pub fn denied(&self, sig: &Signature) -> Option<Decision> {
+        if let Some(r) = self.credential_refusal(std::slice::from_ref(sig)) {
+            return Some(Decision {
+                verdict: Verdict::Deny,
+                signatures: vec![sig.clone()],
+                rule: r.rule,
+                reason: r.reason,
+                policy: Some(CREDENTIALS_LAYER.into()),
+                line: None,
+            });
+        }
         self.layers.iter().find_map(|l| {
             denied_by(l, sig, sig).map(|r| Decision {
                 verdict: Verdict::Deny,
@@ -416,6 +471,12 @@ impl PolicySet {
     /// also denied to `Edit` and left out of what listing and search tools
     /// return.
     pub fn read_denied(&self, rel: &str) -> bool {
+        self.rules_deny_reading(rel) || self.credential_rule(rel).is_some()
+    }
+
+    /// [`PolicySet::read_denied`] by the policy's own rules, without the
+    /// built-in credentials layer (which no backstop needs to hold).
+    pub fn rules_deny_reading(&self, rel: &str) -> bool {
         let sig = Signature::new(Family::Read, rel);
         self.layers.iter().any(|l| {
             l.rules

@@ -28,6 +28,7 @@
 
 mod backstop;
 mod config_error;
+mod credentials;
 mod decide;
 mod hooks;
 pub mod host;
@@ -53,6 +54,10 @@ pub mod words;
 
 pub use backstop::{Backstops, simple_commands};
 pub use config_error::ConfigError;
+pub use credentials::{
+    CREDENTIAL_FILES, CREDENTIALS_LAYER, credential_file_named, credentials_layer,
+    overrides_credentials,
+};
 pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};
 pub use lint::{LintFinding, Severity, lint_policy};

@@ -72,6 +72,8 @@ const OPERATORS: &[&str] = &["&&", "||", ";", "|", "|&", "&", ";;"];
 
 struct Written {
     allow: bool,
+    /// Whether its entry gives a `reason:`.
+    reasoned: bool,
     text: String,
     family: String,
     spec: Option<String>,
@@ -96,6 +98,7 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
                 let spec = spec.filter(|s| !s.is_empty() && s != "*");
                 rules.push(Written {
                     allow,
+                    reasoned: entry.value.reason.is_some(),
                     text,
                     family,
                     spec,
@@ -171,6 +174,15 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
                 ),
             );
         }
+        if let Some(file) = credential_named(r) {
+            find(
+                Severity::Warning,
+                format!(
+                    "names `{file}`, which the built-in credentials layer (`{}`) keeps from the agent; an allow gives such a file back only with a `reason:` in its entry",
+                    crate::CREDENTIALS_LAYER
+                ),
+            );
+        }
         if !r.allow
             && matches!(r.family.as_str(), "Read" | "Edit")
             && let Some(spec) = &r.spec
@@ -186,6 +198,16 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
         }
     }
     out
+}
+
+/// The credential file (as the built-in layer names it) that an allow
+/// rule without a reason names explicitly: it does not give it back.
+fn credential_named(r: &Written) -> Option<&'static str> {
+    if !r.allow || r.reasoned || r.family != "Read" {
+        return None;
+    }
+    let pattern = crate::pattern::Pattern::parse(&r.text).ok()?;
+    crate::credential_file_named(&pattern)
 }
 
 /// Why a rule can never match, when it cannot.

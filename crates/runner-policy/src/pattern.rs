@@ -267,6 +267,17 @@ impl Pattern {
         })
     }
 
+    /// True for a pattern that names no file or command in particular:
+    /// `Family`, `Family(*)`, `Family(**)` (what the built-in credentials
+    /// layer does not take as an explicit allow).
+    pub fn is_catch_all(&self) -> bool {
+        matches!(self.spec, Spec::All)
+            || matches!(
+                self.raw_spec.as_deref().map(str::trim),
+                Some("**" | "./**" | "**/*" | "./**/*" | "/**")
+            )
+    }
+
     /// Does this pattern match the signature? `for_deny` compares programs
     /// by base name; an allow rule matches the program only as written.
     pub fn matches(&self, sig: &Signature, for_deny: bool) -> bool {
