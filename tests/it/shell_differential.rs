@@ -276,24 +276,36 @@ impl Lab {
         }
     }
 
-    /// Runs one script; a finding when bash did what the analysis missed.
-    fn case(&self, script: &str) -> Result<(), String> {
+    /// Runs one script; how it was compared, and a finding when bash did
+    /// what the analysis missed.
+    fn case(&self, script: &str) -> (Compared, Result<(), String>) {
         let script = script.replace("$WS", &self.ws.display().to_string());
         let (ran, changed) = self.run(&script);
-        self.check(&script, &shell::analyze(&script), &ran, &changed)
+        let analysis = shell::analyze(&script);
+        let compared = Compared::of(&script, &analysis, &self.ws);
+        (compared, self.check(&script, &analysis, &ran, &changed))
     }
 
-    /// Runs `script` under bash in a fresh workspace: the programs that
-    /// ran, and the files changed.
+    /// Runs `script` under bash in a fresh workspace and home folder: the
+    /// programs that ran, and the files changed (workspace-relative, or
+    /// absolute in `$HOME`, which a script may write through `~`).
     fn run(&self, script: &str) -> (Vec<Vec<String>>, Vec<String>) {
-        let _ = std::fs::remove_dir_all(&self.ws);
-        std::fs::create_dir(&self.ws).unwrap();
+        for fresh in [&self.ws, &self.home] {
+            let _ = std::fs::remove_dir_all(fresh);
+            std::fs::create_dir(fresh).unwrap();
+        }
         lay_out(&self.ws);
         let before = snapshot(&self.ws);
+        let home_before = snapshot(&self.home);
         std::fs::write(&self.log, "").unwrap();
         self.run_bash(script);
-        let after = snapshot(&self.ws);
-        (read_log(&self.log), changed(&before, &after))
+        let mut changes = changed(&before, &snapshot(&self.ws));
+        changes.extend(
+            changed(&home_before, &snapshot(&self.home))
+                .into_iter()
+                .map(|rel| self.home.join(rel).display().to_string()),
+        );
+        (read_log(&self.log), changes)
     }
 
     /// What bash did against what `analysis` says `script` does.
@@ -410,6 +422,53 @@ impl Lab {
         // Whatever the script left running in the background.
         // SAFETY: as above.
         unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    }
+}
+
+/// How a case's run was compared with the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compared {
+    /// Every program run and file changed against the analysis.
+    Fully,
+    /// Opaque, a plain list: the programs run against its commands'.
+    ProgramsOnly,
+    /// Opaque and no plain list: only a rule naming the whole text, or a
+    /// layer's default under backstops, allows it; nothing to compare.
+    Not,
+}
+
+impl Compared {
+    fn of(script: &str, analysis: &shell::ShellAnalysis, ws: &Path) -> Self {
+        let sigs = analysis.signatures(&LexicalPaths::new(ws), ".");
+        if analysis.opaque.is_none() && sigs.iter().all(|s| s.opaque.is_none()) {
+            Compared::Fully
+        } else if simple_commands(script).is_some() {
+            Compared::ProgramsOnly
+        } else {
+            Compared::Not
+        }
+    }
+}
+
+/// How many cases were compared each way.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    fully: usize,
+    programs_only: usize,
+    not: usize,
+}
+
+impl Counts {
+    fn add(&mut self, c: Compared) {
+        match c {
+            Compared::Fully => self.fully += 1,
+            Compared::ProgramsOnly => self.programs_only += 1,
+            Compared::Not => self.not += 1,
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.fully + self.programs_only + self.not
     }
 }
 
@@ -611,24 +670,22 @@ pub(crate) fn cases(mutants: usize, seed: u64) -> Vec<String> {
     out
 }
 
-/// Runs the cases on two workers; the findings, sorted.
-pub(crate) fn findings(cases: &[String]) -> Vec<String> {
+/// Runs the cases on two workers; the findings, sorted, and how many
+/// cases were compared each way.
+pub(crate) fn compared_findings(cases: &[String]) -> (Vec<String>, Counts) {
     let names = program_names();
     let workers = 2;
     let chunks: Vec<Vec<String>> = (0..workers)
         .map(|w| cases.iter().skip(w).step_by(workers).cloned().collect())
         .collect();
-    let mut out: Vec<String> = std::thread::scope(|s| {
+    let results: Vec<(Compared, Result<(), String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter()
             .map(|chunk| {
                 let names = &names;
                 s.spawn(move || {
                     let lab = Lab::new(names);
-                    chunk
-                        .iter()
-                        .filter_map(|c| lab.case(c).err())
-                        .collect::<Vec<_>>()
+                    chunk.iter().map(|c| lab.case(c)).collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -637,9 +694,17 @@ pub(crate) fn findings(cases: &[String]) -> Vec<String> {
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    out.sort();
-    out.dedup();
-    out
+    let mut counts = Counts::default();
+    let mut found: Vec<String> = results
+        .into_iter()
+        .filter_map(|(compared, result)| {
+            counts.add(compared);
+            result.err()
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    (found, counts)
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -649,13 +714,33 @@ fn env_number(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// At most this share of the cases may go uncompared.
+const MAX_UNCOMPARED_PERCENT: usize = 50;
+
 #[test]
 fn the_analysis_covers_what_bash_does() {
     let mutants = env_number("RUNNER_DIFF_MUTANTS", 1_200) as usize;
     let seed = env_number("RUNNER_DIFF_SEED", 0x5eed_2026);
     let cases = cases(mutants, seed);
     assert!(cases.len() > 2_000, "{} cases", cases.len());
-    let found = findings(&cases);
+    let (found, counts) = compared_findings(&cases);
+    // What the comparison covers, in the test's output (`--nocapture`).
+    println!(
+        "differential: {} cases: {} fully compared, {} on program names only, {} not compared (opaque, no plain list)",
+        counts.total(),
+        counts.fully,
+        counts.programs_only,
+        counts.not
+    );
+    assert_eq!(counts.total(), cases.len());
+    // The bound on what goes uncompared: a change that makes more of the
+    // cases opaque shows here before it hides a misreading.
+    assert!(
+        counts.not * 100 <= counts.total() * MAX_UNCOMPARED_PERCENT,
+        "{} of {} cases were not compared (bound: {MAX_UNCOMPARED_PERCENT}%)",
+        counts.not,
+        counts.total()
+    );
     assert!(
         found.is_empty(),
         "{} of {} cases ran what the analysis did not see:\n{}",
