@@ -77,10 +77,16 @@ struct NetPortAttr {
     port: u64,
 }
 
+/// ABI 6 scopes: no connecting to an abstract Unix socket, and no
+/// signal, outside the process's own Landlock domain.
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+const SCOPE_SIGNAL: u64 = 1 << 1;
+
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
     handled_access_net: u64,
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -313,7 +319,12 @@ impl Confinement {
             }
         ) + &hidden
             .map(|h| format!("; {} unreadable", h.root.display()))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + if abi >= 6 {
+                "; no signal or abstract Unix socket outside the task (Landlock scopes)"
+            } else {
+                "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
+            };
         Ok((
             Some(Confinement {
                 ruleset: Some(ruleset),
@@ -423,12 +434,19 @@ fn build_ruleset(
             // connecting to it, or anywhere but the proxy, does not.
             Net::Proxy(_) => ACCESS_NET_CONNECT_TCP,
         },
+        // A command cannot signal the runner or any process outside its
+        // task (`kill -9 $PPID`), nor reach a daemon's abstract socket.
+        scoped: if abi >= 6 {
+            SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+        } else {
+            0
+        },
     };
-    // Kernels before ABI 4 know only the first field.
-    let size = if abi >= 4 {
-        std::mem::size_of::<RulesetAttr>()
-    } else {
-        std::mem::size_of::<u64>()
+    // Each ABI knows the fields up to its own: ABI 1-3 the first, 4-5 two.
+    let size = match abi {
+        6.. => std::mem::size_of::<RulesetAttr>(),
+        4 | 5 => 2 * std::mem::size_of::<u64>(),
+        _ => std::mem::size_of::<u64>(),
     };
     // SAFETY: a valid attribute of the size given.
     let fd = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, &attr, size, 0u32) };

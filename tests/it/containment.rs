@@ -347,3 +347,61 @@ fn without_landlock_best_effort_goes_on_and_says_so_while_required_fails() {
         }
     }
 }
+
+/// A command cannot signal the runner (Landlock's signal scope, ABI 6):
+/// `kill -9 $PPID`, a kill of the runner's process group and a SIGTERM of
+/// it all fail, and the run finishes with its transcript and junit.xml.
+/// Its own children it may still signal.
+#[test]
+fn a_command_cannot_kill_the_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    let commands = [
+        "echo runner=$PPID; kill -9 $PPID; echo kill=$?",
+        "kill -9 -$(awk '{print $5}' /proc/$PPID/stat); echo group=$?",
+        "kill -TERM $PPID; echo term=$?",
+        "sleep 30 & kill $!; wait $!; echo child=$?",
+    ];
+    task_with_commands(dir.path(), "", &commands);
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("out/junit.xml").exists());
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("no signal"), "{sandbox}");
+    let r = results(&t);
+    let runner_pid = r[0]
+        .split("runner=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap();
+    assert!(runner_pid.parse::<u32>().unwrap() > 1, "{}", r[0]);
+    for (i, word) in ["kill=1", "group=1", "term=1"].iter().enumerate() {
+        assert!(r[i].contains(word), "{}", r[i]);
+        assert!(r[i].contains("Operation not permitted"), "{}", r[i]);
+    }
+    // 143: the child died of the SIGTERM its parent sent.
+    assert!(r[3].contains("child=143"), "{}", r[3]);
+}
+
+/// Where Landlock has no scopes (ABI 5, simulated), the transcript says
+/// that signals are not scoped.
+#[test]
+fn without_landlock_scopes_the_sandbox_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    task_with_commands(dir.path(), "", &["true"]);
+    let out = runner()
+        .current_dir(dir.path())
+        .env("HOME", dir.path().join("home"))
+        .env("RUNNER_SIMULATE_LANDLOCK_ABI", "5")
+        .args(["run", "-q", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("ABI 5"), "{sandbox}");
+    assert!(sandbox.contains("not scoped"), "{sandbox}");
+}

@@ -104,10 +104,12 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Runs the task with every event as a JSON line on stdout and every
+/// call as a log line on stderr (`-v`), so that both can be searched.
 fn run(dir: &Path, task: &str) -> (std::process::Output, Value) {
     let task = write(dir, "t.yaml", task);
     let o = runner()
-        .args(["run", "--out"])
+        .args(["run", "-v", "--format", "json", "--out"])
         .arg(dir.join("out"))
         .arg(&task)
         .env("CI", "true")
@@ -178,7 +180,9 @@ fn a_checkouts_token_never_reaches_the_model_or_an_output() {
     // The original is untouched.
     assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), before);
     assert_eq!(git(&root, &["log", "--oneline"]).lines().count(), 1);
-    // No output file and no log line holds it, in either form.
+    // No output file, event or log line holds it, in either form.
+    let events = crate::common::events(&o);
+    assert!(events.len() > 10, "{events:?}");
     let outputs = all_text(&dir.path().join("out"));
     let logs = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
     for text in [&outputs, &logs] {
