@@ -389,6 +389,7 @@ fn child(name: &str) {
                 edits: true,
                 confined: true,
                 network_off: true,
+                exec: false,
             };
             let cmd = "python3 -c x; ".repeat(64);
             decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)

@@ -46,6 +46,8 @@ pub struct CommandResult {
     pub stdout: Captured,
     pub stderr: Captured,
     pub duration: Duration,
+    /// The programs the supervisor refused to start (policy deny rules).
+    pub exec_refusals: Vec<crate::contain::exec_guard::ExecRefusal>,
 }
 
 impl CommandResult {
@@ -246,14 +248,25 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     }
     // The span that starts it, when the run exports telemetry.
     cmd.envs(crate::telemetry::context::propagation_env());
+    // The supervisor's thread for this command, when it runs; the child
+    // sends it its listener before `exec`.
+    let mut supervised = match &spec.confine {
+        Some(c) => c.supervise()?,
+        None => None,
+    };
     if let Some(c) = spec.confine.clone() {
-        // SAFETY: `apply` makes only system calls (no allocation, no locks),
-        // which is what may run between fork and exec.
+        let channel = supervised.as_ref().map_or(-1, |s| s.child_fd());
+        // SAFETY: `apply_with` makes only system calls (no allocation, no
+        // locks), which is what may run between fork and exec.
         unsafe {
-            cmd.pre_exec(move || c.apply());
+            cmd.pre_exec(move || c.apply_with(channel));
         }
     }
-    let mut child = cmd.spawn()?;
+    let spawned = cmd.spawn();
+    if let Some(s) = &mut supervised {
+        s.spawned();
+    }
+    let mut child = spawned?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
     let pidfd = child.id().and_then(pidfd_open);
     if let (Some(bytes), Some(mut pipe)) = (spec.stdin, child.stdin.take()) {
@@ -297,7 +310,12 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         _ => Captured::default(),
     };
     use std::os::unix::process::ExitStatusExt;
+    let exec_refusals = supervised
+        .as_ref()
+        .map(|s| s.exec_refusals())
+        .unwrap_or_default();
     Ok(CommandResult {
+        exec_refusals,
         exit_code: if timed_out {
             None
         } else {

@@ -14,7 +14,7 @@ use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
 /// A `--backstops` entry that names no backstop.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown backstop `{0}` (reads, edits, confined, network-off, all)")]
+#[error("unknown backstop `{0}` (reads, edits, confined, network-off, exec, all)")]
 pub struct BackstopError(String);
 
 /// `--backstops`: `all`, or a comma-separated list of `reads`, `edits`,
@@ -29,12 +29,14 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
                     edits: true,
                     confined: true,
                     network_off: true,
+                    exec: true,
                 }
             }
             "reads" => b.reads = true,
             "edits" => b.edits = true,
             "confined" => b.confined = true,
             "network-off" => b.network_off = true,
+            "exec" => b.exec = true,
             other => return Err(BackstopError(other.to_string())),
         }
     }

@@ -103,6 +103,7 @@ pub async fn run_tool(
         &EnvSettings::default(),
         &SandboxSettings::default(),
         None,
+        Some(&set),
     )
     .map_err(|e| CliError::Failed(e.to_string()))?;
     let mut ctx = ToolContext::new(ws).with_policy(set.clone());

@@ -45,6 +45,7 @@ impl CommandSetup {
         env: &EnvSettings,
         sandbox: &SandboxSettings,
         hidden: Option<&HiddenTree>,
+        policy: Option<&std::sync::Arc<runner_policy::PolicySet>>,
     ) -> Result<CommandSetup, CommandSetupError> {
         let tmp = tempfile::Builder::new()
             .prefix("runner-tmp-")
@@ -65,6 +66,21 @@ impl CommandSetup {
             vars.push((var.to_string(), tmp.path().display().to_string()));
         }
         let registered = crate::cleanup::register(tmp.path());
+        // The exec wall behind the policy's program denies, where the
+        // supervisor runs; programs looked up on the commands' PATH.
+        let path = vars
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str());
+        let guard = policy.and_then(|p| super::exec_guard::ExecGuard::new(p.clone(), path));
+        let (confine, sandbox_note) = match (confine, guard) {
+            (Some(c), Some(g)) if c.supervises() => {
+                let c = c.with_exec(std::sync::Arc::new(g));
+                let note = c.description.clone();
+                (Some(c), note)
+            }
+            (c, _) => (c, sandbox_note),
+        };
         Ok(CommandSetup {
             env: vars,
             confine,

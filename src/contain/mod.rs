@@ -14,13 +14,18 @@
 //!   network; rlimits bound CPU time and memory. All of it is prepared in
 //!   the runner and applied in the child between `fork` and `exec` with
 //!   plain system calls.
+//! - [`supervisor`]: behind the sandbox, the runner decides each `connect`
+//!   of a confined command (the proxy by address and port; Unix sockets
+//!   only inside the task's folders).
 
 pub mod commands;
 pub mod daemons;
 pub mod env;
+pub mod exec_guard;
 pub mod redact;
 pub mod sandbox;
 mod seccomp;
+pub mod supervisor;
 pub mod vars;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};

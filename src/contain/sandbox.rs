@@ -14,6 +14,10 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::exec_guard::ExecGuard;
+use super::supervisor::{IpRule, Rules, Supervised};
 
 /// `sandbox:` modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -212,6 +216,9 @@ pub struct Confinement {
     pub description: String,
     /// Whether the [`HiddenTree`] asked for is unreadable.
     pub hides: bool,
+    /// What the supervisor decides for these commands, where it runs
+    /// (see [`super::supervisor`]), and its filter.
+    supervisor: Option<(Arc<Rules>, Vec<libc::sock_filter>)>,
 }
 
 impl Confinement {
@@ -260,6 +267,7 @@ impl Confinement {
                 rlimits,
                 description: d.clone(),
                 hides: false,
+                supervisor: None,
             });
             return Ok((c, d));
         }
@@ -283,6 +291,7 @@ impl Confinement {
                     rlimits,
                     description: d.clone(),
                     hides: false,
+                    supervisor: None,
                 });
                 return Ok((c, d));
             }
@@ -299,6 +308,32 @@ impl Confinement {
             Net::On => Vec::new(),
             Net::Proxy(_) => super::seccomp::socket_filter(true),
             Net::Off | Net::OffForRules => super::seccomp::socket_filter(false),
+        };
+        let supervisor = match super::supervisor::available() {
+            Ok(()) => {
+                let ip = match net {
+                    Net::Proxy(port) => IpRule::Proxy(port),
+                    _ => IpRule::Any,
+                };
+                let rules = Arc::new(Rules::new(ip, writable));
+                Some((rules, super::supervisor::filter(false)))
+            }
+            Err(why) => {
+                tracing::debug!("no supervisor: {why}");
+                None
+            }
+        };
+        let supervised = match (&supervisor, super::supervisor::available()) {
+            (Some(_), _) => match net {
+                Net::Proxy(port) => format!(
+                    "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
+                ),
+                _ => "; connections decided by the runner's supervisor (Unix sockets only inside the writable folders)".to_string(),
+            },
+            (None, Err(why)) => format!(
+                "; no supervisor ({why}): Unix sockets outside the task are reachable"
+            ),
+            (None, Ok(())) => String::new(),
         };
         let description = format!(
             "landlock (ABI {abi}): writes only in {}; network {}",
@@ -324,7 +359,8 @@ impl Confinement {
                 "; no signal or abstract Unix socket outside the task (Landlock scopes)"
             } else {
                 "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
-            };
+            }
+            + &supervised;
         Ok((
             Some(Confinement {
                 ruleset: Some(ruleset),
@@ -332,6 +368,7 @@ impl Confinement {
                 rlimits,
                 description: description.clone(),
                 hides: hidden.is_some(),
+                supervisor,
             }),
             description,
         ))
@@ -346,6 +383,7 @@ impl Confinement {
             rlimits: Vec::new(),
             description: String::new(),
             hides: false,
+            supervisor: None,
         }
     }
 
@@ -354,9 +392,61 @@ impl Confinement {
         self.ruleset.is_some()
     }
 
+    /// Whether the runner's supervisor decides these commands' connections.
+    pub fn supervises(&self) -> bool {
+        self.supervisor.is_some()
+    }
+
+    /// Whether the supervisor decides these commands' execs against the
+    /// policy's program denies.
+    pub fn supervises_exec(&self) -> bool {
+        self.supervisor
+            .as_ref()
+            .is_some_and(|(rules, _)| rules.exec.is_some())
+    }
+
+    /// The same confinement, with the supervisor deciding execs with
+    /// `guard` too (where the supervisor runs).
+    pub fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {
+        if let Some((rules, _)) = &self.supervisor {
+            let rules = Arc::new(rules.with_exec(guard));
+            self.supervisor = Some((rules, super::supervisor::filter(true)));
+            self.description
+                .push_str("; execs decided against the policy's program denies (supervisor)");
+        }
+        self
+    }
+
+    /// What the supervisor refused so far.
+    pub fn refused_connections(&self) -> Vec<String> {
+        self.supervisor
+            .as_ref()
+            .map(|(r, _)| r.refused())
+            .unwrap_or_default()
+    }
+
+    /// Prepares one spawn: where the supervisor runs, the thread that will
+    /// serve the child's listener (give [`Supervised::child_fd`] to
+    /// [`Confinement::apply_with`], and call [`Supervised::spawned`] once
+    /// the child is started).
+    pub fn supervise(&self) -> std::io::Result<Option<Supervised>> {
+        match &self.supervisor {
+            Some((rules, _)) => Supervised::start(rules.clone()).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Applies the confinement to the calling process. Only system calls:
-    /// safe between `fork` and `exec`.
+    /// safe between `fork` and `exec`. Where the supervisor runs and no
+    /// channel to it was prepared, its filter still holds and every
+    /// connection fails (closed, not open).
     pub fn apply(&self) -> std::io::Result<()> {
+        self.apply_with(-1)
+    }
+
+    /// [`Confinement::apply`], sending the supervisor's listener on
+    /// `supervisor` (from [`Supervised::child_fd`]).
+    pub fn apply_with(&self, supervisor: std::os::fd::RawFd) -> std::io::Result<()> {
         for &(res, value) in &self.rlimits {
             // For CPU time the hard limit is a second later, so the command
             // first gets SIGXCPU (which says why) rather than SIGKILL.
@@ -400,6 +490,24 @@ impl Confinement {
                 ) != 0
                 {
                     return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some((_, filter)) = &self.supervisor {
+                if supervisor >= 0 {
+                    super::supervisor::install_in_child(filter, supervisor)?;
+                } else {
+                    let prog = libc::sock_fprog {
+                        len: filter.len() as u16,
+                        filter: filter.as_ptr() as *mut libc::sock_filter,
+                    };
+                    if libc::prctl(
+                        libc::PR_SET_SECCOMP,
+                        libc::SECCOMP_MODE_FILTER,
+                        &prog as *const libc::sock_fprog,
+                    ) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
             }
         }

@@ -10,24 +10,24 @@
 //! system call of a foreign ABI (which could reach `socketcall`).
 
 #[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+pub(super) const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
 #[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+pub(super) const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const AUDIT_ARCH: u32 = 0;
+pub(super) const AUDIT_ARCH: u32 = 0;
 
 /// `seccomp_data`: the system call number, the architecture, and the low
 /// half of argument `n` (little-endian).
-const NR: u32 = 0;
-const ARCH: u32 = 4;
-const fn arg(n: u32) -> u32 {
+pub(super) const NR: u32 = 0;
+pub(super) const ARCH: u32 = 4;
+pub(super) const fn arg(n: u32) -> u32 {
     16 + 8 * n
 }
 
 const MSG_FASTOPEN: u32 = 0x2000_0000;
 
 /// One instruction, with jumps to labels.
-enum Op {
+pub(super) enum Op {
     Load(u32),
     And(u32),
     /// If the accumulator equals `k`, go to the label, else on.
@@ -41,7 +41,7 @@ enum Op {
 }
 
 /// Resolves labels into BPF's relative jumps (forward only).
-fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
+pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD};
     use libc::{BPF_RET, BPF_W};
     let mut at = std::collections::HashMap::new();

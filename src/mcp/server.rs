@@ -235,11 +235,19 @@ impl McpServer {
         // The task's span, when the run is traced: the server's own spans
         // join the run's trace.
         cmd.envs(crate::telemetry::context::propagation_env());
+        // The supervisor's thread for the server, when it runs.
+        let mut supervised = match &confine {
+            Some(c) => c
+                .supervise()
+                .map_err(io(format!("supervising {}", spec.command)))?,
+            None => None,
+        };
         if let Some(c) = confine {
-            // SAFETY: `apply` makes only system calls (no allocation, no
-            // locks), which is what may run between fork and exec.
+            let channel = supervised.as_ref().map_or(-1, |s| s.child_fd());
+            // SAFETY: `apply_with` makes only system calls (no allocation,
+            // no locks), which is what may run between fork and exec.
             unsafe {
-                cmd.pre_exec(move || c.apply());
+                cmd.pre_exec(move || c.apply_with(channel));
             }
         }
         if let Some(dir) = log.parent() {
@@ -247,7 +255,11 @@ impl McpServer {
         }
         let log_file = std::fs::File::create(&log).map_err(io(format!("log {}", log.display())))?;
         cmd.stderr(log_file);
-        let mut child = cmd.spawn().map_err(|source| McpStartError::Spawn {
+        let spawned = cmd.spawn();
+        if let Some(s) = &mut supervised {
+            s.spawned();
+        }
+        let mut child = spawned.map_err(|source| McpStartError::Spawn {
             command: spec.command.clone(),
             source,
         })?;

@@ -1,6 +1,8 @@
 //! The backstops a run holds (see `runner_policy::Backstops`): what the
 //! copy left out for the policy, whether Landlock confines commands and no
-//! daemon can act for them outside it, and the network switch.
+//! daemon can act for them outside it (the supervisor's Unix-socket rule
+//! where it runs, a probe of the known daemons' sockets where not), and
+//! the network switch.
 
 use runner_policy::{Backstops, PolicySet};
 
@@ -30,7 +32,11 @@ pub(crate) fn run_backstops(
         ));
     }
     let landlock = confine.is_some_and(Confinement::confines_writes);
-    let daemons = if landlock {
+    // With the supervisor, no Unix socket outside the task is reachable,
+    // whatever a probe would find; without it, the known daemons' sockets
+    // are probed.
+    let supervised = confine.is_some_and(Confinement::supervises);
+    let daemons = if landlock && !supervised {
         reachable_daemon_sockets()
     } else {
         Vec::new()
@@ -54,5 +60,6 @@ pub(crate) fn run_backstops(
         edits: true,
         confined,
         network_off: confined && !network,
+        exec: confined && confine.is_some_and(Confinement::supervises_exec),
     }
 }

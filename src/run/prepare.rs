@@ -115,6 +115,7 @@ impl CopyPlan {
             &self.env,
             &self.sandbox,
             hidden.as_ref(),
+            Some(&self.policy),
         )?;
         let mut sandbox_note = commands.sandbox_note;
         // The walls this run holds behind the policy's deny rules decide

@@ -101,7 +101,10 @@ fn walker(root: &Path, excludes: &[PathBuf], parents: bool) -> WalkBuilder {
 /// A file's or link's record; `None` for a folder or a path that is gone.
 fn entry_of(path: &Path) -> Option<SnapshotEntry> {
     let meta = path.symlink_metadata().ok()?;
-    if meta.is_dir() {
+    // Only files and links are part of a change: a socket a command left
+    // (a server's), a fifo or a device cannot be read or diffed, and the
+    // copy never holds them (see `copy_entry`).
+    if !meta.is_file() && !meta.file_type().is_symlink() {
         return None;
     }
     let link = if meta.file_type().is_symlink() {

@@ -394,11 +394,85 @@ fn runner_check_decides_with_the_backstops_it_is_given() {
     );
 }
 
-/// A daemon that could act outside the sandbox (here a container engine's
-/// socket named by `DOCKER_HOST`) takes the backstops away: inline code
-/// needs its exact text again, and the transcript says why.
+/// A daemon at any path outside the task (here one that `DOCKER_HOST`
+/// names) is unreachable: the supervisor decides every Unix-socket
+/// connect, so the run keeps its backstops and inline code runs. A socket
+/// a command makes inside its copy still works; a symlink in the copy to
+/// the daemon's socket does not.
 #[test]
-fn a_reachable_daemon_socket_leaves_the_analysis_in_charge() {
+fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let sock = d.join("elsewhere/docker.sock");
+    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+    let daemon = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    daemon.set_nonblocking(true).unwrap();
+    let connect = |path: &str| {
+        format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\""
+        )
+    };
+    let inside = "python3 -c \"import socket, os; srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(); c = socket.socket(socket.AF_UNIX); c.connect(os.path.abspath('own.sock')); print('own ok')\"".to_string();
+    let commands = [
+        connect(&sock.display().to_string()),
+        format!(
+            "ln -s {} link.sock && {}",
+            sock.display(),
+            connect("link.sock")
+        ),
+        inside,
+        "curl -sS --unix-socket \"${DOCKER_HOST#unix://}\" http://x/_ping".to_string(),
+    ];
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\npolicy: {{default: allow}}\nscript:\n{}  - text: done\n",
+            crate::common::bash_turns(&commands.iter().map(String::as_str).collect::<Vec<_>>())
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .env("DOCKER_HOST", format!("unix://{}", sock.display()))
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["backstops"]["confined"], true, "{}", t["backstops"]);
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("supervisor"), "{sandbox}");
+    let calls = t["tool_calls"].as_array().unwrap();
+    let content = |i: usize| calls[i]["content"].as_str().unwrap().to_string();
+    for i in [0, 1, 3] {
+        // Decided allowed (inline code under backstops), refused by the
+        // supervisor.
+        assert_eq!(calls[i]["decision"]["decision"], "allow", "{}", calls[i]);
+        assert!(!content(i).contains("connected"), "{}", content(i));
+    }
+    assert!(
+        content(0).contains("Operation not permitted"),
+        "{}",
+        content(0)
+    );
+    assert!(
+        content(1).contains("Operation not permitted"),
+        "{}",
+        content(1)
+    );
+    assert!(content(2).contains("own ok"), "{}", content(2));
+    // The daemon never saw a connection.
+    assert!(daemon.accept().is_err());
+}
+
+/// Without the supervisor (simulated: seccomp user notification missing),
+/// a reachable daemon socket (one `DOCKER_HOST` names) takes the backstops
+/// away: inline code needs its exact text again, and the transcript says
+/// why.
+#[test]
+fn without_the_supervisor_a_reachable_daemon_socket_leaves_the_analysis_in_charge() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "ws/a.txt", "a\n");
@@ -418,6 +492,7 @@ script:
     );
     let o = runner()
         .current_dir(d)
+        .env("RUNNER_SIMULATE_NO_SUPERVISOR", "1")
         .env("DOCKER_HOST", format!("unix://{}", sock.display()))
         .args(["run", "-q", "--out", "out"])
         .arg(&task)
@@ -433,12 +508,14 @@ script:
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(
         sandbox.contains("a daemon that acts outside the sandbox")
-            && sandbox.contains("docker.sock"),
+            && sandbox.contains("docker.sock")
+            && sandbox.contains("no supervisor"),
         "{sandbox}"
     );
     // The same task without the daemon runs the code.
     let o = runner()
         .current_dir(d)
+        .env("RUNNER_SIMULATE_NO_SUPERVISOR", "1")
         .env_remove("DOCKER_HOST")
         .args(["run", "-q", "--out", "out2"])
         .arg(&task)
@@ -447,4 +524,179 @@ script:
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let t = read_json(d.join("out2/t/transcript.json"));
     assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
+}
+
+/// A repository whose `origin` is a bare repository the sandbox lets
+/// commands write (`sandbox: write:`), so that only the exec wall stands
+/// between a push and the remote.
+fn repo_with_writable_remote(d: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ws = d.join("ws");
+    let remote = d.join("remote.git");
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "ws/Makefile",
+        "publish:\n\tgit push -q origin HEAD:refs/heads/pushed\n",
+    );
+    git(d, &["init", "-q", "--bare", "remote.git"]);
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "init"]);
+    git(
+        &ws,
+        &["remote", "add", "origin", &remote.display().to_string()],
+    );
+    (ws.canonicalize().unwrap(), remote.canonicalize().unwrap())
+}
+
+/// Whether the remote got the branch the commands push.
+fn pushed(remote: &Path) -> bool {
+    Command::new("git")
+        .args(["--git-dir"])
+        .arg(remote)
+        .args(["rev-parse", "--verify", "-q", "refs/heads/pushed"])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+const PUSHES: [&str; 3] = [
+    "python3 -c \"import subprocess; subprocess.run(['git', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], check=True)\"",
+    "make -s publish",
+    "cp \"$(command -v git)\" \"$TMPDIR/mygit\" && \"$TMPDIR/mygit\" push -q origin HEAD:refs/heads/pushed",
+];
+
+fn push_task(d: &Path, remote: &Path, policy: &str, command: &str) -> std::path::PathBuf {
+    write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\npolicy:\n{policy}sandbox: {{write: [\"{}\"]}}\nscript:\n{}  - text: done\n",
+            remote.display(),
+            crate::common::bash_turns(&[command])
+        ),
+    )
+}
+
+/// `deny Bash(git push:*)` holds whatever starts git: inline Python, a
+/// Makefile recipe, a copy of the git binary under another name. Each call
+/// runs (the gate cannot see the push in them), the push never lands, and
+/// the call's record names the rule. Without the deny rule, the same
+/// commands push (the control: only the exec wall stood in the way).
+#[test]
+fn a_program_deny_rule_holds_behind_inline_code_make_and_a_copied_binary() {
+    let deny = "  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\n      reason: no pushing\n";
+    for command in PUSHES {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (_, remote) = repo_with_writable_remote(d);
+        let task = push_task(d, &remote, deny, command);
+        let t = run(d, &task, &[], 0);
+        let call = &t["tool_calls"][0];
+        assert_eq!(call["decision"]["decision"], "allow", "{command}: {call}");
+        assert!(!pushed(&remote), "{command}: the push landed");
+        let refusal = &call["metadata"]["sandbox_refusals"][0];
+        assert_eq!(
+            refusal["rule"], "deny Bash(git push:*)",
+            "{command}: {call}"
+        );
+        assert!(
+            refusal["argv"].to_string().contains("push"),
+            "{command}: {refusal}"
+        );
+        let content = call["content"].as_str().unwrap();
+        assert!(
+            content.contains("refused by the sandbox") && content.contains("deny Bash(git push:*)"),
+            "{command}: {content}"
+        );
+        assert_eq!(t["counts"]["denied_calls"], 1, "{command}");
+        assert_eq!(t["backstops"]["exec"], true, "{}", t["backstops"]);
+        // fail_on_denial applies as to any denial.
+        let strict = std::fs::read_to_string(&task)
+            .unwrap()
+            .replace("prompt: p\n", "prompt: p\nfail_on_denial: true\n");
+        std::fs::write(&task, strict).unwrap();
+        let t = run(d, &task, &[], 1);
+        assert!(
+            t["outcome"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("fail_on_denial"),
+            "{}",
+            t["outcome"]
+        );
+    }
+    // The control: no deny rule, and each command pushes.
+    for command in PUSHES {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (_, remote) = repo_with_writable_remote(d);
+        let task = push_task(d, &remote, "  default: allow\n", command);
+        let t = run(d, &task, &[], 0);
+        assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
+        assert!(pushed(&remote), "{command}: the control did not push");
+    }
+}
+
+/// Inline code runs under program deny rules: under `default: allow`,
+/// and under `default: deny` with the program's allow rule.
+#[test]
+fn inline_code_runs_under_program_deny_rules() {
+    for policy in [
+        "  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(rm -rf /:*)\"]\n",
+        "  default: deny\n  rules:\n    - allow: [\"Bash(python3:*)\"]\n    - deny: [\"Bash(git push:*)\"]\n",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "ws/a.txt", "a\n");
+        let task = write(
+            d,
+            "t.yaml",
+            &format!(
+                "prompt: p\nworkspace: ws\npolicy:\n{policy}script:\n{}  - text: done\n",
+                crate::common::bash_turns(&["python3 -c 'print(6*7)'"])
+            ),
+        );
+        let t = run(d, &task, &[], 0);
+        let call = &t["tool_calls"][0];
+        assert_eq!(call["status"], "ok", "{policy}: {call}");
+        assert!(call["content"].as_str().unwrap().contains("42"), "{call}");
+    }
+}
+
+/// Without the supervisor (simulated), program deny rules have no wall:
+/// inline code is refused as before, and the transcript says why.
+#[test]
+fn without_the_supervisor_inline_code_under_a_program_deny_stays_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\nscript:\n{}  - text: done\n",
+            crate::common::bash_turns(&["python3 -c 'print(6*7)'"])
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .env("RUNNER_SIMULATE_NO_SUPERVISOR", "1")
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    let call = &t["tool_calls"][0];
+    assert_eq!(call["status"], "denied", "{call}");
+    let reason = call["decision"]["reason"].as_str().unwrap();
+    assert!(reason.contains("deny Bash(git push:*)"), "{reason}");
+    assert_eq!(t["backstops"]["exec"], false, "{}", t["backstops"]);
+    assert!(
+        t["sandbox"].as_str().unwrap().contains("no supervisor"),
+        "{}",
+        t["sandbox"]
+    );
 }

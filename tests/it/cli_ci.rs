@@ -839,9 +839,16 @@ fn second_signal_round(round: usize) {
     );
     assert!(err.contains("again: exiting now"), "{err}");
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+    // Killed, the command may take a moment to be gone from /proc (the
+    // runner does not wait for it to die); one that was not killed would
+    // run for 43 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&sleeper) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert_eq!(
         processes_running(&sleeper),
         0,
-        "the agent's command survived"
+        "round {round}: the agent's command survived"
     );
 }

@@ -360,7 +360,7 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
     // Around the proxy: refused by the sandbox, whatever the rules say.
     assert!(!ok(6), "direct curl: {:?}", r[6]);
     assert!(
-        !ok(7) && r[7].1.contains("Permission denied"),
+        !ok(7) && r[7].1.contains("Operation not permitted"),
         "direct socket: {:?}",
         r[7]
     );
@@ -734,4 +734,41 @@ fn web_fetch_returns_json_as_it_is_and_head_without_a_body() {
     );
     assert!(!r[1].1.contains("Tokio docs"), "{}", r[1].1);
     assert_eq!(web.seen().len(), 2);
+}
+
+/// The proxy is reached by address and port, not by port alone: a command
+/// that listens on another loopback address at the proxy's port and
+/// connects there is refused by the supervisor (Landlock's TCP rule alone
+/// let it through), while the proxy itself still takes the allowed host.
+#[test]
+fn the_proxys_port_on_another_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let web = Web::start(dir.path().join("ws"));
+    let p = web.port;
+    let around = "python3 -c \"import os, socket, urllib.parse; port = urllib.parse.urlparse(os.environ['http_proxy']).port; srv = socket.socket(); srv.bind(('127.0.0.3', port)); srv.listen(); print('bound'); socket.create_connection(('127.0.0.3', port)); print('reached')\"".to_string();
+    let v6 = "python3 -c \"import os, socket, urllib.parse; port = urllib.parse.urlparse(os.environ['http_proxy']).port; socket.create_connection(('::1', port)); print('reached')\"".to_string();
+    let commands = [around, v6, format!("curl -fsS http://docs.test:{p}/a.txt")];
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"docs.test:{p}\", \"127.0.0.1\"]\nscript:\n{}  - text: done\n",
+            crate::common::bash_turns(&commands.iter().map(String::as_str).collect::<Vec<_>>())
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    assert!(r[0].1.contains("bound"), "{:?}", r[0]);
+    assert!(!r[0].1.contains("reached"), "{:?}", r[0]);
+    assert!(r[0].1.contains("Operation not permitted"), "{:?}", r[0]);
+    assert!(!r[1].1.contains("reached"), "{:?}", r[1]);
+    assert_eq!(r[2].0, "ok", "{:?}", r[2]);
+    assert!(r[2].1.contains('a'), "{:?}", r[2]);
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains("IP only to the proxy at 127.0.0.1:"),
+        "{sandbox}"
+    );
 }

@@ -262,7 +262,17 @@ impl Counts {
             attempts,
             turns: turns.len() as u32,
             tool_calls: calls.len() as u32,
-            denied_calls: with(CallStatus::Denied),
+            // A call the sandbox refused a program to is a denial too.
+            denied_calls: calls
+                .iter()
+                .filter(|c| {
+                    c.status == CallStatus::Denied
+                        || c.metadata
+                            .get("sandbox_refusals")
+                            .and_then(Value::as_array)
+                            .is_some_and(|a| !a.is_empty())
+                })
+                .count() as u32,
             failed_calls: with(CallStatus::Error),
             denied_connections: 0,
         }

@@ -13,6 +13,9 @@
 //! - **confinement**: Landlock lets commands write only in the copy and
 //!   their temp folder, and `no_new_privs` keeps `sudo` from gaining
 //!   anything; with **network off**, no command reaches the network.
+//! - **exec**: the runner's supervisor decides every exec of a command on
+//!   its real argv against the `Bash` deny rules, so a program deny rule
+//!   (`Bash(git push:*)`) holds whatever starts the program.
 //!
 //! When every deny rule of every layer has its backstop, the analysis need
 //! not refuse what it cannot see into (inline code, a script too complex to
@@ -52,6 +55,10 @@ pub struct Backstops {
     pub confined: bool,
     /// Commands have no network.
     pub network_off: bool,
+    /// Every exec of a command is decided on its real argv against the
+    /// `Bash` deny rules (the runner's supervisor): a program deny rule
+    /// holds whatever code starts the program.
+    pub exec: bool,
 }
 
 /// Programs that run another program their words name: an allow rule for
@@ -291,6 +298,7 @@ impl Backstops {
         match family {
             Family::Read => self.reads,
             Family::Edit => self.edits,
+            Family::Bash if self.exec => true,
             Family::Bash => {
                 let inner = text
                     .strip_prefix("Bash(")
@@ -399,6 +407,7 @@ mod tests {
             edits: true,
             confined: true,
             network_off: true,
+            exec: false,
         };
         let p = layer(
             "default: allow\nrules:\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\", \"Bash(git push:*)\", \"Bash(sudo:*)\", \"Bash(curl:*)\"]\n",
@@ -414,6 +423,23 @@ mod tests {
                 .unwrap()
                 .0,
             "deny Bash(git push:*)"
+        );
+        // The supervisor's exec wall backs every program deny rule, with
+        // the network on too, and only under confinement.
+        let supervised = Backstops {
+            exec: true,
+            ..network_on
+        };
+        assert_eq!(supervised.unbacked_deny(std::slice::from_ref(&p)), None);
+        let rm = layer("default: allow\nrules:\n  - deny: [\"Bash(rm -rf /:*)\"]\n");
+        assert_eq!(supervised.unbacked_deny(std::slice::from_ref(&rm)), None);
+        assert!(
+            Backstops {
+                confined: false,
+                ..supervised
+            }
+            .unbacked_deny(std::slice::from_ref(&rm))
+            .is_some()
         );
         let tracked = Backstops {
             reads: false,

@@ -204,6 +204,7 @@ mod tests {
             edits: true,
             confined: true,
             network_off: false,
+            exec: false,
         };
         assert_eq!(b.unbacked_deny(s.layers()), None);
     }

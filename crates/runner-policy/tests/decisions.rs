@@ -307,6 +307,7 @@ fn opaque_commands_under_backstops() {
         edits: true,
         confined: true,
         network_off: false,
+        exec: false,
     };
     let opaque = || {
         vec![Signature::opaque(

@@ -42,6 +42,7 @@ pub fn child_context(
         &d.tree.task.env,
         &sandbox,
         d.tree.hidden.as_ref(),
+        Some(policy),
     )?;
     let mut c = ToolContext::new(ws).with_spill_dir(d.tree.spill_dir.clone());
     c.env = Some(setup.env);

@@ -137,11 +137,24 @@ impl Tool for Bash {
                 content.push('\n');
             }
         }
-        let meta = json!({
+        // What the sandbox's supervisor refused to start: the model hears
+        // which rule, and the record counts it as a denial.
+        for refusal in &r.exec_refusals {
+            content.push_str(&format!(
+                "--- refused by the sandbox: `{}` is denied by `{}` ({}) ---\n",
+                refusal.argv.join(" "),
+                refusal.rule,
+                refusal.policy
+            ));
+        }
+        let mut meta = json!({
             "exit_code": r.exit_code, "signal": r.signal, "timed_out": r.timed_out,
             "stdout_bytes": r.stdout.total_bytes, "stderr_bytes": r.stderr.total_bytes,
             "duration_ms": r.duration.as_millis() as u64,
         });
+        if !r.exec_refusals.is_empty() {
+            meta["sandbox_refusals"] = json!(r.exec_refusals);
+        }
         let label = args.description.as_deref().unwrap_or(&args.command);
         let label: String = label.chars().take(80).collect();
         if r.timed_out {

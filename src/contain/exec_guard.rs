@@ -1,0 +1,336 @@
+//! The exec wall: every `execve` of a supervised command is decided on its
+//! real argv against the policy's `Bash` deny rules, through the same
+//! program models as the analysis (`git -c k=v push` is `git push`).
+//!
+//! So code the analysis cannot see into (`python3 -c`, a heredoc program,
+//! a Makefile recipe) may run under a policy that denies programs: what it
+//! starts is decided when it starts it. Wrappers need no unwrapping here
+//! (`env git push` execs `git` itself, and that exec is decided too).
+//!
+//! **Which program.** A program is named by the base name of the path it
+//! is executed by and by its `argv[0]`; a deny rule matching either
+//! refuses. A copy or a link of a denied program is the same program: the
+//! denied programs' executables (found on the commands' `PATH` when the
+//! task starts) are known by device and inode (a hard link, a symlink, the
+//! same file under any name), and by size and content (a copy); a file of
+//! the same size as a denied program is read and compared, anything else
+//! costs one `stat`.
+//!
+//! **Cost.** An exec whose names no deny rule names is decided without
+//! the analysis: a table look-up. Only a denied program's argv is analysed.
+//!
+//! **The remaining race.** The argv is read from the stopped process, and
+//! the call then goes on with the memory as it is then: a program built to
+//! race the supervisor, changing its argv from another thread (or from a
+//! process sharing its memory, as after `vfork`) between the read and the
+//! kernel's own, can run what the rule denies. Closing it needs the kernel
+//! to hand the supervisor a copy of the argv (or the supervisor to run the
+//! exec itself); the README says so.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use runner_policy::{Family, PolicySet, Signature};
+
+/// A refused exec, as the tool call records it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExecRefusal {
+    pub argv: Vec<String>,
+    /// `deny Bash(git push:*)`.
+    pub rule: String,
+    pub policy: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+/// A denied program's executable.
+#[derive(Debug)]
+struct Executable {
+    name: String,
+    path: PathBuf,
+    size: u64,
+    content: OnceLock<Option<u64>>,
+}
+
+/// What the exec wall decides with.
+pub struct ExecGuard {
+    policy: Arc<PolicySet>,
+    /// The programs the deny rules name (base names).
+    denied: Vec<String>,
+    /// Some deny rule's program is a pattern (`git*`, `*`): every exec is
+    /// analysed.
+    any: bool,
+    executables: Vec<Executable>,
+    by_inode: HashMap<(u64, u64), usize>,
+}
+
+impl std::fmt::Debug for ExecGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecGuard")
+            .field("denied", &self.denied)
+            .field("any", &self.any)
+            .finish()
+    }
+}
+
+/// The program of a `Bash(...)` rule: its first word's base name.
+fn rule_program(text: &str) -> Option<String> {
+    let inner = text.strip_prefix("Bash(")?.strip_suffix(')')?;
+    let inner = inner.strip_suffix(":*").unwrap_or(inner);
+    let words = runner_policy::words::split_words(inner);
+    let first = words.first()?;
+    Some(runner_policy::words::base_name(first).to_string())
+}
+
+/// A word as bash reads it back: bare when it holds only characters that
+/// mean nothing to bash, single-quoted otherwise.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./=:,@%+-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// A file's content, hashed (FNV-1a over the bytes).
+fn content_hash(path: &Path) -> Option<u64> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(crate::hash::fnv1a(&bytes))
+}
+
+impl ExecGuard {
+    /// The guard for `policy`'s `Bash` deny rules, with the programs
+    /// looked up on `path` (the commands' `PATH`); none when no rule
+    /// denies a program.
+    pub fn new(policy: Arc<PolicySet>, path: Option<&str>) -> Option<Self> {
+        let mut denied = Vec::new();
+        let mut any = false;
+        for layer in policy.layers() {
+            for rule in layer.rules.iter().filter(|r| !r.allow) {
+                if rule.pattern.family != Family::Bash {
+                    continue;
+                }
+                match rule_program(&rule.pattern.text) {
+                    Some(p) if !p.contains(['*', '?', '[']) && !p.is_empty() => denied.push(p),
+                    _ => any = true,
+                }
+            }
+        }
+        denied.sort();
+        denied.dedup();
+        if denied.is_empty() && !any {
+            return None;
+        }
+        let mut executables = Vec::new();
+        let mut by_inode = HashMap::new();
+        for name in &denied {
+            for dir in path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
+                let candidate = Path::new(dir).join(name);
+                let Ok(meta) = std::fs::metadata(&candidate) else {
+                    continue;
+                };
+                if !meta.is_file() {
+                    continue;
+                }
+                let key = (meta.dev(), meta.ino());
+                if by_inode.contains_key(&key) {
+                    continue;
+                }
+                by_inode.insert(key, executables.len());
+                executables.push(Executable {
+                    name: name.clone(),
+                    path: candidate,
+                    size: meta.len(),
+                    content: OnceLock::new(),
+                });
+            }
+        }
+        Some(Self {
+            policy,
+            denied,
+            any,
+            executables,
+            by_inode,
+        })
+    }
+
+    /// The denied program `exe` is (the same file, or a copy of it).
+    fn identity(&self, exe: &Path) -> Option<&str> {
+        let meta = std::fs::metadata(exe).ok()?;
+        if let Some(&i) = self.by_inode.get(&(meta.dev(), meta.ino())) {
+            return Some(&self.executables[i].name);
+        }
+        let same_size: Vec<&Executable> = self
+            .executables
+            .iter()
+            .filter(|e| e.size == meta.len() && meta.len() > 0)
+            .collect();
+        if same_size.is_empty() {
+            return None;
+        }
+        let mine = content_hash(exe)?;
+        same_size
+            .into_iter()
+            .find(|e| *e.content.get_or_init(|| content_hash(&e.path)) == Some(mine))
+            .map(|e| e.name.as_str())
+    }
+
+    /// Decides the exec of `exe` (as the process named it, relative paths
+    /// already joined to its folder) with `argv`, in folder `cwd`: the
+    /// refusal, if a deny rule matches.
+    pub fn decide(&self, exe: &Path, argv: &[String], cwd: &Path) -> Option<ExecRefusal> {
+        let mut names: Vec<String> = Vec::with_capacity(3);
+        if let Some(n) = exe.file_name() {
+            names.push(n.to_string_lossy().into_owned());
+        }
+        if let Some(a0) = argv.first() {
+            names.push(runner_policy::words::base_name(a0).to_string());
+        }
+        if let Some(id) = self.identity(exe) {
+            names.push(id.to_string());
+        }
+        names.sort();
+        names.dedup();
+        let args = argv.get(1..).unwrap_or_default();
+        for name in names {
+            if !self.any && self.denied.binary_search(&name).is_err() {
+                continue;
+            }
+            if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
+                return Some(refusal);
+            }
+        }
+        None
+    }
+
+    /// The refusal of `name args…` by a deny rule, read as the analysis
+    /// reads a command (its program model applied).
+    fn denied_as(
+        &self,
+        name: &str,
+        args: &[String],
+        argv: &[String],
+        cwd: &Path,
+    ) -> Option<ExecRefusal> {
+        let mut text = shell_quote(name);
+        for a in args {
+            text.push(' ');
+            text.push_str(&shell_quote(a));
+        }
+        let analysis = runner_policy::shell::analyze(&text);
+        let paths = runner_policy::LexicalPaths::new(cwd);
+        let mut sigs: Vec<Signature> = analysis
+            .signatures(&paths, ".")
+            .into_iter()
+            .filter(|s| s.family == Family::Bash)
+            .collect();
+        // The plain words too, whatever the model makes of them.
+        let mut words = vec![name.to_string()];
+        words.extend(args.iter().cloned());
+        sigs.push(Signature::new(
+            Family::Bash,
+            runner_policy::words::join_words(&words),
+        ));
+        sigs.iter().find_map(|sig| {
+            let d = self.policy.denied(sig)?;
+            Some(ExecRefusal {
+                argv: argv.to_vec(),
+                rule: d.rule.unwrap_or_default(),
+                policy: d.policy.unwrap_or_default(),
+                line: d.line,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(yaml: &str) -> Option<ExecGuard> {
+        let p = runner_policy::parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap();
+        ExecGuard::new(Arc::new(PolicySet::new(vec![p])), None)
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn no_program_deny_rule_no_guard() {
+        assert!(guard("default: allow\nrules:\n  - deny: [\"Read(.env)\"]\n").is_none());
+    }
+
+    #[test]
+    fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
+        let g = guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n").unwrap();
+        let cwd = Path::new("/tmp");
+        let git = Path::new("/usr/bin/git");
+        for words in [
+            &["git", "push", "origin", "main"][..],
+            &["git", "-c", "user.name=x", "push"],
+            &["/usr/bin/git", "push"],
+        ] {
+            let r = g.decide(git, &argv(words), cwd);
+            assert_eq!(
+                r.as_ref().map(|r| r.rule.as_str()),
+                Some("deny Bash(git push:*)"),
+                "{words:?}"
+            );
+        }
+        for words in [&["git", "status"][..], &["git", "log", "--", "push"]] {
+            assert!(g.decide(git, &argv(words), cwd).is_none(), "{words:?}");
+        }
+        // Another program is not looked at.
+        assert!(
+            g.decide(
+                Path::new("/usr/bin/python3"),
+                &argv(&["python3", "-c", "1"]),
+                cwd
+            )
+            .is_none()
+        );
+        // argv[0] names it: refused (stricter, never looser).
+        assert!(
+            g.decide(Path::new("/tmp/x"), &argv(&["git", "push"]), cwd)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_copy_or_link_of_a_denied_program_is_that_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(bin.join("tool"), b"#!/bin/sh\necho the real tool\n").unwrap();
+        let p = runner_policy::parse_policy_yaml(
+            "default: allow\nrules:\n  - deny: [\"Bash(tool push:*)\"]\n",
+            Path::new("p.yaml"),
+        )
+        .unwrap();
+        let path = bin.display().to_string();
+        let g = ExecGuard::new(Arc::new(PolicySet::new(vec![p])), Some(&path)).unwrap();
+        let copy = dir.path().join("renamed");
+        std::fs::copy(bin.join("tool"), &copy).unwrap();
+        let link = dir.path().join("linked");
+        std::fs::hard_link(bin.join("tool"), &link).unwrap();
+        let other = dir.path().join("other");
+        std::fs::write(&other, b"#!/bin/sh\necho another tool!\n").unwrap();
+        for exe in [&copy, &link] {
+            let name = exe.file_name().unwrap().to_str().unwrap();
+            let r = g.decide(exe, &argv(&[name, "push"]), dir.path());
+            assert!(r.is_some(), "{}", exe.display());
+        }
+        // Same size, other content: not the program.
+        assert!(
+            g.decide(&other, &argv(&["other", "push"]), dir.path())
+                .is_none()
+        );
+    }
+}

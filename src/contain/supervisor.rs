@@ -1,0 +1,711 @@
+//! The supervisor: the wall behind the sandbox for what Landlock cannot
+//! decide. A seccomp filter hands each `connect` of a confined command to
+//! the runner (seccomp user notification), which decides it:
+//!
+//! - **IP**: with `network:` rules, only the runner's proxy, by address
+//!   *and* port (Landlock's TCP rule is by port alone: any host listening
+//!   on the proxy's port would do). Without rules, any address.
+//! - **Unix sockets by path**: only sockets inside the task's writable
+//!   folders (its copy and temp folder), so no daemon outside (a container
+//!   engine, a bus that starts units) can act for a command, whatever its
+//!   path or `DOCKER_HOST` says.
+//! - **Abstract Unix sockets**: refused. Landlock's scope keeps them to
+//!   the task's own domain, but a connection the runner makes on the
+//!   command's behalf is not in that domain.
+//!
+//! No time-of-check/time-of-use race: the runner never lets the call go on
+//! with an address it read from the command's memory (another thread could
+//! change it in between). It takes a copy of the command's socket
+//! (`pidfd_getfd`), connects that copy to the address it decided on, and
+//! answers with the result; the command's descriptor is the same socket,
+//! now connected (or `EINPROGRESS`, for a non-blocking one). A Unix socket
+//! is connected through an `O_PATH` descriptor of the socket file itself
+//! (`/proc/self/fd/N`), opened without following a last symlink, whose
+//! place the kernel reports: swapping a path for a symlink after the check
+//! reaches nothing.
+//!
+//! The filter also refuses `io_uring` (whose operations seccomp cannot
+//! see), datagram Unix sockets (which send to an address without
+//! `connect`) and every system call of a foreign ABI.
+//!
+//! Each confined process tree has its own filter and listener: the child
+//! installs the filter between `fork` and `exec` and passes the listener
+//! to the runner over a socket pair (`SCM_RIGHTS`); a thread of the runner
+//! serves it until the tree is gone (the kernel then hangs the listener
+//! up). A child that fails before sending ends the thread's wait, as the
+//! runner closes its copy of the child's end once the child is started.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::{Mutex, OnceLock};
+
+use super::exec_guard::{ExecGuard, ExecRefusal};
+use super::seccomp::{self, Op};
+
+/// Set (to anything) to act as if the kernel refused the supervisor
+/// (seccomp user notification missing or disabled): how the tests see that
+/// such a run says so and stays strict.
+pub const SIMULATE_NO_SUPERVISOR: &str = "RUNNER_SIMULATE_NO_SUPERVISOR";
+
+/// Which IP connections a supervised command may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpRule {
+    /// Any (the network is on and no `network:` rules apply).
+    Any,
+    /// Only the runner's proxy on 127.0.0.1 at this port.
+    Proxy(u16),
+}
+
+/// What the supervisor enforces for one task's commands.
+#[derive(Debug)]
+pub struct Rules {
+    pub ip: IpRule,
+    /// Unix sockets may be reached inside these folders (canonical).
+    pub unix_within: Vec<PathBuf>,
+    /// The exec wall, where the policy denies programs.
+    pub exec: Option<Arc<ExecGuard>>,
+    /// What was refused, one line each (`unix /run/docker.sock`), for the
+    /// transcript's sandbox note and the logs.
+    refused: Mutex<Vec<String>>,
+}
+
+impl Rules {
+    pub fn new(ip: IpRule, unix_within: &[PathBuf]) -> Self {
+        Self {
+            ip,
+            unix_within: unix_within
+                .iter()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .collect(),
+            exec: None,
+            refused: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The same rules, deciding execs with `guard` too.
+    pub fn with_exec(&self, guard: Arc<ExecGuard>) -> Self {
+        Self {
+            ip: self.ip,
+            unix_within: self.unix_within.clone(),
+            exec: Some(guard),
+            refused: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The connections refused so far.
+    pub fn refused(&self) -> Vec<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn refuse(&self, what: String) -> Answer {
+        tracing::warn!("sandbox: connection refused: {what}");
+        let mut list = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        if list.len() < 100 {
+            list.push(what);
+        }
+        Answer::Error(libc::EPERM)
+    }
+}
+
+/// Whether this kernel lets the runner supervise commands; why not when
+/// it does not. Probed once: a thread of its own installs a filter with a
+/// listener (the filter stays with that thread, which then ends).
+pub fn available() -> Result<(), String> {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    if std::env::var_os(SIMULATE_NO_SUPERVISOR).is_some() {
+        return Err(format!("simulated by {SIMULATE_NO_SUPERVISOR}"));
+    }
+    PROBE
+        .get_or_init(|| {
+            std::thread::spawn(|| {
+                let prog = seccomp::assemble(&[Op::Ret(libc::SECCOMP_RET_ALLOW)]);
+                // SAFETY: this thread only; it ends right after.
+                unsafe {
+                    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                        return Err(format!("no_new_privs: {}", io::Error::last_os_error()));
+                    }
+                    let fd = install(&prog, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+                    if fd < 0 {
+                        return Err(format!(
+                            "seccomp user notification: {}",
+                            io::Error::last_os_error()
+                        ));
+                    }
+                    libc::close(fd as RawFd);
+                }
+                Ok(())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the probe failed".into()))
+        })
+        .clone()
+}
+
+/// Installs `prog` on the calling thread with `flags`; the listener's
+/// descriptor, or -1.
+///
+/// # Safety
+/// Only system calls; `prog` outlives the call.
+unsafe fn install(prog: &[libc::sock_filter], flags: libc::c_ulong) -> libc::c_long {
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: as the caller promises.
+    unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            flags,
+            &fprog as *const libc::sock_fprog,
+        )
+    }
+}
+
+/// The filter whose `connect`s (and, with `exec`, `execve`s) the
+/// supervisor decides.
+pub fn filter(exec: bool) -> Vec<libc::sock_filter> {
+    use Op::*;
+    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let nr = |n: libc::c_long| n as u32;
+    let mut ops = vec![
+        Load(seccomp::ARCH),
+        IfEq(seccomp::AUDIT_ARCH, "native"),
+        Ret(deny),
+        Label("native"),
+        Load(seccomp::NR),
+        IfGe(0x4000_0000, "deny"),
+        IfEq(nr(libc::SYS_io_uring_setup), "deny"),
+        IfEq(nr(libc::SYS_connect), "notify"),
+    ];
+    if exec {
+        ops.extend([
+            IfEq(nr(libc::SYS_execve), "notify"),
+            IfEq(nr(libc::SYS_execveat), "notify"),
+        ]);
+    }
+    ops.extend([
+        IfEq(nr(libc::SYS_socket), "socket"),
+        Ret(libc::SECCOMP_RET_ALLOW),
+        Label("socket"),
+        Load(seccomp::arg(0)),
+        IfEq(libc::AF_UNIX as u32, "unix"),
+        Ret(libc::SECCOMP_RET_ALLOW),
+        Label("unix"),
+        Load(seccomp::arg(1)),
+        And(0xf),
+        IfEq(libc::SOCK_DGRAM as u32, "deny"),
+        Ret(libc::SECCOMP_RET_ALLOW),
+        Label("notify"),
+        Ret(libc::SECCOMP_RET_USER_NOTIF),
+        Label("deny"),
+        Ret(deny),
+    ]);
+    seccomp::assemble(&ops)
+}
+
+/// One spawn's supervision: the child's end of the socket pair (closed in
+/// the runner once the child is started) and the thread that serves the
+/// listener it sends.
+pub struct Supervised {
+    child_end: Option<OwnedFd>,
+    /// The execs this spawn's processes were refused.
+    refusals: Arc<Mutex<Vec<ExecRefusal>>>,
+}
+
+impl Supervised {
+    /// Starts the thread that waits for the listener of the next child.
+    pub fn start(rules: Arc<Rules>) -> io::Result<Self> {
+        let mut fds = [0; 2];
+        // SAFETY: a plain system call writing two descriptors.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        } != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both are new descriptors of ours.
+        let (ours, theirs) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let refusals = Arc::new(Mutex::new(Vec::new()));
+        let found = refusals.clone();
+        std::thread::Builder::new()
+            .name("runner-supervisor".into())
+            .spawn(move || {
+                if let Some(listener) = receive_fd(&ours) {
+                    serve(&listener, &rules, &found);
+                }
+            })?;
+        Ok(Self {
+            child_end: Some(theirs),
+            refusals,
+        })
+    }
+
+    /// The descriptor the child sends its listener on.
+    pub fn child_fd(&self) -> RawFd {
+        self.child_end.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    /// The execs refused so far (each is recorded before the process hears
+    /// of it, so all of them once the process tree has ended).
+    pub fn exec_refusals(&self) -> Vec<ExecRefusal> {
+        self.refusals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The child was started (or not): the runner's copy of its end is
+    /// closed, so that a child that died first ends the wait.
+    pub fn spawned(&mut self) {
+        self.child_end = None;
+    }
+}
+
+/// In the child, between `fork` and `exec`: installs the filter with a
+/// listener and sends the listener to the runner on `sock`.
+///
+/// # Safety
+/// Only system calls, on stack values.
+pub unsafe fn install_in_child(prog: &[libc::sock_filter], sock: RawFd) -> io::Result<()> {
+    // SAFETY: as the caller promises; every pointer is to a stack value.
+    unsafe {
+        let fd = install(prog, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let fd = fd as RawFd;
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: &mut byte as *mut u8 as *mut libc::c_void,
+            iov_len: 1,
+        };
+        let mut space = [0u64; 4];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut RawFd, fd);
+        let sent = libc::sendmsg(sock, &msg, 0);
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        libc::close(sock);
+        if sent != 1 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// The listener a child sent on `sock`; none when it ended first.
+fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
+    let mut byte = 0u8;
+    let mut iov = libc::iovec {
+        iov_base: &mut byte as *mut u8 as *mut libc::c_void,
+        iov_len: 1,
+    };
+    let mut space = [0u64; 4];
+    // SAFETY: zeroed is a valid msghdr; every pointer is to a local.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&space) as _;
+    // SAFETY: as above.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    if n != 1 {
+        return None;
+    }
+    // SAFETY: the kernel filled the control buffer.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
+        Some(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// How the supervisor answers one call.
+enum Answer {
+    /// The call runs as the command made it (nothing to decide).
+    Continue,
+    /// The call returns this.
+    Value(i64),
+    /// The call fails with this errno.
+    Error(i32),
+}
+
+/// Serves the listener until no process uses the filter any more (the
+/// kernel then reports a hang-up).
+fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) {
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if pfd.revents & libc::POLLIN == 0 {
+            // POLLHUP: every process of the filter is gone.
+            return;
+        }
+        // SAFETY: zeroed is what SECCOMP_IOCTL_NOTIF_RECV wants.
+        let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: the listener and a notification buffer.
+        if unsafe {
+            libc::ioctl(
+                listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_RECV,
+                &mut req,
+            )
+        } != 0
+        {
+            // ENOENT: the caller died meanwhile.
+            continue;
+        }
+        let nr = i64::from(req.data.nr);
+        let answer = if nr == libc::SYS_connect {
+            decide_connect(&req, listener, rules)
+        } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
+            match &rules.exec {
+                Some(guard) => decide_exec(&req, listener, guard, refusals),
+                None => Answer::Continue,
+            }
+        } else {
+            Answer::Continue
+        };
+        let mut resp = libc::seccomp_notif_resp {
+            id: req.id,
+            val: 0,
+            error: 0,
+            flags: 0,
+        };
+        match answer {
+            Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+            Answer::Value(v) => resp.val = v,
+            Answer::Error(e) => resp.error = -e,
+        }
+        // SAFETY: the listener and a response; ENOENT (the caller died)
+        // needs nothing.
+        unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+    }
+}
+
+/// Reads `len` bytes at `addr` of process `pid`.
+fn read_memory(pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
+    // SAFETY: one local buffer of `len` bytes; the remote side is checked
+    // by the kernel.
+    let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
+    (n == len as isize).then_some(buf)
+}
+
+/// Most bytes of argv the supervisor reads (Linux's own limit is 2 MiB
+/// with the environment); past it, the exec is refused.
+const MAX_ARGV_BYTES: usize = 2 << 20;
+/// Most arguments it reads.
+const MAX_ARGS: usize = 1 << 17;
+
+/// Reads the NUL-terminated string at `addr` of `pid`, up to `max` bytes.
+fn read_cstring(pid: u32, addr: u64, max: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < max {
+        // Up to the end of the page, so that a read never crosses into an
+        // unmapped one.
+        let room = 4096 - (at % 4096) as usize;
+        let mut buf = vec![0u8; room];
+        let local = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: room,
+        };
+        let remote = libc::iovec {
+            iov_base: at as *mut libc::c_void,
+            iov_len: room,
+        };
+        // SAFETY: a local buffer of `room` bytes.
+        let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            return None;
+        }
+        let got = &buf[..n as usize];
+        if let Some(end) = got.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&got[..end]);
+            return Some(out);
+        }
+        out.extend_from_slice(got);
+        at += n as u64;
+    }
+    None
+}
+
+/// Reads a NULL-terminated array of string pointers (argv) of `pid`.
+fn read_argv(pid: u32, addr: u64) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut total = 0;
+    if addr == 0 {
+        return Some(out);
+    }
+    for i in 0..MAX_ARGS as u64 {
+        let ptr = read_memory(pid, addr + 8 * i, 8)?;
+        let ptr = u64::from_ne_bytes(ptr.try_into().ok()?);
+        if ptr == 0 {
+            return Some(out);
+        }
+        let s = read_cstring(pid, ptr, MAX_ARGV_BYTES - total)?;
+        total += s.len() + 1;
+        out.push(String::from_utf8_lossy(&s).into_owned());
+    }
+    None
+}
+
+/// Decides one `execve`/`execveat` against the policy's program denies.
+fn decide_exec(
+    req: &libc::seccomp_notif,
+    listener: &OwnedFd,
+    guard: &ExecGuard,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+) -> Answer {
+    let at = i64::from(req.data.nr) == libc::SYS_execveat;
+    let args = &req.data.args;
+    let (dirfd, path_ptr, argv_ptr, flags) = if at {
+        (args[0] as i32, args[1], args[2], args[4] as i32)
+    } else {
+        (libc::AT_FDCWD, args[0], args[1], 0)
+    };
+    // What cannot be read is refused: the wall holds or the call fails.
+    let (Some(path), Some(argv)) = (
+        read_cstring(req.pid, path_ptr, 4096),
+        read_argv(req.pid, argv_ptr),
+    ) else {
+        return Answer::Error(libc::EPERM);
+    };
+    if !still_valid(listener, req.id) {
+        return Answer::Error(libc::ENOENT);
+    }
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
+    let path = PathBuf::from(std::ffi::OsString::from_vec(path));
+    let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+        PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
+    } else if path.is_absolute() {
+        path
+    } else if dirfd == libc::AT_FDCWD {
+        cwd.join(path)
+    } else {
+        match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
+            Ok(dir) => dir.join(path),
+            Err(_) => return Answer::Error(libc::EPERM),
+        }
+    };
+    match guard.decide(&exe, &argv, &cwd) {
+        None => Answer::Continue,
+        Some(refusal) => {
+            tracing::warn!(
+                "sandbox: exec refused: {} ({})",
+                refusal.argv.join(" "),
+                refusal.rule
+            );
+            let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
+            if list.len() < 100 {
+                list.push(refusal);
+            }
+            Answer::Error(libc::EPERM)
+        }
+    }
+}
+
+/// Whether the notification still stands for a live call (so that what
+/// was read belongs to it, not to a process that took its number).
+fn still_valid(listener: &OwnedFd, id: u64) -> bool {
+    // SAFETY: the listener and an id.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &id,
+        ) == 0
+    }
+}
+
+/// A copy of descriptor `fd` of thread `tid`'s process.
+fn take_socket(tid: u32, fd: i32) -> io::Result<OwnedFd> {
+    let pidfd = crate::process::pidfd_open(tid)
+        .or_else(|| thread_group(tid).and_then(crate::process::pidfd_open))
+        .ok_or_else(io::Error::last_os_error)?;
+    // SAFETY: a pidfd and a descriptor number; the kernel checks both.
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor of ours (close-on-exec).
+    Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
+}
+
+/// The process a thread belongs to.
+fn thread_group(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Connects the command's socket (a copy of it) to `addr`; the call's
+/// answer.
+fn connect_for(tid: u32, fd: i32, addr: &[u8]) -> Answer {
+    let sock = match take_socket(tid, fd) {
+        Ok(s) => s,
+        Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::EPERM)),
+    };
+    // SAFETY: `addr` holds a whole socket address of its length.
+    let r = unsafe {
+        libc::connect(
+            sock.as_raw_fd(),
+            addr.as_ptr() as *const libc::sockaddr,
+            addr.len() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Answer::Value(0)
+    } else {
+        Answer::Error(
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
+    }
+}
+
+fn decide_connect(req: &libc::seccomp_notif, listener: &OwnedFd, rules: &Rules) -> Answer {
+    let fd = req.data.args[0] as i32;
+    let len = (req.data.args[2] as usize).min(std::mem::size_of::<libc::sockaddr_storage>());
+    if len < 2 {
+        return Answer::Error(libc::EINVAL);
+    }
+    let Some(addr) = read_memory(req.pid, req.data.args[1], len) else {
+        return Answer::Error(libc::EFAULT);
+    };
+    if !still_valid(listener, req.id) {
+        return Answer::Error(libc::ENOENT);
+    }
+    let family = i32::from(u16::from_ne_bytes([addr[0], addr[1]]));
+    match family {
+        libc::AF_INET | libc::AF_INET6 => decide_ip(req, fd, &addr, rules),
+        libc::AF_UNIX => decide_unix(req, fd, &addr, rules),
+        // AF_UNSPEC (dissolving an association) and the rest: nothing is
+        // reached by them.
+        _ => Answer::Continue,
+    }
+}
+
+/// The address and port of an IP socket address.
+fn ip_of(addr: &[u8]) -> Option<std::net::SocketAddr> {
+    let family = i32::from(u16::from_ne_bytes([addr[0], addr[1]]));
+    let port = u16::from_be_bytes([*addr.get(2)?, *addr.get(3)?]);
+    match family {
+        libc::AF_INET => {
+            let ip: [u8; 4] = addr.get(4..8)?.try_into().ok()?;
+            Some((std::net::Ipv4Addr::from(ip), port).into())
+        }
+        libc::AF_INET6 => {
+            let ip: [u8; 16] = addr.get(8..24)?.try_into().ok()?;
+            Some((std::net::Ipv6Addr::from(ip), port).into())
+        }
+        _ => None,
+    }
+}
+
+fn decide_ip(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> Answer {
+    let IpRule::Proxy(port) = rules.ip else {
+        // Any address: nothing to decide, whatever the call ends up using.
+        return Answer::Continue;
+    };
+    let Some(to) = ip_of(addr) else {
+        return Answer::Error(libc::EINVAL);
+    };
+    let loopback = match to.ip() {
+        std::net::IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped() == Some(std::net::Ipv4Addr::LOCALHOST),
+    };
+    if !loopback || to.port() != port {
+        return rules.refuse(format!(
+            "tcp {to} (only the runner's proxy, 127.0.0.1:{port})"
+        ));
+    }
+    connect_for(req.pid, fd, addr)
+}
+
+fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> Answer {
+    let path = &addr[2..];
+    if path.first().is_none_or(|b| *b == 0) {
+        return rules.refuse("an abstract Unix socket".into());
+    }
+    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+    let path = Path::new(std::ffi::OsStr::from_bytes(&path[..end]));
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::fs::read_link(format!("/proc/{}/cwd", req.pid)) {
+            Ok(cwd) => cwd.join(path),
+            Err(_) => return Answer::Error(libc::ENOENT),
+        }
+    };
+    // The socket file itself, a last symlink not followed; where the
+    // kernel says it is is what is decided.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+        .open(&full)
+    {
+        Ok(f) => f,
+        Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::ENOENT)),
+    };
+    let is_socket = file
+        .metadata()
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let at = std::fs::read_link(&proc_path).unwrap_or_default();
+    if !is_socket || !rules.unix_within.iter().any(|d| at.starts_with(d)) {
+        return rules.refuse(format!("unix {}", full.display()));
+    }
+    let mut sun = vec![0u8; 2 + proc_path.len() + 1];
+    sun[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
+    sun[2..2 + proc_path.len()].copy_from_slice(proc_path.as_bytes());
+    connect_for(req.pid, fd, &sun)
+}
+
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::OpenOptionsExt;
