@@ -72,7 +72,14 @@ impl CommandSetup {
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str());
-        let guard = policy.and_then(|p| super::exec_guard::ExecGuard::new(p.clone(), path));
+        // Deny rules with a wall already (no_new_privs under Landlock, the
+        // network switch) cost the execs nothing.
+        let walls = runner_policy::Backstops {
+            confined: true,
+            network_off: !sandbox.network,
+            ..Default::default()
+        };
+        let guard = policy.and_then(|p| super::exec_guard::ExecGuard::new(p.clone(), path, walls));
         let (confine, sandbox_note) = match (confine, guard) {
             (Some(c), Some(g)) if c.supervises() => {
                 let c = c.with_exec(std::sync::Arc::new(g));

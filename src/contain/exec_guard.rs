@@ -107,13 +107,18 @@ fn content_hash(path: &Path) -> Option<u64> {
 impl ExecGuard {
     /// The guard for `policy`'s `Bash` deny rules, with the programs
     /// looked up on `path` (the commands' `PATH`); none when no rule
-    /// denies a program.
-    pub fn new(policy: Arc<PolicySet>, path: Option<&str>) -> Option<Self> {
+    /// denies a program, or every one has a wall already (`sudo` under
+    /// `no_new_privs`, a network program with the network off: `without`).
+    pub fn new(
+        policy: Arc<PolicySet>,
+        path: Option<&str>,
+        without: runner_policy::Backstops,
+    ) -> Option<Self> {
         let mut denied = Vec::new();
         let mut any = false;
         for layer in policy.layers() {
             for rule in layer.rules.iter().filter(|r| !r.allow) {
-                if rule.pattern.family != Family::Bash {
+                if rule.pattern.family != Family::Bash || without.backs_rule(&rule.pattern) {
                     continue;
                 }
                 match rule_program(&rule.pattern.text) {
@@ -255,7 +260,29 @@ mod tests {
 
     fn guard(yaml: &str) -> Option<ExecGuard> {
         let p = runner_policy::parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap();
-        ExecGuard::new(Arc::new(PolicySet::new(vec![p])), None)
+        ExecGuard::new(Arc::new(PolicySet::new(vec![p])), None, Default::default())
+    }
+
+    #[test]
+    fn rules_with_a_wall_already_need_no_guard() {
+        let p = runner_policy::parse_policy_yaml(
+            "default: allow\nrules:\n  - deny: [\"Bash(sudo:*)\", \"Bash(curl:*)\"]\n",
+            Path::new("p.yaml"),
+        )
+        .unwrap();
+        let set = Arc::new(PolicySet::new(vec![p]));
+        let walls = runner_policy::Backstops {
+            confined: true,
+            network_off: true,
+            ..Default::default()
+        };
+        assert!(ExecGuard::new(set.clone(), None, walls).is_none());
+        // With the network on, curl needs the exec wall.
+        let on = runner_policy::Backstops {
+            network_off: false,
+            ..walls
+        };
+        assert_eq!(ExecGuard::new(set, None, on).unwrap().denied, ["curl"]);
     }
 
     fn argv(words: &[&str]) -> Vec<String> {
@@ -315,7 +342,12 @@ mod tests {
         )
         .unwrap();
         let path = bin.display().to_string();
-        let g = ExecGuard::new(Arc::new(PolicySet::new(vec![p])), Some(&path)).unwrap();
+        let g = ExecGuard::new(
+            Arc::new(PolicySet::new(vec![p])),
+            Some(&path),
+            Default::default(),
+        )
+        .unwrap();
         let copy = dir.path().join("renamed");
         std::fs::copy(bin.join("tool"), &copy).unwrap();
         let link = dir.path().join("linked");

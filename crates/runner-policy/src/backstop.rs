@@ -294,6 +294,11 @@ impl Backstops {
         None
     }
 
+    /// Whether the deny rule `pattern` has a backstop here.
+    pub fn backs_rule(&self, pattern: &crate::Pattern) -> bool {
+        self.confined && self.backs(pattern.family, &pattern.text)
+    }
+
     fn backs(&self, family: Family, text: &str) -> bool {
         match family {
             Family::Read => self.reads,

@@ -98,6 +98,31 @@ pub fn credential_file_named(pattern: &Pattern) -> Option<&'static str> {
     })
 }
 
+/// The path segments a credential file's path holds one of: whatever a
+/// rule of the layer matches has a segment here, or one ending in `.pem`
+/// or `.key`. Most paths have none, and cost no glob.
+const SEGMENTS: &[&str] = &[
+    ".git-credentials",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".docker",
+    "id_rsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_dsa",
+];
+
+/// Whether a rule of the layer could match the workspace path `spec`
+/// (a quick test on its segments; the rules decide).
+pub(crate) fn may_match(spec: &str) -> bool {
+    !spec.starts_with('/')
+        && spec
+            .split('/')
+            .any(|s| SEGMENTS.contains(&s) || s.ends_with(".pem") || s.ends_with(".key"))
+}
+
 /// Whether some rule of `layers` overrides the layer for `sig`.
 pub(crate) fn waived(layers: &[Policy], sig: &Signature) -> bool {
     layers.iter().any(|l| {
@@ -181,6 +206,35 @@ mod tests {
         );
         assert!(s.read_denied("web/.npmrc"));
         assert!(s.read_denied(".netrc"));
+    }
+
+    #[test]
+    fn the_quick_test_never_misses_what_a_rule_matches() {
+        let layer = credentials_layer();
+        for path in [
+            ".npmrc",
+            "a/.npmrc",
+            ".npmrc/inside",
+            ".docker/config.json",
+            "x/.docker/config.json",
+            "k.pem",
+            "deep/k.key",
+            ".pem",
+            "id_rsa",
+            "a/id_ed25519/x",
+            "src/main.rs",
+            "docker/config.json",
+            "id_rsa.pub",
+            "README.md",
+            "pem",
+            "a.pem.bak",
+            "keys/x",
+        ] {
+            let sig = Signature::new(Family::Read, path);
+            let matched = layer.rules.iter().any(|r| r.pattern.matches(&sig, true));
+            assert!(!matched || may_match(path), "{path}");
+        }
+        assert!(!may_match("src/main.rs"));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::backstop::Backstops;
-use crate::credentials::{CREDENTIALS_LAYER, credentials_layer, waived};
+use crate::credentials::{CREDENTIALS_LAYER, credentials_layer, may_match, waived};
 use crate::model::DefaultDecision;
 use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
@@ -273,6 +273,11 @@ impl PolicySet {
     fn credential_refusal(&self, sigs: &[Signature]) -> Option<LayerResult> {
         let layer = credentials_layer();
         sigs.iter().find_map(|sig| {
+            if !matches!(sig.family, Family::Read | Family::Edit)
+                || !sig.specifier.as_deref().is_some_and(may_match)
+            {
+                return None;
+            }
             let folder;
             let plain = if sig.tree {
                 folder = Signature::new(sig.family, sig.specifier.clone().unwrap_or_default());
@@ -286,6 +291,9 @@ impl PolicySet {
 
     /// The credentials layer's rule that denies reading `rel`, if any.
     fn credential_rule(&self, rel: &str) -> Option<&'static Rule> {
+        if !may_match(rel) {
+            return None;
+        }
         let sig = Signature::new(Family::Read, rel);
         credentials_layer()
             .rules
