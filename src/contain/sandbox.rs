@@ -479,40 +479,42 @@ impl Confinement {
                 return Err(std::io::Error::last_os_error());
             }
             if !self.filter.is_empty() {
-                let prog = libc::sock_fprog {
-                    len: self.filter.len() as u16,
-                    filter: self.filter.as_ptr() as *mut libc::sock_filter,
-                };
-                if libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
+                install_filter(&self.filter)?;
             }
             if let Some((_, filter)) = &self.supervisor {
                 if supervisor >= 0 {
                     super::supervisor::install_in_child(filter, supervisor)?;
                 } else {
-                    let prog = libc::sock_fprog {
-                        len: filter.len() as u16,
-                        filter: filter.as_ptr() as *mut libc::sock_filter,
-                    };
-                    if libc::prctl(
-                        libc::PR_SET_SECCOMP,
-                        libc::SECCOMP_MODE_FILTER,
-                        &prog as *const libc::sock_fprog,
-                    ) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                    install_filter(filter)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Installs a seccomp program on the calling thread (with `no_new_privs`
+/// already set). Only system calls: safe between `fork` and `exec`.
+///
+/// # Safety
+/// `filter` outlives the call (the kernel copies it).
+unsafe fn install_filter(filter: &[libc::sock_filter]) -> std::io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: a valid program, as the caller promises.
+    if unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const libc::sock_fprog,
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// What commands get of the network.

@@ -37,12 +37,18 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
 
+mod connect;
+mod exec;
+mod memory;
+
 use super::exec_guard::{ExecGuard, ExecRefusal};
 use super::seccomp::{self, Op};
+use connect::{decide_connect, still_valid};
+use exec::decide_exec;
 
 /// Set (to anything) to act as if the kernel refused the supervisor
 /// (seccomp user notification missing or disabled): how the tests see that
@@ -105,7 +111,7 @@ impl Rules {
             .clone()
     }
 
-    fn refuse(&self, what: String) -> Answer {
+    pub(super) fn refuse(&self, what: String) -> Answer {
         tracing::warn!("sandbox: connection refused: {what}");
         let mut list = self.refused.lock().unwrap_or_else(|e| e.into_inner());
         if list.len() < 100 {
@@ -358,7 +364,7 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 }
 
 /// How the supervisor answers one call.
-enum Answer {
+pub(super) enum Answer {
     /// The call runs as the command made it (nothing to decide).
     Continue,
     /// The call returns this.
@@ -429,297 +435,3 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) 
         unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
     }
 }
-
-/// Reads `len` bytes at `addr` of process `pid`.
-fn read_memory(pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: one local buffer of `len` bytes; the remote side is checked
-    // by the kernel.
-    let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
-    (n == len as isize).then_some(buf)
-}
-
-/// Most bytes of argv the supervisor reads (Linux's own limit is 2 MiB
-/// with the environment); past it, the exec is refused.
-const MAX_ARGV_BYTES: usize = 2 << 20;
-/// Most arguments it reads.
-const MAX_ARGS: usize = 1 << 17;
-
-/// Reads the NUL-terminated string at `addr` of `pid`, up to `max` bytes.
-fn read_cstring(pid: u32, addr: u64, max: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = addr;
-    while out.len() < max {
-        // Up to the end of the page, so that a read never crosses into an
-        // unmapped one.
-        let room = 4096 - (at % 4096) as usize;
-        let mut buf = vec![0u8; room];
-        let local = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: room,
-        };
-        let remote = libc::iovec {
-            iov_base: at as *mut libc::c_void,
-            iov_len: room,
-        };
-        // SAFETY: a local buffer of `room` bytes.
-        let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
-        if n <= 0 {
-            return None;
-        }
-        let got = &buf[..n as usize];
-        if let Some(end) = got.iter().position(|b| *b == 0) {
-            out.extend_from_slice(&got[..end]);
-            return Some(out);
-        }
-        out.extend_from_slice(got);
-        at += n as u64;
-    }
-    None
-}
-
-/// Reads a NULL-terminated array of string pointers (argv) of `pid`.
-fn read_argv(pid: u32, addr: u64) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut total = 0;
-    if addr == 0 {
-        return Some(out);
-    }
-    for i in 0..MAX_ARGS as u64 {
-        let ptr = read_memory(pid, addr + 8 * i, 8)?;
-        let ptr = u64::from_ne_bytes(ptr.try_into().ok()?);
-        if ptr == 0 {
-            return Some(out);
-        }
-        let s = read_cstring(pid, ptr, MAX_ARGV_BYTES - total)?;
-        total += s.len() + 1;
-        out.push(String::from_utf8_lossy(&s).into_owned());
-    }
-    None
-}
-
-/// Decides one `execve`/`execveat` against the policy's program denies.
-fn decide_exec(
-    req: &libc::seccomp_notif,
-    listener: &OwnedFd,
-    guard: &ExecGuard,
-    refusals: &Mutex<Vec<ExecRefusal>>,
-) -> Answer {
-    let at = i64::from(req.data.nr) == libc::SYS_execveat;
-    let args = &req.data.args;
-    let (dirfd, path_ptr, argv_ptr, flags) = if at {
-        (args[0] as i32, args[1], args[2], args[4] as i32)
-    } else {
-        (libc::AT_FDCWD, args[0], args[1], 0)
-    };
-    // What cannot be read is refused: the wall holds or the call fails.
-    let (Some(path), Some(argv)) = (
-        read_cstring(req.pid, path_ptr, 4096),
-        read_argv(req.pid, argv_ptr),
-    ) else {
-        return Answer::Error(libc::EPERM);
-    };
-    if !still_valid(listener, req.id) {
-        return Answer::Error(libc::ENOENT);
-    }
-    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
-    let path = PathBuf::from(std::ffi::OsString::from_vec(path));
-    let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
-        PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
-    } else if path.is_absolute() {
-        path
-    } else if dirfd == libc::AT_FDCWD {
-        cwd.join(path)
-    } else {
-        match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
-            Ok(dir) => dir.join(path),
-            Err(_) => return Answer::Error(libc::EPERM),
-        }
-    };
-    match guard.decide(&exe, &argv, &cwd) {
-        None => Answer::Continue,
-        Some(refusal) => {
-            tracing::warn!(
-                "sandbox: exec refused: {} ({})",
-                refusal.argv.join(" "),
-                refusal.rule
-            );
-            let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
-            if list.len() < 100 {
-                list.push(refusal);
-            }
-            Answer::Error(libc::EPERM)
-        }
-    }
-}
-
-/// Whether the notification still stands for a live call (so that what
-/// was read belongs to it, not to a process that took its number).
-fn still_valid(listener: &OwnedFd, id: u64) -> bool {
-    // SAFETY: the listener and an id.
-    unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
-            &id,
-        ) == 0
-    }
-}
-
-/// A copy of descriptor `fd` of thread `tid`'s process.
-fn take_socket(tid: u32, fd: i32) -> io::Result<OwnedFd> {
-    let pidfd = crate::process::pidfd_open(tid)
-        .or_else(|| thread_group(tid).and_then(crate::process::pidfd_open))
-        .ok_or_else(io::Error::last_os_error)?;
-    // SAFETY: a pidfd and a descriptor number; the kernel checks both.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if got < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor of ours (close-on-exec).
-    Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
-}
-
-/// The process a thread belongs to.
-fn thread_group(tid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Connects the command's socket (a copy of it) to `addr`; the call's
-/// answer.
-fn connect_for(tid: u32, fd: i32, addr: &[u8]) -> Answer {
-    let sock = match take_socket(tid, fd) {
-        Ok(s) => s,
-        Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::EPERM)),
-    };
-    // SAFETY: `addr` holds a whole socket address of its length.
-    let r = unsafe {
-        libc::connect(
-            sock.as_raw_fd(),
-            addr.as_ptr() as *const libc::sockaddr,
-            addr.len() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Answer::Value(0)
-    } else {
-        Answer::Error(
-            io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO),
-        )
-    }
-}
-
-fn decide_connect(req: &libc::seccomp_notif, listener: &OwnedFd, rules: &Rules) -> Answer {
-    let fd = req.data.args[0] as i32;
-    let len = (req.data.args[2] as usize).min(std::mem::size_of::<libc::sockaddr_storage>());
-    if len < 2 {
-        return Answer::Error(libc::EINVAL);
-    }
-    let Some(addr) = read_memory(req.pid, req.data.args[1], len) else {
-        return Answer::Error(libc::EFAULT);
-    };
-    if !still_valid(listener, req.id) {
-        return Answer::Error(libc::ENOENT);
-    }
-    let family = i32::from(u16::from_ne_bytes([addr[0], addr[1]]));
-    match family {
-        libc::AF_INET | libc::AF_INET6 => decide_ip(req, fd, &addr, rules),
-        libc::AF_UNIX => decide_unix(req, fd, &addr, rules),
-        // AF_UNSPEC (dissolving an association) and the rest: nothing is
-        // reached by them.
-        _ => Answer::Continue,
-    }
-}
-
-/// The address and port of an IP socket address.
-fn ip_of(addr: &[u8]) -> Option<std::net::SocketAddr> {
-    let family = i32::from(u16::from_ne_bytes([addr[0], addr[1]]));
-    let port = u16::from_be_bytes([*addr.get(2)?, *addr.get(3)?]);
-    match family {
-        libc::AF_INET => {
-            let ip: [u8; 4] = addr.get(4..8)?.try_into().ok()?;
-            Some((std::net::Ipv4Addr::from(ip), port).into())
-        }
-        libc::AF_INET6 => {
-            let ip: [u8; 16] = addr.get(8..24)?.try_into().ok()?;
-            Some((std::net::Ipv6Addr::from(ip), port).into())
-        }
-        _ => None,
-    }
-}
-
-fn decide_ip(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> Answer {
-    let IpRule::Proxy(port) = rules.ip else {
-        // Any address: nothing to decide, whatever the call ends up using.
-        return Answer::Continue;
-    };
-    let Some(to) = ip_of(addr) else {
-        return Answer::Error(libc::EINVAL);
-    };
-    let loopback = match to.ip() {
-        std::net::IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
-        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped() == Some(std::net::Ipv4Addr::LOCALHOST),
-    };
-    if !loopback || to.port() != port {
-        return rules.refuse(format!(
-            "tcp {to} (only the runner's proxy, 127.0.0.1:{port})"
-        ));
-    }
-    connect_for(req.pid, fd, addr)
-}
-
-fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> Answer {
-    let path = &addr[2..];
-    if path.first().is_none_or(|b| *b == 0) {
-        return rules.refuse("an abstract Unix socket".into());
-    }
-    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
-    let path = Path::new(std::ffi::OsStr::from_bytes(&path[..end]));
-    let full = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        match std::fs::read_link(format!("/proc/{}/cwd", req.pid)) {
-            Ok(cwd) => cwd.join(path),
-            Err(_) => return Answer::Error(libc::ENOENT),
-        }
-    };
-    // The socket file itself, a last symlink not followed; where the
-    // kernel says it is is what is decided.
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-        .open(&full)
-    {
-        Ok(f) => f,
-        Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::ENOENT)),
-    };
-    let is_socket = file
-        .metadata()
-        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
-    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let at = std::fs::read_link(&proc_path).unwrap_or_default();
-    if !is_socket || !rules.unix_within.iter().any(|d| at.starts_with(d)) {
-        return rules.refuse(format!("unix {}", full.display()));
-    }
-    let mut sun = vec![0u8; 2 + proc_path.len() + 1];
-    sun[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
-    sun[2..2 + proc_path.len()].copy_from_slice(proc_path.as_bytes());
-    connect_for(req.pid, fd, &sun)
-}
-
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::OpenOptionsExt;

@@ -1,0 +1,67 @@
+//! The supervisor's exec decision: the path and argv read from the stopped
+//! process, decided by the [`ExecGuard`]; a refusal recorded for the spawn
+//! before the process hears of it.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::memory::{read_argv, read_cstring};
+use super::{Answer, still_valid};
+use crate::contain::exec_guard::{ExecGuard, ExecRefusal};
+
+/// Decides one `execve`/`execveat` against the policy's program denies.
+pub(super) fn decide_exec(
+    req: &libc::seccomp_notif,
+    listener: &OwnedFd,
+    guard: &ExecGuard,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+) -> Answer {
+    let at = i64::from(req.data.nr) == libc::SYS_execveat;
+    let args = &req.data.args;
+    let (dirfd, path_ptr, argv_ptr, flags) = if at {
+        (args[0] as i32, args[1], args[2], args[4] as i32)
+    } else {
+        (libc::AT_FDCWD, args[0], args[1], 0)
+    };
+    // What cannot be read is refused: the wall holds or the call fails.
+    let (Some(path), Some(argv)) = (
+        read_cstring(req.pid, path_ptr, 4096),
+        read_argv(req.pid, argv_ptr),
+    ) else {
+        return Answer::Error(libc::EPERM);
+    };
+    if !still_valid(listener, req.id) {
+        return Answer::Error(libc::ENOENT);
+    }
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
+    let path = PathBuf::from(std::ffi::OsString::from_vec(path));
+    let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+        PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
+    } else if path.is_absolute() {
+        path
+    } else if dirfd == libc::AT_FDCWD {
+        cwd.join(path)
+    } else {
+        match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
+            Ok(dir) => dir.join(path),
+            Err(_) => return Answer::Error(libc::EPERM),
+        }
+    };
+    match guard.decide(&exe, &argv, &cwd) {
+        None => Answer::Continue,
+        Some(refusal) => {
+            tracing::warn!(
+                "sandbox: exec refused: {} ({})",
+                refusal.argv.join(" "),
+                refusal.rule
+            );
+            let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
+            if list.len() < 100 {
+                list.push(refusal);
+            }
+            Answer::Error(libc::EPERM)
+        }
+    }
+}
