@@ -303,7 +303,7 @@ mod tests {
     fn include_paths_inside_the_work_tree_only() {
         let top = Path::new("/w");
         let git = Path::new("/w/.git");
-        assert!(include_inside("../shared.gitconfig", git, top));
+        assert!(include_inside("../team.gitconfig", git, top));
         assert!(!include_inside("extra", git, top));
         assert!(!include_inside("~/.gitconfig", git, top));
         assert!(!include_inside("/etc/secrets", git, top));
