@@ -238,6 +238,24 @@ mod tests {
     }
 
     #[test]
+    fn the_file_a_pattern_names_is_found_and_catch_alls_name_none() {
+        let named = |p: &str| credential_file_named(&Pattern::parse(p).unwrap());
+        assert_eq!(named("Read(./.npmrc)"), Some(".npmrc"));
+        assert_eq!(named("Read(.netrc)"), Some(".netrc"));
+        assert_eq!(named("Read(*.pem)"), Some("*.pem"));
+        assert_eq!(named("Read(.docker/**)"), Some("**/.docker/config.json"));
+        for none in [
+            "Read(src/**)",
+            "Read(**)",
+            "Read(*)",
+            "Read",
+            "Read(README.md)",
+        ] {
+            assert_eq!(named(none), None, "{none}");
+        }
+    }
+
+    #[test]
     fn a_recursive_read_is_decided_by_its_folder() {
         // The files are absent from every copy: `grep -r x .` reads none.
         let s = set("default: allow");
