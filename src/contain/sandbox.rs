@@ -417,14 +417,6 @@ impl Confinement {
         self
     }
 
-    /// What the supervisor refused so far.
-    pub fn refused_connections(&self) -> Vec<String> {
-        self.supervisor
-            .as_ref()
-            .map(|(r, _)| r.refused())
-            .unwrap_or_default()
-    }
-
     /// Prepares one spawn: where the supervisor runs, the thread that will
     /// serve the child's listener (give [`Supervised::child_fd`] to
     /// [`Confinement::apply_with`], and call [`Supervised::spawned`] once

@@ -75,9 +75,6 @@ pub struct Rules {
     pub unix_within: Vec<PathBuf>,
     /// The exec wall, where the policy denies programs.
     pub exec: Option<Arc<ExecGuard>>,
-    /// What was refused, one line each (`unix /run/docker.sock`), for the
-    /// transcript's sandbox note and the logs.
-    refused: Mutex<Vec<String>>,
 }
 
 impl Rules {
@@ -89,7 +86,6 @@ impl Rules {
                 .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
                 .collect(),
             exec: None,
-            refused: Mutex::new(Vec::new()),
         }
     }
 
@@ -99,24 +95,12 @@ impl Rules {
             ip: self.ip,
             unix_within: self.unix_within.clone(),
             exec: Some(guard),
-            refused: Mutex::new(Vec::new()),
         }
     }
 
-    /// The connections refused so far.
-    pub fn refused(&self) -> Vec<String> {
-        self.refused
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
+    /// Refuses a connection, with a line in the log.
     pub(super) fn refuse(&self, what: String) -> Answer {
         tracing::warn!("sandbox: connection refused: {what}");
-        let mut list = self.refused.lock().unwrap_or_else(|e| e.into_inner());
-        if list.len() < 100 {
-            list.push(what);
-        }
         Answer::Error(libc::EPERM)
     }
 }
