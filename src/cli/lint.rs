@@ -82,27 +82,17 @@ pub fn lint_file(path: &Path) -> Result<Vec<LintFinding>, Vec<ConfigError>> {
         .map_err(|e| vec![ConfigError::new(path, 0, 0, format!("cannot read: {e}"))])?;
     let pf: PolicyFile = serde_saphyr::from_str(&text)
         .map_err(|e| vec![ConfigError::from_yaml_in(path, &text, &e)])?;
-    runner_policy::compile_policy(&pf, path, path.display().to_string())?;
+    runner_policy::compile_policy_unlinted(&pf, path, path.display().to_string())?;
     Ok(lint_policy(&pf, path))
 }
 
-/// `runner validate`'s part: warnings printed, never-matching rules as
-/// located errors.
-pub fn validate_rules(path: &Path) -> Vec<ConfigError> {
+/// `runner validate`'s part for a policy that loaded: the lint's warnings,
+/// on stderr. (Its errors are load errors: see `runner_policy::load`.)
+pub fn print_warnings(path: &Path) {
     let Ok(findings) = lint_file(path) else {
-        return Vec::new();
+        return;
     };
-    let mut errors = Vec::new();
-    for x in findings {
-        match x.severity {
-            Severity::Warning => eprintln!("{x}"),
-            Severity::Error => errors.push(ConfigError::new(
-                &x.file,
-                x.line,
-                x.column,
-                format!("rules: `{}` never matches: {}", x.rule, x.message),
-            )),
-        }
+    for x in findings.iter().filter(|x| x.severity == Severity::Warning) {
+        eprintln!("{x}");
     }
-    errors
 }

@@ -722,6 +722,115 @@ fn policy_lint_and_validate_find_rules_that_do_nothing() {
     crate::common::validate_accepts(d, "clean.yaml");
 }
 
+/// One loader (issue 42): a policy `runner validate` rejects never runs.
+/// `run`, `check`, `replay` and `tool` load it through the same path and
+/// exit 2 before anything runs, naming `file:line:column`; a task's inline
+/// `policy:` is held to the same rule. A warning (a shadowed rule) stays a
+/// warning: the run goes ahead.
+#[test]
+fn a_policy_validate_rejects_never_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "p.yaml",
+        "default: allow\nrules:\n  - deny: [\"Bash(git status && ls)\"]\n",
+    );
+    let task = |name: &str, policy: &str| {
+        write(
+            d,
+            name,
+            &format!(
+                "prompt: p\nworkspace: ws\n{policy}\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: touch ran}}}}\n  - text: done\n"
+            ),
+        )
+    };
+    let refused = |args: &[&str], want: &str| {
+        let o = runner().current_dir(d).args(args).output().unwrap();
+        let err = crate::common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(want) && err.contains("never matches"),
+            "{args:?}: {err}"
+        );
+    };
+    let t = task("t.yaml", "policy: p.yaml");
+    let t = t.to_str().unwrap();
+    refused(&["run", "-q", "--out", "out", t], "p.yaml:3:12");
+    let plain = task("plain.yaml", "");
+    refused(
+        &[
+            "run",
+            "-q",
+            "--out",
+            "out",
+            "--policy",
+            "p.yaml",
+            plain.to_str().unwrap(),
+        ],
+        "p.yaml:3:12",
+    );
+    let inline = task(
+        "inline.yaml",
+        "policy:\n  default: allow\n  rules:\n    - deny: [\"Bash(cd:*)\"]",
+    );
+    refused(
+        &["run", "-q", "--out", "out", inline.to_str().unwrap()],
+        "inline.yaml:6:14",
+    );
+    // Nothing ran: no command, no output folder.
+    assert!(!d.join("ws/ran").exists());
+    assert!(!d.join("out").exists());
+    let call = r#"{"command":"git status && ls"}"#;
+    refused(
+        &["check", "--policy", "p.yaml", "bash", call],
+        "p.yaml:3:12",
+    );
+    refused(
+        &[
+            "tool",
+            "--policy",
+            "p.yaml",
+            "--workspace",
+            "ws",
+            "bash",
+            call,
+        ],
+        "p.yaml:3:12",
+    );
+    write(d, "tr.json", "{}");
+    refused(&["replay", "--policy", "p.yaml", "tr.json"], "p.yaml:3:12");
+    crate::common::validate_refuses(d, "p.yaml");
+    // A warning is no error: a shadowed rule loads and runs.
+    write(
+        d,
+        "w.yaml",
+        "default: allow\nrules:\n  - deny: [\"Bash(curl:*)\", \"Bash(curl -s:*)\"]\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args([
+            "check",
+            "--policy",
+            "w.yaml",
+            "bash",
+            r#"{"command":"echo hi"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
+    let w = task("w-task.yaml", "policy: w.yaml");
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&w)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
+    assert!(d.join("out/w-task/transcript.json").exists());
+}
+
 /// `runner policy lint FILE` in `dir`, which must exit `code`.
 fn lint(dir: &Path, file: &str, code: i32) -> std::process::Output {
     let out = runner()

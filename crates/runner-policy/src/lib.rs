@@ -61,7 +61,7 @@ pub use credentials::{
 pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};
 pub use lint::{LintFinding, Severity, lint_policy};
-pub use load::{compile_policy, load_policy_file, parse_policy_yaml};
+pub use load::{compile_policy, compile_policy_unlinted, load_policy_file, parse_policy_yaml};
 pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
 pub use network::{
     AddressRefusal, ConnectionDecision, DEFAULT_PORTS, HostRule, Network, NetworkFile,

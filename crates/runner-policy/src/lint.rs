@@ -142,11 +142,17 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
                 message,
             })
         };
-        if let Some(why) = never_matches(r) {
-            // An allow rule for a builtin that is now part of the script
-            // is only needless; a deny rule that never matches is a hole.
-            let builtin = why.contains("part of the script");
-            let severity = if r.allow && builtin {
+        if let Some((why, whole_script)) = never_matches(r) {
+            // An allow rule naming a whole script by its exact text is how
+            // a script the analysis cannot see into is allowed (it is one
+            // signature, its text): no finding. An allow rule for a builtin
+            // that is now part of the script, or for a compound prefix, is
+            // only needless; a deny rule that never matches is a hole.
+            let exact = !r.spec.as_deref().unwrap_or("").ends_with(":*");
+            if r.allow && whole_script && exact {
+                continue;
+            }
+            let severity = if r.allow {
                 Severity::Warning
             } else {
                 Severity::Error
@@ -211,27 +217,35 @@ fn credential_named(r: &Written) -> Option<&'static str> {
 }
 
 /// Why a rule can never match, when it cannot.
-fn never_matches(r: &Written) -> Option<String> {
+/// Why a rule never matches a signature the analysis makes, and whether it
+/// could still match a script the analysis cannot see into by its exact
+/// text (an opaque script is one signature, its whole text).
+fn never_matches(r: &Written) -> Option<(String, bool)> {
     let spec = r.spec.as_deref()?;
+    let plain = |why: String| Some((why, false));
     match r.family.as_str() {
         "Bash" => {
             let words = split_words(spec.strip_suffix(":*").unwrap_or(spec));
             if let Some(op) = words.iter().find(|w| OPERATORS.contains(&w.as_str())) {
-                return Some(format!(
-                    "a rule matches one simple command, and `{op}` joins several: write one rule per command"
+                return Some((
+                    format!(
+                        "a rule matches one simple command, and `{op}` joins several: write one rule per command"
+                    ),
+                    true,
                 ));
             }
             if words
                 .iter()
                 .any(|w| w.starts_with('>') || w.starts_with('<') || w.contains("$("))
             {
-                return Some(
+                return Some((
                     "a rule matches a command's words; redirections and substitutions are checked apart (`Edit(FILE)`, their own commands)".into(),
-                );
+                    true,
+                ));
             }
             let first = words.first().map(String::as_str).unwrap_or("");
             if SCRIPT_STEPS.contains(&first) {
-                return Some(format!(
+                return plain(format!(
                     "`{first}` is part of the script, not a program: no call has this signature"
                 ));
             }
@@ -243,17 +257,17 @@ fn never_matches(r: &Written) -> Option<String> {
                 .split('/')
                 .any(|s| s == ".." || (s == "." && body != "."))
             {
-                return Some(
+                return plain(
                     "signatures name paths with `.` and `..` resolved: this one never appears"
                         .into(),
                 );
             }
             None
         }
-        "Mcp" if !spec.contains(['/', '*', '?', '[']) => Some(format!(
+        "Mcp" if !spec.contains(['/', '*', '?', '[']) => plain(format!(
             "MCP signatures are `server/tool`: write `Mcp({spec}/*)` for every tool of `{spec}`"
         )),
-        "Memory" => Some("`Memory` takes no specifier: write `Memory`".into()),
+        "Memory" => plain("`Memory` takes no specifier: write `Memory`".into()),
         _ => None,
     }
 }
@@ -409,5 +423,20 @@ mod tests {
             "{out:#?}"
         );
         assert!(lint("rules:\n  - allow: [\"Bash(cargo test:*)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n").is_empty());
+    }
+
+    /// An allow rule naming a whole script by its exact text is how an
+    /// opaque script is allowed: no finding. With `:*`, or as a deny rule,
+    /// it is what it seems not to be: a warning for the allow (it only
+    /// allows less), an error for the deny (a hole).
+    #[test]
+    fn a_whole_script_by_its_text() {
+        assert!(lint("rules:\n  - allow: [\"Bash(python3 -c 'x' && make)\"]\n").is_empty());
+        let out = lint("rules:\n  - allow: [\"Bash(a && b:*)\"]\n  - deny: [\"Bash(c > d)\"]\n");
+        assert!(
+            out[0].contains("warning: `allow Bash(a && b:*)`"),
+            "{out:#?}"
+        );
+        assert!(out[1].contains("error: `deny Bash(c > d)`"), "{out:#?}");
     }
 }
