@@ -123,7 +123,7 @@ fn opaque_under_backstops(layer: &Policy, text: &str, why: &str) -> Result<Decid
         )),
     };
     let default_allows = layer.default == DefaultDecision::Allow;
-    let Some(commands) = crate::backstop::simple_commands(text) else {
+    let Some(commands) = crate::plain_list::simple_commands(text) else {
         return match default_allows {
             true => Ok(("default allow".into(), None)),
             false => Err(default_deny(&format!("Bash({text})"))),

@@ -40,6 +40,7 @@ mod network;
 mod path_pattern;
 mod paths;
 mod pattern;
+mod plain_list;
 mod policy;
 pub mod programs;
 mod risk;
@@ -52,7 +53,7 @@ mod url_pattern;
 mod word_pattern;
 pub mod words;
 
-pub use backstop::{Backstops, simple_commands};
+pub use backstop::Backstops;
 pub use config_error::ConfigError;
 pub use credentials::{
     CREDENTIAL_FILES, CREDENTIALS_LAYER, credential_file_named, credentials_layer,
@@ -69,6 +70,7 @@ pub use network::{
 };
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};
+pub use plain_list::simple_commands;
 pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, MAX_RULES, Policy, Rule};
 pub use risk::Risk;
 pub use selftest::test_signatures;

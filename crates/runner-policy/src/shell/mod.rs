@@ -20,6 +20,8 @@ mod budget;
 mod builtins;
 mod expand;
 mod folders;
+mod heredoc;
+mod parse;
 mod redirect;
 mod state;
 mod variables;
@@ -29,6 +31,9 @@ mod wrappers;
 
 pub use analysis::{PathUse, ShellAnalysis, SimpleCommand};
 pub use budget::{MAX_NESTING, MAX_SIGNATURES};
+pub use heredoc::MAX_DATA_CHARS;
+pub(crate) use heredoc::delimiter as heredoc_delimiter;
+pub(crate) use redirect::expands_code;
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
 pub(crate) use wrappers::SCRIPT_STEPS;
@@ -36,9 +41,10 @@ pub(crate) use wrappers::SCRIPT_STEPS;
 /// Analyses a bash script.
 pub fn analyze(script: &str) -> ShellAnalysis {
     let mut w = Walker::new(script);
-    if script.chars().count() > MAX_SCRIPT_CHARS {
+    if script.len() > MAX_SCRIPT_CHARS + heredoc::MAX_DATA_CHARS {
         w.opaque(format!(
-            "the script is longer than {MAX_SCRIPT_CHARS} characters"
+            "the script is longer than {} characters",
+            MAX_SCRIPT_CHARS + heredoc::MAX_DATA_CHARS
         ));
         return w.out;
     }
@@ -167,7 +173,8 @@ mod tests {
             "$X -rf /",
             "source x.sh",
             "PATH=/tmp git status",
-            "bash <<EOF\nrm -rf /\nEOF",
+            "bash <<EOF\n$CMD\nEOF",
+            "bash <<EOF\n`x`\nEOF",
             "if then fi (",
             "{rm,-rf,/}",
             "/bin/r? -rf /",
@@ -210,6 +217,71 @@ mod tests {
         ] {
             assert!(analyze(s).opaque.is_some(), "{s}");
         }
+    }
+
+    /// Heredocs as bash reads them (issue 42): a shell's is its script, one
+    /// left open ends at the end, a body is data however long (within its
+    /// own cap), and the code around it keeps the script budget.
+    #[test]
+    fn heredocs_are_read_as_bash_reads_them() {
+        assert_eq!(cmds("bash <<'EOF'\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
+        assert_eq!(cmds("sh -s <<EOF\ngit push\nEOF\n"), ["sh -s", "git push"]);
+        assert_eq!(
+            cmds("timeout 9 bash <<'X'\ngit push $1\nX"),
+            ["timeout 9 bash", "bash", "git push $1"]
+        );
+        // `bash -c` reads its script from the word; stdin is data to it.
+        assert_eq!(
+            cmds("bash -c 'cat' <<'EOF'\ngit push\nEOF"),
+            ["bash -c cat", "cat"]
+        );
+        // A heredoc on another descriptor is no script.
+        assert!(analyze("bash 3<<'EOF'\nls\nEOF").opaque.is_some());
+        // `xargs` reads the heredoc itself: bash gets no script from it.
+        assert!(
+            !cmds_or_opaque("xargs bash <<'EOF'\ngit push\nEOF").contains(&"git push".to_string())
+        );
+        // Left open: it ends at the end, as bash ends it.
+        assert_eq!(files("cat <<'EOF' > out.txt\nhello").1, ["Edit(out.txt)"]);
+        assert_eq!(cmds("bash <<'EOF'\ngit push"), ["bash", "git push"]);
+        assert_eq!(cmds("cat <<-EOF >a\n\tx\n\tEOF\nls"), ["cat", "ls"]);
+        // A substitution in an unquoted body runs; a plain variable reads.
+        assert_eq!(cmds("cat <<EOF > f\n$(git push)\nEOF"), ["git push", "cat"]);
+        assert_eq!(cmds("cat <<EOF > f\nhome is $HOME\nEOF"), ["cat"]);
+        // A body is data: far past the script budget, decided as the
+        // `cat > path` it is.
+        let body = "print(\"(x) {y}\")\n".repeat(50_000);
+        assert!(body.len() > 10 * MAX_SCRIPT_CHARS);
+        let big = format!("mkdir -p t && cat <<'EOF' > t/gen.py\n{body}EOF\npython3 t/gen.py");
+        assert_eq!(files(&big).1, ["Edit(t)", "Edit(t/gen.py)"]);
+        let open = format!("cat > t/gen.py <<'EOF'\n{body}");
+        assert_eq!(files(&open).1, ["Edit(t/gen.py)"]);
+        // Code past the budget is refused, bodies aside or not.
+        let code = "echo hello world; ".repeat(MAX_SCRIPT_CHARS / 10);
+        let why = analyze(&format!("{code}\ncat <<'EOF' > f\n{body}EOF\n"))
+            .opaque
+            .unwrap();
+        assert!(why.contains("heredoc bodies aside"), "{why}");
+        let huge = "x\n".repeat(MAX_DATA_CHARS / 2 + 1);
+        let why = analyze(&format!("cat <<'EOF' > f\n{huge}EOF\n"))
+            .opaque
+            .unwrap();
+        assert!(why.contains("heredoc bodies are longer"), "{why}");
+        // Brackets nested deep in a body are data too.
+        let deep = format!(
+            "cat <<'EOF' > f.json\n{}1{}\nEOF\n",
+            "[{".repeat(30),
+            "}]".repeat(30)
+        );
+        assert_eq!(files(&deep).1, ["Edit(f.json)"]);
+    }
+
+    fn cmds_or_opaque(s: &str) -> Vec<String> {
+        analyze(s)
+            .commands
+            .iter()
+            .map(|c| c.words.join(" "))
+            .collect()
     }
 
     #[test]

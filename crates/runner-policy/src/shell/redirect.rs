@@ -115,7 +115,10 @@ impl Walker {
                 T::ProcessSubstitution(_, sub) => self.in_subshell(|w| w.compound_list(&sub.list)),
             },
             R::HereDocument(_, doc) => {
-                if doc.requires_expansion {
+                // An unquoted body is expanded as a double-quoted word; one
+                // with no substitution in it (`$(`, `${`, `$[`, a backtick)
+                // runs nothing and is data, however long.
+                if doc.requires_expansion && expands_code(&doc.doc.value) {
                     self.word_text(&format!("\"{}\"", doc.doc.value.replace('"', "\\\"")));
                 }
             }
@@ -135,6 +138,13 @@ impl Walker {
             }
         }
     }
+}
+
+/// Whether an unquoted heredoc body holds an expansion that may run code:
+/// a command substitution, or a `${...}`/`$[...]` whose parts bash
+/// evaluates. `$NAME` alone only reads a variable.
+pub(crate) fn expands_code(body: &str) -> bool {
+    body.contains("$(") || body.contains("${") || body.contains("$[") || body.contains('`')
 }
 
 /// Paths that are streams, not files: writing them edits nothing.

@@ -60,6 +60,10 @@ pub(super) struct Walker {
     /// globstar, nocaseglob, extglob), and a glob operand was seen.
     pub(super) glob_options: bool,
     pub(super) glob_operand: bool,
+    /// The heredoc body on the stdin of the simple command being looked
+    /// into, when bash passes it on as written: the script of a shell that
+    /// reads one from stdin (`bash <<'EOF'`).
+    pub(super) stdin_script: Option<String>,
 }
 
 /// The value of a word when it is fixed before running.
@@ -120,6 +124,7 @@ impl Walker {
             integers: Vec::new(),
             glob_options: false,
             glob_operand: false,
+            stdin_script: None,
         }
     }
 

@@ -6,35 +6,10 @@
 use brush_parser::ast;
 
 use super::arith::arithmetic_readings;
-use super::budget::{MAX_NESTING, nesting_depth, too_complex};
 use super::folders::is_lone_cd;
+use super::parse::ended;
 use super::state::{MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
-
-/// `text` ending in a newline of its own, as bash reads a script to its
-/// end.
-///
-/// brush-parser's tokenizer loops for ever, growing a vector until memory
-/// runs out, on a here-document whose tag is empty when the input ends
-/// before the line does (`$(<< ($(`, ten bytes, found by the property
-/// tests): it never leaves the state "the next line is the document".
-/// With a newline at the end it always does. A newline at the end changes
-/// nothing bash does, but after a lone backslash, which joins it to the
-/// line (so a newline escaped that way does not count): there the
-/// backslash is doubled, which bash reads as the same literal backslash.
-fn ended(text: &str) -> String {
-    let escaped = |t: &str| t.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1;
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push_str(text);
-    match text.strip_suffix('\n') {
-        Some(line) if !escaped(line) => return out,
-        Some(_) => {}
-        None if escaped(text) => out.push('\\'),
-        None => {}
-    }
-    out.push('\n');
-    out
-}
 
 impl Walker {
     pub(super) fn script(&mut self, text: &str) {
@@ -45,24 +20,12 @@ impl Walker {
             self.opaque("commands nested too deeply to check");
             return;
         }
-        if nesting_depth(text) > MAX_NESTING {
-            self.opaque(too_complex(&format!(
-                "brackets nested more than {MAX_NESTING} deep"
-            )));
+        let Some((text, tokens)) = self.tokens(ended(text)) else {
             return;
-        }
-        if !self.parse_budget(text.len()) {
-            return;
-        }
+        };
         self.depth += 1;
-        let text = ended(text);
-        let parsed = std::panic::catch_unwind(|| {
-            let mut parser = brush_parser::Parser::new(
-                std::io::BufReader::new(text.as_bytes()),
-                &brush_parser::ParserOptions::default(),
-            );
-            parser.parse_program()
-        });
+        let options = brush_parser::ParserOptions::default();
+        let parsed = std::panic::catch_unwind(|| brush_parser::parse_tokens(&tokens, &options));
         self.texts.push(text);
         match parsed {
             Ok(Ok(program)) => {
@@ -331,6 +294,8 @@ impl Walker {
         }
         let mut words: Vec<WordValue> = Vec::new();
         let mut heredoc = false;
+        // The heredoc on stdin (the last one wins, as in bash).
+        let mut stdin_doc: Option<&ast::IoHereDocument> = None;
         let items = s
             .prefix
             .iter()
@@ -352,8 +317,11 @@ impl Walker {
             }
             match item {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(io) => {
-                    if matches!(io, ast::IoRedirect::HereDocument(..)) {
+                    if let ast::IoRedirect::HereDocument(fd, doc) = io {
                         heredoc = true;
+                        if matches!(fd, None | Some(0)) {
+                            stdin_doc = Some(doc);
+                        }
                     }
                     redirects.push(io);
                 }
@@ -407,7 +375,13 @@ impl Walker {
                 return;
             }
             let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+            // What a shell reading its script from stdin runs: the body as
+            // written, when bash changes nothing in it.
+            self.stdin_script = stdin_doc
+                .filter(|d| !d.requires_expansion || !d.doc.value.contains(['$', '`', '\\']))
+                .map(|d| d.doc.value.clone());
             self.command_words(&texts, heredoc, 0);
+            self.stdin_script = None;
             if program_is_cd {
                 self.cd(&words[1..]);
             }

@@ -34,6 +34,11 @@ impl Walker {
         }
         let prog = base_name(&words[0]);
         let args = &words[1..];
+        if !SHELLS.contains(&prog) && !PASS_STDIN.contains(&prog) {
+            // Only a shell takes its script from stdin, and only these
+            // wrappers hand it theirs (`xargs` reads it itself).
+            self.stdin_script = None;
+        }
         self.variable_builtin(prog, args);
         if matches!(
             prog,
@@ -333,13 +338,25 @@ impl Walker {
             }
         } else if operand.is_some() && !stdin {
             // `bash file.sh`: runs a file; the signature is the command itself.
+        } else if let Some(body) = self.stdin_script.take().filter(|_| heredoc) {
+            // `bash <<'EOF'`, `sh -s <<EOF`: the body is its script, read
+            // as `-c` would be.
+            self.in_subshell(|w| w.script(&body));
         } else if heredoc {
-            self.opaque(format!("`{prog}` is fed its script through a heredoc"));
+            self.opaque(format!(
+                "`{prog}` is fed its script through a heredoc whose text is only known when the script runs"
+            ));
         } else {
             self.opaque(format!("`{prog}` reads its script from stdin"));
         }
     }
 }
+
+/// Wrappers whose command gets their stdin.
+const PASS_STDIN: &[&str] = &[
+    "env", "sudo", "doas", "timeout", "nice", "ionice", "chrt", "stdbuf", "nohup", "setsid",
+    "builtin", "exec", "time", "command",
+];
 
 /// Builtins that are always part of the script (see [`is_script_step`]).
 pub(crate) const SCRIPT_STEPS: &[&str] = &[

@@ -1,0 +1,332 @@
+//! Plain lists of simple commands: how a script the analysis cannot see
+//! into is decided under backstops (see [`crate::backstop`]).
+//!
+//! When every deny rule has its backstop, an opaque script is decided
+//! command by command if it is a plain list (`python3 -c "$S" | tee log`,
+//! `python3 <<'EOF' ... EOF`): each command must be allowed on its own, by
+//! the rule for its program or the default. This text-level reading is
+//! deliberately narrower than bash's: where they could differ it splits
+//! more, or gives up (`None`, and the default alone decides).
+
+/// Programs that run another program their words name: an allow rule for
+/// one of them does not cover what it runs (the analysis decides that
+/// program on its own when it can see it).
+const RUNS_OTHERS: &[&str] = &[
+    "xargs", "env", "sudo", "doas", "su", "runuser", "timeout", "nice", "ionice", "chrt", "stdbuf",
+    "nohup", "setsid", "builtin", "exec", "time", "command", "unbuffer", "find", "watch", "eval",
+    "trap", "source", ".", "parallel", "flock", "chroot", "unshare", "nsenter", "script", "expect",
+    "strace", "ltrace", "gdb", "valgrind", "fakeroot", "busybox", "sh", "bash", "dash", "zsh",
+    "ksh", "mksh", "fish", "csh", "tcsh", "rbash", "ash", "yash",
+];
+
+/// Words that begin a compound command, not a program: a list holding one
+/// is no plain list (`if x; then rm y; fi` runs `rm`, not `then`).
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "in", "select", "function", "coproc", "[[", "]]",
+];
+
+/// bash's builtins (`compgen -b`): they run inside bash, and many of them
+/// evaluate names, subscripts or code (`let`, `printf -v 'a[$(..)]'`,
+/// `test -v`, `hash -p`, `compgen -C`, `shopt`, `alias`, `enable -f`).
+const BUILTINS: &[&str] = &[
+    ".",
+    ":",
+    "[",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "declare",
+    "dirs",
+    "disown",
+    "echo",
+    "enable",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "false",
+    "fc",
+    "fg",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "jobs",
+    "kill",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "printf",
+    "pushd",
+    "pwd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "test",
+    "times",
+    "trap",
+    "true",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+];
+
+/// Whether the simple command `part` is a builtin that may evaluate bash
+/// code. Only those that cannot are kept: `echo`, `true`, `false`, `:`,
+/// `pwd`, and `printf`, `test`, `[` without an option that takes a name
+/// (`-v`, `-R`).
+fn runs_bash_code(part: &str) -> bool {
+    let mut words = part.split_whitespace();
+    let first = words.next().unwrap_or("");
+    if !BUILTINS.contains(&first) {
+        return false;
+    }
+    match first {
+        "echo" | "true" | "false" | ":" | "pwd" => false,
+        "printf" | "test" | "[" => words.any(|w| w.contains("-v") || w.contains("-R")),
+        _ => true,
+    }
+}
+
+/// The most simple commands an opaque list may have to be decided command
+/// by command.
+const MAX_COMMANDS: usize = 64;
+
+/// The simple commands of `text` when it is a plain list of them (joined by
+/// `|`, `&&`, `||`, `;`, `&` or newlines) whose opaque part is a
+/// program's own code (`python3 -c "$SCRIPT"`, `python3 <<'EOF'`, `sed 'e
+/// ...'`): no command or process substitution, no subshell or group, no
+/// heredoc but as a program's stdin (its body is data, not split), no `$'...'`,
+/// no assignment before a command, `${...}` only around a plain name, and
+/// no program that runs others. Under backstops each must then be allowed
+/// on its own (by the rule for its program, or the default); anything
+/// else (`None`) only by the layer's default.
+///
+/// Where this reading and bash's could differ, it splits more (a `;` in a
+/// comment, `$'\''`), never less: a command it splits off must be allowed
+/// too.
+pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
+    // Each command is matched against every rule: a list longer than a
+    // script people write is left to the default (benches/gate.rs,
+    // `opaque-list-backstops`).
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let bytes = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    // Heredocs whose bodies start after the current line.
+    let mut pending: Vec<(Vec<u8>, bool, bool)> = Vec::new();
+    while i < bytes.len() {
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        if escaped {
+            escaped = false;
+            i += 1;
+            continue;
+        }
+        match b {
+            b'\\' if !single => escaped = true,
+            b'\'' if !double => {
+                if !single && i > 0 && bytes[i - 1] == b'$' {
+                    return None;
+                }
+                single = !single;
+            }
+            b'"' if !single => double = !double,
+            b'`' if !single => return None,
+            b'$' if !single && next == Some(b'(') => return None,
+            b'$' if !single && next == Some(b'{') => {
+                let close = text[i + 2..].find('}')? + i + 2;
+                let name = &text[i + 2..close];
+                if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    return None;
+                }
+                i = close;
+            }
+            _ if single || double => {}
+            b'<' if next == Some(b'<') && bytes.get(i + 2) != Some(&b'<') => {
+                // A heredoc: its body, read at the end of the line, is the
+                // program's stdin (`python3 <<'EOF'`: its own code).
+                let strip = bytes.get(i + 2) == Some(&b'-');
+                let mut j = i + if strip { 3 } else { 2 };
+                while matches!(bytes.get(j), Some(b' ' | b'\t')) {
+                    j += 1;
+                }
+                let (word, quoted, end) = crate::shell::heredoc_delimiter(bytes, j)?;
+                pending.push((word, strip, quoted));
+                i = end;
+                continue;
+            }
+            b'\n' if !pending.is_empty() => {
+                parts.push(&text[start..i]);
+                i += 1;
+                for (word, strip, quoted) in pending.drain(..) {
+                    let body_start = i;
+                    while i < bytes.len() {
+                        let end = bytes[i..]
+                            .iter()
+                            .position(|&b| b == b'\n')
+                            .map_or(bytes.len(), |p| p + i);
+                        let mut line = &bytes[i..end];
+                        if strip {
+                            while let [b'\t', rest @ ..] = line {
+                                line = rest;
+                            }
+                        }
+                        i = (end + 1).min(bytes.len());
+                        if line == word.as_slice() {
+                            break;
+                        }
+                        if !quoted && line.ends_with(b"\\") {
+                            return None;
+                        }
+                    }
+                    // Bash runs the substitutions of an unquoted body.
+                    if !quoted && crate::shell::expands_code(&text[body_start..i]) {
+                        return None;
+                    }
+                }
+                start = i;
+                continue;
+            }
+            b'(' | b')' | b'{' | b'}' => return None,
+            b'<' | b'>' if matches!(next, Some(b'(' | b'<')) => return None,
+            b'&' if next == Some(b'>') || (i > 0 && bytes[i - 1] == b'>') => {}
+            b'|' | b'&' | b';' | b'\n' | b'\r' => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if single || double || escaped {
+        return None;
+    }
+    parts.push(&text[start..]);
+    let parts: Vec<&str> = parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() || parts.len() > MAX_COMMANDS {
+        return None;
+    }
+    for part in &parts {
+        let first = part.split_whitespace().next()?;
+        if first.contains('=') || first.contains(['\'', '"', '\\', '$', '*', '?', '[', '!', '#']) {
+            return None;
+        }
+        let name = first.rsplit('/').next().unwrap_or(first);
+        if RUNS_OTHERS.contains(&name) || KEYWORDS.contains(&first) || runs_bash_code(part) {
+            return None;
+        }
+    }
+    Some(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lists_of_commands_and_their_own_code() {
+        let some = |v: &[&'static str]| Some(v.to_vec());
+        for (text, want) in [
+            (
+                "python3 -c \"print(1); import os\"",
+                some(&["python3 -c \"print(1); import os\""]),
+            ),
+            ("sed 's/x/y/e' src/a", some(&["sed 's/x/y/e' src/a"])),
+            ("node -e 'a|b; c>d'", some(&["node -e 'a|b; c>d'"])),
+            (
+                "cargo metadata | python3 -c \"$S\"",
+                some(&["cargo metadata", "python3 -c \"$S\""]),
+            ),
+            ("rm -rf \"${x}\"", some(&["rm -rf \"${x}\""])),
+            (
+                "python3 -c x 2>&1 | tee log",
+                some(&["python3 -c x 2>&1", "tee log"]),
+            ),
+            (
+                "python3 -c x &> log && ls",
+                some(&["python3 -c x &> log", "ls"]),
+            ),
+            (
+                "python3 -c x & rm -rf y",
+                some(&["python3 -c x", "rm -rf y"]),
+            ),
+            ("a\nb;c||d", some(&["a", "b", "c", "d"])),
+            ("ls | xargs rm", None),
+            ("xargs -a list rm", None),
+            ("python3 -c \"$(cat x)\"", None),
+            ("python3 -c `cat x`", None),
+            ("python3 -c \"${x@P}\"", None),
+            ("python3 $'a\\' ; rm x'", None),
+            ("python3 <(cat x)", None),
+            // A heredoc on a program's stdin is its own code, not split.
+            (
+                "python3 <<'EOF'\nimport os; os.system('x') | y\nEOF\nls",
+                some(&["python3 <<'EOF'", "ls"]),
+            ),
+            ("python3 <<EOF\nx; $HOME\nEOF", some(&["python3 <<EOF"])),
+            ("node <<-X >out\n\ta;b\n\tX", some(&["node <<-X >out"])),
+            // Left open, it ends at the end.
+            ("python3 <<'EOF'\nx;y", some(&["python3 <<'EOF'"])),
+            (
+                "python3 <<A; ruby <<'B'\na\nA\nb;c\nB\nls",
+                some(&["python3 <<A", "ruby <<'B'", "ls"]),
+            ),
+            // An unquoted body runs its substitutions in the outer shell.
+            ("python3 <<EOF\n$(rm x)\nEOF", None),
+            ("python3 <<EOF\n`rm x`\nEOF", None),
+            ("python3 <<EOF\na\\\nEOF\nrm x\nEOF", None),
+            ("python3 <<$X\nx\n$X", None),
+            ("(python3 -c x)", None),
+            ("{ python3 -c x; }", None),
+            ("A=1 python3 -c x", None),
+            ("bash -c 'rm -rf /'", None),
+            ("/usr/bin/env python3 -c x", None),
+            ("python3 -c 'x", None),
+            ("$P -c x", None),
+            ("! python3 -c x", None),
+            ("if python3 -c x; then rm y; fi", None),
+            ("let 'a[$(touch p)]'", None),
+            ("printf -v 'a[$(touch p)]' x", None),
+            ("test -v 'a[$(touch p)]'", None),
+            ("hash -p /bin/rm ls; ls", None),
+            (
+                "echo x | python3 -c \"$S\"",
+                some(&["echo x", "python3 -c \"$S\""]),
+            ),
+            ("for f in a; do rm $f; done", None),
+            (&"a;".repeat(64), Some(vec!["a"; 64])),
+            (&"a;".repeat(65), None),
+        ] {
+            assert_eq!(simple_commands(text), want, "{text:?}");
+        }
+    }
+}

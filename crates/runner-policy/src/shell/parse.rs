@@ -1,0 +1,123 @@
+//! From a script's text to bash's tokens, within the budgets: the first
+//! step of every walk over a script (see [`super::walk`]). Heredoc bodies
+//! are counted apart from code ([`super::heredoc`]), and a heredoc left
+//! open at the end is closed where bash closes it.
+
+use super::Walker;
+use super::budget::{MAX_NESTING, too_complex};
+use super::heredoc::{self, MAX_DATA_CHARS};
+use super::state::MAX_SCRIPT_CHARS;
+
+/// `text` ending in a newline of its own, as bash reads a script to its
+/// end.
+///
+/// brush-parser's tokenizer loops for ever, growing a vector until memory
+/// runs out, on a here-document whose tag is empty when the input ends
+/// before the line does (`$(<< ($(`, ten bytes, found by the property
+/// tests): it never leaves the state "the next line is the document".
+/// With a newline at the end it always does. A newline at the end changes
+/// nothing bash does, but after a lone backslash, which joins it to the
+/// line (so a newline escaped that way does not count): there the
+/// backslash is doubled, which bash reads as the same literal backslash.
+pub(super) fn ended(text: &str) -> String {
+    let escaped = |t: &str| t.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push_str(text);
+    match text.strip_suffix('\n') {
+        Some(line) if !escaped(line) => return out,
+        Some(_) => {}
+        None if escaped(text) => out.push('\\'),
+        None => {}
+    }
+    out.push('\n');
+    out
+}
+
+impl Walker {
+    /// bash's tokens of `text` (a script [`ended`]), within the budgets:
+    /// the code (the text but its heredoc bodies, see [`super::heredoc`])
+    /// of the script the tool was given within [`MAX_SCRIPT_CHARS`], every
+    /// script's code within the parse budget, the bodies within
+    /// [`MAX_DATA_CHARS`], and brackets nested no deeper than
+    /// [`MAX_NESTING`] outside bodies. A heredoc left open at the end of
+    /// the script ends there, as bash ends it (with a warning): its
+    /// delimiter is added as the line bash takes the end of input for.
+    /// With the text the tokens index; `None` when the script is opaque.
+    pub(super) fn tokens(&mut self, text: String) -> Option<(String, Vec<brush_parser::Token>)> {
+        let top = self.depth == 0;
+        if top && text.len() > MAX_SCRIPT_CHARS {
+            // Refused before tokenizing by a quick count of the bodies.
+            let data = heredoc::scan(&text);
+            if let Some(why) = over_budget(text.chars().count().saturating_sub(data), data) {
+                self.opaque(why);
+                return None;
+            }
+        }
+        let options = brush_parser::ParserOptions::default().tokenizer_options();
+        let tokenize = |t: &str| {
+            std::panic::catch_unwind(|| brush_parser::uncached_tokenize_str(t, &options))
+                .unwrap_or(Err(brush_parser::TokenizerError::FailedDecoding))
+        };
+        let (text, tokens) = match tokenize(&text) {
+            Ok(tokens) => (text, tokens),
+            Err(brush_parser::TokenizerError::UnterminatedHereDocuments(tag, _))
+                if !tag.contains(',') =>
+            {
+                let closed = format!("{text}{}\n", brush_parser::unquote_str(&tag));
+                match tokenize(&closed) {
+                    Ok(tokens) => (closed, tokens),
+                    Err(e) => {
+                        self.opaque(tokenizer_error(&e));
+                        return None;
+                    }
+                }
+            }
+            Err(e) => {
+                self.opaque(tokenizer_error(&e));
+                return None;
+            }
+        };
+        let data = heredoc::body_chars(&tokens);
+        let code = text.chars().count().saturating_sub(data);
+        if top && let Some(why) = over_budget(code, data) {
+            self.opaque(why);
+            return None;
+        }
+        if !self.parse_budget(code) {
+            return None;
+        }
+        if heredoc::code_nesting(&text, &tokens) > MAX_NESTING {
+            self.opaque(too_complex(&format!(
+                "brackets nested more than {MAX_NESTING} deep"
+            )));
+            return None;
+        }
+        Some((text, tokens))
+    }
+}
+
+/// Why a script of `code` characters of code and `data` characters of
+/// heredoc bodies is past its budget.
+fn over_budget(code: usize, data: usize) -> Option<String> {
+    if code > MAX_SCRIPT_CHARS {
+        Some(format!(
+            "the script is longer than {MAX_SCRIPT_CHARS} characters (heredoc bodies aside)"
+        ))
+    } else if data > MAX_DATA_CHARS {
+        Some(format!(
+            "its heredoc bodies are longer than {MAX_DATA_CHARS} characters"
+        ))
+    } else {
+        None
+    }
+}
+
+/// A tokenizer error as the model is told it; an input that ends in the
+/// middle of something is said to end there.
+fn tokenizer_error(e: &brush_parser::TokenizerError) -> String {
+    if e.is_incomplete() {
+        format!("the script does not parse as bash: {e} (at the end of the script)")
+    } else {
+        format!("the script does not parse as bash: {e}")
+    }
+}
