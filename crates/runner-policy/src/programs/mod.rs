@@ -30,12 +30,14 @@ mod network;
 mod sed;
 mod spec;
 mod text;
+mod values;
 
 pub use canonical::canonical_words;
 pub use find_xargs::{XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;
+pub use values::takes_plain_value;
 
 /// Programs modelled by a function of their own rather than a table row.
 const MODELLED: &[&str] = &[

@@ -276,6 +276,39 @@ mod tests {
         assert_eq!(files(&deep).1, ["Edit(f.json)"]);
     }
 
+    /// An option's value attached and only known at run time is read as
+    /// the value apart (issue 42): a number or text is no path; a path or
+    /// an option whose name is not written out stays strict.
+    #[test]
+    fn option_values_known_at_run_time() {
+        for s in [
+            "make -j$(nproc)",
+            "make -j\"$(nproc)\" test",
+            "make -j$((N + 1)) -l$(nproc)",
+            "make -j$(expr $(nproc) + 1)",
+            "cargo build --jobs=$(nproc)",
+            "cargo test -j$(nproc) --release",
+            "git tag --message=v\"$VERSION\" v1",
+            "git commit --message=\"$MSG\"",
+            "git commit -m\"$MSG\"",
+        ] {
+            assert!(analyze(s).opaque.is_none(), "{s}: {:?}", analyze(s).opaque);
+        }
+        assert_eq!(files("make -j$(nproc) -C sub").0, Vec::<String>::new());
+        for s in [
+            "make -f$F",
+            "make --file=$F",
+            "tar -xf$F",
+            "grep -f$F x",
+            "cat --$X=1 a",
+            "make -$X",
+            "sort -o$OUT x",
+            "git -C$D status",
+        ] {
+            assert!(analyze(s).opaque.is_some(), "{s}");
+        }
+    }
+
     fn cmds_or_opaque(s: &str) -> Vec<String> {
         analyze(s)
             .commands

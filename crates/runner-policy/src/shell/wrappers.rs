@@ -144,15 +144,37 @@ impl Walker {
     /// policy could not tell which file it is. Inside `find -exec`, `{}`
     /// stands for anything beneath find's roots.
     fn file_operands(&mut self, prog: &str, args: &[String]) {
-        // An option only known at run time (`-o$X`, `--$X`) may be any
-        // option, and make any word its value or an operand.
-        if programs::takes_files(prog)
-            && let Some(a) = args.iter().find(|a| a.starts_with('-') && runtime_text(a))
+        // An option whose value is a number or text
+        // ([`programs::takes_plain_value`]) with that value attached and
+        // only known at run time (`-j$(nproc)`, `--message=v"$V"`) is read
+        // as the option and its value apart (`-j $(nproc)`), as getopt
+        // reads it. Any other option only known at run time (a path or a
+        // program as its value, `-xf$F` clustered, or a name not written
+        // out: `-$X`, `--$X=1`) may be any option, and make any word its
+        // value or an operand: opaque.
+        let split: Vec<String>;
+        let mut args = args;
+        if programs::takes_files(prog) && args.iter().any(|a| a.starts_with('-') && runtime_text(a))
         {
-            self.opaque(format!(
-                "`{prog} {a}`: an option only known when the script runs"
-            ));
-            return;
+            let mut out = Vec::with_capacity(args.len() + 2);
+            for a in args {
+                if !(a.starts_with('-') && runtime_text(a)) {
+                    out.push(a.clone());
+                    continue;
+                }
+                let Some((option, value)) =
+                    attached_value(a).filter(|(o, _)| programs::takes_plain_value(prog, o))
+                else {
+                    self.opaque(format!(
+                        "`{prog} {a}`: an option only known when the script runs"
+                    ));
+                    return;
+                };
+                out.push(option.to_string());
+                out.push(value.to_string());
+            }
+            split = out;
+            args = &split;
         }
         let ops = programs::file_operands(prog, args);
         if let Some(why) = ops.opaque {
@@ -350,6 +372,25 @@ impl Walker {
             self.opaque(format!("`{prog}` reads its script from stdin"));
         }
     }
+}
+
+/// An option word with its value attached, apart: `-j$(nproc)` is `-j`
+/// and `$(nproc)`, `--jobs=$N` is `--jobs` and `$N`. `None` when the
+/// option's name is not written out (`-$X`, `--$X=1`, `--=x`).
+fn attached_value(a: &str) -> Option<(&str, &str)> {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if let Some(long) = a.strip_prefix("--") {
+        let (name, _) = long.split_once('=')?;
+        if name.is_empty() || !name.chars().all(name_char) {
+            return None;
+        }
+        return Some((&a[..2 + name.len()], &a[3 + name.len()..]));
+    }
+    let c = a[1..].chars().next()?;
+    if !c.is_ascii_alphanumeric() {
+        return None;
+    }
+    Some((&a[..2], &a[2..]))
 }
 
 /// Wrappers whose command gets their stdin.
