@@ -220,10 +220,11 @@ pub(crate) fn delimiter(b: &[u8], mut i: usize) -> Option<(Vec<u8>, bool, usize)
 fn plain(inner: &[u8], code: bool) -> bool {
     let nested = |x: u8| matches!(x, b'`' | b'\\' | b'\n');
     let quoting = |x: u8| matches!(x, b'\'' | b'"' | b'#');
-    !inner.iter().any(|&x| nested(x) || (code && quoting(x)))
-        && !has(inner, b"$(")
-        && !has(inner, b"${")
-        && !(code && has(inner, b"<<"))
+    let nesting = inner.iter().any(|&x| nested(x) || (code && quoting(x)))
+        || has(inner, b"$(")
+        || has(inner, b"${")
+        || (code && has(inner, b"<<"));
+    !nesting
 }
 
 fn has(hay: &[u8], needle: &[u8]) -> bool {
