@@ -321,6 +321,10 @@ impl PolicySet {
         let mut deciding: Option<Deciding> = None;
         let mut backed: Option<String> = None;
         for sig in sigs {
+            if sig.unless_confined && self.backstops.confined {
+                // A login shell's startup files: commands cannot write them.
+                continue;
+            }
             let allows = layer.rules.iter().filter(|r| r.allow);
             // Signatures that only a special kind of allow rule may allow:
             // which kind, and what the model is told when none does.

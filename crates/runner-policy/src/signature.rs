@@ -80,6 +80,13 @@ pub struct Signature {
     /// exactly this text allows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opaque: Option<String>,
+    /// Set on the opaque signature of a login or interactive shell (`bash
+    /// -lc CMD`): what it adds to `CMD` is the startup files of the
+    /// machine and user, which commands cannot write when the run confines
+    /// them. So it is satisfied by confinement, and otherwise decided as
+    /// an opaque command.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unless_confined: bool,
 }
 
 impl Signature {
@@ -90,6 +97,7 @@ impl Signature {
             specifier: Some(specifier.into()),
             tree: false,
             opaque: None,
+            unless_confined: false,
         }
     }
 
@@ -108,6 +116,7 @@ impl Signature {
             specifier: None,
             tree: false,
             opaque: None,
+            unless_confined: false,
         }
     }
 
@@ -136,6 +145,7 @@ impl Signature {
             specifier: Some(text.into()),
             tree: false,
             opaque: Some(why.into()),
+            unless_confined: false,
         }
     }
 }

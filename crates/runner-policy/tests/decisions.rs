@@ -357,3 +357,65 @@ fn opaque_commands_under_backstops() {
     let open = set(&["default: allow\n"]).with_backstops(all);
     assert_eq!(open.decide("bash", Risk::High, opaque()).verdict, Allow);
 }
+
+/// A login or interactive shell (`bash -lc CMD`) is read as `bash -c CMD`
+/// when the run confines commands (they cannot write the startup files it
+/// runs first); without confinement it is refused, saying why, unless a
+/// rule names its exact text (issue 42).
+#[test]
+fn login_shells_under_confinement() {
+    use runner_policy::Backstops;
+    use runner_policy::LexicalPaths;
+    let confined = Backstops {
+        confined: true,
+        ..Backstops::default()
+    };
+    let ws = LexicalPaths::new("/ws");
+    let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
+    let team = set(&["default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n"]);
+    for cmd in [
+        "bash -lc 'cargo test'",
+        "zsh -l -c 'make -j4'",
+        "bash -ic 'ls'",
+        "bash --login -c ls",
+    ] {
+        let d = team.decide("bash", Risk::High, sigs(cmd));
+        assert_eq!(d.verdict, Deny, "{cmd}: {d:?}");
+        let why = d.reason.unwrap();
+        assert!(
+            why.contains("startup files") && why.contains("confinement"),
+            "{why}"
+        );
+        let d = team
+            .clone()
+            .with_backstops(confined)
+            .decide("bash", Risk::High, sigs(cmd));
+        assert_eq!(d.verdict, Allow, "{cmd}: {d:?}");
+    }
+    // What it runs is still decided.
+    let d = team.clone().with_backstops(confined).decide(
+        "bash",
+        Risk::High,
+        sigs("bash -lc 'git push origin main'"),
+    );
+    assert_eq!(d.verdict, Deny, "{d:?}");
+    assert_eq!(d.rule.as_deref(), Some("deny Bash(git push:*)"));
+    // A startup file of the agent's choosing, or a home it chose, stays
+    // opaque even confined.
+    for cmd in [
+        "bash --rcfile ./rc -i -c ls",
+        "HOME=. bash -lc ls",
+        "ZDOTDIR=. zsh -lc ls",
+        "export ZDOTDIR=sub; zsh -lc ls",
+    ] {
+        let d = team
+            .clone()
+            .with_backstops(confined)
+            .decide("bash", Risk::High, sigs(cmd));
+        assert_eq!(d.verdict, Deny, "{cmd}: {d:?}");
+    }
+    // The exact text still allows it where nothing confines.
+    let exact = set(&["default: allow\nrules:\n  - allow: [\"Bash(bash -lc 'cargo test')\"]\n"]);
+    let d = exact.decide("bash", Risk::High, sigs("bash -lc 'cargo test'"));
+    assert_eq!(d.verdict, Allow, "{d:?}");
+}

@@ -55,6 +55,10 @@ pub struct ShellAnalysis {
     pub reads: Vec<PathUse>,
     /// Why the script cannot be analysed, when it cannot.
     pub opaque: Option<String>,
+    /// Why what the script runs also depends on the startup files of the
+    /// machine and user (`bash -lc CMD`), when it does: see
+    /// [`Signature::unless_confined`].
+    pub startup_files: Option<String>,
 }
 
 impl ShellAnalysis {
@@ -62,6 +66,7 @@ impl ShellAnalysis {
     /// reader and no redirection writes.
     pub fn is_read_only(&self) -> bool {
         self.opaque.is_none()
+            && self.startup_files.is_none()
             && self.writes.is_empty()
             && !self.commands.is_empty()
             && self.commands.iter().all(|c| programs::only_reads(&c.words))
@@ -86,6 +91,12 @@ impl ShellAnalysis {
             out.len() <= MAX_SIGNATURES
         };
         let too_many = || too_complex(&format!("more than {MAX_SIGNATURES} signatures"));
+        if let Some(why) = &self.startup_files {
+            push(Signature {
+                unless_confined: true,
+                ..Signature::opaque(Family::Bash, self.text.clone(), why.clone())
+            });
+        }
         for c in &self.commands {
             let mut words = programs::canonical_words(&c.words);
             if let Some(first) = words.first()

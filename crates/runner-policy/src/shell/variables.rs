@@ -32,6 +32,10 @@ pub(super) fn is_risky_variable(name: &str) -> bool {
         "RUBYOPT",
         "RUBYLIB",
         "HOME",
+        // Where login and interactive shells find their startup files.
+        "ZDOTDIR",
+        "XDG_CONFIG_HOME",
+        "INPUTRC",
         "SHELL",
         "GLOBIGNORE",
         "BROWSER",

@@ -309,7 +309,9 @@ impl Walker {
     /// [ARGS]`, options read as bash reads them: every option first (`-c`
     /// anywhere among them), then the first operand is the script of `-c`,
     /// or else a file. Login and interactive shells (`-l`, `-i`,
-    /// `--login`, `--rcfile`) run startup files first: opaque.
+    /// `--login`) run the startup files of the machine and user first:
+    /// read the same way, with that noted (`ShellAnalysis::startup_files`);
+    /// `--rcfile FILE` runs one of the agent's choosing: opaque.
     fn unwrap_shell(&mut self, args: &[String], heredoc: bool, prog: &str) {
         if matches!(args, [a] if a == "--version" || a == "--help") {
             return;
@@ -318,6 +320,7 @@ impl Walker {
         let mut command = false;
         let mut stdin = false;
         let mut startup = false;
+        let mut rcfile = false;
         while i < args.len() {
             let a = args[i].as_str();
             if a == "--" || a == "-" {
@@ -326,6 +329,7 @@ impl Walker {
             }
             if let Some(long) = a.strip_prefix("--") {
                 startup |= matches!(long, "login" | "rcfile" | "init-file" | "interactive");
+                rcfile |= matches!(long, "rcfile" | "init-file");
                 i += if matches!(long, "rcfile" | "init-file") {
                     2
                 } else {
@@ -345,10 +349,21 @@ impl Walker {
         }
         let operand = args.get(i);
         if startup {
-            self.opaque(format!(
-                "`{prog}` as a login or interactive shell runs its startup files first"
-            ));
-            return;
+            // Its startup files run first: decided as `-c` (or a file, or
+            // stdin) when commands cannot write them (see
+            // `Signature::unless_confined`); `--rcfile`/`--init-file` name
+            // one of the agent's choosing.
+            if rcfile {
+                self.opaque(format!(
+                    "`{prog} --rcfile` runs a startup file of its choosing"
+                ));
+                return;
+            }
+            self.out.startup_files.get_or_insert_with(|| {
+                format!(
+                    "`{prog}` as a login or interactive shell runs the startup files of the machine and user first, which only confinement keeps the agent from writing"
+                )
+            });
         }
         if command {
             match operand {
