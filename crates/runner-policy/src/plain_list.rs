@@ -14,9 +14,9 @@
 const RUNS_OTHERS: &[&str] = &[
     "xargs", "env", "sudo", "doas", "su", "runuser", "timeout", "nice", "ionice", "chrt", "stdbuf",
     "nohup", "setsid", "builtin", "exec", "time", "command", "unbuffer", "find", "watch", "eval",
-    "trap", "source", ".", "parallel", "flock", "chroot", "unshare", "nsenter", "script", "expect",
-    "strace", "ltrace", "gdb", "valgrind", "fakeroot", "busybox", "sh", "bash", "dash", "zsh",
-    "ksh", "mksh", "fish", "csh", "tcsh", "rbash", "ash", "yash",
+    "trap", "parallel", "flock", "chroot", "unshare", "nsenter", "script", "expect", "strace",
+    "ltrace", "gdb", "valgrind", "fakeroot", "busybox", "sh", "bash", "dash", "zsh", "ksh", "mksh",
+    "fish", "csh", "tcsh", "rbash", "ash", "yash",
 ];
 
 /// Words that begin a compound command, not a program: a list holding one
@@ -96,7 +96,8 @@ const BUILTINS: &[&str] = &[
 /// Whether the simple command `part` is a builtin that may evaluate bash
 /// code. Only those that cannot are kept: `echo`, `true`, `false`, `:`,
 /// `pwd`, and `printf`, `test`, `[` without an option that takes a name
-/// (`-v`, `-R`).
+/// (`-v`, `-R`); and `source`/`.`, whose code is a file's, decided like a
+/// program's own code by the rule that names it.
 fn runs_bash_code(part: &str) -> bool {
     let mut words = part.split_whitespace();
     let first = words.next().unwrap_or("");
@@ -105,6 +106,10 @@ fn runs_bash_code(part: &str) -> bool {
     }
     match first {
         "echo" | "true" | "false" | ":" | "pwd" => false,
+        // A file's code, run in this shell (`source .venv/bin/activate`):
+        // like an interpreter's script, the rule that allows it covers
+        // whatever it runs, the rest of the list included.
+        "source" | "." => false,
         "printf" | "test" | "[" => words.any(|w| w.contains("-v") || w.contains("-R")),
         _ => true,
     }
@@ -323,6 +328,15 @@ mod tests {
                 some(&["echo x", "python3 -c \"$S\""]),
             ),
             ("for f in a; do rm $f; done", None),
+            // Activation: a file's code, decided by the rule naming it.
+            (
+                "source .venv/bin/activate && pytest -q",
+                some(&["source .venv/bin/activate", "pytest -q"]),
+            ),
+            (
+                ". venv/bin/activate; pip list",
+                some(&[". venv/bin/activate", "pip list"]),
+            ),
             (&"a;".repeat(64), Some(vec!["a"; 64])),
             (&"a;".repeat(65), None),
         ] {

@@ -419,3 +419,39 @@ fn login_shells_under_confinement() {
     let d = exact.decide("bash", Risk::High, sigs("bash -lc 'cargo test'"));
     assert_eq!(d.verdict, Allow, "{d:?}");
 }
+
+/// Activation scripts (issue 42): `source` of a workspace file is opaque
+/// (the agent may have written it); under backstops behind every deny rule
+/// it runs like other inline code, allowed by a rule naming it.
+#[test]
+fn activation_scripts_under_backstops() {
+    use runner_policy::{Backstops, LexicalPaths};
+    let all = Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: false,
+        exec: false,
+    };
+    let ws = LexicalPaths::new("/ws");
+    let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
+    let cmd = "source .venv/bin/activate && pytest -q";
+    let build = |rules: &str| {
+        set(&[&format!(
+            "default: deny\nrules:\n  - allow: [{rules}]\n  - deny: [\"Edit(.github/**)\"]\n"
+        )])
+    };
+    let with_source = build("\"Bash(source .venv/bin/activate)\", \"Bash(pytest:*)\"");
+    let d = with_source.decide("bash", Risk::High, sigs(cmd));
+    assert_eq!(d.verdict, Deny, "{d:?}");
+    assert!(d.reason.unwrap().contains("`source`"));
+    let d = with_source
+        .clone()
+        .with_backstops(all)
+        .decide("bash", Risk::High, sigs(cmd));
+    assert_eq!(d.verdict, Allow, "{d:?}");
+    let without = build("\"Bash(pytest:*)\"").with_backstops(all);
+    let d = without.decide("bash", Risk::High, sigs(cmd));
+    assert_eq!(d.verdict, Deny, "{d:?}");
+    assert!(d.reason.unwrap().contains("source .venv/bin/activate"));
+}
