@@ -203,6 +203,55 @@ const ENDING_CASES: &[&str] = &[
     "touch pwned # \\",
 ];
 
+/// The shell as agents write it (issue 42), plain and hostile: heredocs a
+/// shell reads as its script, heredocs left open, data bodies, option
+/// values only known at run time, interactive shells, activation scripts,
+/// background jobs and their cleanup. (Login shells run /etc/profile,
+/// which runs programs of the machine and resets PATH: not comparable
+/// here; their decisions are in crates/runner-policy/tests/decisions.rs.)
+const AGENT_SHELL_CASES: &[&str] = &[
+    "bash <<'EOF'\ntouch pwned\nEOF",
+    "bash <<EOF\ntouch pwned\nEOF",
+    "bash <<EOF\n$(touch pwned)\nEOF",
+    "bash <<EOF\necho $HOME > pwned\nEOF",
+    "sh -s <<EOF\necho x > pwned\nEOF",
+    "timeout 5 bash <<'EOF'\ntouch pwned\nEOF",
+    "bash <<'EOF'\ntouch pwned",
+    "bash -s x <<'EOF'\ncat <<'IN' > pwned\n$1\nIN\nEOF",
+    "bash -c 'cat' <<'EOF'\ntouch pwned\nEOF",
+    "bash 3<<'EOF'\ntouch pwned\nEOF",
+    "echo a | xargs bash <<'EOF'\ntouch pwned\nEOF",
+    "cat <<'EOF' > pwned\nx",
+    "cat <<EOF > out\n$HOME and $1\nEOF\ntouch pwned",
+    "cat <<EOF > out\n${x:-$(touch pwned)}\nEOF",
+    "cat <<-EOF > out\n\tx\n\tEOF\ntouch pwned",
+    "cat <<EOF > out\nx\\\nEOF\ntouch pwned\nEOF",
+    "cat <<'A' > out; cat <<B > out2\n1\nA\n$(touch pwned)\nB",
+    "python3 <<'EOF'\nimport os\nEOF\ntouch pwned",
+    "python3 <<EOF\n$(touch pwned)\nEOF",
+    "node <<'EOF' > out\nconsole.log(1)\nEOF",
+    "make -j$(touch pwned)",
+    "make -j$(nproc) -l$(echo 2) test",
+    "make -j$((2 + 1)) && touch pwned",
+    "git tag --message=v\"$(touch pwned)\" v1",
+    "cargo build --jobs=$(echo 2)",
+    "make -f$(echo pwned)",
+    "head -n$(echo 1) README.md > pwned",
+    "bash -ic 'touch pwned'",
+    "bash -i <<'EOF'\ntouch pwned\nEOF",
+    "source act.sh",
+    ". ./act.sh; touch other",
+    "touch pwned & wait",
+    "nohup touch pwned &",
+    "nohup touch pwned > /dev/null 2>&1 & echo $!",
+    "sleep 0 & disown; touch pwned",
+    "sleep 1 & PID=$!; kill $PID; wait $PID; touch pwned",
+    "( touch pwned & ); wait",
+    "touch pwned &>/dev/null &",
+    "timeout 5 touch pwned || echo failed",
+    "{ sleep 1; touch pwned; } & kill %1",
+];
+
 /// The workspace each case starts from.
 fn lay_out(ws: &Path) {
     for d in ["src", "sub/deep", ".github/workflows"] {
@@ -215,6 +264,7 @@ fn lay_out(ws: &Path) {
         ("sub/deep/x.txt", "x\n"),
         ("f", "a[$(touch pwned)]\n"),
         ("list", "src/a.rs\n"),
+        ("act.sh", "touch pwned\n"),
     ] {
         std::fs::write(ws.join(f), text).unwrap();
     }
@@ -227,6 +277,9 @@ struct Lab {
     log: PathBuf,
     ws: PathBuf,
     home: PathBuf,
+    /// What the machine's startup files run (`bash -l -c :`), which a
+    /// login shell runs before its command.
+    startup: Vec<Vec<String>>,
 }
 
 impl Lab {
@@ -267,13 +320,19 @@ impl Lab {
         }
         let home = root.join("home");
         std::fs::create_dir(&home).unwrap();
-        Self {
+        let mut lab = Self {
             ws: root.join("ws"),
             _dir: dir,
             shims,
             log,
             home,
-        }
+            startup: Vec::new(),
+        };
+        let (mut startup, _) = lab.run("bash -l -c :");
+        startup.extend(lab.run("bash -i -c :").0);
+        startup.retain(|argv| argv[0] != "bash");
+        lab.startup = startup;
+        lab
     }
 
     /// Runs one script; how it was compared, and a finding when bash did
@@ -317,10 +376,23 @@ impl Lab {
         changed: &[String],
     ) -> Result<(), String> {
         let sigs = analysis.signatures(&LexicalPaths::new(&self.ws), ".");
-        if analysis.opaque.is_some() || sigs.iter().any(|s| s.opaque.is_some()) {
+        if analysis.opaque.is_some() || sigs.iter().any(opaque) {
             return Self::check_opaque(script, ran);
         }
         let mut missed = Vec::new();
+        // A login or interactive shell runs the machine's startup files
+        // first and keeps a history in its home: what only confinement
+        // answers for (the analysis's `startup_files`).
+        let startup = analysis.startup_files.is_some();
+        let ran: Vec<&Vec<String>> = ran
+            .iter()
+            .filter(|argv| !(startup && self.startup.contains(argv)))
+            .collect();
+        let home = self.home.display().to_string();
+        let changed: Vec<&String> = changed
+            .iter()
+            .filter(|p| !(startup && p.starts_with(&home)))
+            .collect();
         let behind_xargs = analysis
             .commands
             .iter()
@@ -370,6 +442,11 @@ impl Lab {
         let Some(commands) = simple_commands(script) else {
             return Ok(());
         };
+        // A sourced file's code is that command's own, as an
+        // interpreter's script is: the rule allowing it covers what it runs.
+        if commands.iter().any(|c| matches!(c.split_whitespace().next(), Some("source" | "."))) {
+            return Ok(());
+        }
         let programs: Vec<&str> = commands
             .iter()
             .filter_map(|c| c.split_whitespace().next())
@@ -425,6 +502,12 @@ impl Lab {
     }
 }
 
+/// A signature only a rule naming the exact text allows; a login shell's
+/// marker (`unless_confined`) is not: the shell's command is read as `-c`.
+fn opaque(s: &runner_policy::Signature) -> bool {
+    s.opaque.is_some() && !s.unless_confined
+}
+
 /// How a case's run was compared with the analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Compared {
@@ -440,7 +523,7 @@ enum Compared {
 impl Compared {
     fn of(script: &str, analysis: &shell::ShellAnalysis, ws: &Path) -> Self {
         let sigs = analysis.signatures(&LexicalPaths::new(ws), ".");
-        if analysis.opaque.is_none() && sigs.iter().all(|s| s.opaque.is_none()) {
+        if analysis.opaque.is_none() && !sigs.iter().any(opaque) {
             Compared::Fully
         } else if simple_commands(script).is_some() {
             Compared::ProgramsOnly
@@ -661,6 +744,7 @@ pub(crate) fn cases(mutants: usize, seed: u64) -> Vec<String> {
     out.extend(DATA_CASES.iter().map(|s| s.to_string()));
     out.extend(READING_CASES.iter().map(|s| s.to_string()));
     out.extend(ENDING_CASES.iter().map(|s| s.to_string()));
+    out.extend(AGENT_SHELL_CASES.iter().map(|s| s.to_string()));
     let mut rng = Rng(seed | 1);
     let base = out.clone();
     for _ in 0..mutants {
