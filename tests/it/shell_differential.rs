@@ -444,7 +444,10 @@ impl Lab {
         };
         // A sourced file's code is that command's own, as an
         // interpreter's script is: the rule allowing it covers what it runs.
-        if commands.iter().any(|c| matches!(c.split_whitespace().next(), Some("source" | "."))) {
+        if commands
+            .iter()
+            .any(|c| matches!(c.split_whitespace().next(), Some("source" | ".")))
+        {
             return Ok(());
         }
         let programs: Vec<&str> = commands

@@ -323,6 +323,10 @@ impl PolicySet {
         for sig in sigs {
             if sig.unless_confined && self.backstops.confined {
                 // A login shell's startup files: commands cannot write them.
+                backed.get_or_insert(format!(
+                    "{} reads the startup files of the machine and user, which commands in this task cannot write (they are confined)",
+                    sig.specifier.as_deref().unwrap_or("the shell")
+                ));
                 continue;
             }
             let allows = layer.rules.iter().filter(|r| r.allow);
