@@ -78,6 +78,26 @@ const SHAPES: &[Shape] = &[
         what: "10,000 characters of `cat <<'' a;` ending in `$(<< ($(` (a here-document with an empty tag cut short: brush-parser looped on it for ever)",
     },
     Shape {
+        name: "heredoc-1mb",
+        what: "`cat <<'EOF' > gen.py` with a 1 MiB body (data, not code: issue 42)",
+    },
+    Shape {
+        name: "heredoc-1mb-open",
+        what: "`python3 <<'EOF'` with a 1 MiB body never closed, under every backstop",
+    },
+    Shape {
+        name: "heredocs-10k-lines",
+        what: "10,000 lines of heredocs (`cat <<EOF > fN`, 2 lines each: over the code budget)",
+    },
+    Shape {
+        name: "code-after-heredoc-1mb",
+        what: "a small heredoc, then 1 MiB of code (`echo a b;`): refused by the quick scan before bash's tokenizer sees it (which would take ~0.45 s)",
+    },
+    Shape {
+        name: "jobs-nested",
+        what: "`make -j$(expr $(nproc) + $(nproc))` nested 12 deep, repeated to 10,000 characters",
+    },
+    Shape {
         name: "rules-10k-load",
         what: "loading a policy of 10,000 rules",
     },
@@ -230,6 +250,10 @@ fn policy(yaml: &str) -> PolicySet {
 
 const EVERYDAY_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cargo test:*)\", \"Bash(tail:*)\", \"Bash(cat:*)\", \"Bash(find:*)\", \"Bash(echo:*)\"]\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\", \"Bash(rm:*)\"]\n";
 
+/// The heredoc shapes' policy: an agent writing and running a program, with
+/// only path denies (which the backstops back).
+const HEREDOC_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cat:*)\", \"Bash(python3:*)\", \"Bash(make:*)\", \"Bash(nproc)\", \"Bash(expr:*)\", \"Edit(**)\"]\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\"]\n";
+
 fn many_rules(n: usize) -> String {
     let mut y = String::from("default: deny\nrules:\n  - allow:\n");
     for i in 0..n / 2 {
@@ -371,6 +395,55 @@ fn child(name: &str) {
             let ws = workspace(0, 0);
             let cmd = fill("", "cat <<'' a; ", 9_990) + "$(<< ($(";
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "heredoc-1mb" => {
+            let ws = workspace(0, 0);
+            let body = fill(
+                "",
+                "print(\"(x) {y} $HOME\")\n",
+                runner_policy::shell::MAX_DATA_CHARS - 8,
+            );
+            let cmd = format!("cat <<'EOF' > gen.py\n{body}EOF\npython3 gen.py");
+            decide_bash(ws.path(), &policy(HEREDOC_POLICY), &cmd)
+        }
+        "heredoc-1mb-open" => {
+            let ws = workspace(0, 0);
+            let body = fill(
+                "",
+                "print(\"(x) {y}\")\n",
+                runner_policy::shell::MAX_DATA_CHARS - 8,
+            );
+            let cmd = format!("python3 <<'EOF'\n{body}");
+            let all = runner_policy::Backstops {
+                reads: true,
+                edits: true,
+                confined: true,
+                network_off: true,
+                exec: false,
+            };
+            decide_bash(ws.path(), &policy(HEREDOC_POLICY).with_backstops(all), &cmd)
+        }
+        "heredocs-10k-lines" => {
+            let ws = workspace(0, 0);
+            let cmd: String = (0..2_500)
+                .map(|i| format!("cat <<EOF > f{i}\nline {i}\nEOF\n"))
+                .collect();
+            decide_bash(ws.path(), &policy(HEREDOC_POLICY), &cmd)
+        }
+        "code-after-heredoc-1mb" => {
+            let ws = workspace(0, 0);
+            let code = fill("", "echo a b;", runner_policy::shell::MAX_DATA_CHARS);
+            let cmd = format!("cat <<EOF > f\nx\nEOF\n{code}");
+            decide_bash(ws.path(), &policy(HEREDOC_POLICY), &cmd)
+        }
+        "jobs-nested" => {
+            let ws = workspace(0, 0);
+            let mut inner = String::from("$(nproc)");
+            for _ in 0..11 {
+                inner = format!("$(expr {inner} + 1)");
+            }
+            let cmd = fill("", &format!("make -j{inner};\n"), 10_000);
+            decide_bash(ws.path(), &policy(HEREDOC_POLICY), &cmd)
         }
         "rules-10k-load" => timed_load(&many_rules(10_000)),
         "rules-10k-decide" => {

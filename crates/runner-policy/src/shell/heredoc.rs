@@ -25,9 +25,28 @@ use brush_parser::Token;
 /// Most characters of heredoc bodies one script may hold.
 pub const MAX_DATA_CHARS: usize = 1 << 20;
 
-/// The characters of `text` that are heredoc bodies (delimiter lines
-/// included) by a quick scan; 0 where it cannot be sure of any.
-pub(super) fn scan(text: &str) -> usize {
+/// What a quick scan of a script finds of its heredocs.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Scan {
+    /// The characters that are heredoc bodies (delimiter lines included);
+    /// 0 where it cannot be sure of any.
+    pub(super) data: usize,
+    /// The delimiter of a heredoc left open at the end, as bash compares
+    /// lines to it.
+    pub(super) open: Option<String>,
+}
+
+/// The heredoc bodies of `text` by a quick scan.
+pub(super) fn scan(text: &str) -> Scan {
+    let mut open = None;
+    let data = scan_bodies(text, &mut open);
+    Scan {
+        open: open.filter(|_| data > 0),
+        data,
+    }
+}
+
+fn scan_bodies(text: &str, open: &mut Option<String>) -> usize {
     let b = text.as_bytes();
     let mut i = 0;
     let mut data = 0;
@@ -145,6 +164,7 @@ pub(super) fn scan(text: &str) -> usize {
                     loop {
                         if i >= b.len() {
                             // Unterminated: the body runs to the end.
+                            *open = String::from_utf8(word.clone()).ok();
                             break;
                         }
                         let end = find(b, i, b'\n').unwrap_or(b.len());
@@ -276,7 +296,7 @@ pub(super) fn code_nesting(text: &str, tokens: &[Token]) -> usize {
 }
 
 /// The spans (in characters) of the heredoc bodies among `tokens`.
-fn body_spans(tokens: &[Token]) -> impl Iterator<Item = (usize, usize)> + '_ {
+pub(super) fn body_spans(tokens: &[Token]) -> impl Iterator<Item = (usize, usize)> + '_ {
     tokens.windows(3).filter_map(|w| match w {
         [
             Token::Operator(op, _),
@@ -308,7 +328,7 @@ mod tests {
             ("cat <<< x\necho y\n", 0),
             ("# cat <<X\nfoo\nX\n", 0),
         ] {
-            assert_eq!(scan(text), want, "{text:?}");
+            assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text)), want, "{text:?}");
         }
     }
@@ -322,9 +342,15 @@ mod tests {
             "cat <<EOF \\\n > f\nbody\nEOF\n",
             "cat <<EOF 'a\nb'\nbody\nEOF\n",
         ] {
-            assert_eq!(scan(text), 0, "{text:?}");
+            assert_eq!(scan(text).data, 0, "{text:?}");
         }
         // An unterminated body runs to the end, as bash reads it.
-        assert_eq!(scan("cat <<EOF\nopen\nstill\n"), 11);
+        assert_eq!(
+            scan("cat <<'EOF'\nopen\nstill\n"),
+            Scan {
+                data: 11,
+                open: Some("EOF".into())
+            }
+        );
     }
 }

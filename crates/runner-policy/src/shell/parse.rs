@@ -45,22 +45,41 @@ impl Walker {
     /// With the text the tokens index; `None` when the script is opaque.
     pub(super) fn tokens(&mut self, text: String) -> Option<(String, Vec<brush_parser::Token>)> {
         let top = self.depth == 0;
-        if top && text.len() > MAX_SCRIPT_CHARS {
-            // Refused before tokenizing by a quick count of the bodies.
-            let data = heredoc::scan(&text);
-            if let Some(why) = over_budget(text.chars().count().saturating_sub(data), data) {
-                self.opaque(why);
-                return None;
-            }
-        }
         let options = brush_parser::ParserOptions::default().tokenizer_options();
         let tokenize = |t: &str| {
             std::panic::catch_unwind(|| brush_parser::uncached_tokenize_str(t, &options))
                 .unwrap_or(Err(brush_parser::TokenizerError::FailedDecoding))
         };
-        let (text, tokens) = match tokenize(&text) {
-            Ok(tokens) => (text, tokens),
-            Err(brush_parser::TokenizerError::UnterminatedHereDocuments(tag, _))
+        let mut closed_early = None;
+        if top && text.len() > MAX_SCRIPT_CHARS {
+            // Refused before tokenizing by a quick count of the bodies.
+            let scan = heredoc::scan(&text);
+            let chars = text.chars().count();
+            if let Some(why) = over_budget(chars.saturating_sub(scan.data), scan.data) {
+                self.opaque(why);
+                return None;
+            }
+            // A long heredoc left open: closed before the one tokenizing,
+            // if bash's tokens then end its body where the text ends.
+            if let Some(delimiter) = scan.open {
+                let closed = format!("{text}{delimiter}\n");
+                if let Ok(tokens) = tokenize(&closed)
+                    && heredoc::body_spans(&tokens).any(|(_, end)| end >= chars)
+                {
+                    closed_early = Some((closed, tokens));
+                }
+            }
+        }
+        let tokenized = match closed_early {
+            Some(done) => Ok(done),
+            None => match tokenize(&text) {
+                Ok(tokens) => Ok((text, tokens)),
+                Err(e) => Err((text, e)),
+            },
+        };
+        let (text, tokens) = match tokenized {
+            Ok(done) => done,
+            Err((text, brush_parser::TokenizerError::UnterminatedHereDocuments(tag, _)))
                 if !tag.contains(',') =>
             {
                 let closed = format!("{text}{}\n", brush_parser::unquote_str(&tag));
@@ -72,7 +91,7 @@ impl Walker {
                     }
                 }
             }
-            Err(e) => {
+            Err((_, e)) => {
                 self.opaque(tokenizer_error(&e));
                 return None;
             }
