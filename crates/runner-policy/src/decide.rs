@@ -10,6 +10,8 @@ use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
 
+mod queries;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 /// Whether a call may run.
@@ -412,92 +414,5 @@ impl PolicySet {
                 None
             },
         }
-    }
-
-    /// True when some layer has a `Read` or `Edit` deny rule (what
-    /// [`PolicySet::edit_denied`] can find); the built-in credentials
-    /// layer always has.
-    pub fn denies_paths(&self) -> bool {
-        true
-    }
-
-    /// True when some layer of the policy (not the built-in credentials
-    /// layer) has a `Read` or `Edit` deny rule.
-    pub fn rules_deny_paths(&self) -> bool {
-        self.layers.iter().any(|l| {
-            l.rules
-                .iter()
-                .any(|r| !r.allow && matches!(r.pattern.family, Family::Read | Family::Edit))
-        })
-    }
-
-    /// True when the files some rule denies reading are left out of the
-    /// agent's copy: always, for the built-in credentials layer.
-    pub fn denies_reads(&self) -> bool {
-        true
-    }
-
-    /// The deny rule (as `deny PATTERN`) and its layer that forbid editing
-    /// `rel` (a workspace-relative path): an `Edit` deny, or a `Read` deny
-    /// (a path denied to reading is denied to editing too).
-    pub fn edit_denied(&self, rel: &str) -> Option<(String, String)> {
-        let edit = Signature::new(Family::Edit, rel);
-        let read = Signature::new(Family::Read, rel);
-        let by_rules = self.layers.iter().find_map(|l| {
-            l.rules
-                .iter()
-                .find(|r| {
-                    !r.allow && (r.pattern.matches(&edit, true) || r.pattern.matches(&read, true))
-                })
-                .map(|r| (format!("deny {}", r.pattern.text), l.source.clone()))
-        });
-        by_rules.or_else(|| {
-            self.credential_rule(rel)
-                .map(|r| (format!("deny {}", r.pattern.text), CREDENTIALS_LAYER.into()))
-        })
-    }
-
-    /// The refusal of `sig` by the first deny rule of any layer, whatever
-    /// allows it: what a tool asks of a signature it does not need allowed
-    /// on its own (the address a `Fetch` name resolved to).
-    pub fn denied(&self, sig: &Signature) -> Option<Decision> {
-        if let Some(r) = self.credential_refusal(std::slice::from_ref(sig)) {
-            return Some(Decision {
-                verdict: Verdict::Deny,
-                signatures: vec![sig.clone()],
-                rule: r.rule,
-                reason: r.reason,
-                policy: Some(CREDENTIALS_LAYER.into()),
-                line: None,
-            });
-        }
-        self.layers.iter().find_map(|l| {
-            denied_by(l, sig, sig).map(|r| Decision {
-                verdict: Verdict::Deny,
-                signatures: vec![sig.clone()],
-                rule: r.rule,
-                reason: r.reason,
-                policy: Some(l.source.clone()),
-                line: r.line,
-            })
-        })
-    }
-
-    /// True when some layer's deny rule matches `Read(rel)`: such a path is
-    /// also denied to `Edit` and left out of what listing and search tools
-    /// return.
-    pub fn read_denied(&self, rel: &str) -> bool {
-        self.rules_deny_reading(rel) || self.credential_rule(rel).is_some()
-    }
-
-    /// [`PolicySet::read_denied`] by the policy's own rules, without the
-    /// built-in credentials layer (which no backstop needs to hold).
-    pub fn rules_deny_reading(&self, rel: &str) -> bool {
-        let sig = Signature::new(Family::Read, rel);
-        self.layers.iter().any(|l| {
-            l.rules
-                .iter()
-                .any(|r| !r.allow && r.pattern.matches(&sig, true))
-        })
     }
 }

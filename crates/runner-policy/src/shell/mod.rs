@@ -23,6 +23,7 @@ mod folders;
 mod heredoc;
 mod parse;
 mod redirect;
+mod shells;
 mod state;
 mod variables;
 mod walk;

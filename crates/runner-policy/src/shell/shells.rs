@@ -1,0 +1,90 @@
+//! Shells inside scripts: `bash -c SCRIPT`, `bash FILE`, a shell fed its
+//! script on stdin (`bash <<'EOF'`), and login and interactive shells,
+//! which run the machine's and user's startup files first.
+
+use super::state::Walker;
+
+impl Walker {
+    /// `bash [--long ...] [-abc...] [-o OPT] [-O OPT] [-c STRING | -s | FILE]
+    /// [ARGS]`, options read as bash reads them: every option first (`-c`
+    /// anywhere among them), then the first operand is the script of `-c`,
+    /// or else a file. Login and interactive shells (`-l`, `-i`,
+    /// `--login`) run the startup files of the machine and user first:
+    /// read the same way, with that noted (`ShellAnalysis::startup_files`);
+    /// `--rcfile FILE` runs one of the agent's choosing: opaque.
+    pub(super) fn unwrap_shell(&mut self, args: &[String], heredoc: bool, prog: &str) {
+        if matches!(args, [a] if a == "--version" || a == "--help") {
+            return;
+        }
+        let mut i = 0;
+        let mut command = false;
+        let mut stdin = false;
+        let mut startup = false;
+        let mut rcfile = false;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if a == "--" || a == "-" {
+                i += 1;
+                break;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                startup |= matches!(long, "login" | "rcfile" | "init-file" | "interactive");
+                rcfile |= matches!(long, "rcfile" | "init-file");
+                i += if matches!(long, "rcfile" | "init-file") {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            if !(a.starts_with('-') || a.starts_with('+')) || a.len() < 2 {
+                break;
+            }
+            let flags = &a[1..];
+            command |= a.starts_with('-') && flags.contains('c');
+            stdin |= flags.contains('s');
+            startup |= a.starts_with('-') && (flags.contains('l') || flags.contains('i'));
+            // `-o OPT` and `-O OPT` take the next word, in a cluster too.
+            i += 1 + flags.matches(['o', 'O']).count();
+        }
+        let operand = args.get(i);
+        if startup {
+            // Its startup files run first: decided as `-c` (or a file, or
+            // stdin) when commands cannot write them (see
+            // `Signature::unless_confined`); `--rcfile`/`--init-file` name
+            // one of the agent's choosing.
+            if rcfile {
+                self.opaque(format!(
+                    "`{prog} --rcfile` runs a startup file of its choosing"
+                ));
+                return;
+            }
+            self.out.startup_files.get_or_insert_with(|| {
+                format!(
+                    "`{prog}` as a login or interactive shell runs the startup files of the machine and user first, which only confinement keeps the agent from writing"
+                )
+            });
+        }
+        if command {
+            match operand {
+                Some(s) => {
+                    let s = s.clone();
+                    self.in_subshell(|w| w.script(&s));
+                }
+                None => self.opaque(format!("`{prog} -c` without a script")),
+            }
+        } else if operand.is_some() && !stdin {
+            // `bash file.sh`: runs a file; the signature is the command itself.
+        } else if let Some(body) = self.stdin_script.take().filter(|_| heredoc) {
+            // `bash <<'EOF'`, `sh -s <<EOF`: the body is its script, read
+            // as `-c` would be.
+            self.in_subshell(|w| w.script(&body));
+        } else if heredoc {
+            self.opaque(format!(
+                "`{prog}` is fed its script through a heredoc whose text is only known when the script runs"
+            ));
+        } else {
+            self.opaque(format!("`{prog}` reads its script from stdin"));
+        }
+    }
+}
