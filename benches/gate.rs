@@ -254,6 +254,18 @@ const EVERYDAY_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cargo t
 /// only path denies (which the backstops back).
 const HEREDOC_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cat:*)\", \"Bash(python3:*)\", \"Bash(make:*)\", \"Bash(nproc)\", \"Bash(expr:*)\", \"Edit(**)\"]\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\"]\n";
 
+/// Every backstop but the supervisor's: a run with Landlock and the
+/// network off.
+fn every_backstop() -> runner_policy::Backstops {
+    runner_policy::Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: true,
+        exec: false,
+    }
+}
+
 fn many_rules(n: usize) -> String {
     let mut y = String::from("default: deny\nrules:\n  - allow:\n");
     for i in 0..n / 2 {
@@ -414,13 +426,7 @@ fn child(name: &str) {
                 runner_policy::shell::MAX_DATA_CHARS - 8,
             );
             let cmd = format!("python3 <<'EOF'\n{body}");
-            let all = runner_policy::Backstops {
-                reads: true,
-                edits: true,
-                confined: true,
-                network_off: true,
-                exec: false,
-            };
+            let all = every_backstop();
             decide_bash(ws.path(), &policy(HEREDOC_POLICY).with_backstops(all), &cmd)
         }
         "heredocs-10k-lines" => {
@@ -457,13 +463,7 @@ fn child(name: &str) {
         "opaque-list-backstops" => {
             let ws = workspace(0, 0);
             let yaml = many_rules(10_000) + "  - allow: [\"Bash(python3:*)\"]\n";
-            let all = runner_policy::Backstops {
-                reads: true,
-                edits: true,
-                confined: true,
-                network_off: true,
-                exec: false,
-            };
+            let all = every_backstop();
             let cmd = "python3 -c x; ".repeat(64);
             decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
         }

@@ -190,25 +190,7 @@ pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
                 i += 1;
                 for (word, strip, quoted) in pending.drain(..) {
                     let body_start = i;
-                    while i < bytes.len() {
-                        let end = bytes[i..]
-                            .iter()
-                            .position(|&b| b == b'\n')
-                            .map_or(bytes.len(), |p| p + i);
-                        let mut line = &bytes[i..end];
-                        if strip {
-                            while let [b'\t', rest @ ..] = line {
-                                line = rest;
-                            }
-                        }
-                        i = (end + 1).min(bytes.len());
-                        if line == word.as_slice() {
-                            break;
-                        }
-                        if !quoted && line.ends_with(b"\\") {
-                            return None;
-                        }
-                    }
+                    i = crate::shell::heredoc_body_end(bytes, i, &word, strip, quoted)?.next;
                     // Bash runs the substitutions of an unquoted body.
                     if !quoted && crate::shell::expands_code(&text[body_start..i]) {
                         return None;

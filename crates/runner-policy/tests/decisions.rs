@@ -42,6 +42,17 @@ fn check(set: &PolicySet, rows: &[Row]) {
 
 use Verdict::{Allow, Deny};
 
+/// The backstops of a run with Landlock, the network on and no supervisor.
+fn landlocked() -> runner_policy::Backstops {
+    runner_policy::Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: false,
+        exec: false,
+    }
+}
+
 #[test]
 fn risk_overrides_change_what_needs_a_rule() {
     let base = "default: deny\nrules: []\n";
@@ -302,13 +313,7 @@ fn a_decision_names_its_rules_line() {
 #[test]
 fn opaque_commands_under_backstops() {
     use runner_policy::Backstops;
-    let all = Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: false,
-        exec: false,
-    };
+    let all = landlocked();
     let opaque = || {
         vec![Signature::opaque(
             Family::Bash,
@@ -425,14 +430,8 @@ fn login_shells_under_confinement() {
 /// it runs like other inline code, allowed by a rule naming it.
 #[test]
 fn activation_scripts_under_backstops() {
-    use runner_policy::{Backstops, LexicalPaths};
-    let all = Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: false,
-        exec: false,
-    };
+    use runner_policy::LexicalPaths;
+    let all = landlocked();
     let ws = LexicalPaths::new("/ws");
     let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
     let cmd = "source .venv/bin/activate && pytest -q";

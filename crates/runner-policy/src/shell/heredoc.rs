@@ -161,29 +161,13 @@ fn scan_bodies(text: &str, open: &mut Option<String>) -> usize {
                 i += 1;
                 for (word, strip, quoted) in pending.drain(..) {
                     let start = i;
-                    loop {
-                        if i >= b.len() {
-                            // Unterminated: the body runs to the end.
-                            *open = String::from_utf8(word.clone()).ok();
-                            break;
-                        }
-                        let end = find(b, i, b'\n').unwrap_or(b.len());
-                        let mut line = &b[i..end];
-                        if strip {
-                            while let [b'\t', rest @ ..] = line {
-                                line = rest;
-                            }
-                        }
-                        i = (end + 1).min(b.len());
-                        if line == word.as_slice() {
-                            break;
-                        }
-                        // In an unquoted body bash joins a line ending in
-                        // `\` to the next: not worth placing.
-                        if !quoted && line.ends_with(b"\\") {
-                            return 0;
-                        }
+                    let Some(end) = body_end(b, i, &word, strip, quoted) else {
+                        return 0;
+                    };
+                    if end.open {
+                        *open = String::from_utf8(word).ok();
                     }
+                    i = end.next;
                     data += i - start;
                 }
                 word_start = true;
@@ -195,6 +179,50 @@ fn scan_bodies(text: &str, open: &mut Option<String>) -> usize {
         i += 1;
     }
     data
+}
+
+/// Where a heredoc body that starts at `i` ends, as bash reads it.
+pub(crate) struct BodyEnd {
+    /// Just past its delimiter line, or the end of the text.
+    pub(crate) next: usize,
+    /// No line was its delimiter: it runs to the end of the text.
+    pub(crate) open: bool,
+}
+
+/// Where the body at `i` of a heredoc delimited by `word` ends: the first
+/// line that is `word` (leading tabs stripped for `<<-`), or the end of the
+/// text. `None` where an unquoted body has a line ending in `\`, which
+/// bash joins to the next before comparing: not worth placing.
+pub(crate) fn body_end(
+    b: &[u8],
+    mut i: usize,
+    word: &[u8],
+    strip: bool,
+    quoted: bool,
+) -> Option<BodyEnd> {
+    while i < b.len() {
+        let end = find(b, i, b'\n').unwrap_or(b.len());
+        let mut line = &b[i..end];
+        if strip {
+            while let [b'\t', rest @ ..] = line {
+                line = rest;
+            }
+        }
+        i = (end + 1).min(b.len());
+        if line == word {
+            return Some(BodyEnd {
+                next: i,
+                open: false,
+            });
+        }
+        if !quoted && line.ends_with(b"\\") {
+            return None;
+        }
+    }
+    Some(BodyEnd {
+        next: i,
+        open: true,
+    })
 }
 
 /// The delimiter word at `i` with its quotes removed, as bash compares

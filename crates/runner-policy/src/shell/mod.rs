@@ -33,7 +33,7 @@ mod wrappers;
 pub use analysis::{PathUse, ShellAnalysis, SimpleCommand};
 pub use budget::{MAX_NESTING, MAX_SIGNATURES};
 pub use heredoc::MAX_DATA_CHARS;
-pub(crate) use heredoc::delimiter as heredoc_delimiter;
+pub(crate) use heredoc::{body_end as heredoc_body_end, delimiter as heredoc_delimiter};
 pub(crate) use redirect::expands_code;
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
