@@ -14,6 +14,9 @@
 //!   network; rlimits bound CPU time and memory. All of it is prepared in
 //!   the runner and applied in the child between `fork` and `exec` with
 //!   plain system calls.
+//! - [`pids`]: a pids cgroup of the task's own bounds how many processes
+//!   its commands may have (a fork bomb stays bounded), where the machine
+//!   lets the runner make one.
 //! - [`supervisor`]: behind the sandbox, the runner decides each `connect`
 //!   of a confined command (the proxy by address and port; Unix sockets
 //!   only inside the task's folders).
@@ -22,6 +25,7 @@ pub mod commands;
 pub mod daemons;
 pub mod env;
 pub mod exec_guard;
+pub mod pids;
 pub mod redact;
 pub mod sandbox;
 mod seccomp;

@@ -47,6 +47,9 @@ pub struct SandboxSettings {
     pub cpu_seconds: Option<u64>,
     /// RLIMIT_AS, bytes.
     pub memory_bytes: Option<u64>,
+    /// Most processes (and threads) the task's commands may have at once
+    /// (a pids cgroup, see [`super::pids`]); `None`: the default.
+    pub processes: Option<u64>,
 }
 
 impl Default for SandboxSettings {
@@ -58,6 +61,7 @@ impl Default for SandboxSettings {
             write: Vec::new(),
             cpu_seconds: None,
             memory_bytes: None,
+            processes: None,
         }
     }
 }
@@ -219,6 +223,8 @@ pub struct Confinement {
     /// What the supervisor decides for these commands, where it runs
     /// (see [`super::supervisor`]), and its filter.
     supervisor: Option<(Arc<Rules>, Vec<libc::sock_filter>)>,
+    /// The task's process bound, which each command joins.
+    pids: Option<Arc<super::pids::PidsCgroup>>,
 }
 
 impl Confinement {
@@ -246,6 +252,13 @@ impl Confinement {
         if let Some(b) = settings.memory_bytes {
             rlimits.push((libc::RLIMIT_AS, b));
         }
+        // With the sandbox off, only a bound the task asked for.
+        let (pids, pids_note) = if settings.mode == SandboxMode::Off && settings.processes.is_none()
+        {
+            (None, String::new())
+        } else {
+            super::pids::bound(settings.processes)
+        };
         // `network:` rules hold even where nothing else is confined:
         // without Landlock's network rules, by no network at all.
         let off_for_rules = |why: &str| {
@@ -257,17 +270,20 @@ impl Confinement {
         };
         if settings.mode == SandboxMode::Off {
             let note = off_for_rules("with sandbox: off");
-            let d = format!("off{}", note.clone().unwrap_or_default());
+            let d = format!("off{}{pids_note}", note.clone().unwrap_or_default());
             let filter = note
                 .map(|_| super::seccomp::socket_filter(false))
                 .unwrap_or_default();
-            let c = (!rlimits.is_empty() || !filter.is_empty()).then(|| Confinement {
-                ruleset: None,
-                filter,
-                rlimits,
-                description: d.clone(),
-                hides: false,
-                supervisor: None,
+            let c = (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| {
+                Confinement {
+                    ruleset: None,
+                    filter,
+                    rlimits,
+                    description: d.clone(),
+                    hides: false,
+                    supervisor: None,
+                    pids,
+                }
             });
             return Ok((c, d));
         }
@@ -279,19 +295,22 @@ impl Confinement {
             Err(why) => {
                 let note = off_for_rules("without Landlock");
                 let d = format!(
-                    "unavailable ({why}): commands ran unsandboxed (best-effort){}",
+                    "unavailable ({why}): commands ran unsandboxed (best-effort){}{pids_note}",
                     note.clone().unwrap_or_default()
                 );
                 let filter = note
                     .map(|_| super::seccomp::socket_filter(false))
                     .unwrap_or_default();
-                let c = (!rlimits.is_empty() || !filter.is_empty()).then(|| Confinement {
-                    ruleset: None,
-                    filter,
-                    rlimits,
-                    description: d.clone(),
-                    hides: false,
-                    supervisor: None,
+                let c = (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| {
+                    Confinement {
+                        ruleset: None,
+                        filter,
+                        rlimits,
+                        description: d.clone(),
+                        hides: false,
+                        supervisor: None,
+                        pids,
+                    }
                 });
                 return Ok((c, d));
             }
@@ -360,7 +379,8 @@ impl Confinement {
             } else {
                 "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
             }
-            + &supervised;
+            + &supervised
+            + &pids_note;
         Ok((
             Some(Confinement {
                 ruleset: Some(ruleset),
@@ -369,6 +389,7 @@ impl Confinement {
                 description: description.clone(),
                 hides: hidden.is_some(),
                 supervisor,
+                pids,
             }),
             description,
         ))
@@ -384,6 +405,7 @@ impl Confinement {
             description: String::new(),
             hides: false,
             supervisor: None,
+            pids: None,
         }
     }
 
@@ -439,6 +461,9 @@ impl Confinement {
     /// [`Confinement::apply`], sending the supervisor's listener on
     /// `supervisor` (from [`Supervised::child_fd`]).
     pub fn apply_with(&self, supervisor: std::os::fd::RawFd) -> std::io::Result<()> {
+        if let Some(pids) = &self.pids {
+            pids.join()?;
+        }
         for &(res, value) in &self.rlimits {
             // For CPU time the hard limit is a second later, so the command
             // first gets SIGXCPU (which says why) rather than SIGKILL.

@@ -215,6 +215,11 @@ pub struct LimitsFile {
     /// Memory (address space) a command may use, in MiB.
     #[serde(default)]
     pub memory_mb: Option<u64>,
+    /// Most processes and threads the task's commands may have at once
+    /// (default 4096), where the machine lets the runner make a pids
+    /// cgroup; the transcript's `sandbox` says whether it holds.
+    #[serde(default)]
+    pub processes: Option<u64>,
 }
 
 /// `model_options:` as written.

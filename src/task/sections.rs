@@ -169,6 +169,7 @@ pub(super) fn sandbox_settings(
     if let Some(l) = limits {
         s.cpu_seconds = l.cpu_seconds;
         s.memory_bytes = l.memory_mb.map(|m| m.saturating_mul(1024 * 1024));
+        s.processes = l.processes;
     }
     s
 }

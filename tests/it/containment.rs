@@ -154,13 +154,27 @@ fn a_secret_printed_by_a_command_is_redacted_in_outputs_and_for_the_model() {
     assert!(!all.contains(GH_SECRET) && !all.contains(shaped));
 }
 
+/// The file in /etc a case tries to write: one per case, so that the case
+/// whose sandbox is off (and writes it) cannot be seen by the other.
+fn etc_probe(outside: &Path) -> std::path::PathBuf {
+    let case = outside
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Path::new("/etc").join(format!("runner-sandbox-test{case}"))
+}
+
 /// Commands that write outside the workspace, each through python3 so the
 /// policy sees no path.
 fn escape_attempts(outside: &Path) -> Vec<String> {
     let py = |code: &str| format!("python3 -c \"{code}\"");
     vec![
         py("import os; open(os.path.expanduser('~/x'), 'w').write('x')"),
-        py("open('/etc/runner-sandbox-test', 'w').write('x')"),
+        py(&format!(
+            "open('{}', 'w').write('x')",
+            etc_probe(outside).display()
+        )),
         py("open('../outside.txt', 'w').write('x')"),
         py("open('link/x', 'w').write('x')"),
         py(&format!(
@@ -209,7 +223,7 @@ fn with_the_sandbox_writes_outside_the_workspace_fail_and_inside_succeed() {
         );
     }
     assert!(!dir.path().join("home/x").exists());
-    assert!(!Path::new("/etc/runner-sandbox-test").exists());
+    assert!(!etc_probe(&dir.path().join("outside-dir")).exists());
     assert!(!dir.path().join("outside.txt").exists());
     assert!(!dir.path().join("outside-dir/x").exists());
     assert!(!dir.path().join("outside-dir/abs.txt").exists());
@@ -227,7 +241,14 @@ fn with_the_sandbox_off_the_same_writes_succeed() {
     assert_eq!(t["sandbox"], "off");
     assert!(dir.path().join("home/x").exists());
     assert!(dir.path().join("outside-dir/abs.txt").exists());
-    let _ = std::fs::remove_file("/etc/runner-sandbox-test");
+    let probe = etc_probe(&dir.path().join("outside-dir"));
+    let written = probe.exists();
+    let _ = std::fs::remove_file(&probe);
+    assert!(
+        written,
+        "{} was not written with the sandbox off",
+        probe.display()
+    );
 }
 
 #[test]
@@ -404,4 +425,44 @@ fn without_landlock_scopes_the_sandbox_says_so() {
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(sandbox.contains("ABI 5"), "{sandbox}");
     assert!(sandbox.contains("not scoped"), "{sandbox}");
+}
+
+/// A fork bomb in a command stays bounded (issue 41): the task's commands
+/// share a pids cgroup of at most `limits: {processes: N}`, so forks past
+/// it fail, the command ends at its timeout, the runner kills its process
+/// group and goes on, and the next command runs. Where this machine lets
+/// the runner make no pids cgroup, the transcript says the bound is not
+/// there, and the bomb is not set off (it would take the machine down).
+#[test]
+fn a_fork_bomb_stays_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    let probe = ["echo probe"];
+    task_with_commands(dir.path(), "limits: {processes: 64}\n", &probe);
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap().to_string();
+    if !sandbox.contains("processes: at most 64 (pids cgroup)") {
+        assert!(sandbox.contains("processes: not bounded ("), "{sandbox}");
+        eprintln!("no pids cgroup on this machine: {sandbox}");
+        return;
+    }
+    let commands = [
+        "timeout 3 bash -c ':(){ :|:& };:' 2>&1 | head -c 2000; echo bomb-ended",
+        "echo next",
+    ];
+    let _ = std::fs::remove_dir_all(dir.path().join("out"));
+    task_with_commands(dir.path(), "limits: {processes: 64}\n", &commands);
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.path().join("out/junit.xml").exists());
+    let r = results(&t);
+    assert!(r[0].contains("bomb-ended"), "{}", r[0]);
+    assert!(
+        r[0].contains("fork") || r[0].contains("Resource temporarily unavailable"),
+        "{}",
+        r[0]
+    );
+    assert!(r[1].contains("next"), "{}", r[1]);
 }

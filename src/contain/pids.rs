@@ -1,0 +1,212 @@
+//! A bound on how many processes a task's commands may have at once, so a
+//! fork bomb in a command (`:(){ :|:& };:`) stays bounded and the runner,
+//! the machine and the other tasks go on.
+//!
+//! The bound is a pids cgroup of the task's own, a child of the runner's
+//! cgroup, whose `pids.max` the kernel holds every fork and clone to (a
+//! command over it gets `EAGAIN`, as bash reports: "fork: retry: Resource
+//! temporarily unavailable"). Each command joins it between fork and exec.
+//! It works where the runner may create a child cgroup: cgroup v1's pids
+//! hierarchy when writable (a container's root, as on this machine), or a
+//! cgroup v2 subtree delegated to the runner with the pids controller
+//! enabled. `RLIMIT_NPROC` is no substitute: it counts every process of
+//! the user, and root ignores it. Where neither cgroup is open to the
+//! runner, the bound is not there and the transcript's `sandbox` says so
+//! when a task asked for one (`limits: {processes: N}`).
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The default bound on a task's processes (threads count, as the kernel
+/// counts them): far above a parallel build's, far below what exhausts a
+/// machine.
+pub const DEFAULT_MAX_PROCESSES: u64 = 4096;
+
+/// The bound for a task that asked for `processes` (or the default), and
+/// what the transcript's `sandbox` says of it: nothing for the default
+/// where no cgroup can be made (that is most machines).
+pub fn bound(processes: Option<u64>) -> (Option<std::sync::Arc<PidsCgroup>>, String) {
+    let max = processes.unwrap_or(DEFAULT_MAX_PROCESSES);
+    match PidsCgroup::create(max) {
+        Ok(cg) => (
+            Some(std::sync::Arc::new(cg)),
+            format!("; processes: at most {max} (pids cgroup)"),
+        ),
+        Err(why) if processes.is_some() => (None, format!("; processes: not bounded ({why})")),
+        Err(why) => {
+            tracing::debug!("no pids cgroup: {why}");
+            (None, String::new())
+        }
+    }
+}
+
+/// A task's pids cgroup; when dropped, what is left in it is killed and it
+/// is removed.
+#[derive(Debug)]
+pub struct PidsCgroup {
+    dir: PathBuf,
+    /// `cgroup.procs` of `dir`, ready for [`PidsCgroup::join`] (no
+    /// allocation between fork and exec).
+    procs: CString,
+}
+
+impl PidsCgroup {
+    /// A new pids cgroup of at most `max` processes beneath the runner's
+    /// own, or why there can be none.
+    pub fn create(max: u64) -> Result<Self, String> {
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let parent = parent_dir(&own).ok_or("no pids cgroup hierarchy is mounted")?;
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "runner-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("cannot create a cgroup in {}: {e}", parent.display()))?;
+        let made = Self {
+            procs: CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
+                .map_err(|_| "a cgroup path with a NUL byte")?,
+            dir,
+        };
+        std::fs::write(made.dir.join("pids.max"), max.to_string()).map_err(|e| {
+            format!(
+                "the pids controller is not enabled for {}: {e}",
+                made.dir.display()
+            )
+        })?;
+        Ok(made)
+    }
+
+    /// Moves the calling process into the cgroup. Only system calls: safe
+    /// between `fork` and `exec`.
+    pub fn join(&self) -> std::io::Result<()> {
+        let mut digits = [0u8; 20];
+        let mut n = std::process::id();
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // SAFETY: plain system calls on a NUL-terminated path and a stack
+        // buffer.
+        unsafe {
+            let fd = libc::open(self.procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let wrote = libc::write(fd, digits[at..].as_ptr().cast(), digits.len() - at);
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            if wrote < 0 {
+                return Err(err);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PidsCgroup {
+    /// Kills whatever of the task is left in the cgroup (a fork bomb's
+    /// processes forked after their group was killed, a daemon a command
+    /// started in a session of its own), then removes it. Bounded: the
+    /// cgroup holds at most its `pids.max`, and each round kills them all.
+    fn drop(&mut self) {
+        for _ in 0..100 {
+            let pids = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+            let mut any = false;
+            for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                any = true;
+                // SAFETY: a signal to a process of this task's cgroup.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            if !any && (std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        tracing::warn!(
+            "cgroup {} left behind: its processes did not die",
+            self.dir.display()
+        );
+    }
+}
+
+/// The folder where the runner may make its child pids cgroup, from
+/// `/proc/self/cgroup`: the v1 pids hierarchy, or the v2 one.
+fn parent_dir(own: &str) -> Option<PathBuf> {
+    let root = Path::new("/sys/fs/cgroup");
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "pids") {
+            let dir = root.join("pids").join(path.trim_start_matches('/'));
+            if dir.join("pids.max").exists() || dir.join("cgroup.procs").exists() {
+                return Some(dir);
+            }
+        }
+    }
+    // cgroup v2: the runner's own cgroup, where pids is a controller its
+    // children may have.
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = root.join(path.trim_start_matches('/'));
+    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+    enabled
+        .split_whitespace()
+        .any(|c| c == "pids")
+        .then_some(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hierarchy_is_found_in_proc_self_cgroup() {
+        // A v1 line naming pids among controllers, as some systems mount it.
+        let own = "12:pids:/docker/abc\n0::/\n";
+        let dir = parent_dir(own);
+        // Only where that folder exists on this machine; the parsing is
+        // what is checked: a line without pids finds no v1 hierarchy.
+        assert!(dir.is_none() || dir.unwrap().ends_with("pids/docker/abc"));
+        assert_eq!(parent_dir("1:cpu:/x\n"), None);
+    }
+
+    /// Where this machine lets the runner make one, a cgroup bounds the
+    /// processes of what joins it, and is removed when dropped.
+    #[test]
+    fn a_cgroup_bounds_forks_where_the_machine_allows_one() {
+        let Ok(cg) = PidsCgroup::create(8) else {
+            eprintln!("no pids cgroup here: nothing to check");
+            return;
+        };
+        let dir = cg.dir.clone();
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg("for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done; wait; echo done")
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let cg = std::sync::Arc::new(cg);
+        let joined = cg.clone();
+        // SAFETY: `join` only makes system calls.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || joined.join());
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("fork") || err.contains("Resource temporarily unavailable"),
+            "{err}"
+        );
+        drop(cmd);
+        drop(cg);
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+}
