@@ -409,6 +409,12 @@ impl Confinement {
         }
     }
 
+    /// The task's process bound, for whatever must keep it as long as the
+    /// processes that joined it run.
+    pub fn pids(&self) -> Option<Arc<super::pids::PidsCgroup>> {
+        self.pids.clone()
+    }
+
     /// Whether Landlock confines writes (and `no_new_privs` holds).
     pub fn confines_writes(&self) -> bool {
         self.ruleset.is_some()

@@ -34,6 +34,16 @@ pub struct ServerTool {
     pub input_schema: Value,
 }
 
+/// A stdio server's process group, temp folder (`TMPDIR`) and process
+/// bound, kept as long as it runs (what is left in the bound when the
+/// server is dropped is killed: see `contain::pids`).
+type StdioProcess = (
+    Arc<GroupGuard>,
+    tempfile::TempDir,
+    crate::cleanup::Registered,
+    Option<Arc<crate::contain::pids::PidsCgroup>>,
+);
+
 /// A running server.
 pub struct McpServer {
     pub name: String,
@@ -44,12 +54,8 @@ pub struct McpServer {
     /// server's sender is kept here and never sends).
     exited: tokio::sync::watch::Receiver<Option<String>>,
     _exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
-    /// A stdio server's process group and temp folder (`TMPDIR`).
-    process: Option<(
-        Arc<GroupGuard>,
-        tempfile::TempDir,
-        crate::cleanup::Registered,
-    )>,
+    /// A stdio server's process.
+    process: Option<StdioProcess>,
     /// What its sandbox enforces, for the transcript (`remote` for a remote
     /// server, which runs elsewhere).
     pub sandbox: String,
@@ -156,11 +162,7 @@ impl McpServer {
         tools: Vec<rmcp::model::Tool>,
         exited: tokio::sync::watch::Receiver<Option<String>>,
         exit_tx: Option<tokio::sync::watch::Sender<Option<String>>>,
-        process: Option<(
-            Arc<GroupGuard>,
-            tempfile::TempDir,
-            crate::cleanup::Registered,
-        )>,
+        process: Option<StdioProcess>,
         sandbox: String,
     ) -> (Arc<McpServer>, Vec<ServerTool>) {
         let tools = tools
@@ -242,6 +244,7 @@ impl McpServer {
                 .map_err(io(format!("supervising {}", spec.command)))?,
             None => None,
         };
+        let pids = confine.as_ref().and_then(|c| c.pids());
         if let Some(c) = confine {
             let channel = supervised.as_ref().map_or(-1, |s| s.child_fd());
             // SAFETY: `apply_with` makes only system calls (no allocation,
@@ -302,7 +305,7 @@ impl McpServer {
             tools,
             exited,
             None,
-            Some((group, tmp, registered)),
+            Some((group, tmp, registered, pids)),
             sandbox,
         ))
     }
