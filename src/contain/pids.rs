@@ -64,6 +64,7 @@ impl PidsCgroup {
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
+        sweep(&parent);
         let dir = parent.join(name);
         std::fs::create_dir(&dir)
             .map_err(|e| format!("cannot create a cgroup in {}: {e}", parent.display()))?;
@@ -78,6 +79,9 @@ impl PidsCgroup {
                 made.dir.display()
             )
         })?;
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(made.dir.clone());
         Ok(made)
     }
 
@@ -116,26 +120,77 @@ impl PidsCgroup {
 impl Drop for PidsCgroup {
     /// Kills whatever of the task is left in the cgroup (a fork bomb's
     /// processes forked after their group was killed, a daemon a command
-    /// started in a session of its own), then removes it. Bounded: the
-    /// cgroup holds at most its `pids.max`, and each round kills them all.
+    /// started in a session of its own), then removes it.
     fn drop(&mut self) {
-        for _ in 0..100 {
-            let pids = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-            let mut any = false;
-            for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                any = true;
-                // SAFETY: a signal to a process of this task's cgroup.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            if !any && (std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists()) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.dir);
+        if !empty_and_remove(&self.dir, 100) {
+            tracing::warn!(
+                "cgroup {} left behind: its processes did not die",
+                self.dir.display()
+            );
         }
-        tracing::warn!(
-            "cgroup {} left behind: its processes did not die",
-            self.dir.display()
-        );
+    }
+}
+
+/// The cgroups of tasks still running, for [`remove_all`].
+static LIVE: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Empties and removes every task's cgroup: for an exit that does not wait
+/// for the tasks (a second SIGINT/SIGTERM).
+pub fn remove_all() {
+    let dirs: Vec<PathBuf> = LIVE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .cloned()
+        .collect();
+    for d in dirs {
+        empty_and_remove(&d, 20);
+    }
+}
+
+/// Kills what is in the cgroup `dir` and removes it, trying `rounds` times
+/// 10 ms apart; whether it is gone. Bounded: the cgroup holds at most its
+/// `pids.max`, and each round kills them all.
+fn empty_and_remove(dir: &Path, rounds: usize) -> bool {
+    for _ in 0..rounds {
+        let pids = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        let mut any = false;
+        for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            any = true;
+            // SAFETY: a signal to a process of this task's cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        if !any && (std::fs::remove_dir(dir).is_ok() || !dir.exists()) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+/// Removes the empty cgroups of runners that are gone (killed with
+/// SIGKILL, which no cleanup outlives): `runner-PID-N` whose PID is no
+/// process. A cgroup with processes left cannot be removed and stays.
+fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("runner-"))
+            .and_then(|n| n.split('-').next())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 
@@ -208,5 +263,26 @@ mod tests {
         drop(cmd);
         drop(cg);
         assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+
+    /// A cgroup left by a runner killed with SIGKILL (its PID no process)
+    /// is removed when the next one is made; a live runner's is not.
+    #[test]
+    fn cgroups_of_runners_that_are_gone_are_swept() {
+        let Ok(first) = PidsCgroup::create(8) else {
+            eprintln!("no pids cgroup here: nothing to check");
+            return;
+        };
+        let parent = first.dir.parent().unwrap().to_path_buf();
+        // PIDs above the kernel's maximum (4,194,304) are never processes.
+        let stale = parent.join("runner-4999999-0");
+        std::fs::create_dir(&stale).unwrap();
+        let live = first.dir.clone();
+        let second = PidsCgroup::create(8).unwrap();
+        assert!(!stale.exists(), "{} not swept", stale.display());
+        assert!(live.exists());
+        drop(first);
+        drop(second);
+        assert!(!live.exists());
     }
 }
