@@ -433,6 +433,15 @@ impl Confinement {
             .is_some_and(|(rules, _)| rules.exec.is_some())
     }
 
+    /// The same confinement, recording the connections the supervisor
+    /// refuses in `log` (the task's, for its transcript).
+    pub fn with_net_log(mut self, log: Arc<crate::net::NetLog>) -> Self {
+        if let Some((rules, filter)) = self.supervisor.take() {
+            self.supervisor = Some((Arc::new(rules.with_log(log)), filter));
+        }
+        self
+    }
+
     /// The same confinement, with the supervisor deciding execs with
     /// `guard` too (where the supervisor runs).
     pub fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {

@@ -132,7 +132,10 @@ impl CopyPlan {
             .with_spill_dir(self.spill_dir)
             .with_policy(policy.clone());
         ctx.env = Some(commands.env);
-        ctx.confine = commands.confine.map(Arc::new);
+        // Connections the supervisor refuses join the task's.
+        ctx.confine = commands
+            .confine
+            .map(|c| Arc::new(c.with_net_log(self.net_log.clone())));
         ctx.net_log = Some(self.net_log);
         Ok(Prepared {
             iso,

@@ -465,6 +465,24 @@ fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() 
     assert!(content(2).contains("own ok"), "{}", content(2));
     // The daemon never saw a connection.
     assert!(daemon.accept().is_err());
+    // Each refusal is in the task's connections (the command's own socket
+    // is not: it was allowed).
+    let refused: Vec<&serde_json::Value> = t["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["via"] == "sandbox")
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    for c in &refused {
+        let host = c["host"].as_str().unwrap();
+        assert!(
+            host.ends_with("docker.sock") || host.ends_with("link.sock"),
+            "{c}"
+        );
+        assert_eq!(c["port"], 0, "{c}");
+        assert_eq!(c["allowed"], false, "{c}");
+    }
 }
 
 /// Without the supervisor (simulated: seccomp user notification missing),

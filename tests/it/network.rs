@@ -771,4 +771,32 @@ fn the_proxys_port_on_another_address_is_refused() {
         sandbox.contains("IP only to the proxy at 127.0.0.1:"),
         "{sandbox}"
     );
+    // Each refusal is one of the task's connections, in its transcript
+    // and counts.
+    let refused: Vec<&Value> = t["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["via"] == "sandbox")
+        .collect();
+    let hosts: Vec<&str> = refused
+        .iter()
+        .map(|c| c["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["127.0.0.3", "::1"], "{refused:?}");
+    for c in &refused {
+        assert_eq!(c["allowed"], false, "{c}");
+        assert!(
+            c["reason"]
+                .as_str()
+                .unwrap()
+                .contains("only the runner's proxy"),
+            "{c}"
+        );
+    }
+    assert!(
+        t["counts"]["denied_connections"].as_u64().unwrap() >= 2,
+        "{}",
+        t["counts"]
+    );
 }

@@ -15,6 +15,10 @@ pub enum ConnectionVia {
     WebFetch,
     /// A remote MCP server the runner connects to (`network:` rules).
     Mcp,
+    /// A connection of a confined command that the sandbox's supervisor
+    /// refused (an address other than the proxy's, a Unix socket outside
+    /// the task's folders, an abstract one).
+    Sandbox,
 }
 
 impl ConnectionVia {
@@ -24,6 +28,7 @@ impl ConnectionVia {
             ConnectionVia::Proxy => "proxy",
             ConnectionVia::WebFetch => "web_fetch",
             ConnectionVia::Mcp => "mcp",
+            ConnectionVia::Sandbox => "sandbox",
         }
     }
 }

@@ -130,9 +130,11 @@ fn decide_ip(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> 
         std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped() == Some(std::net::Ipv4Addr::LOCALHOST),
     };
     if !loopback || to.port() != port {
-        return rules.refuse(format!(
-            "tcp {to} (only the runner's proxy, 127.0.0.1:{port})"
-        ));
+        return rules.refuse(
+            to.ip().to_string(),
+            to.port(),
+            format!("tcp {to} (only the runner's proxy, 127.0.0.1:{port})"),
+        );
     }
     connect_for(req.pid, fd, addr)
 }
@@ -140,7 +142,10 @@ fn decide_ip(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> 
 fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -> Answer {
     let path = &addr[2..];
     if path.first().is_none_or(|b| *b == 0) {
-        return rules.refuse("an abstract Unix socket".into());
+        let name = String::from_utf8_lossy(&path[1.min(path.len())..])
+            .trim_end_matches('\0')
+            .to_string();
+        return rules.refuse(format!("@{name}"), 0, "an abstract Unix socket".into());
     }
     let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
     let path = Path::new(std::ffi::OsStr::from_bytes(&path[..end]));
@@ -168,7 +173,14 @@ fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -
     let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
     let at = std::fs::read_link(&proc_path).unwrap_or_default();
     if !is_socket || !rules.unix_within.iter().any(|d| at.starts_with(d)) {
-        return rules.refuse(format!("unix {}", full.display()));
+        return rules.refuse(
+            full.display().to_string(),
+            0,
+            format!(
+                "unix {} (only sockets inside the task's folders)",
+                full.display()
+            ),
+        );
     }
     let mut sun = vec![0u8; 2 + proc_path.len() + 1];
     sun[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());

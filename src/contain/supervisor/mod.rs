@@ -75,6 +75,9 @@ pub struct Rules {
     pub unix_within: Vec<PathBuf>,
     /// The exec wall, where the policy denies programs.
     pub exec: Option<Arc<ExecGuard>>,
+    /// Where refused connections are recorded (the task's connections,
+    /// in its transcript); none outside a run.
+    pub log: Option<Arc<crate::net::NetLog>>,
 }
 
 impl Rules {
@@ -86,6 +89,7 @@ impl Rules {
                 .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
                 .collect(),
             exec: None,
+            log: None,
         }
     }
 
@@ -95,12 +99,42 @@ impl Rules {
             ip: self.ip,
             unix_within: self.unix_within.clone(),
             exec: Some(guard),
+            log: self.log.clone(),
         }
     }
 
-    /// Refuses a connection, with a line in the log.
-    pub(super) fn refuse(&self, what: String) -> Answer {
+    /// The same rules, recording refused connections in `log`.
+    pub fn with_log(&self, log: Arc<crate::net::NetLog>) -> Self {
+        Self {
+            ip: self.ip,
+            unix_within: self.unix_within.clone(),
+            exec: self.exec.clone(),
+            log: Some(log),
+        }
+    }
+
+    /// Refuses a connection to `host` (an address, a socket's path) and
+    /// `port` (0 for a Unix socket), with a line in the log and a record in
+    /// the task's connections.
+    pub(super) fn refuse(&self, host: String, port: u16, what: String) -> Answer {
         tracing::warn!("sandbox: connection refused: {what}");
+        if let Some(log) = &self.log {
+            log.push(runner_output::Connection {
+                time_ms: log.now_ms(),
+                via: runner_output::ConnectionVia::Sandbox,
+                host,
+                port,
+                address: None,
+                allowed: false,
+                rule: None,
+                policy: None,
+                line: None,
+                reason: format!("refused by the sandbox's supervisor: {what}"),
+                bytes_sent: 0,
+                bytes_received: 0,
+                duration_ms: 0,
+            });
+        }
         Answer::Error(libc::EPERM)
     }
 }
