@@ -140,3 +140,53 @@ fn tokenizer_error(e: &brush_parser::TokenizerError) -> String {
         format!("the script does not parse as bash: {e}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::analyze;
+
+    #[test]
+    fn a_script_ends_in_a_newline_of_its_own() {
+        for (text, want) in [
+            ("a", "a\n"),
+            ("a\n", "a\n"),
+            // A lone backslash would join the added newline: doubled.
+            ("a\\", "a\\\\\n"),
+            ("a\\\\", "a\\\\\n"),
+            ("a\\\\\\", "a\\\\\\\\\n"),
+            // An escaped newline at the end does not end the script.
+            ("a\\\n", "a\\\n\n"),
+            ("a\\\\\n", "a\\\\\n"),
+        ] {
+            assert_eq!(ended(text), want, "{text:?}");
+        }
+    }
+
+    /// The budgets hold at their bounds: exactly the bound passes, one
+    /// more does not.
+    #[test]
+    fn budgets_at_their_bounds() {
+        let code = |n: usize| format!("{}\n", "x".repeat(n - 1));
+        assert!(analyze(&code(MAX_SCRIPT_CHARS)).opaque.is_none());
+        let why = analyze(&code(MAX_SCRIPT_CHARS + 1)).opaque.unwrap();
+        assert!(why.contains("longer than"), "{why}");
+        // Heredoc bodies: exactly the cap (the body and its delimiter line).
+        let body = |n: usize| format!("{}\nEOF\n", "y".repeat(n - 5));
+        let doc = |n: usize| format!("cat <<'EOF' > f\n{}", body(n));
+        assert_eq!(body(MAX_DATA_CHARS).len(), MAX_DATA_CHARS);
+        assert!(analyze(&doc(MAX_DATA_CHARS)).opaque.is_none());
+        let why = analyze(&doc(MAX_DATA_CHARS + 1)).opaque.unwrap();
+        assert!(why.contains("heredoc bodies are longer"), "{why}");
+        // Brackets: 12 deep is read, 13 is too complex; a body's do not count.
+        let nest = |n: usize| format!("{}x{}", "( ".repeat(n), " )".repeat(n));
+        assert!(analyze(&nest(MAX_NESTING)).opaque.is_none());
+        assert!(analyze(&nest(MAX_NESTING + 1)).opaque.is_some());
+        let deep = format!(
+            "cat <<'EOF' > f\n{}\nEOF\n{}",
+            "(".repeat(40),
+            nest(MAX_NESTING)
+        );
+        assert!(analyze(&deep).opaque.is_none());
+    }
+}

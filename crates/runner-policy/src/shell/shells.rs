@@ -88,3 +88,37 @@ impl Walker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::analyze;
+
+    fn cmds(s: &str) -> Vec<String> {
+        let a = analyze(s);
+        assert!(a.opaque.is_none(), "{s}: {:?}", a.opaque);
+        a.commands.iter().map(|c| c.words.join(" ")).collect()
+    }
+
+    /// bash's options as bash reads them: `-c` anywhere among them, `-o`
+    /// and `-O` taking a word, `-`/`--` ending them, `-s` reading stdin.
+    #[test]
+    fn a_shells_options_as_bash_reads_them() {
+        assert!(cmds("bash -c 'git push'").contains(&"git push".to_string()));
+        assert!(cmds("bash -ec 'git push'").contains(&"git push".to_string()));
+        assert!(cmds("bash -o pipefail -c 'git push'").contains(&"git push".to_string()));
+        assert!(cmds("bash -eo pipefail -c 'git push'").contains(&"git push".to_string()));
+        // A file runs; its name is no script.
+        assert_eq!(cmds("bash x.sh a b"), ["bash x.sh a b"]);
+        assert_eq!(cmds("bash -e -- x.sh"), ["bash -e -- x.sh"]);
+        // `-` ends the options and leaves stdin the script; so does `-s`
+        // with operands (they are its arguments).
+        assert!(cmds("bash - <<'EOF'\ngit push\nEOF").contains(&"git push".to_string()));
+        assert!(cmds("bash -s x y <<'EOF'\ngit push\nEOF").contains(&"git push".to_string()));
+        // Only `-l`/`-i` make a login or interactive shell (`-e` does not).
+        assert!(analyze("bash -e -c ls").startup_files.is_none());
+        assert!(analyze("bash +l -c ls").startup_files.is_none());
+        assert!(analyze("bash -l -c ls").startup_files.is_some());
+        assert!(analyze("bash -ic ls").startup_files.is_some());
+        assert!(analyze("bash --login -c ls").startup_files.is_some());
+    }
+}
