@@ -271,21 +271,7 @@ impl Confinement {
         if settings.mode == SandboxMode::Off {
             let note = off_for_rules("with sandbox: off");
             let d = format!("off{}{pids_note}", note.clone().unwrap_or_default());
-            let filter = note
-                .map(|_| super::seccomp::socket_filter(false))
-                .unwrap_or_default();
-            let c = (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| {
-                Confinement {
-                    ruleset: None,
-                    filter,
-                    rlimits,
-                    description: d.clone(),
-                    hides: false,
-                    supervisor: None,
-                    pids,
-                }
-            });
-            return Ok((c, d));
+            return Ok(Self::unsandboxed(d, note.is_some(), rlimits, pids));
         }
         let abi = match landlock_abi() {
             Ok(a) => a,
@@ -298,21 +284,7 @@ impl Confinement {
                     "unavailable ({why}): commands ran unsandboxed (best-effort){}{pids_note}",
                     note.clone().unwrap_or_default()
                 );
-                let filter = note
-                    .map(|_| super::seccomp::socket_filter(false))
-                    .unwrap_or_default();
-                let c = (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| {
-                    Confinement {
-                        ruleset: None,
-                        filter,
-                        rlimits,
-                        description: d.clone(),
-                        hides: false,
-                        supervisor: None,
-                        pids,
-                    }
-                });
-                return Ok((c, d));
+                return Ok(Self::unsandboxed(d, note.is_some(), rlimits, pids));
             }
         };
         let hidden = hidden.filter(|h| HiddenTree::is_hideable(&h.root));
@@ -393,6 +365,34 @@ impl Confinement {
             }),
             description,
         ))
+    }
+
+    /// What commands get without Landlock (sandbox off, or none to be
+    /// had): no network at all when the policy's network rules cannot be
+    /// held, the limits, and the description `d`. `None` when that is
+    /// nothing.
+    fn unsandboxed(
+        d: String,
+        no_network: bool,
+        rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+        pids: Option<Arc<super::pids::PidsCgroup>>,
+    ) -> (Option<Confinement>, String) {
+        let filter = if no_network {
+            super::seccomp::socket_filter(false)
+        } else {
+            Vec::new()
+        };
+        let c =
+            (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| Confinement {
+                ruleset: None,
+                filter,
+                rlimits,
+                description: d.clone(),
+                hides: false,
+                supervisor: None,
+                pids,
+            });
+        (c, d)
     }
 
     /// Only a seccomp program (the tests of the programs).

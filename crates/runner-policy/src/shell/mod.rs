@@ -61,7 +61,8 @@ pub fn analyze(script: &str) -> ShellAnalysis {
 mod tests {
     use super::*;
 
-    fn cmds(s: &str) -> Vec<String> {
+    /// The commands of a script the analysis must see into.
+    pub(super) fn cmds(s: &str) -> Vec<String> {
         let a = analyze(s);
         assert!(a.opaque.is_none(), "{s}: {:?}", a.opaque);
         a.commands.iter().map(|c| c.words.join(" ")).collect()

@@ -92,12 +92,7 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use crate::shell::analyze;
-
-    fn cmds(s: &str) -> Vec<String> {
-        let a = analyze(s);
-        assert!(a.opaque.is_none(), "{s}: {:?}", a.opaque);
-        a.commands.iter().map(|c| c.words.join(" ")).collect()
-    }
+    use crate::shell::tests::cmds;
 
     /// bash's options as bash reads them: `-c` anywhere among them, `-o`
     /// and `-O` taking a word, `-`/`--` ending them, `-s` reading stdin.
