@@ -15,8 +15,8 @@
 //!   the runner and applied in the child between `fork` and `exec` with
 //!   plain system calls.
 //! - [`pids`]: a pids cgroup of the task's own bounds how many processes
-//!   its commands may have (a fork bomb stays bounded), where the machine
-//!   lets the runner make one.
+//!   its commands may have (a fork bomb stays bounded), where a task asks
+//!   for it and the machine lets the runner make one.
 //! - [`supervisor`]: behind the sandbox, the runner decides each `connect`
 //!   of a confined command (the proxy by address and port; Unix sockets
 //!   only inside the task's folders).

@@ -18,26 +18,22 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The default bound on a task's processes (threads count, as the kernel
-/// counts them): far above a parallel build's, far below what exhausts a
-/// machine.
-pub const DEFAULT_MAX_PROCESSES: u64 = 4096;
-
-/// The bound for a task that asked for `processes` (or the default), and
-/// what the transcript's `sandbox` says of it: nothing for the default
-/// where no cgroup can be made (that is most machines).
+/// The bound for a task that asked for one (`limits: {processes: N}`), and
+/// what the transcript's `sandbox` says of it. None unless asked: joining a
+/// cgroup v1 waits for an RCU grace period (1 to 14 ms a command on this
+/// project's machines, measured with strace), which every bash call would
+/// pay; spawning straight into a cgroup v2 (`clone3` with
+/// `CLONE_INTO_CGROUP`) would cost nothing and could make it the default.
 pub fn bound(processes: Option<u64>) -> (Option<std::sync::Arc<PidsCgroup>>, String) {
-    let max = processes.unwrap_or(DEFAULT_MAX_PROCESSES);
+    let Some(max) = processes else {
+        return (None, String::new());
+    };
     match PidsCgroup::create(max) {
         Ok(cg) => (
             Some(std::sync::Arc::new(cg)),
             format!("; processes: at most {max} (pids cgroup)"),
         ),
-        Err(why) if processes.is_some() => (None, format!("; processes: not bounded ({why})")),
-        Err(why) => {
-            tracing::debug!("no pids cgroup: {why}");
-            (None, String::new())
-        }
+        Err(why) => (None, format!("; processes: not bounded ({why})")),
     }
 }
 
@@ -125,7 +121,7 @@ impl Drop for PidsCgroup {
         LIVE.lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.dir);
-        if !empty_and_remove(&self.dir, 100) {
+        if !empty_and_remove(&self.dir, 120) {
             tracing::warn!(
                 "cgroup {} left behind: its processes did not die",
                 self.dir.display()
@@ -148,26 +144,28 @@ pub fn remove_all() {
         .cloned()
         .collect();
     for d in dirs {
-        empty_and_remove(&d, 20);
+        empty_and_remove(&d, 30);
     }
 }
 
 /// Kills what is in the cgroup `dir` and removes it, trying `rounds` times
-/// 10 ms apart; whether it is gone. Bounded: the cgroup holds at most its
+/// with a wait that doubles from 50 µs (a process just reaped leaves its
+/// cgroup a moment later: the first retries are what an ordinary command
+/// needs); whether it is gone. Bounded: the cgroup holds at most its
 /// `pids.max`, and each round kills them all.
 fn empty_and_remove(dir: &Path, rounds: usize) -> bool {
+    let mut wait = std::time::Duration::from_micros(50);
     for _ in 0..rounds {
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return true;
+        }
         let pids = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        let mut any = false;
         for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-            any = true;
             // SAFETY: a signal to a process of this task's cgroup.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        if !any && (std::fs::remove_dir(dir).is_ok() || !dir.exists()) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(std::time::Duration::from_millis(20));
     }
     false
 }

@@ -48,7 +48,7 @@ pub struct SandboxSettings {
     /// RLIMIT_AS, bytes.
     pub memory_bytes: Option<u64>,
     /// Most processes (and threads) the task's commands may have at once
-    /// (a pids cgroup, see [`super::pids`]); `None`: the default.
+    /// (a pids cgroup, see [`super::pids`]); `None`: no bound.
     pub processes: Option<u64>,
 }
 

@@ -216,8 +216,10 @@ pub struct LimitsFile {
     #[serde(default)]
     pub memory_mb: Option<u64>,
     /// Most processes and threads the task's commands may have at once
-    /// (default 4096), where the machine lets the runner make a pids
-    /// cgroup; the transcript's `sandbox` says whether it holds.
+    /// (a fork bomb then fails to fork), where the machine lets the runner
+    /// make a pids cgroup; the transcript's `sandbox` says whether it
+    /// holds. Default: no bound (each command's join costs up to a few
+    /// milliseconds under cgroup v1).
     #[serde(default)]
     pub processes: Option<u64>,
 }
