@@ -195,7 +195,11 @@ fn sweep(parent: &Path) {
 /// The folder where the runner may make its child pids cgroup, from
 /// `/proc/self/cgroup`: the v1 pids hierarchy, or the v2 one.
 fn parent_dir(own: &str) -> Option<PathBuf> {
-    let root = Path::new("/sys/fs/cgroup");
+    parent_dir_in(Path::new("/sys/fs/cgroup"), own)
+}
+
+/// [`parent_dir`] with the cgroup file systems mounted at `root`.
+fn parent_dir_in(root: &Path, own: &str) -> Option<PathBuf> {
     for line in own.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -221,15 +225,28 @@ fn parent_dir(own: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// The v1 pids hierarchy is the runner's own folder in it; a v2
+    /// cgroup only where its children may have the pids controller.
     #[test]
     fn the_hierarchy_is_found_in_proc_self_cgroup() {
-        // A v1 line naming pids among controllers, as some systems mount it.
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let v1 = r.join("pids/docker/abc");
+        std::fs::create_dir_all(&v1).unwrap();
+        std::fs::write(v1.join("pids.max"), "max\n").unwrap();
         let own = "12:pids:/docker/abc\n0::/\n";
-        let dir = parent_dir(own);
-        // Only where that folder exists on this machine; the parsing is
-        // what is checked: a line without pids finds no v1 hierarchy.
-        assert!(dir.is_none() || dir.unwrap().ends_with("pids/docker/abc"));
-        assert_eq!(parent_dir("1:cpu:/x\n"), None);
+        assert_eq!(parent_dir_in(r, own), Some(v1));
+        // No pids line, or a pids line whose folder is not there.
+        assert_eq!(parent_dir_in(r, "1:cpu:/x\n"), None);
+        assert_eq!(parent_dir_in(r, "3:pids:/elsewhere\n"), None);
+        // v2: the runner's cgroup, once `pids` is in its subtree_control.
+        let v2 = r.join("system.slice/runner.service");
+        std::fs::create_dir_all(&v2).unwrap();
+        let own = "0::/system.slice/runner.service\n";
+        std::fs::write(v2.join("cgroup.subtree_control"), "cpu memory\n").unwrap();
+        assert_eq!(parent_dir_in(r, own), None);
+        std::fs::write(v2.join("cgroup.subtree_control"), "cpu pids\n").unwrap();
+        assert_eq!(parent_dir_in(r, own), Some(v2));
     }
 
     /// Where this machine lets the runner make one, a cgroup bounds the

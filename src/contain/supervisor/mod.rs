@@ -68,7 +68,7 @@ pub enum IpRule {
 const SYNC_WAKE_UP: u64 = 1;
 
 /// What the supervisor enforces for one task's commands.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Rules {
     pub ip: IpRule,
     /// Unix sockets may be reached inside these folders (canonical).
@@ -96,20 +96,16 @@ impl Rules {
     /// The same rules, deciding execs with `guard` too.
     pub fn with_exec(&self, guard: Arc<ExecGuard>) -> Self {
         Self {
-            ip: self.ip,
-            unix_within: self.unix_within.clone(),
             exec: Some(guard),
-            log: self.log.clone(),
+            ..self.clone()
         }
     }
 
     /// The same rules, recording refused connections in `log`.
     pub fn with_log(&self, log: Arc<crate::net::NetLog>) -> Self {
         Self {
-            ip: self.ip,
-            unix_within: self.unix_within.clone(),
-            exec: self.exec.clone(),
             log: Some(log),
+            ..self.clone()
         }
     }
 
