@@ -250,6 +250,19 @@ const AGENT_SHELL_CASES: &[&str] = &[
     "touch pwned &>/dev/null &",
     "timeout 5 touch pwned || echo failed",
     "{ sleep 1; touch pwned; } & kill %1",
+    // The shapes around inline code (plain lists under backstops): `cd`,
+    // `timeout`, a harmless assignment; and their hostile neighbours.
+    "cd sub && python3 -c 'print(1)' > out",
+    "timeout 5 python3 -c 'print(1)' || echo $?",
+    "timeout -s KILL 5 python3 -c 'print(1)'",
+    "A=1 python3 -c 'print(1)'",
+    "cd sub; A=1 timeout 5 python3 -c 'print(1)' 2>&1 || echo failed",
+    "timeout 5 sh -c 'touch pwned'",
+    "timeout 5 xargs touch < list",
+    "cd $(touch pwned) && python3 -c 'print(1)'",
+    "A=$(touch pwned) python3 -c 'print(1)'",
+    "PATH=. python3 -c 'print(1)'",
+    "cd .. && touch pwned",
 ];
 
 /// The workspace each case starts from.

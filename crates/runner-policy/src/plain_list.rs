@@ -106,6 +106,9 @@ fn runs_bash_code(part: &str) -> bool {
     }
     match first {
         "echo" | "true" | "false" | ":" | "pwd" => false,
+        // A folder to run the rest in (`cd /testbed && pytest`): no code,
+        // and where the rest writes is the backstops' to hold.
+        "cd" => false,
         // A file's code, run in this shell (`source .venv/bin/activate`):
         // like an interpreter's script, the rule that allows it covers
         // whatever it runs, the rest of the list included.
@@ -124,10 +127,12 @@ const MAX_COMMANDS: usize = 64;
 /// program's own code (`python3 -c "$SCRIPT"`, `python3 <<'EOF'`, `sed 'e
 /// ...'`): no command or process substitution, no subshell or group, no
 /// heredoc but as a program's stdin (its body is data, not split), no `$'...'`,
-/// no assignment before a command, `${...}` only around a plain name, and
-/// no program that runs others. Under backstops each must then be allowed
-/// on its own (by the rule for its program, or the default); anything
-/// else (`None`) only by the layer's default.
+/// no assignment before a command but a harmless one (dropped: `A=1 cmd`
+/// is `cmd`), `${...}` only around a plain name, and no program that runs
+/// others but `timeout` (whose program is listed too). `cd` runs nothing
+/// and is left out. Under backstops each must then be allowed on its own
+/// (by the rule for its program, or the default); anything else (`None`)
+/// only by the layer's default.
 ///
 /// Where this reading and bash's could differ, it splits more (a `;` in a
 /// comment, `$'\''`), never less: a command it splits off must be allowed
@@ -222,17 +227,108 @@ pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
     if parts.is_empty() || parts.len() > MAX_COMMANDS {
         return None;
     }
-    for part in &parts {
-        let first = part.split_whitespace().next()?;
-        if first.contains('=') || first.contains(['\'', '"', '\\', '$', '*', '?', '[', '!', '#']) {
-            return None;
+    let mut commands = Vec::with_capacity(parts.len());
+    for part in parts {
+        let command = without_assignments(part)?;
+        plain_command(command)?;
+        // `cd DIR` runs nothing: as in the analysis, no rule need allow it.
+        if command.split_whitespace().next() == Some("cd") {
+            continue;
         }
-        let name = first.rsplit('/').next().unwrap_or(first);
-        if RUNS_OTHERS.contains(&name) || KEYWORDS.contains(&first) || runs_bash_code(part) {
-            return None;
+        commands.push(command);
+        // `timeout 10 python3 -c x`: the rule for `timeout` and the one for
+        // what it runs must both allow it.
+        if let Some(inner) = timeout_command(command) {
+            plain_command(inner)?;
+            commands.push(inner);
         }
     }
-    Some(parts)
+    if commands.is_empty() || commands.len() > MAX_COMMANDS {
+        return None;
+    }
+    Some(commands)
+}
+
+/// `Some` when the simple command `part` may be decided on its own: its
+/// program is named by a plain word, is no keyword, does not run others
+/// (but `timeout` with a plain duration, whose program is decided too) and
+/// is no builtin that evaluates bash code.
+fn plain_command(part: &str) -> Option<()> {
+    let first = part.split_whitespace().next()?;
+    if first.contains(['=', '\'', '"', '\\', '$', '*', '?', '[', '!', '#']) {
+        return None;
+    }
+    let name = first.rsplit('/').next().unwrap_or(first);
+    let runs_others = RUNS_OTHERS.contains(&name) && timeout_command(part).is_none();
+    if runs_others || KEYWORDS.contains(&first) || runs_bash_code(part) {
+        return None;
+    }
+    Some(())
+}
+
+/// `part` without the assignments before its program (`DJANGO_SETTINGS_MODULE=x
+/// python3 -c ...`), when each is harmless: a plain name that changes
+/// neither what runs nor what it loads ([`crate::shell::is_risky_variable`])
+/// and a value of plain characters. `None` for any other assignment, or
+/// when nothing follows.
+fn without_assignments(part: &str) -> Option<&str> {
+    let mut rest = part;
+    loop {
+        let word = rest.split_whitespace().next()?;
+        let Some((name, value)) = word.split_once('=') else {
+            return Some(rest);
+        };
+        let plain_name = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        if !plain_name
+            || crate::shell::is_risky_variable(name)
+            || crate::shell::names_a_program(name)
+            || value.contains(['\'', '"', '\\', '$', '`', '*', '?', '[', '~', '{'])
+        {
+            return None;
+        }
+        rest = rest[word.len()..].trim_start();
+    }
+}
+
+/// What `timeout [options] DURATION PROGRAM ...` runs, when every word
+/// before it is plain (`-s SIG`, `-k DUR`, `--foreground` ...) and the
+/// duration a number with an optional unit.
+fn timeout_command(part: &str) -> Option<&str> {
+    let mut rest = part.strip_prefix("timeout")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut takes_value = false;
+    loop {
+        rest = rest.trim_start();
+        let word = rest.split_whitespace().next()?;
+        if word.contains(['\'', '"', '\\', '$', '`']) {
+            return None;
+        }
+        rest = &rest[word.len()..];
+        if takes_value {
+            takes_value = false;
+        } else if matches!(word, "-s" | "-k" | "--signal" | "--kill-after") {
+            takes_value = true;
+        } else if word.starts_with('-') {
+            let known = ["--foreground", "--preserve-status", "-v", "--verbose"].contains(&word)
+                || ["--signal=", "--kill-after=", "-s", "-k"]
+                    .iter()
+                    .any(|p| word.starts_with(p));
+            if !known {
+                return None;
+            }
+        } else {
+            let number = word.trim_end_matches(['s', 'm', 'h', 'd']);
+            let duration = !number.is_empty()
+                && number.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+                && word.len() - number.len() <= 1;
+            let inner = rest.trim_start();
+            return (duration && !inner.is_empty()).then_some(inner);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -294,7 +390,36 @@ mod tests {
             ("python3 <<$X\nx\n$X", None),
             ("(python3 -c x)", None),
             ("{ python3 -c x; }", None),
-            ("A=1 python3 -c x", None),
+            ("A=1 python3 -c x", some(&["python3 -c x"])),
+            (
+                "cd /w && DJANGO_SETTINGS_MODULE=a.b python3 -c x",
+                some(&["python3 -c x"]),
+            ),
+            ("cd /w", None),
+            ("cd $(rm x) && python3 -c x", None),
+            ("PATH=/tmp python3 -c x", None),
+            ("LD_PRELOAD=/tmp/x.so python3 -c x", None),
+            ("CC=x make", None),
+            ("A=$B python3 -c x", None),
+            ("A='1 2' python3 -c x", None),
+            ("A=1", None),
+            (
+                "timeout 10 python3 -c x || echo $?",
+                some(&["timeout 10 python3 -c x", "python3 -c x", "echo $?"]),
+            ),
+            (
+                "timeout -s KILL --foreground 2.5m node -e x",
+                some(&["timeout -s KILL --foreground 2.5m node -e x", "node -e x"]),
+            ),
+            ("timeout 10 bash -c x", None),
+            ("timeout 10 xargs rm", None),
+            ("timeout $T python3 -c x", None),
+            ("timeout --bogus 10 python3 -c x", None),
+            ("timeout 10", None),
+            (
+                "timeoutx 10 python3 -c x",
+                some(&["timeoutx 10 python3 -c x"]),
+            ),
             ("bash -c 'rm -rf /'", None),
             ("/usr/bin/env python3 -c x", None),
             ("python3 -c 'x", None),

@@ -454,3 +454,43 @@ fn activation_scripts_under_backstops() {
     assert_eq!(d.verdict, Deny, "{d:?}");
     assert!(d.reason.unwrap().contains("source .venv/bin/activate"));
 }
+
+/// The shapes agents put around inline code (issue 42): `cd DIR &&`,
+/// `timeout N`, a harmless assignment. Under backstops, a build allow
+/// list that allows the program (and `timeout`) allows them; a risky
+/// assignment, a program `timeout` runs that the list does not allow, or
+/// `timeout` itself not allowed, do not.
+#[test]
+fn inline_code_after_cd_timeout_and_assignments() {
+    use runner_policy::LexicalPaths;
+    let all = landlocked();
+    let ws = LexicalPaths::new("/ws");
+    let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
+    let build = |rules: &str| {
+        set(&[&format!(
+            "default: deny\nrules:\n  - allow: [{rules}]\n  - deny: [\"Edit(.github/**)\"]\n"
+        )])
+        .with_backstops(all)
+    };
+    let with_timeout = build("\"Bash(python3:*)\", \"Bash(timeout:*)\", \"Bash(echo:*)\"");
+    for cmd in [
+        "cd /ws/sub && python3 -c 'print(1)'",
+        "cd /ws && timeout 10 python3 -c 'print(1)' 2>&1 || echo \"Exit code: $?\"",
+        "cd /ws && DJANGO_SETTINGS_MODULE=a.b timeout 30 python3 -c 'print(1)'",
+    ] {
+        let d = with_timeout.decide("bash", Risk::High, sigs(cmd));
+        assert_eq!(d.verdict, Allow, "{cmd}: {d:?}");
+    }
+    for cmd in [
+        "PYTHONPATH=/tmp python3 -c 'print(1)'",
+        "LD_PRELOAD=/tmp/x.so python3 -c 'print(1)'",
+        "timeout 10 node -e 'x'",
+        "cd /ws && timeout 10 sh -c 'python3 -c x'",
+    ] {
+        let d = with_timeout.decide("bash", Risk::High, sigs(cmd));
+        assert_eq!(d.verdict, Deny, "{cmd}: {d:?}");
+    }
+    let without_timeout = build("\"Bash(python3:*)\"");
+    let d = without_timeout.decide("bash", Risk::High, sigs("timeout 10 python3 -c 'print(1)'"));
+    assert_eq!(d.verdict, Deny, "{d:?}");
+}

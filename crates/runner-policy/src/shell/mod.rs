@@ -37,6 +37,7 @@ pub(crate) use heredoc::{body_end as heredoc_body_end, delimiter as heredoc_deli
 pub(crate) use redirect::expands_code;
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
+pub(crate) use variables::{is_risky_variable, names_a_program};
 pub(crate) use wrappers::SCRIPT_STEPS;
 
 /// Analyses a bash script.

@@ -7,7 +7,7 @@
 //! script that sets one cannot be checked by its words.
 
 /// Variables whose assignment changes what a command runs or loads.
-pub(super) fn is_risky_variable(name: &str) -> bool {
+pub(crate) fn is_risky_variable(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "PATH",
         "BASH_ENV",
@@ -96,7 +96,7 @@ fn cargo_variable_runs_programs(name: &str) -> bool {
 /// tool runs: `CARGO_TARGET_<triple>_RUNNER=node`, `RUSTC_WRAPPER=sccache`,
 /// `CC=clang`, `PAGER=cat`. Such a value is decided as a command of its
 /// own, as if the script ran it.
-pub(super) fn names_a_program(name: &str) -> bool {
+pub(crate) fn names_a_program(name: &str) -> bool {
     matches!(
         name,
         "RUSTC_WRAPPER"
