@@ -20,6 +20,7 @@ mod local_servers;
 mod long_runs;
 mod mcp;
 mod network;
+mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
 mod providers;

@@ -123,14 +123,14 @@ fn decided_by(d: &Decision) -> String {
     .to_string()
 }
 
-fn verdict(d: &Decision) -> &'static str {
+pub(crate) fn verdict(d: &Decision) -> &'static str {
     match d.verdict {
         runner_policy::Verdict::Allow => "allow",
         runner_policy::Verdict::Deny => "deny",
     }
 }
 
-fn fixtures() -> std::path::PathBuf {
+pub(crate) fn fixtures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/policy")
 }
 
@@ -312,199 +312,6 @@ fn check(name: &str) {
     }
     report(failures, corpus.cases.len());
 }
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Ordinary {
-    cases: Vec<OrdinaryCase>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OrdinaryCase {
-    bash: String,
-    /// Where the command comes from (a file of a crate in the registry).
-    #[allow(dead_code)]
-    source: String,
-    /// What a reviewer expects under ordinary-team.yaml and
-    /// ordinary-build.yaml.
-    team: String,
-    build: String,
-}
-
-/// Why the gate denied an ordinary command: the opaque reason or the rule,
-/// in a few words (the causes the README counts).
-fn false_deny_cause(d: &Decision) -> String {
-    let reason = d.reason.as_deref().unwrap_or("");
-    if let Some(rule) = &d.rule {
-        if rule == "default deny" {
-            return "a program the policy does not allow".into();
-        }
-        if reason.contains("/**)") {
-            return format!("a recursive read or write under `{rule}`");
-        }
-        return rule.clone();
-    }
-    for (needle, cause) in [
-        ("inline code", "inline interpreter code"),
-        (
-            "only known when the script runs",
-            "a value only known at run time",
-        ),
-        ("git -c", "`git -c` with a key that runs programs"),
-        ("outside the workspace", "a path outside the workspace"),
-        (
-            "changes what commands run",
-            "a variable that changes what runs",
-        ),
-        ("reads its", "a program reading its script from stdin"),
-        ("heredoc", "a program fed a heredoc"),
-        ("`xargs` gives", "`xargs` before a program that takes files"),
-    ] {
-        if reason.contains(needle) {
-            return cause.into();
-        }
-    }
-    reason.chars().take(60).collect()
-}
-
-/// The ordinary-work corpus: commands from real CI files and scripts, each
-/// decided under two ordinary policies; a false deny is a command a
-/// reviewer expects allowed that the gate denies. The counts by cause are
-/// printed (README, "Ordinary work"); the causes fixed by issue 35 must not
-/// come back, and the total must not grow.
-#[test]
-fn ordinary_work_false_denies() {
-    let text = std::fs::read_to_string(fixtures().join("ordinary.yaml")).unwrap();
-    let corpus: Ordinary = serde_saphyr::from_str(&text).unwrap();
-    assert!(corpus.cases.len() >= 300, "{} cases", corpus.cases.len());
-    // Decided as `runner check` does (no backstop), and as a run with every
-    // backstop does (Landlock, read-denied files untracked, network off).
-    let (count, causes, listed) = ordinary_false_denies(&corpus, Backstops::default());
-    // Issue 35's causes: none may come back. What is left is what the
-    // analysis cannot see into (inline code, operands only known at run
-    // time, `xargs`).
-    for fixed in [
-        "a program reading its script from stdin",
-        "a variable that changes what runs",
-        "a path outside the workspace",
-        "a program the policy does not allow",
-        "`git -c` with a key that runs programs",
-    ] {
-        assert!(!causes.contains_key(fixed), "{fixed}: {listed:#?}");
-    }
-    assert!(
-        count <= ORDINARY_FALSE_DENIES,
-        "{count} false denies:\n{}",
-        listed.join("\n")
-    );
-    let backed = Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: true,
-        exec: false,
-    };
-    let (count, causes, listed) = ordinary_false_denies(&corpus, backed);
-    assert_eq!(
-        count,
-        0,
-        "false denies under backstops:\n{}",
-        listed.join("\n")
-    );
-    // With a backstop behind every deny, inline code is never the cause.
-    assert!(
-        !causes
-            .keys()
-            .any(|c| c.contains("inline") || c.contains("code")),
-        "{causes:?}"
-    );
-    // Network on: the team's `Bash(git push:*)` has no backstop, so its
-    // policy decides as `runner check` does; the build policy (no deny on
-    // a program) as with every backstop.
-    let network_on = Backstops {
-        network_off: false,
-        ..backed
-    };
-    let (count, _, listed) = ordinary_false_denies(&corpus, network_on);
-    assert!(
-        count <= ORDINARY_FALSE_DENIES_NETWORK_ON,
-        "{count} false denies with the network on:\n{}",
-        listed.join("\n")
-    );
-    // With the supervisor deciding execs, `Bash(git push:*)` has its wall
-    // with the network on too: no false deny is left.
-    let supervised = Backstops {
-        exec: true,
-        ..network_on
-    };
-    let (count, _, listed) = ordinary_false_denies(&corpus, supervised);
-    assert_eq!(
-        count,
-        0,
-        "false denies with the supervisor:\n{}",
-        listed.join("\n")
-    );
-}
-
-/// The false denies of `corpus` under the two ordinary policies with
-/// `backstops`: the count, by cause, and each one (printed).
-fn ordinary_false_denies(
-    corpus: &Ordinary,
-    backstops: Backstops,
-) -> (usize, BTreeMap<String, usize>, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    for d in ["src", "tests", "target", ".github/workflows"] {
-        std::fs::create_dir_all(dir.path().join(d)).unwrap();
-    }
-    std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
-    let ctx = ToolContext::new(ws.clone());
-    let registry = Registry::builtin();
-    let bash = registry.get("bash").unwrap();
-    let mut causes: BTreeMap<String, usize> = BTreeMap::new();
-    let mut listed = Vec::new();
-    let mut total = 0;
-    for (policy, pick) in [
-        (
-            "ordinary-team.yaml",
-            (|c: &OrdinaryCase| &c.team) as fn(&OrdinaryCase) -> &String,
-        ),
-        ("ordinary-build.yaml", |c: &OrdinaryCase| &c.build),
-    ] {
-        let set = PolicySet::new(vec![load_policy_file(&fixtures().join(policy)).unwrap()])
-            .with_backstops(backstops);
-        for case in &corpus.cases {
-            total += 1;
-            let args = serde_json::json!({ "command": case.bash });
-            let d = match decide_call(bash.as_ref(), &args, &set, &ctx) {
-                Ok((_, d)) => d,
-                Err(e) => Decision::refused(e.message),
-            };
-            if pick(case) == "allow" && verdict(&d) == "deny" {
-                let cause = false_deny_cause(&d);
-                listed.push(format!("{policy}: {:?}: {cause}", case.bash));
-                *causes.entry(cause).or_default() += 1;
-            }
-        }
-    }
-    let count: usize = causes.values().sum();
-    eprintln!("{count} false denies in {total} decisions ({backstops:?}):");
-    for (cause, n) in &causes {
-        eprintln!("  {n:>4}  {cause}");
-    }
-    for l in &listed {
-        eprintln!("    {l}");
-    }
-    (count, causes, listed)
-}
-
-/// The false denies left on the ordinary corpus (README, "Ordinary work"):
-/// what the backstops of issue 29 are for.
-const ORDINARY_FALSE_DENIES: usize = 23;
-
-/// The same with the network on (the default).
-const ORDINARY_FALSE_DENIES_NETWORK_ON: usize = 16;
 
 /// An absolute program path matches the rules written for its name when
 /// PATH finds that same file (`/usr/bin/cat` for `cat`), and not when it
