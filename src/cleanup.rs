@@ -9,7 +9,34 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-static LIVE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Paths a hurried exit must clean up, registered while they live: the
+/// temporary folders here, the tasks' cgroups in `contain::pids`.
+pub struct LiveSet(Mutex<BTreeSet<PathBuf>>);
+
+impl LiveSet {
+    pub const fn new() -> Self {
+        Self(Mutex::new(BTreeSet::new()))
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, BTreeSet<PathBuf>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn insert(&self, path: &Path) {
+        self.set().insert(path.to_path_buf());
+    }
+
+    pub fn remove(&self, path: &Path) {
+        self.set().remove(path);
+    }
+
+    /// The paths registered now.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.set().iter().cloned().collect()
+    }
+}
+
+static LIVE: LiveSet = LiveSet::new();
 
 /// A registered folder; dropping it takes the folder off the list (its
 /// owner removes the folder itself).
@@ -18,29 +45,20 @@ pub struct Registered(PathBuf);
 
 /// Registers `dir` for removal on a hurried exit.
 pub fn register(dir: &Path) -> Registered {
-    LIVE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(dir.to_path_buf());
+    LIVE.insert(dir);
     Registered(dir.to_path_buf())
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.0);
+        LIVE.remove(&self.0);
     }
 }
 
 /// Removes every registered folder, waiting at most `limit`; returns
 /// whether all were removed in time.
 pub fn remove_all(limit: Duration) -> bool {
-    let dirs: Vec<PathBuf> = LIVE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect();
+    let dirs = LIVE.paths();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for d in dirs {

@@ -86,13 +86,20 @@ pub fn lint_file(path: &Path) -> Result<Vec<LintFinding>, Vec<ConfigError>> {
     Ok(lint_policy(&pf, path))
 }
 
-/// `runner validate`'s part for a policy that loaded: the lint's warnings,
-/// on stderr. (Its errors are load errors: see `runner_policy::load`.)
+/// `runner validate`'s part: a policy file's lint warnings, on stderr. (Its
+/// errors are load errors: see `runner_policy::load`.) Only parsed here:
+/// `validate` compiles it.
 pub fn print_warnings(path: &Path) {
-    let Ok(findings) = lint_file(path) else {
+    let Ok(text) = std::fs::read_to_string(path) else {
         return;
     };
-    for x in findings.iter().filter(|x| x.severity == Severity::Warning) {
+    let Ok(pf) = serde_saphyr::from_str::<PolicyFile>(&text) else {
+        return;
+    };
+    for x in lint_policy(&pf, path)
+        .iter()
+        .filter(|x| x.severity == Severity::Warning)
+    {
         eprintln!("{x}");
     }
 }

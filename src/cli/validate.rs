@@ -9,7 +9,8 @@ use crate::task::{FileKind, LoadOptions, validate_file};
 pub fn validate(files: &[PathBuf], opts: &LoadOptions) -> CliResult {
     let mut errors = Vec::new();
     for f in files {
-        // The lint's warnings, for a policy that loads or fails to.
+        // The lint's warnings of a policy, whether it loads or not (a task
+        // file is no policy: nothing).
         super::lint::print_warnings(f);
         match validate_file(f, opts) {
             Ok(kind) => {

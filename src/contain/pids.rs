@@ -75,9 +75,7 @@ impl PidsCgroup {
                 made.dir.display()
             )
         })?;
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(made.dir.clone());
+        LIVE.insert(&made.dir);
         Ok(made)
     }
 
@@ -118,9 +116,7 @@ impl Drop for PidsCgroup {
     /// processes forked after their group was killed, a daemon a command
     /// started in a session of its own), then removes it.
     fn drop(&mut self) {
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.dir);
+        LIVE.remove(&self.dir);
         if !empty_and_remove(&self.dir, 120) {
             tracing::warn!(
                 "cgroup {} left behind: its processes did not die",
@@ -131,19 +127,12 @@ impl Drop for PidsCgroup {
 }
 
 /// The cgroups of tasks still running, for [`remove_all`].
-static LIVE: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
-    std::sync::Mutex::new(std::collections::BTreeSet::new());
+static LIVE: crate::cleanup::LiveSet = crate::cleanup::LiveSet::new();
 
 /// Empties and removes every task's cgroup: for an exit that does not wait
 /// for the tasks (a second SIGINT/SIGTERM).
 pub fn remove_all() {
-    let dirs: Vec<PathBuf> = LIVE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect();
-    for d in dirs {
+    for d in LIVE.paths() {
         empty_and_remove(&d, 30);
     }
 }

@@ -94,9 +94,8 @@ fn false_deny_cause(d: &Decision) -> String {
 fn ordinary_work_false_denies() {
     let corpus = load("ordinary.yaml");
     assert!(corpus.cases.len() >= 300, "{} cases", corpus.cases.len());
-    // Decided as `runner check` does (no backstop), and as a run with every
-    // backstop does (Landlock, read-denied files untracked, network off).
-    let (count, causes, listed, _) = false_decisions(&corpus, Backstops::default());
+    // Decided as `runner check` does (no backstop).
+    let check = false_decisions(&corpus, Backstops::default());
     // Issue 35's causes: none may come back. What is left is what the
     // analysis cannot see into (inline code, operands only known at run
     // time, `xargs`).
@@ -107,13 +106,12 @@ fn ordinary_work_false_denies() {
         "a program the policy does not allow",
         "`git -c` with a key that runs programs",
     ] {
-        assert!(!causes.contains_key(fixed), "{fixed}: {listed:#?}");
+        assert!(!check.causes.contains_key(fixed), "{fixed}: {check:#?}");
     }
-    assert!(
-        count <= ORDINARY_FALSE_DENIES,
-        "{count} false denies:\n{}",
-        listed.join("\n")
-    );
+    check.denies_at_most(ORDINARY_FALSE_DENIES, "runner check");
+    // As a run with every backstop but the supervisor does (Landlock,
+    // read-denied files untracked, network off): none, and inline code is
+    // never the cause.
     let backed = Backstops {
         reads: true,
         edits: true,
@@ -121,20 +119,9 @@ fn ordinary_work_false_denies() {
         network_off: true,
         exec: false,
     };
-    let (count, causes, listed, _) = false_decisions(&corpus, backed);
-    assert_eq!(
-        count,
-        0,
-        "false denies under backstops:\n{}",
-        listed.join("\n")
-    );
-    // With a backstop behind every deny, inline code is never the cause.
-    assert!(
-        !causes
-            .keys()
-            .any(|c| c.contains("inline") || c.contains("code")),
-        "{causes:?}"
-    );
+    let run = false_decisions(&corpus, backed);
+    run.denies_at_most(0, "network off");
+    assert!(!run.has_cause(&["inline", "code"]), "{run:#?}");
     // Network on: the team's `Bash(git push:*)` has no backstop, so its
     // policy decides as `runner check` does; the build policy (no deny on
     // a program) as with every backstop.
@@ -142,35 +129,58 @@ fn ordinary_work_false_denies() {
         network_off: false,
         ..backed
     };
-    let (count, _, listed, _) = false_decisions(&corpus, network_on);
-    assert!(
-        count <= ORDINARY_FALSE_DENIES_NETWORK_ON,
-        "{count} false denies with the network on:\n{}",
-        listed.join("\n")
-    );
+    false_decisions(&corpus, network_on)
+        .denies_at_most(ORDINARY_FALSE_DENIES_NETWORK_ON, "network on");
     // With the supervisor deciding execs, `Bash(git push:*)` has its wall
     // with the network on too: no false deny is left.
     let supervised = Backstops {
         exec: true,
         ..network_on
     };
-    let (count, _, listed, _) = false_decisions(&corpus, supervised);
-    assert_eq!(
-        count,
-        0,
-        "false denies with the supervisor:\n{}",
-        listed.join("\n")
-    );
+    false_decisions(&corpus, supervised).denies_at_most(0, "the supervisor");
 }
 
-/// The false decisions on `corpus` under the two ordinary policies with
-/// `backstops`: the false denies (a reviewer expects allow, the gate
-/// denies), counted, by cause and each one; and the false allows (a
-/// reviewer expects deny, the gate allows). All are printed.
-fn false_decisions(
-    corpus: &Ordinary,
-    backstops: Backstops,
-) -> (usize, BTreeMap<String, usize>, Vec<String>, Vec<String>) {
+/// The false decisions on a corpus under the two ordinary policies: the
+/// false denies (a reviewer expects allow, the gate denies), each one and
+/// counted by cause; and the false allows (a reviewer expects deny, the
+/// gate allows).
+#[derive(Debug)]
+struct Tally {
+    causes: BTreeMap<String, usize>,
+    denied: Vec<String>,
+    allowed: Vec<String>,
+}
+
+impl Tally {
+    /// At most `n` false denies, decided as `how` says.
+    fn denies_at_most(&self, n: usize, how: &str) {
+        let count = self.denied.len();
+        assert!(
+            count <= n,
+            "{how}: {count} false denies:\n{}",
+            self.denied.join("\n")
+        );
+    }
+
+    /// No row the reviewer denies is allowed.
+    fn allows_no_denied_row(&self) {
+        assert!(
+            self.allowed.is_empty(),
+            "false allows:\n{}",
+            self.allowed.join("\n")
+        );
+    }
+
+    /// Whether some cause contains one of `needles`.
+    fn has_cause(&self, needles: &[&str]) -> bool {
+        self.causes
+            .keys()
+            .any(|c| needles.iter().any(|n| c.contains(n)))
+    }
+}
+
+/// [`Tally`] of `corpus` decided with `backstops`; printed.
+fn false_decisions(corpus: &Ordinary, backstops: Backstops) -> Tally {
     let dir = tempfile::tempdir().unwrap();
     for d in ["src", "tests", "target", ".github/workflows"] {
         std::fs::create_dir_all(dir.path().join(d)).unwrap();
@@ -181,10 +191,11 @@ fn false_decisions(
     let registry = Registry::builtin();
     let bash = registry.get("bash").unwrap();
     let here = ws.root().to_str().unwrap().to_string();
-    let mut causes: BTreeMap<String, usize> = BTreeMap::new();
-    let mut listed = Vec::new();
-    let mut allowed = Vec::new();
-    let mut total = 0;
+    let mut tally = Tally {
+        causes: BTreeMap::new(),
+        denied: Vec::new(),
+        allowed: Vec::new(),
+    };
     for (policy, pick) in [
         (
             "ordinary-team.yaml",
@@ -195,7 +206,6 @@ fn false_decisions(
         let set = PolicySet::new(vec![load_policy_file(&fixtures().join(policy)).unwrap()])
             .with_backstops(backstops);
         for case in &corpus.cases {
-            total += 1;
             let command = match &case.root {
                 Some(root) => case.bash.replace(root.as_str(), &here),
                 None => case.bash.clone(),
@@ -208,26 +218,29 @@ fn false_decisions(
             match (pick(case).as_str(), verdict(&d)) {
                 ("allow", "deny") => {
                     let cause = false_deny_cause(&d);
-                    listed.push(format!("{policy}: {:?}: {cause}", case.bash));
-                    *causes.entry(cause).or_default() += 1;
+                    tally
+                        .denied
+                        .push(format!("{policy}: {:?}: {cause}", case.bash));
+                    *tally.causes.entry(cause).or_default() += 1;
                 }
-                ("deny", "allow") => allowed.push(format!("{policy}: {:?}", case.bash)),
+                ("deny", "allow") => tally.allowed.push(format!("{policy}: {:?}", case.bash)),
                 _ => {}
             }
         }
     }
-    let count: usize = causes.values().sum();
     eprintln!(
-        "{count} false denies and {} false allows in {total} decisions ({backstops:?}):",
-        allowed.len()
+        "{} false denies and {} false allows in {} decisions ({backstops:?}):",
+        tally.denied.len(),
+        tally.allowed.len(),
+        2 * corpus.cases.len()
     );
-    for (cause, n) in &causes {
+    for (cause, n) in &tally.causes {
         eprintln!("  {n:>4}  {cause}");
     }
-    for l in listed.iter().chain(&allowed) {
+    for l in tally.denied.iter().chain(&tally.allowed) {
         eprintln!("    {l}");
     }
-    (count, causes, listed, allowed)
+    tally
 }
 
 /// The false denies left on the ordinary corpus (README, "Ordinary work"):
@@ -247,18 +260,11 @@ const ORDINARY_FALSE_DENIES_NETWORK_ON: usize = 16;
 fn agent_written_false_denies() {
     let corpus = load("agents.yaml");
     assert!(corpus.cases.len() >= 500, "{} cases", corpus.cases.len());
-    let no_false_allow = |allowed: &[String]| {
-        assert!(allowed.is_empty(), "false allows:\n{}", allowed.join("\n"));
-    };
     // `runner check`: a login shell is opaque (its startup files may be
     // the agent's), and a recursive read meets `Read(.env)`.
-    let (count, _, listed, allowed) = false_decisions(&corpus, Backstops::default());
-    no_false_allow(&allowed);
-    assert!(
-        count <= AGENT_FALSE_DENIES[0],
-        "{count} false denies:\n{}",
-        listed.join("\n")
-    );
+    let check = false_decisions(&corpus, Backstops::default());
+    check.allows_no_denied_row();
+    check.denies_at_most(AGENT_FALSE_DENIES[0], "runner check");
     // A run with Landlock, network on: the team's `Bash(git push:*)` has no
     // backstop, so its inline code stays refused; login shells do not.
     let network_on = Backstops {
@@ -268,30 +274,23 @@ fn agent_written_false_denies() {
         network_off: false,
         exec: false,
     };
-    let (count, causes, listed, allowed) = false_decisions(&corpus, network_on);
-    no_false_allow(&allowed);
-    assert!(
-        count <= AGENT_FALSE_DENIES[1],
-        "{count} false denies:\n{}",
-        listed.join("\n")
-    );
-    assert!(!causes.keys().any(|c| c.contains("login")), "{causes:?}");
+    let run = false_decisions(&corpus, network_on);
+    run.allows_no_denied_row();
+    run.denies_at_most(AGENT_FALSE_DENIES[1], "network on");
+    assert!(!run.has_cause(&["login"]), "{run:#?}");
     // Every backstop, the supervisor's included.
     let every = Backstops {
         network_off: true,
         exec: true,
         ..network_on
     };
-    let (count, causes, listed, allowed) = false_decisions(&corpus, every);
-    no_false_allow(&allowed);
+    let run = false_decisions(&corpus, every);
+    run.allows_no_denied_row();
+    run.denies_at_most(AGENT_FALSE_DENIES[2], "every backstop");
     assert!(
-        count <= AGENT_FALSE_DENIES[2],
-        "{count} false denies:\n{}",
-        listed.join("\n")
+        !run.has_cause(&["login", "inline", "heredoc", "run time", "outside"]),
+        "{run:#?}"
     );
-    for named in ["login", "inline", "heredoc", "run time", "outside"] {
-        assert!(!causes.keys().any(|c| c.contains(named)), "{causes:?}");
-    }
 }
 
 /// The false denies left on the agent-written corpus (README, "Agent-written

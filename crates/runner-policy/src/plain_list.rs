@@ -8,6 +8,8 @@
 //! deliberately narrower than bash's: where they could differ it splits
 //! more, or gives up (`None`, and the default alone decides).
 
+use crate::shell::TIMEOUT_VALUE_OPTIONS;
+
 /// Programs that run another program their words name: an allow rule for
 /// one of them does not cover what it runs (the analysis decides that
 /// program on its own when it can see it).
@@ -230,16 +232,17 @@ pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
     let mut commands = Vec::with_capacity(parts.len());
     for part in parts {
         let command = without_assignments(part)?;
-        plain_command(command)?;
+        // `timeout 10 python3 -c x`: the rule for `timeout` and the one for
+        // what it runs must both allow it.
+        let inner = timeout_command(command);
+        plain_command(command, inner.is_some())?;
         // `cd DIR` runs nothing: as in the analysis, no rule need allow it.
         if command.split_whitespace().next() == Some("cd") {
             continue;
         }
         commands.push(command);
-        // `timeout 10 python3 -c x`: the rule for `timeout` and the one for
-        // what it runs must both allow it.
-        if let Some(inner) = timeout_command(command) {
-            plain_command(inner)?;
+        if let Some(inner) = inner {
+            plain_command(inner, false)?;
             commands.push(inner);
         }
     }
@@ -252,14 +255,15 @@ pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
 /// `Some` when the simple command `part` may be decided on its own: its
 /// program is named by a plain word, is no keyword, does not run others
 /// (but `timeout` with a plain duration, whose program is decided too) and
-/// is no builtin that evaluates bash code.
-fn plain_command(part: &str) -> Option<()> {
+/// is no builtin that evaluates bash code. `listed_apart`: the program it
+/// runs is a command of the list too (`timeout`'s).
+fn plain_command(part: &str, listed_apart: bool) -> Option<()> {
     let first = part.split_whitespace().next()?;
     if first.contains(['=', '\'', '"', '\\', '$', '*', '?', '[', '!', '#']) {
         return None;
     }
     let name = first.rsplit('/').next().unwrap_or(first);
-    let runs_others = RUNS_OTHERS.contains(&name) && timeout_command(part).is_none();
+    let runs_others = RUNS_OTHERS.contains(&name) && !listed_apart;
     if runs_others || KEYWORDS.contains(&first) || runs_bash_code(part) {
         return None;
     }
@@ -310,13 +314,13 @@ fn timeout_command(part: &str) -> Option<&str> {
         rest = &rest[word.len()..];
         if takes_value {
             takes_value = false;
-        } else if matches!(word, "-s" | "-k" | "--signal" | "--kill-after") {
+        } else if TIMEOUT_VALUE_OPTIONS.contains(&word) {
             takes_value = true;
         } else if word.starts_with('-') {
+            // A flag, or an option with its value attached (`-sKILL`,
+            // `--kill-after=5`).
             let known = ["--foreground", "--preserve-status", "-v", "--verbose"].contains(&word)
-                || ["--signal=", "--kill-after=", "-s", "-k"]
-                    .iter()
-                    .any(|p| word.starts_with(p));
+                || TIMEOUT_VALUE_OPTIONS.iter().any(|o| word.starts_with(o));
             if !known {
                 return None;
             }

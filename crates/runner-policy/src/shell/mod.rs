@@ -38,7 +38,7 @@ pub(crate) use redirect::expands_code;
 pub use state::MAX_SCRIPT_CHARS;
 use state::Walker;
 pub(crate) use variables::{is_risky_variable, names_a_program};
-pub(crate) use wrappers::SCRIPT_STEPS;
+pub(crate) use wrappers::{SCRIPT_STEPS, TIMEOUT_VALUE_OPTIONS};
 
 /// Analyses a bash script.
 pub fn analyze(script: &str) -> ShellAnalysis {

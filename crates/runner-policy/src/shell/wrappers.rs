@@ -90,7 +90,7 @@ impl Walker {
                 self.command_words(rest, heredoc, level + 1);
             }
             "timeout" => {
-                let rest = skip_options(args, &["-s", "-k", "--signal", "--kill-after"]);
+                let rest = skip_options(args, TIMEOUT_VALUE_OPTIONS);
                 self.command_words(rest.get(1..).unwrap_or(&[]), heredoc, level + 1);
             }
             "nice" | "ionice" | "chrt" => {
@@ -324,6 +324,9 @@ fn attached_value(a: &str) -> Option<(&str, &str)> {
     }
     Some((&a[..2], &a[2..]))
 }
+
+/// `timeout`'s options that take a value (the next word, or attached).
+pub(crate) const TIMEOUT_VALUE_OPTIONS: &[&str] = &["-s", "-k", "--signal", "--kill-after"];
 
 /// Wrappers whose command gets their stdin.
 const PASS_STDIN: &[&str] = &[
