@@ -287,9 +287,13 @@ fn find(b: &[u8], from: usize, needle: u8) -> Option<usize> {
 }
 
 /// The characters of heredoc bodies in brush-parser's tokens of a script
-/// (each body with its delimiter line, as the token's span has it).
-pub(super) fn body_chars(tokens: &[Token]) -> usize {
-    body_spans(tokens).map(|(start, end)| end - start).sum()
+/// (each body with its delimiter line, as the token's span has it), among
+/// its first `within` (what the script was given as: not what is added to
+/// end it or close a heredoc left open).
+pub(super) fn body_chars(tokens: &[Token], within: usize) -> usize {
+    body_spans(tokens)
+        .map(|(start, end)| end.min(within).saturating_sub(start))
+        .sum()
 }
 
 /// How deeply `(`/`{` nest in `text` outside its heredoc bodies (as
@@ -357,7 +361,7 @@ mod tests {
             ("# cat <<X\nfoo\nX\n", 0),
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
-            assert_eq!(body_chars(&tokens(text)), want, "{text:?}");
+            assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
         }
     }
 

@@ -34,7 +34,8 @@ pub(super) fn ended(text: &str) -> String {
 }
 
 impl Walker {
-    /// bash's tokens of `text` (a script [`ended`]), within the budgets:
+    /// bash's tokens of the script `given` ([`ended`]), within the budgets
+    /// (counted on `given`, not on what is added to end it):
     /// the code (the text but its heredoc bodies, see [`super::heredoc`])
     /// of the script the tool was given within [`MAX_SCRIPT_CHARS`], every
     /// script's code within the parse budget, the bodies within
@@ -43,8 +44,10 @@ impl Walker {
     /// the script ends there, as bash ends it (with a warning): its
     /// delimiter is added as the line bash takes the end of input for.
     /// With the text the tokens index; `None` when the script is opaque.
-    pub(super) fn tokens(&mut self, text: String) -> Option<(String, Vec<brush_parser::Token>)> {
+    pub(super) fn tokens(&mut self, given: &str) -> Option<(String, Vec<brush_parser::Token>)> {
         let top = self.depth == 0;
+        let given_chars = given.chars().count();
+        let text = ended(given);
         let options = brush_parser::ParserOptions::default().tokenizer_options();
         let tokenize = |t: &str| {
             std::panic::catch_unwind(|| brush_parser::uncached_tokenize_str(t, &options))
@@ -55,7 +58,7 @@ impl Walker {
             // Refused before tokenizing by a quick count of the bodies.
             let scan = heredoc::scan(&text);
             let chars = text.chars().count();
-            if let Some(why) = over_budget(chars.saturating_sub(scan.data), scan.data) {
+            if let Some(why) = over_budget(given_chars.saturating_sub(scan.data), scan.data) {
                 self.opaque(why);
                 return None;
             }
@@ -96,8 +99,8 @@ impl Walker {
                 return None;
             }
         };
-        let data = heredoc::body_chars(&tokens);
-        let code = text.chars().count().saturating_sub(data);
+        let data = heredoc::body_chars(&tokens, given_chars);
+        let code = given_chars.saturating_sub(data);
         if top && let Some(why) = over_budget(code, data) {
             self.opaque(why);
             return None;
@@ -171,6 +174,17 @@ mod tests {
         assert!(analyze(&code(MAX_SCRIPT_CHARS)).opaque.is_none());
         let why = analyze(&code(MAX_SCRIPT_CHARS + 1)).opaque.unwrap();
         assert!(why.contains("longer than"), "{why}");
+        // Without a newline at the end (the one added to end it is not
+        // the script's), or with a heredoc left open.
+        let line = |n: usize| format!("echo {}", "a".repeat(n - 5));
+        assert!(analyze(&line(MAX_SCRIPT_CHARS)).opaque.is_none());
+        assert!(analyze(&line(MAX_SCRIPT_CHARS + 1)).opaque.is_some());
+        // Its body (`x`) is data; the delimiter added to close it is not
+        // the script's either.
+        let open = |n: usize| format!("{}\ncat <<EOF >f\nx", "x".repeat(n - 15));
+        assert_eq!(open(MAX_SCRIPT_CHARS + 1).len(), MAX_SCRIPT_CHARS + 1);
+        assert!(analyze(&open(MAX_SCRIPT_CHARS + 1)).opaque.is_none());
+        assert!(analyze(&open(MAX_SCRIPT_CHARS + 2)).opaque.is_some());
         // Heredoc bodies: exactly the cap (the body and its delimiter line).
         let body = |n: usize| format!("{}\nEOF\n", "y".repeat(n - 5));
         let doc = |n: usize| format!("cat <<'EOF' > f\n{}", body(n));

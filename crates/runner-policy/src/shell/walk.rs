@@ -7,7 +7,6 @@ use brush_parser::ast;
 
 use super::arith::arithmetic_readings;
 use super::folders::is_lone_cd;
-use super::parse::ended;
 use super::state::{MAX_DEPTH, Origin, PROCESS_SUBSTITUTION, Walker, WordValue};
 use super::variables::{harmless_value, is_risky_variable, names_a_program, runner_words};
 
@@ -20,7 +19,7 @@ impl Walker {
             self.opaque("commands nested too deeply to check");
             return;
         }
-        let Some((text, tokens)) = self.tokens(ended(text)) else {
+        let Some((text, tokens)) = self.tokens(text) else {
             return;
         };
         self.depth += 1;
