@@ -129,6 +129,10 @@ const SHAPES: &[Shape] = &[
         name: "opaque-list-backstops",
         what: "`python3 -c x;` 64 times (the longest list decided command by command) under every backstop and 10,000 rules, the allow rule last",
     },
+    Shape {
+        name: "opaque-timeout-backstops",
+        what: "`cd d && A=1 timeout 5 python3 -c x;` 32 times (64 commands: `timeout` and its program each decided) under every backstop and 10,000 rules, the allow rules last",
+    },
 ];
 
 fn rounds() -> usize {
@@ -465,6 +469,14 @@ fn child(name: &str) {
             let yaml = many_rules(10_000) + "  - allow: [\"Bash(python3:*)\"]\n";
             let all = every_backstop();
             let cmd = "python3 -c x; ".repeat(64);
+            decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
+        }
+        "opaque-timeout-backstops" => {
+            let ws = workspace(0, 0);
+            let yaml =
+                many_rules(10_000) + "  - allow: [\"Bash(python3:*)\", \"Bash(timeout:*)\"]\n";
+            let all = every_backstop();
+            let cmd = "cd d && A=1 timeout 5 python3 -c x; ".repeat(32);
             decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
         }
         "lint-10k" => {
