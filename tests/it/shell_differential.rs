@@ -263,6 +263,17 @@ const AGENT_SHELL_CASES: &[&str] = &[
     "A=$(touch pwned) python3 -c 'print(1)'",
     "PATH=. python3 -c 'print(1)'",
     "cd .. && touch pwned",
+    // A shell's `-c` script around inline code: the shell and each
+    // command of its script; and the shapes that hide a command from it.
+    "bash -c 'cd sub && python3 -c \"print(1)\" > out'",
+    "bash -lc \"python3 - <<'PY'\nprint(1)\nPY\" 2>&1 | cat",
+    "bash -c 'python3 -c 1; touch pwned'",
+    "bash -c \"sh -c 'python3 -c 1 && touch pwned'\"",
+    "sh -ec \"python3 -c 1 \\\"x\\\" ; touch pwned\"",
+    "bash -c 'python3 -c 1; $0 pwned' touch",
+    "bash -c \"python3 -c 1; $(touch pwned)\"",
+    "bash -c 'python3 -c 1 | xargs touch'",
+    "bash -c 'python3 -c 1' > pwned",
 ];
 
 /// The workspace each case starts from.
@@ -389,10 +400,6 @@ impl Lab {
         changed: &[String],
     ) -> Result<(), String> {
         let sigs = analysis.signatures(&LexicalPaths::new(&self.ws), ".");
-        if analysis.opaque.is_some() || sigs.iter().any(opaque) {
-            return Self::check_opaque(script, ran);
-        }
-        let mut missed = Vec::new();
         // A login or interactive shell runs the machine's startup files
         // first and keeps a history in its home: what only confinement
         // answers for (the analysis's `startup_files`).
@@ -401,6 +408,10 @@ impl Lab {
             .iter()
             .filter(|argv| !(startup && self.startup.contains(argv)))
             .collect();
+        if analysis.opaque.is_some() || sigs.iter().any(opaque) {
+            return Self::check_opaque(script, &ran);
+        }
+        let mut missed = Vec::new();
         let home = self.home.display().to_string();
         let changed: Vec<&String> = changed
             .iter()
@@ -451,7 +462,7 @@ impl Lab {
     /// command, so what bash ran must be one of those commands' programs
     /// (the shims run nothing behind the programs, but for the wrappers,
     /// which are never such a command).
-    fn check_opaque(script: &str, ran: &[Vec<String>]) -> Result<(), String> {
+    fn check_opaque(script: &str, ran: &[&Vec<String>]) -> Result<(), String> {
         let Some(commands) = simple_commands(script) else {
             return Ok(());
         };
@@ -874,8 +885,11 @@ fn the_harness_sees_what_bash_runs() {
     }
     // Under backstops: a program the list does not begin a command with.
     let (ran, _) = lab.run("python3 -c x; rm -f y");
-    assert!(Lab::check_opaque("python3 -c x; rm -f y", &ran).is_ok());
-    assert!(Lab::check_opaque("python3 -c x", &ran).is_err(), "{ran:?}");
+    assert!(Lab::check_opaque("python3 -c x; rm -f y", &ran.iter().collect::<Vec<_>>()).is_ok());
+    assert!(
+        Lab::check_opaque("python3 -c x", &ran.iter().collect::<Vec<_>>()).is_err(),
+        "{ran:?}"
+    );
     let (ran, _) = lab.run("echo a | xargs rm -f");
     assert_eq!(ran[0], ["xargs", "rm", "-f"]);
     assert_eq!(ran[1], ["rm", "-f", "a"]);

@@ -8,7 +8,11 @@
 //! deliberately narrower than bash's: where they could differ it splits
 //! more, or gives up (`None`, and the default alone decides).
 
-use crate::shell::TIMEOUT_VALUE_OPTIONS;
+use std::borrow::Cow;
+
+mod wrapped;
+
+use wrapped::{shell_script, timeout_command};
 
 /// Programs that run another program their words name: an allow rule for
 /// one of them does not cover what it runs (the analysis decides that
@@ -131,15 +135,24 @@ const MAX_COMMANDS: usize = 64;
 /// heredoc but as a program's stdin (its body is data, not split), no `$'...'`,
 /// no assignment before a command but a harmless one (dropped: `A=1 cmd`
 /// is `cmd`), `${...}` only around a plain name, and no program that runs
-/// others but `timeout` (whose program is listed too). `cd` runs nothing
-/// and is left out. Under backstops each must then be allowed on its own
+/// others but `timeout` (whose program is listed too) and a shell's `-c`
+/// script (whose commands are listed too, read as a plain list in turn;
+/// see [`wrapped`]). `cd` runs nothing and is left out. Under backstops each must then be allowed on its own
 /// (by the rule for its program, or the default); anything else (`None`)
 /// only by the layer's default.
 ///
 /// Where this reading and bash's could differ, it splits more (a `;` in a
 /// comment, `$'\''`), never less: a command it splits off must be allowed
 /// too.
-pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
+pub fn simple_commands(text: &str) -> Option<Vec<Cow<'_, str>>> {
+    commands_of(text, 0)
+}
+
+/// How deep shells' scripts are read (`bash -c "sh -c 'x'"` is 2).
+const MAX_DEPTH: usize = 3;
+
+/// [`simple_commands`] of a script read `depth` shells deep.
+fn commands_of(text: &str, depth: usize) -> Option<Vec<Cow<'_, str>>> {
     // Each command is matched against every rule: a list longer than a
     // script people write is left to the default (benches/gate.rs,
     // `opaque-list-backstops`).
@@ -235,15 +248,25 @@ pub fn simple_commands(text: &str) -> Option<Vec<&str>> {
         // `timeout 10 python3 -c x`: the rule for `timeout` and the one for
         // what it runs must both allow it.
         let inner = timeout_command(command);
-        plain_command(command, inner.is_some())?;
+        // `bash -lc 'cd /w && pytest'`: the rule for the shell and those
+        // for each command of its script.
+        let script = match inner {
+            None if depth < MAX_DEPTH => shell_script(command),
+            _ => None,
+        };
+        plain_command(command, inner.is_some() || script.is_some())?;
         // `cd DIR` runs nothing: as in the analysis, no rule need allow it.
         if command.split_whitespace().next() == Some("cd") {
             continue;
         }
-        commands.push(command);
+        commands.push(Cow::Borrowed(command));
         if let Some(inner) = inner {
             plain_command(inner, false)?;
-            commands.push(inner);
+            commands.push(Cow::Borrowed(inner));
+        }
+        if let Some(script) = script {
+            let listed = commands_of(&script, depth + 1)?;
+            commands.extend(listed.into_iter().map(|c| Cow::Owned(c.into_owned())));
         }
     }
     if commands.is_empty() || commands.len() > MAX_COMMANDS {
@@ -293,45 +316,6 @@ fn without_assignments(part: &str) -> Option<&str> {
             return None;
         }
         rest = rest[word.len()..].trim_start();
-    }
-}
-
-/// What `timeout [options] DURATION PROGRAM ...` runs, when every word
-/// before it is plain (`-s SIG`, `-k DUR`, `--foreground` ...) and the
-/// duration a number with an optional unit.
-fn timeout_command(part: &str) -> Option<&str> {
-    let mut rest = part.strip_prefix("timeout")?;
-    if !rest.starts_with([' ', '\t']) {
-        return None;
-    }
-    let mut takes_value = false;
-    loop {
-        rest = rest.trim_start();
-        let word = rest.split_whitespace().next()?;
-        if word.contains(['\'', '"', '\\', '$', '`']) {
-            return None;
-        }
-        rest = &rest[word.len()..];
-        if takes_value {
-            takes_value = false;
-        } else if TIMEOUT_VALUE_OPTIONS.contains(&word) {
-            takes_value = true;
-        } else if word.starts_with('-') {
-            // A flag, or an option with its value attached (`-sKILL`,
-            // `--kill-after=5`).
-            let known = ["--foreground", "--preserve-status", "-v", "--verbose"].contains(&word)
-                || TIMEOUT_VALUE_OPTIONS.iter().any(|o| word.starts_with(o));
-            if !known {
-                return None;
-            }
-        } else {
-            let number = word.trim_end_matches(['s', 'm', 'h', 'd']);
-            let duration = !number.is_empty()
-                && number.bytes().all(|c| c.is_ascii_digit() || c == b'.')
-                && word.len() - number.len() <= 1;
-            let inner = rest.trim_start();
-            return (duration && !inner.is_empty()).then_some(inner);
-        }
     }
 }
 
@@ -424,7 +408,43 @@ mod tests {
                 "timeoutx 10 python3 -c x",
                 some(&["timeoutx 10 python3 -c x"]),
             ),
-            ("bash -c 'rm -rf /'", None),
+            // A shell's script: the shell and each command of it.
+            (
+                "bash -c 'rm -rf /'",
+                some(&["bash -c 'rm -rf /'", "rm -rf /"]),
+            ),
+            (
+                "/bin/zsh -lc \"cd /w && python3 - <<'PY'\na;b\nPY\" 2>&1 | tail",
+                some(&[
+                    "/bin/zsh -lc \"cd /w && python3 - <<'PY'\na;b\nPY\" 2>&1",
+                    "python3 - <<'PY'",
+                    "tail",
+                ]),
+            ),
+            (
+                "bash -c \"sh -c 'git push'\"",
+                some(&[
+                    "bash -c \"sh -c 'git push'\"",
+                    "sh -c 'git push'",
+                    "git push",
+                ]),
+            ),
+            ("bash -c 'xargs rm'", None),
+            ("bash -c 'a $(b)'", None),
+            ("bash -c 'x' y", None),
+            ("bash -c \"$S\"", None),
+            ("timeout 5 bash -c 'x'", None),
+            (
+                r#"bash -c "bash -c \"bash -c 'y'\"""#,
+                some(&[
+                    r#"bash -c "bash -c \"bash -c 'y'\"""#,
+                    r#"bash -c "bash -c 'y'""#,
+                    "bash -c 'y'",
+                    "y",
+                ]),
+            ),
+            // Three shells deep at most.
+            (r#"bash -c "bash -c \"bash -c \\\"bash -c 'y'\\\"\"""#, None),
             ("/usr/bin/env python3 -c x", None),
             ("python3 -c 'x", None),
             ("$P -c x", None),
@@ -451,7 +471,10 @@ mod tests {
             (&"a;".repeat(64), Some(vec!["a"; 64])),
             (&"a;".repeat(65), None),
         ] {
-            assert_eq!(simple_commands(text), want, "{text:?}");
+            let got = simple_commands(text);
+            let got: Option<Vec<&str>> =
+                got.as_ref().map(|v| v.iter().map(|c| c.as_ref()).collect());
+            assert_eq!(got, want, "{text:?}");
         }
     }
 }
