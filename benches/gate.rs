@@ -133,6 +133,10 @@ const SHAPES: &[Shape] = &[
         name: "opaque-timeout-backstops",
         what: "`cd d && A=1 timeout 5 python3 -c x;` 32 times (64 commands: `timeout` and its program each decided) under every backstop and 10,000 rules, the allow rules last",
     },
+    Shape {
+        name: "opaque-shells-backstops",
+        what: "`bash -c \"sh -c \\\"bash -c 'python3 -c x; ...'\\\"\"` (three shells deep, 64 commands) under every backstop and 10,000 rules, the allow rules last",
+    },
 ];
 
 fn rounds() -> usize {
@@ -477,6 +481,15 @@ fn child(name: &str) {
                 many_rules(10_000) + "  - allow: [\"Bash(python3:*)\", \"Bash(timeout:*)\"]\n";
             let all = every_backstop();
             let cmd = "cd d && A=1 timeout 5 python3 -c x; ".repeat(32);
+            decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
+        }
+        "opaque-shells-backstops" => {
+            let ws = workspace(0, 0);
+            let yaml = many_rules(10_000)
+                + "  - allow: [\"Bash(python3:*)\", \"Bash(bash:*)\", \"Bash(sh:*)\"]\n";
+            let all = every_backstop();
+            let inner = "python3 -c x; ".repeat(61);
+            let cmd = format!("bash -c \"sh -c \\\"bash -c '{inner}'\\\"\"");
             decide_bash(ws.path(), &policy(&yaml).with_backstops(all), &cmd)
         }
         "lint-10k" => {
