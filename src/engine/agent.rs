@@ -7,7 +7,7 @@ use super::early::EarlyStarts;
 use super::events::Event;
 use super::first_turn::FirstTurn;
 use super::limits::AgentLimits;
-use crate::provider::http::{RetryLog, noting_retries};
+use crate::provider::retry::{RetryLog, noting_retries};
 use crate::provider::{
     Message, ModelRequest, ModelTurn, Provider, ProviderError, RequestPurpose, ToolChoice,
     ToolSpec, Usage,
@@ -211,7 +211,7 @@ async fn next_turn<'e, 'a>(
                 failed_tries.extend(retries.take());
                 failed_tries.push(runner_output::RetryRecord {
                     attempt: failed_tries.len() as u32 + 1,
-                    error: crate::provider::http::summary_line(&e.message),
+                    error: crate::provider::retry::summary_line(&e.message),
                     class: Some(e.class),
                     at_ms: started.elapsed().as_millis() as u64,
                     wait_ms: 0,

@@ -15,7 +15,7 @@
 //! way. A prompt the vendor finds too long comes back as the answer's
 //! error, and the loop compacts and asks again as it would have.
 
-use crate::provider::http::{RetryLog, noting_retries};
+use crate::provider::retry::{RetryLog, noting_retries};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;

@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader};
+use super::failure::Failure;
+use super::http::SseReader;
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// The API version this client speaks.

@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use super::http::Failure;
+use super::failure::Failure;
 use super::{EarlyCalls, ToolCallRequest};
 
 #[derive(Debug, Default)]

@@ -9,8 +9,10 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::ProviderConfig;
-use super::http::{Failure, SseReader, note_retry, post, read_json, summary_line, with_retries};
+use super::failure::Failure;
+use super::http::{SseReader, post, read_json};
 use super::learn::{Learned, Lesson};
+use super::retry::{note_retry, summary_line, with_retries};
 use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, ToolSpec, TurnFuture};
 
 pub type StreamFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, Failure>> + Send + 'a>>;

@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat, merge_roles};
 use super::config::ProviderConfig;
+use super::failure::Failure;
 use super::gemini_schema::gemini_schema;
-use super::http::{Failure, SseReader};
+use super::http::SseReader;
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// Ids made up for calls Gemini sent without one; they are not sent back.

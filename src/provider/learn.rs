@@ -101,7 +101,7 @@ impl Learned {
             .push(format!(
                 "{server}: sending {} from now on; it answered: {}",
                 lesson.what(),
-                super::http::summary_line(refusal)
+                super::retry::summary_line(refusal)
             ));
         self.generation.fetch_add(1, Ordering::AcqRel);
         true

@@ -12,6 +12,7 @@ mod assemble;
 pub(crate) mod chain;
 mod client;
 pub(crate) mod config;
+pub(crate) mod failure;
 mod gemini;
 mod gemini_schema;
 pub(crate) mod http;
@@ -19,6 +20,7 @@ pub(crate) mod learn;
 mod message;
 pub(crate) mod models;
 mod openai;
+pub(crate) mod retry;
 mod scripted;
 mod spec;
 

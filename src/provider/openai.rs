@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 use super::assemble::CallAssembler;
 use super::client::{StreamFuture, WireFormat};
 use super::config::{ProviderConfig, ToolCallContent};
-use super::http::{Failure, SseReader};
+use super::failure::Failure;
+use super::http::SseReader;
 use super::learn::Lesson;
 use super::{
     EarlyCalls, Message, ModelRequest, ModelTurn, ToolCallRequest, ToolChoice, ToolSpec, Usage,
