@@ -17,19 +17,29 @@
 //! and compared by name. A folder of the workspace that is a repository of
 //! its own (a submodule, a nested clone) gets a view of its own too, so git
 //! inside it answers for it, not for the repository around it.
+//!
+//! The walk and the copying of entries are [`tree`]'s; what the copy
+//! leaves out for the policy, and puts back for the checks, is
+//! [`hidden`]'s.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use ignore::{WalkBuilder, WalkState};
+use ignore::WalkState;
 
 use super::diff::{ChangeKind, FileChange, FileContent};
 use super::git_view::{
     RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
 };
 use super::snapshot::{Snapshot, SnapshotEntry};
+
+mod hidden;
+mod tree;
+
+use hidden::Hidden;
+use tree::{copy_entry, copy_tracked_ignored, entry_of, walk_tree, walker};
 
 /// A task's private copy of a workspace; removed when dropped.
 pub struct IsolatedWorkspace {
@@ -57,93 +67,6 @@ pub struct IsolatedWorkspace {
     /// What the copy's git configs left out because it holds a
     /// credential (`.git/config http.https://github.com/.extraheader: …`).
     credentials_removed: Vec<String>,
-}
-
-/// What the copy leaves out for the policy: absent while the agent works,
-/// put back for the checks (see [`IsolatedWorkspace::reveal_hidden`]).
-#[derive(Debug, Default)]
-struct Hidden {
-    paths: Vec<String>,
-    /// Those git tracks (workspace-relative).
-    tracked: Vec<String>,
-    revealed: std::sync::atomic::AtomicBool,
-}
-
-/// Builds the walker every tree scan uses: hidden files included, `.gitignore`
-/// honoured with or without a `.git` folder, `.git` itself skipped; with
-/// `parents`, the ignore files of the folders above `root` too (up to the
-/// repository's top: git's rules stop there).
-fn walker(root: &Path, excludes: &[PathBuf], parents: bool) -> WalkBuilder {
-    let mut b = WalkBuilder::new(root);
-    b.hidden(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .ignore(true)
-        .parents(parents)
-        .require_git(false)
-        .follow_links(false)
-        .threads(
-            std::thread::available_parallelism()
-                .map_or(2, |n| n.get())
-                .min(8),
-        );
-    let excludes: Vec<PathBuf> = excludes.to_vec();
-    b.filter_entry(move |e| {
-        if e.file_name() == ".git" {
-            return false;
-        }
-        !excludes.iter().any(|x| e.path() == x)
-    });
-    b
-}
-
-/// A file's or link's record; `None` for a folder or a path that is gone.
-fn entry_of(path: &Path) -> Option<SnapshotEntry> {
-    let meta = path.symlink_metadata().ok()?;
-    // Only files and links are part of a change: a socket a command left
-    // (a server's), a fifo or a device cannot be read or diffed, and the
-    // copy never holds them (see `copy_entry`).
-    if !meta.is_file() && !meta.file_type().is_symlink() {
-        return None;
-    }
-    let link = if meta.file_type().is_symlink() {
-        std::fs::read_link(path).ok()
-    } else {
-        None
-    };
-    Some(SnapshotEntry::from_metadata(&meta, link))
-}
-
-/// Lists the files of a tree as the runner sees them (see [`walker`]).
-fn walk_tree(root: &Path, excludes: &[PathBuf], parents: bool) -> std::io::Result<Snapshot> {
-    let out = Mutex::new(BTreeMap::new());
-    let root_owned = root.to_path_buf();
-    walker(root, excludes, parents).build_parallel().run(|| {
-        let out = &out;
-        let root = root_owned.clone();
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            let Some(ft) = entry.file_type() else {
-                return WalkState::Continue;
-            };
-            if ft.is_dir() {
-                return WalkState::Continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&root) else {
-                return WalkState::Continue;
-            };
-            let Some(record) = entry_of(entry.path()) else {
-                return WalkState::Continue;
-            };
-            let rel = rel.to_string_lossy().into_owned();
-            out.lock().unwrap().insert(rel, record);
-            WalkState::Continue
-        })
-    });
-    Ok(out.into_inner().unwrap())
 }
 
 impl IsolatedWorkspace {
@@ -303,11 +226,7 @@ impl IsolatedWorkspace {
             snapshot,
             parents,
             tracked_ignored,
-            hidden: Hidden {
-                paths: hidden,
-                tracked: tracked_hidden,
-                revealed: Default::default(),
-            },
+            hidden: Hidden::new(hidden, tracked_hidden),
             object_stores,
             credentials_removed,
         })
@@ -319,58 +238,10 @@ impl IsolatedWorkspace {
         &self.credentials_removed
     }
 
-    /// The files and folders left out for the policy (workspace-relative).
-    pub fn hidden(&self) -> &[String] {
-        &self.hidden.paths
-    }
-
-    /// The hidden files git tracks: those can still be read from the
-    /// object store through the copy's git view.
-    pub fn hidden_tracked(&self) -> &[String] {
-        &self.hidden.tracked
-    }
-
     /// The git object stores the copy's views read through their
     /// alternates: they must stay readable when the original is hidden.
     pub fn object_stores(&self) -> &[PathBuf] {
         &self.object_stores
-    }
-
-    /// Puts the hidden files back into the copy, as the original has them,
-    /// until the guard is dropped (the checks see the workspace as it
-    /// really is). Dropping it removes them again, whatever became of
-    /// them, so nothing of them reaches the diff.
-    pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
-        use std::sync::atomic::Ordering;
-        let guard = Revealed { iso: self };
-        if self.hidden.paths.is_empty() || self.hidden.revealed.swap(true, Ordering::SeqCst) {
-            return Ok(guard);
-        }
-        for rel in &self.hidden.paths {
-            copy_hidden(&self.original.join(rel), &self.root.join(rel), self.parents)?;
-        }
-        Ok(guard)
-    }
-
-    fn hide_again(&self) {
-        use std::sync::atomic::Ordering;
-        if !self.hidden.revealed.swap(false, Ordering::SeqCst) {
-            return;
-        }
-        for rel in &self.hidden.paths {
-            let path = self.root.join(rel);
-            let gone = match path.symlink_metadata() {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
-                Ok(_) => std::fs::remove_file(&path),
-                Err(_) => Ok(()),
-            };
-            if let Err(e) = gone {
-                tracing::warn!(
-                    "could not remove {} from the copy again: {e}",
-                    path.display()
-                );
-            }
-        }
     }
 
     /// The copy's workspace folder (where the agent works).
@@ -465,35 +336,6 @@ impl IsolatedWorkspace {
     }
 }
 
-/// The guard of [`IsolatedWorkspace::reveal_hidden`].
-pub struct Revealed<'a> {
-    iso: &'a IsolatedWorkspace,
-}
-
-impl Drop for Revealed<'_> {
-    fn drop(&mut self) {
-        self.iso.hide_again();
-    }
-}
-
-/// Copies a hidden file, or a hidden folder as the copy would have held it
-/// (ignored files left out).
-fn copy_hidden(src: &Path, dest: &Path, parents: bool) -> std::io::Result<()> {
-    if !src.symlink_metadata()?.is_dir() {
-        copy_entry(src, dest)?;
-        return Ok(());
-    }
-    let mut walk = walker(src, &[], parents);
-    walk.threads(1);
-    for entry in walk.build() {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if let Ok(rel) = entry.path().strip_prefix(src) {
-            copy_entry(entry.path(), &dest.join(rel))?;
-        }
-    }
-    Ok(())
-}
-
 /// Makes the git view of `repo` (the original `folder`) in `root`, its
 /// copy, with `hidden` (relative to `folder`) marked skip-worktree; how
 /// hidden files git tracks, or `None` when no view was made. A view
@@ -513,79 +355,6 @@ fn make_view(
             None
         }
     }
-}
-
-/// Copies the tracked files an ignore rule matches (`paths`, relative to
-/// `original`) that the walk left out, except those in `excludes`; returns
-/// the ones copied, which the snapshot now holds.
-fn copy_tracked_ignored(
-    paths: &[PathBuf],
-    original: &Path,
-    dest_root: &Path,
-    excludes: &[PathBuf],
-    snapshot: &mut Snapshot,
-) -> std::io::Result<Vec<String>> {
-    let mut copied = Vec::new();
-    for rel in paths {
-        let key = rel.to_string_lossy().into_owned();
-        let src = original.join(rel);
-        if snapshot.contains_key(&key)
-            || rel.components().any(|c| c.as_os_str() == ".git")
-            || excludes.iter().any(|x| src.starts_with(x))
-        {
-            continue;
-        }
-        match copy_entry(&src, &dest_root.join(rel)) {
-            Ok(Some(record)) => {
-                snapshot.insert(key.clone(), record);
-                copied.push(key);
-            }
-            Ok(None) => {}
-            // Tracked but deleted in the checkout: nothing to copy.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(std::io::Error::new(
-                    e.kind(),
-                    format!("copying {}: {e}", src.display()),
-                ));
-            }
-        }
-    }
-    Ok(copied)
-}
-
-/// Copies one walked entry; returns its snapshot record for files and links.
-fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<SnapshotEntry>> {
-    let meta = src.symlink_metadata()?;
-    let ft = meta.file_type();
-    if ft.is_dir() {
-        std::fs::create_dir_all(dest)?;
-        std::fs::set_permissions(dest, meta.permissions())?;
-        return Ok(None);
-    }
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let source = Some(super::snapshot::size_and_mtime(&meta));
-    if ft.is_symlink() {
-        let target = std::fs::read_link(src)?;
-        std::os::unix::fs::symlink(&target, dest)?;
-        let m = dest.symlink_metadata()?;
-        return Ok(Some(SnapshotEntry {
-            source,
-            ..SnapshotEntry::from_metadata(&m, Some(target))
-        }));
-    }
-    if !ft.is_file() {
-        // Sockets, fifos and devices are not copied.
-        return Ok(None);
-    }
-    std::fs::copy(src, dest)?;
-    let m = dest.symlink_metadata()?;
-    Ok(Some(SnapshotEntry {
-        source,
-        ..SnapshotEntry::from_metadata(&m, None)
-    }))
 }
 
 impl FileContent {

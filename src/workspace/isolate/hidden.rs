@@ -1,0 +1,108 @@
+//! What the copy leaves out for the policy: the files and folders a
+//! `Read` deny rule names are absent while the agent works (no command can
+//! read what is not there), and put back for the checks, which see the
+//! workspace as it really is, then removed again before the diff.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::IsolatedWorkspace;
+use super::tree::{copy_entry, walker};
+
+/// What the copy leaves out for the policy: absent while the agent works,
+/// put back for the checks (see [`IsolatedWorkspace::reveal_hidden`]).
+#[derive(Debug, Default)]
+pub(super) struct Hidden {
+    paths: Vec<String>,
+    /// Those git tracks (workspace-relative).
+    tracked: Vec<String>,
+    revealed: AtomicBool,
+}
+
+impl Hidden {
+    /// `paths` left out of the copy, `tracked` of them tracked by git.
+    pub(super) fn new(paths: Vec<String>, tracked: Vec<String>) -> Self {
+        Self {
+            paths,
+            tracked,
+            revealed: AtomicBool::new(false),
+        }
+    }
+}
+
+impl IsolatedWorkspace {
+    /// The files and folders left out for the policy (workspace-relative).
+    pub fn hidden(&self) -> &[String] {
+        &self.hidden.paths
+    }
+
+    /// The hidden files git tracks: those can still be read from the
+    /// object store through the copy's git view.
+    pub fn hidden_tracked(&self) -> &[String] {
+        &self.hidden.tracked
+    }
+
+    /// Puts the hidden files back into the copy, as the original has them,
+    /// until the guard is dropped (the checks see the workspace as it
+    /// really is). Dropping it removes them again, whatever became of
+    /// them, so nothing of them reaches the diff.
+    pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
+        let guard = Revealed { iso: self };
+        if self.hidden.paths.is_empty() || self.hidden.revealed.swap(true, Ordering::SeqCst) {
+            return Ok(guard);
+        }
+        for rel in &self.hidden.paths {
+            copy_hidden(&self.original.join(rel), &self.root.join(rel), self.parents)?;
+        }
+        Ok(guard)
+    }
+
+    fn hide_again(&self) {
+        if !self.hidden.revealed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        for rel in &self.hidden.paths {
+            let path = self.root.join(rel);
+            let gone = match path.symlink_metadata() {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = gone {
+                tracing::warn!(
+                    "could not remove {} from the copy again: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// The guard of [`IsolatedWorkspace::reveal_hidden`].
+pub struct Revealed<'a> {
+    iso: &'a IsolatedWorkspace,
+}
+
+impl Drop for Revealed<'_> {
+    fn drop(&mut self) {
+        self.iso.hide_again();
+    }
+}
+
+/// Copies a hidden file, or a hidden folder as the copy would have held it
+/// (ignored files left out).
+fn copy_hidden(src: &Path, dest: &Path, parents: bool) -> std::io::Result<()> {
+    if !src.symlink_metadata()?.is_dir() {
+        copy_entry(src, dest)?;
+        return Ok(());
+    }
+    let mut walk = walker(src, &[], parents);
+    walk.threads(1);
+    for entry in walk.build() {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if let Ok(rel) = entry.path().strip_prefix(src) {
+            copy_entry(entry.path(), &dest.join(rel))?;
+        }
+    }
+    Ok(())
+}
