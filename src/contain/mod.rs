@@ -14,6 +14,7 @@
 //!   network; rlimits bound CPU time and memory. All of it is prepared in
 //!   the runner and applied in the child between `fork` and `exec` with
 //!   plain system calls.
+//!   Landlock's ABI and the ruleset are [`landlock`]'s.
 //! - [`pids`]: a pids cgroup of the task's own bounds how many processes
 //!   its commands may have (a fork bomb stays bounded), where a task asks
 //!   for it and the machine lets the runner make one.
@@ -25,6 +26,7 @@ pub mod commands;
 pub mod daemons;
 pub mod env;
 pub mod exec_guard;
+pub mod landlock;
 pub mod pids;
 pub mod redact;
 pub mod sandbox;
@@ -34,5 +36,6 @@ pub mod vars;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
+pub use landlock::HiddenTree;
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
-pub use sandbox::{Confinement, HiddenTree, SandboxError, SandboxMode, SandboxSettings};
+pub use sandbox::{Confinement, SandboxError, SandboxMode, SandboxSettings};
