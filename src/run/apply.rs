@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::outputs::write_task_outputs;
-use super::task_run::TaskResult;
+use super::task::TaskResult;
 use crate::report::{Outcome, OutcomeStatus};
 use crate::workspace::{ApplyError, apply_changes};
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::task_run::TaskResult;
+use super::task::TaskResult;
 use crate::contain::redact;
 use crate::report::{Transcript, html, junit, summary};
 use crate::workspace::{atomic_write, atomic_write_str};

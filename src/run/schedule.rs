@@ -5,7 +5,7 @@
 use futures::StreamExt;
 
 use super::outputs::write_task_outputs;
-use super::task_run::{RunOptions, TaskResult, run_task};
+use super::task::{RunOptions, TaskResult, run_task};
 use crate::task::Task;
 
 /// Runs `tasks`, at most `jobs` at once; the results in `tasks`' order.

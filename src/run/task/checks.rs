@@ -1,6 +1,13 @@
-//! Checks: shell commands run in the task's workspace after the agent stops.
+//! The checks phase, and the checks themselves: shell commands run in the
+//! task's workspace after the agent stops.
 //!
-//! They run as GitHub Actions runs a `run:` step: `bash --noprofile --norc
+//! After each attempt the agent finished, [`judge`] puts back what the
+//! policy denies editing (no check sees it), shows the checks the files
+//! the policy hid from the agent, runs every check within what is left of
+//! the task's time, and says whether the task ended or the model gets the
+//! failures ([`feedback`]) for another attempt.
+//!
+//! Checks run as GitHub Actions runs a `run:` step: `bash --noprofile --norc
 //! -eo pipefail`, so `cargo test 2>&1 | tail -3` fails when `cargo test`
 //! does and the first failing command ends the script. `shell:` picks
 //! another, as Actions' `shell:` does: `bash`, `sh` (`sh -e`), or a program
@@ -11,13 +18,110 @@
 
 use std::path::Path;
 
+use super::Scene;
+use super::progress::Progress;
+use super::timed_out;
+use super::violations::revert_denied_changes;
 use crate::process::{CommandSpec, run_shell};
-use crate::report::CheckRecord;
+use crate::provider::Message;
+use crate::report::{CheckRecord, Outcome, OutcomeStatus};
 use crate::task::TaskCheck;
+use crate::tools::ToolContext;
+use crate::workspace::IsolatedWorkspace;
+use runner_policy::PolicySet;
 
 const CHECK_OUTPUT_BYTES: usize = 64 * 1024;
 /// Characters of a failed check's output sent back to the model.
 pub const FEEDBACK_CHARS: usize = 4_000;
+
+/// What the checks made of an attempt.
+pub(super) enum Judged {
+    /// The task ends so: the checks passed, failed with no retry left, or
+    /// could not be run.
+    Ended(Outcome),
+    /// A check failed and a retry is left: the model was told why.
+    Retry,
+}
+
+fn error(reason: String) -> Judged {
+    Judged::Ended(Outcome {
+        status: OutcomeStatus::Error,
+        reason,
+        error_class: None,
+    })
+}
+
+/// Runs the task's checks on the work of attempt `attempt`; records them
+/// in `progress`, and a failure's feedback in its conversation.
+pub(super) async fn judge(
+    scene: &Scene<'_>,
+    iso: &IsolatedWorkspace,
+    policy: &PolicySet,
+    ctx: &ToolContext,
+    progress: &mut Progress,
+    attempt: u32,
+) -> Judged {
+    let task = scene.task;
+    // Before any check sees the copy: what the policy denies editing is
+    // put back. (The built-in credentials layer's files are reverted with
+    // the result: no tree walk here for it alone.)
+    if policy.rules_deny_paths()
+        && let Err(e) = revert_denied_changes(iso, policy, &mut progress.violations)
+    {
+        return error(format!("could not revert a change the policy denies: {e}"));
+    }
+    // The checks see the workspace as it is: what the policy hid from the
+    // agent is back until they end (however they end).
+    let shown = match iso.reveal_hidden() {
+        Ok(g) => g,
+        Err(e) => {
+            return error(format!(
+                "could not put back the files the policy hid from the agent for the checks: {e}"
+            ));
+        }
+    };
+    // The checks are bounded by what is left of the task's time too.
+    let remaining = task.timeout.saturating_sub(scene.epoch.elapsed());
+    let checks = run_checks(
+        &task.checks,
+        iso.path(),
+        ctx.env.as_deref(),
+        ctx.confine.as_ref(),
+        attempt,
+        scene.epoch,
+    );
+    let results = tokio::time::timeout(remaining, checks).await;
+    drop(shown);
+    let Ok(results) = results else {
+        return Judged::Ended(timed_out(task));
+    };
+    let failed: Vec<&CheckRecord> = results.iter().filter(|c| !c.passed).collect();
+    if failed.is_empty() {
+        progress.checks.extend(results);
+        return Judged::Ended(Outcome {
+            status: OutcomeStatus::Passed,
+            reason: format!(
+                "the agent finished and {} check(s) passed",
+                task.checks.len()
+            ),
+            error_class: None,
+        });
+    }
+    if attempt > task.retries {
+        let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
+        let reason = format!("check(s) failed: {}", names.join(", "));
+        progress.checks.extend(results);
+        return Judged::Ended(Outcome {
+            status: OutcomeStatus::Failed,
+            reason,
+            error_class: None,
+        });
+    }
+    let content = feedback(&failed);
+    progress.checks.extend(results);
+    progress.conversation.push(Message::User { content });
+    Judged::Retry
+}
 
 /// Runs every check; all run even when one fails, so the model hears of all.
 pub async fn run_checks(

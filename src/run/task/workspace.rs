@@ -120,7 +120,7 @@ impl CopyPlan {
         let mut sandbox_note = commands.sandbox_note;
         // The walls this run holds behind the policy's deny rules decide
         // how much the analysis must refuse.
-        let backstops = super::backstops::run_backstops(
+        let backstops = crate::run::backstops::run_backstops(
             &self.policy,
             &iso,
             commands.confine.as_ref(),

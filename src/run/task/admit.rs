@@ -1,0 +1,60 @@
+//! The first phase: whether the task starts at all, and with which model.
+//! The provider comes first: a task that cannot reach its model should not
+//! pay for a copy of the workspace.
+
+use super::Scene;
+use super::progress::Prior;
+use crate::provider::Provider;
+use crate::report::{Outcome, OutcomeStatus};
+use crate::run::models::make_provider;
+
+/// Why a task did not start.
+pub(super) enum NotAdmitted {
+    /// Its model cannot be reached (no key, an unknown vendor ...).
+    Failure(String),
+    /// The run was cancelled before it started.
+    Cancelled(String),
+    /// The run's budget was spent before it started.
+    Skipped(String),
+}
+
+impl From<NotAdmitted> for Outcome {
+    fn from(e: NotAdmitted) -> Self {
+        let (status, reason) = match e {
+            NotAdmitted::Failure(r) => (OutcomeStatus::Error, r),
+            NotAdmitted::Cancelled(r) => (OutcomeStatus::Cancelled, r),
+            NotAdmitted::Skipped(r) => (OutcomeStatus::Skipped, r),
+        };
+        Outcome {
+            status,
+            reason,
+            error_class: None,
+        }
+    }
+}
+
+/// The task's model, unless the run was cancelled or its budget spent
+/// before the task started. A resumed task's scripted model plays its
+/// script from where the earlier runs left it.
+pub(super) fn admit(
+    scene: &Scene,
+    prior: Option<&Prior>,
+) -> Result<Box<dyn Provider>, NotAdmitted> {
+    let opts = scene.opts;
+    if let Some(why) = opts.cancel.reason() {
+        return Err(NotAdmitted::Cancelled(format!(
+            "cancelled before it started ({why})"
+        )));
+    }
+    if let Some(b) = &opts.budget
+        && b.spent() >= b.max
+    {
+        return Err(NotAdmitted::Skipped(format!(
+            "the run's --max-cost of ${} was spent (${:.4}) before it started",
+            b.max,
+            b.spent()
+        )));
+    }
+    let done = prior.map_or(0, |p| p.transcript.turns.len());
+    make_provider(scene.task, done).map_err(|e| NotAdmitted::Failure(e.to_string()))
+}

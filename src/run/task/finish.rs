@@ -1,0 +1,133 @@
+//! The last phase: the task's transcript, diff and changes, from its
+//! progress, what the other phases handed over and the recorder's records
+//! (a resumed task's are the earlier runs' and this one's).
+
+use std::collections::BTreeMap;
+
+use super::Scene;
+use super::attempts::Answer;
+use super::options::TaskResult;
+use super::prepare::Setup;
+use super::progress::{Prior, Progress};
+use super::violations::verdict;
+use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
+use crate::report::{Outcome, Transcript, TranscriptRecorder};
+use crate::workspace::{FileChange, render_git_diff};
+
+/// What the phases that held the workspace hand to the transcript.
+pub(super) struct Worked {
+    pub outcome: Outcome,
+    pub answer: Answer,
+    /// None when the task never got a workspace.
+    pub setup: Option<Setup>,
+    /// The changes the task leaves (none the policy denies).
+    pub changes: Vec<FileChange>,
+    /// How each MCP server was sandboxed.
+    pub mcp_sandbox: BTreeMap<String, String>,
+    /// What the model's server taught the runner (see `provider::learn`).
+    pub server_adaptations: Vec<String>,
+}
+
+impl Worked {
+    /// A task that ended before its attempts (or never started).
+    pub fn early(outcome: Outcome, setup: Option<Setup>) -> Self {
+        Self {
+            outcome,
+            answer: Answer::default(),
+            setup,
+            changes: Vec::new(),
+            mcp_sandbox: BTreeMap::new(),
+            server_adaptations: Vec::new(),
+        }
+    }
+}
+
+/// The transcript, the diff and the changes.
+pub(super) fn finish(
+    scene: &Scene,
+    progress: Progress,
+    worked: Worked,
+    recorder: &TranscriptRecorder,
+    prior: Option<Prior>,
+) -> TaskResult {
+    let task = scene.task;
+    let (mut turns, mut tool_calls) = recorder.take();
+    let mut compactions = recorder.take_compactions();
+    let mut switches = recorder.take_switches();
+    let mut connections = recorder.take_connections();
+    let (resumes, earlier_ms) = match &prior {
+        Some(Prior { transcript: p, .. }) => {
+            turns.splice(0..0, p.turns.iter().cloned());
+            tool_calls.splice(0..0, p.tool_calls.iter().cloned());
+            compactions.splice(0..0, p.compactions.iter().cloned());
+            switches.splice(0..0, p.model_switches.iter().cloned());
+            connections.splice(0..0, p.connections.iter().cloned());
+            (p.resumes + 1, p.duration_ms)
+        }
+        None => (0, 0),
+    };
+    let mut counts = Counts::from(progress.attempts, &turns, &tool_calls);
+    counts.denied_connections = connections.iter().filter(|c| !c.allowed).count() as u32;
+    let outcome = verdict(worked.outcome, task, &counts, &progress.violations);
+    let (policy, sandbox, credentials_removed, diff_prefix) = match worked.setup {
+        Some(s) => (
+            s.policy,
+            s.sandbox_note,
+            s.credentials_removed,
+            s.diff_prefix,
+        ),
+        None => (
+            scene.policy.clone(),
+            String::new(),
+            Vec::new(),
+            String::new(),
+        ),
+    };
+    let diff = render_git_diff(&worked.changes, &diff_prefix);
+    let transcript = Transcript {
+        version: TRANSCRIPT_VERSION,
+        task: task.name.clone(),
+        task_file: task.file.display().to_string(),
+        model: task.model.to_string(),
+        workspace: task.workspace.display().to_string(),
+        mode: task.mode,
+        trace: (scene.opts.telemetry.as_ref()).map(|t| t.task_ids(&task.name)),
+        parameters: task.params.clone(),
+        sandbox,
+        mcp_sandbox: worked.mcp_sandbox,
+        credentials_removed,
+        backstops: policy.backstops(),
+        server_adaptations: worked.server_adaptations,
+        warnings: progress.warnings,
+        started_at: progress.started_at,
+        duration_ms: earlier_ms + scene.epoch.elapsed().as_millis() as u64,
+        resumes,
+        policies: policy.layers().iter().map(|l| l.source.clone()).collect(),
+        system_prompt: progress.system,
+        messages: progress.conversation.into_log(),
+        compactions,
+        model_switches: switches,
+        connections,
+        turns,
+        tool_calls,
+        checks: progress.checks,
+        usage: progress.usage,
+        counts,
+        changes: (worked.changes.iter())
+            .map(|c| ChangedFile {
+                path: c.path.clone(),
+                change: c.kind,
+            })
+            .collect(),
+        violations: progress.violations,
+        final_answer: worked.answer.text,
+        output: worked.answer.output,
+        outcome,
+    };
+    TaskResult {
+        transcript,
+        diff,
+        changes: worked.changes,
+        workspace: task.workspace.clone(),
+    }
+}

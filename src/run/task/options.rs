@@ -1,0 +1,99 @@
+//! What a run gives each of its tasks ([`RunOptions`], the run's budget)
+//! and what each task gives back ([`TaskResult`]); the tools a task gets.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::report::progress::RunReporter;
+use crate::report::{OutcomeStatus, Transcript};
+use crate::task::{Mode, Task};
+use crate::tools::Registry;
+use crate::workspace::FileChange;
+use runner_policy::Policy;
+
+/// Options shared by every task of a run.
+#[derive(Clone)]
+pub struct RunOptions {
+    pub out_dir: PathBuf,
+    /// `--policy` layers, added to each task's policy.
+    pub extra_policies: Vec<Policy>,
+    /// Told about every task and event (progress lines, bars, JSON).
+    pub reporter: Arc<dyn RunReporter>,
+    pub max_parallel_calls: usize,
+    /// Fired by SIGINT/SIGTERM: tasks stop and record `cancelled`.
+    pub cancel: crate::run::cancel::Cancel,
+    /// `--max-cost`: what the whole run may spend.
+    pub budget: Option<Arc<RunBudget>>,
+    /// The run's telemetry, when it exports any: tasks run under their
+    /// trace context and record their ids.
+    pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
+    /// `--resume`: `out_dir` holds an earlier run to go on from.
+    pub resume: bool,
+}
+
+/// `runner run --max-cost`: once the tasks that ran have spent it, the
+/// tasks not yet started are skipped.
+#[derive(Debug)]
+pub struct RunBudget {
+    /// USD.
+    pub max: f64,
+    spent: std::sync::Mutex<f64>,
+}
+
+impl RunBudget {
+    pub fn new(max: f64) -> Self {
+        Self {
+            max,
+            spent: std::sync::Mutex::new(0.0),
+        }
+    }
+
+    /// What the finished tasks cost so far.
+    pub fn spent(&self) -> f64 {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn add(&self, usd: f64) {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += usd;
+    }
+}
+
+/// What a task produced.
+pub struct TaskResult {
+    pub transcript: Transcript,
+    pub diff: String,
+    pub changes: Vec<FileChange>,
+    /// The original workspace, for `--apply`.
+    pub workspace: PathBuf,
+}
+
+impl TaskResult {
+    pub fn passed(&self) -> bool {
+        self.transcript.outcome.status == OutcomeStatus::Passed
+    }
+}
+
+/// The tools a task gets: its `tools:` list, read-only ones in plan mode.
+pub fn task_registry(task: &Task, base: &Registry) -> Registry {
+    let mut r = base.clone();
+    match &task.tools {
+        Some(names) => r.retain_named(names),
+        None => r.drop_named(crate::tools::builtin::OPT_IN),
+    }
+    // A task with profiles gets the tool that starts them.
+    if let Some(agents) = &task.agents {
+        let tool = crate::tools::builtin::TaskTool {
+            profiles: agents
+                .profiles
+                .values()
+                .map(|p| (p.name.clone(), p.description.clone()))
+                .collect(),
+        };
+        let _ = r.register(crate::tools::typed(tool));
+    }
+    if task.mode == Mode::Plan {
+        r.read_only()
+    } else {
+        r
+    }
+}
