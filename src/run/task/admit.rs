@@ -2,8 +2,8 @@
 //! The provider comes first: a task that cannot reach its model should not
 //! pay for a copy of the workspace.
 
-use super::Scene;
 use super::progress::Prior;
+use super::scene::Scene;
 use crate::provider::Provider;
 use crate::report::{Outcome, OutcomeStatus};
 use crate::run::models::make_provider;

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Scene;
 use super::checks::{Judged, judge};
 use super::prepare::Ready;
 use super::progress::Progress;
-use super::{cancelled, timed_out};
+use super::scene::Scene;
+use super::scene::{cancelled, timed_out};
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, EventSink, FirstTurn, TaskHooks};
 use crate::engine::{ToolEnv, run_agent};
 use crate::provider::Provider;
@@ -214,22 +214,4 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
         reason,
         error_class,
     })
-}
-
-/// The agent's limits, from the task and the run.
-pub(super) fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
-    AgentLimits {
-        max_turns: task.max_turns,
-        max_parallel: max_parallel_calls,
-        max_tokens_total: task.max_tokens_total,
-        context: crate::engine::ContextLimits {
-            window: task.context_window,
-            compact_at: task.compact_at,
-        },
-        pricing: task.pricing,
-        max_cost: task.max_cost,
-        output: task.output_schema.clone(),
-        tool_choice: task.model_options.tool_choice.clone(),
-        spending: None,
-    }
 }

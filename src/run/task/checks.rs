@@ -18,9 +18,9 @@
 
 use std::path::Path;
 
-use super::Scene;
 use super::progress::Progress;
-use super::timed_out;
+use super::scene::Scene;
+use super::scene::timed_out;
 use super::violations::revert_denied_changes;
 use crate::process::{CommandSpec, run_shell};
 use crate::provider::Message;

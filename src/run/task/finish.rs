@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::Scene;
 use super::attempts::Answer;
 use super::options::TaskResult;
 use super::prepare::Setup;
 use super::progress::{Prior, Progress};
+use super::scene::Scene;
 use super::violations::verdict;
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{Outcome, Transcript, TranscriptRecorder};

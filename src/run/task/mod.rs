@@ -42,19 +42,15 @@ mod finish;
 mod options;
 mod prepare;
 mod progress;
+mod scene;
 mod violations;
 mod workspace;
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Instant;
-
-use crate::engine::{AgentLimits, EventSink};
+use crate::engine::EventSink;
 use crate::provider::Provider;
+use crate::report::TranscriptRecorder;
 use crate::report::progress::{Fanout, TaskEvents};
-use crate::report::{Outcome, OutcomeStatus, TranscriptRecorder};
 use crate::task::Task;
-use runner_policy::PolicySet;
 
 pub use options::{RunBudget, RunOptions, TaskResult, task_registry};
 
@@ -63,42 +59,8 @@ use attempts::attempts;
 use finish::{Worked, finish};
 use prepare::{Unready, prepare};
 use progress::{Prior, Progress};
+use scene::Scene;
 use violations::settle;
-
-/// What every phase of a task reads and none changes.
-struct Scene<'t> {
-    task: &'t Task,
-    opts: &'t RunOptions,
-    /// The task's start: its timeout and the transcript's times count
-    /// from here.
-    epoch: Instant,
-    /// The task's output folder (its spilled results, MCP servers' logs).
-    task_out: PathBuf,
-    /// The task's policy and `--policy` layers, before the run's
-    /// backstops are known (the prepared workspace's has them).
-    policy: Arc<PolicySet>,
-    /// The task's connection decisions (proxy, `web_fetch`, supervisor).
-    net_log: Arc<crate::net::NetLog>,
-    /// The agent's limits, from the task and the run.
-    limits: AgentLimits,
-}
-
-impl<'t> Scene<'t> {
-    fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
-        let mut layers = vec![task.policy.clone()];
-        layers.extend(opts.extra_policies.iter().cloned());
-        let epoch = Instant::now();
-        Self {
-            task,
-            opts,
-            epoch,
-            task_out: opts.out_dir.join(&task.name),
-            policy: Arc::new(PolicySet::new(layers)),
-            net_log: Arc::new(crate::net::NetLog::new(epoch)),
-            limits: attempts::limits(task, opts.max_parallel_calls),
-        }
-    }
-}
 
 /// Runs one task. Never fails: problems become the outcome.
 pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
@@ -197,32 +159,5 @@ async fn work(
         changes,
         mcp_sandbox,
         server_adaptations: Vec::new(),
-    }
-}
-
-fn timed_out(task: &Task) -> Outcome {
-    Outcome {
-        status: OutcomeStatus::Timeout,
-        reason: format!("timed out after {}", humanize(task.timeout)),
-        error_class: None,
-    }
-}
-
-fn cancelled(why: &str) -> Outcome {
-    Outcome {
-        status: OutcomeStatus::Cancelled,
-        reason: format!("cancelled ({why})"),
-        error_class: None,
-    }
-}
-
-fn humanize(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) {
-        format!("{}m", s / 60)
-    } else if s > 0 {
-        format!("{s}s")
-    } else {
-        format!("{}ms", d.as_millis())
     }
 }

@@ -11,10 +11,10 @@
 
 use std::sync::Arc;
 
-use super::Scene;
 use super::progress::{Prior, Progress};
+use super::scene::Scene;
+use super::scene::{cancelled, timed_out};
 use super::workspace::{CopyPlan, Prepared};
-use super::{cancelled, timed_out};
 use crate::engine::{Event, EventSink, FirstTurn, ask_first};
 use crate::mcp::McpServers;
 use crate::provider::Provider;

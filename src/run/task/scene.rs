@@ -1,0 +1,92 @@
+//! What every phase of a task reads and none changes ([`Scene`]), and the
+//! outcomes more than one phase ends a task with.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::options::RunOptions;
+use crate::engine::AgentLimits;
+use crate::report::{Outcome, OutcomeStatus};
+use crate::task::Task;
+use runner_policy::PolicySet;
+
+/// What every phase of a task reads and none changes.
+pub(super) struct Scene<'t> {
+    pub task: &'t Task,
+    pub opts: &'t RunOptions,
+    /// The task's start: its timeout and the transcript's times count
+    /// from here.
+    pub epoch: Instant,
+    /// The task's output folder (its spilled results, MCP servers' logs).
+    pub task_out: PathBuf,
+    /// The task's policy and `--policy` layers, before the run's
+    /// backstops are known (the prepared workspace's has them).
+    pub policy: Arc<PolicySet>,
+    /// The task's connection decisions (proxy, `web_fetch`, supervisor).
+    pub net_log: Arc<crate::net::NetLog>,
+    /// The agent's limits, from the task and the run.
+    pub limits: AgentLimits,
+}
+
+impl<'t> Scene<'t> {
+    pub fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
+        let mut layers = vec![task.policy.clone()];
+        layers.extend(opts.extra_policies.iter().cloned());
+        let epoch = Instant::now();
+        Self {
+            task,
+            opts,
+            epoch,
+            task_out: opts.out_dir.join(&task.name),
+            policy: Arc::new(PolicySet::new(layers)),
+            net_log: Arc::new(crate::net::NetLog::new(epoch)),
+            limits: limits(task, opts.max_parallel_calls),
+        }
+    }
+}
+
+/// The agent's limits, from the task and the run.
+fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
+    AgentLimits {
+        max_turns: task.max_turns,
+        max_parallel: max_parallel_calls,
+        max_tokens_total: task.max_tokens_total,
+        context: crate::engine::ContextLimits {
+            window: task.context_window,
+            compact_at: task.compact_at,
+        },
+        pricing: task.pricing,
+        max_cost: task.max_cost,
+        output: task.output_schema.clone(),
+        tool_choice: task.model_options.tool_choice.clone(),
+        spending: None,
+    }
+}
+
+pub(super) fn timed_out(task: &Task) -> Outcome {
+    Outcome {
+        status: OutcomeStatus::Timeout,
+        reason: format!("timed out after {}", humanize(task.timeout)),
+        error_class: None,
+    }
+}
+
+pub(super) fn cancelled(why: &str) -> Outcome {
+    Outcome {
+        status: OutcomeStatus::Cancelled,
+        reason: format!("cancelled ({why})"),
+        error_class: None,
+    }
+}
+
+fn humanize(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else if s > 0 {
+        format!("{s}s")
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
