@@ -3,14 +3,25 @@
 
 use std::path::{Path, PathBuf};
 
+/// Why the task arguments name no task file.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    #[error("{0}: no such task file")]
+    NoSuchFile(String),
+    #[error("{arg}: invalid glob: {source}")]
+    Glob { arg: String, source: globset::Error },
+    #[error("{0}: no task files match")]
+    NoMatch(String),
+}
+
 /// Expands each argument; a glob that matches nothing is an error.
-pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, String> {
+pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, ExpandError> {
     let mut out = Vec::new();
     for a in args {
         let p = Path::new(a);
         if p.exists() || !a.contains(['*', '?', '[']) {
             if !p.is_file() {
-                return Err(format!("{a}: no such task file"));
+                return Err(ExpandError::NoSuchFile(a.clone()));
             }
             out.push(p.to_path_buf());
             continue;
@@ -18,7 +29,10 @@ pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, String> {
         let matcher = globset::GlobBuilder::new(a)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("{a}: invalid glob: {e}"))?
+            .map_err(|source| ExpandError::Glob {
+                arg: a.clone(),
+                source,
+            })?
             .compile_matcher();
         // Walk from the part before the first glob character.
         let literal: String = a.chars().take_while(|c| !"*?[{".contains(*c)).collect();
@@ -39,7 +53,7 @@ pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, String> {
             })
             .collect();
         if found.is_empty() {
-            return Err(format!("{a}: no task files match"));
+            return Err(ExpandError::NoMatch(a.clone()));
         }
         found.sort();
         out.extend(found);

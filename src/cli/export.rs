@@ -11,7 +11,7 @@ use super::{CliError, CliResult, Exit};
 use crate::telemetry::{RunTrace, Telemetry, settings};
 
 pub async fn export(out: &Path, otel: Option<&str>) -> CliResult {
-    let found = read_shard(out).map_err(CliError::Invalid)?;
+    let found = read_shard(out)?;
     if found.is_empty() {
         return Err(CliError::Invalid(format!(
             "{}: no task transcripts to export",

@@ -23,29 +23,56 @@ impl Found {
     }
 }
 
+/// Why an output folder cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ShardError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not a runner transcript: {source}", path.display())]
+    Transcript {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: not a runner output folder (no junit.xml, no task transcripts)", .0.display())]
+    NotOutput(PathBuf),
+}
+
+impl From<ShardError> for CliError {
+    fn from(e: ShardError) -> Self {
+        CliError::Invalid(e.to_string())
+    }
+}
+
 /// The task folders of an output folder (those with a transcript.json).
-pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
+    let read = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ShardError::Read { path, source }
+    };
+    let entries = std::fs::read_dir(dir).map_err(read(dir))?;
     let mut found = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entry = entry.map_err(read(dir))?;
         let file = entry.path().join("transcript.json");
         if !file.is_file() {
             continue;
         }
-        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let transcript: Transcript = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("{}: not a runner transcript: {e}", file.display()))?;
+        let bytes = std::fs::read(&file).map_err(read(&file))?;
+        let transcript: Transcript =
+            serde_json::from_slice(&bytes).map_err(|source| ShardError::Transcript {
+                path: file.clone(),
+                source,
+            })?;
         found.push(Found {
             transcript,
             dir: entry.path(),
         });
     }
     if found.is_empty() && !dir.join("junit.xml").is_file() {
-        return Err(format!(
-            "{}: not a runner output folder (no junit.xml, no task transcripts)",
-            dir.display()
-        ));
+        return Err(ShardError::NotOutput(dir.to_path_buf()));
     }
     Ok(found)
 }
@@ -53,7 +80,7 @@ pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, String> {
 pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {
     let mut all: Vec<Found> = Vec::new();
     for dir in shards {
-        all.extend(read_shard(dir).map_err(CliError::Invalid)?);
+        all.extend(read_shard(dir)?);
     }
     all.sort_by(|a, b| a.transcript.task.cmp(&b.transcript.task));
     for pair in all.windows(2) {

@@ -8,7 +8,7 @@ use super::{CliError, CliResult, Exit};
 use crate::run::write_report_html;
 
 pub fn report(out: &Path) -> CliResult {
-    let mut found = read_shard(out).map_err(CliError::Invalid)?;
+    let mut found = read_shard(out)?;
     found.sort_by(|a, b| a.transcript.task.cmp(&b.transcript.task));
     let diffs: Vec<String> = found.iter().map(Found::diff).collect();
     let tasks: Vec<_> = found

@@ -177,7 +177,8 @@ pub async fn run(args: RunArgs) -> CliResult {
         files: args.files.clone().unwrap_or_default(),
         params_optional: false,
     };
-    let paths = super::expand::expand_args(&args.tasks).map_err(CliError::Invalid)?;
+    let paths =
+        super::expand::expand_args(&args.tasks).map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
     let (layers, tasks) = (
         load_policies(&args.policies, &load.files),

@@ -37,6 +37,27 @@ pub fn bound(processes: Option<u64>) -> (Option<std::sync::Arc<PidsCgroup>>, Str
     }
 }
 
+/// Why a task can have no pids cgroup here (said in the transcript).
+#[derive(Debug, thiserror::Error)]
+pub enum NoCgroup {
+    #[error("/proc/self/cgroup: {0}")]
+    Unreadable(std::io::Error),
+    #[error("no pids cgroup hierarchy is mounted")]
+    NoHierarchy,
+    #[error("cannot create a cgroup in {}: {source}", parent.display())]
+    Create {
+        parent: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("a cgroup path with a NUL byte")]
+    NulInPath,
+    #[error("the pids controller is not enabled for {}: {source}", dir.display())]
+    NoController {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// A task's pids cgroup; when dropped, what is left in it is killed and it
 /// is removed.
 #[derive(Debug)]
@@ -50,10 +71,9 @@ pub struct PidsCgroup {
 impl PidsCgroup {
     /// A new pids cgroup of at most `max` processes beneath the runner's
     /// own, or why there can be none.
-    pub fn create(max: u64) -> Result<Self, String> {
-        let own = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-        let parent = parent_dir(&own).ok_or("no pids cgroup hierarchy is mounted")?;
+    pub fn create(max: u64) -> Result<Self, NoCgroup> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(NoCgroup::Unreadable)?;
+        let parent = parent_dir(&own).ok_or(NoCgroup::NoHierarchy)?;
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let name = format!(
             "runner-{}-{}",
@@ -62,18 +82,20 @@ impl PidsCgroup {
         );
         sweep(&parent);
         let dir = parent.join(name);
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot create a cgroup in {}: {e}", parent.display()))?;
+        std::fs::create_dir(&dir).map_err(|source| NoCgroup::Create {
+            parent: parent.clone(),
+            source,
+        })?;
         let made = Self {
             procs: CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
-                .map_err(|_| "a cgroup path with a NUL byte")?,
+                .map_err(|_| NoCgroup::NulInPath)?,
             dir,
         };
-        std::fs::write(made.dir.join("pids.max"), max.to_string()).map_err(|e| {
-            format!(
-                "the pids controller is not enabled for {}: {e}",
-                made.dir.display()
-            )
+        std::fs::write(made.dir.join("pids.max"), max.to_string()).map_err(|source| {
+            NoCgroup::NoController {
+                dir: made.dir.clone(),
+                source,
+            }
         })?;
         LIVE.insert(&made.dir);
         Ok(made)

@@ -93,7 +93,8 @@ fn merge(c: &FileChange, current: Option<FileContent>) -> Result<FileContent, Ap
     if base.symlink.is_some() || cur.symlink.is_some() || new.symlink.is_some() {
         return Err(conflict("a symlink changed on both sides"));
     }
-    let bytes = merge_file(&cur.bytes, &base.bytes, &new.bytes).map_err(|e| conflict(&e))?;
+    let bytes =
+        merge_file(&cur.bytes, &base.bytes, &new.bytes).map_err(|e| conflict(&e.to_string()))?;
     // A mode change on one side wins.
     let mode = if cur.mode != base.mode {
         cur.mode
@@ -107,12 +108,29 @@ fn merge(c: &FileChange, current: Option<FileContent>) -> Result<FileContent, Ap
     })
 }
 
+/// Why a file changed on both sides could not be merged.
+#[derive(Debug, thiserror::Error)]
+enum MergeError {
+    #[error(
+        "it changed since the task started, and its versions could not be written to merge them ({0})"
+    )]
+    Scratch(std::io::Error),
+    #[error(
+        "it changed since the task started, and git merge-file could not run to merge it ({0})"
+    )]
+    NoGit(std::io::Error),
+    #[error("it changed since the task started and {0} edit(s) conflict with the task's")]
+    Conflicts(i32),
+    #[error("it changed since the task started and could not be merged")]
+    Failed,
+}
+
 /// `git merge-file -p CURRENT BASE NEW`: the merged text, or why not.
-fn merge_file(current: &[u8], base: &[u8], new: &[u8]) -> Result<Vec<u8>, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+fn merge_file(current: &[u8], base: &[u8], new: &[u8]) -> Result<Vec<u8>, MergeError> {
+    let dir = tempfile::tempdir().map_err(MergeError::Scratch)?;
     let files = [("current", current), ("base", base), ("task", new)];
     for (name, bytes) in files {
-        std::fs::write(dir.path().join(name), bytes).map_err(|e| e.to_string())?;
+        std::fs::write(dir.path().join(name), bytes).map_err(MergeError::Scratch)?;
     }
     let out = Command::new("git")
         .args(["merge-file", "-p", "--quiet", "current", "base", "task"])
@@ -120,13 +138,11 @@ fn merge_file(current: &[u8], base: &[u8], new: &[u8]) -> Result<Vec<u8>, String
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-        .map_err(|e| format!("it changed since the task started, and git merge-file could not run to merge it ({e})"))?;
+        .map_err(MergeError::NoGit)?;
     match out.status.code() {
         Some(0) => Ok(out.stdout),
-        Some(n) if n > 0 => Err(format!(
-            "it changed since the task started and {n} edit(s) conflict with the task's"
-        )),
-        _ => Err("it changed since the task started and could not be merged".into()),
+        Some(n) if n > 0 => Err(MergeError::Conflicts(n)),
+        _ => Err(MergeError::Failed),
     }
 }
 

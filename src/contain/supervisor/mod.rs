@@ -135,36 +135,50 @@ impl Rules {
     }
 }
 
+/// Why the runner cannot supervise commands here (said in the
+/// transcript's `sandbox`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoSupervisor {
+    #[error("simulated by {SIMULATE_NO_SUPERVISOR}")]
+    Simulated,
+    /// The errno of `prctl(PR_SET_NO_NEW_PRIVS)`.
+    #[error("no_new_privs: {}", io::Error::from_raw_os_error(*.0))]
+    NoNewPrivs(i32),
+    /// The errno of installing a filter with a listener.
+    #[error("seccomp user notification: {}", io::Error::from_raw_os_error(*.0))]
+    NoNotification(i32),
+    #[error("the probe failed")]
+    ProbeFailed,
+}
+
 /// Whether this kernel lets the runner supervise commands; why not when
 /// it does not. Probed once: a thread of its own installs a filter with a
 /// listener (the filter stays with that thread, which then ends).
-pub fn available() -> Result<(), String> {
-    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn available() -> Result<(), NoSupervisor> {
+    static PROBE: OnceLock<Result<(), NoSupervisor>> = OnceLock::new();
     if std::env::var_os(SIMULATE_NO_SUPERVISOR).is_some() {
-        return Err(format!("simulated by {SIMULATE_NO_SUPERVISOR}"));
+        return Err(NoSupervisor::Simulated);
     }
+    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
     PROBE
         .get_or_init(|| {
-            std::thread::spawn(|| {
+            std::thread::spawn(move || {
                 let prog = seccomp::assemble(&[Op::Ret(libc::SECCOMP_RET_ALLOW)]);
                 // SAFETY: this thread only; it ends right after.
                 unsafe {
                     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                        return Err(format!("no_new_privs: {}", io::Error::last_os_error()));
+                        return Err(NoSupervisor::NoNewPrivs(errno()));
                     }
                     let fd = install(&prog, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
                     if fd < 0 {
-                        return Err(format!(
-                            "seccomp user notification: {}",
-                            io::Error::last_os_error()
-                        ));
+                        return Err(NoSupervisor::NoNotification(errno()));
                     }
                     libc::close(fd as RawFd);
                 }
                 Ok(())
             })
             .join()
-            .unwrap_or_else(|_| Err("the probe failed".into()))
+            .unwrap_or(Err(NoSupervisor::ProbeFailed))
         })
         .clone()
 }

@@ -74,12 +74,18 @@ pub struct XargsCall {
     pub command: usize,
 }
 
+/// An `xargs` option whose text is only known when the script runs
+/// (`-a$X`): which file it reads, or what it means, cannot be seen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`xargs {0}`: an option only known when the script runs")]
+pub struct RunTimeOption(pub String);
+
 /// Reads `xargs`'s options as GNU xargs does: clusters (`-0a FILE`),
 /// values attached or not, optional values (`-i[STR]`, `-e[EOF]`,
 /// `-l[N]`), long options by any unambiguous prefix (`--arg` is
 /// `--arg-file`), and the first word that is not an option starts the
 /// command. An option only known at run time (`-a$X`) is an error.
-pub fn xargs_call(args: &[String]) -> Result<XargsCall, String> {
+pub fn xargs_call(args: &[String]) -> Result<XargsCall, RunTimeOption> {
     const SHORT_VALUES: &str = "adEILnPs";
     const SHORT_OPTIONAL: &str = "eil";
     const LONG: &[(&str, bool)] = &[
@@ -117,9 +123,7 @@ pub fn xargs_call(args: &[String]) -> Result<XargsCall, String> {
             return Ok(call);
         }
         if a.contains(['$', '`']) {
-            return Err(format!(
-                "`xargs {a}`: an option only known when the script runs"
-            ));
+            return Err(RunTimeOption(a.to_string()));
         }
         i += 1;
         if let Some(long) = a.strip_prefix("--") {

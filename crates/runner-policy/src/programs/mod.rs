@@ -33,7 +33,7 @@ mod text;
 mod values;
 
 pub use canonical::canonical_words;
-pub use find_xargs::{XargsCall, roots as find_roots, xargs_call};
+pub use find_xargs::{RunTimeOption, XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;

@@ -230,7 +230,7 @@ impl Walker {
         let call = match programs::xargs_call(args) {
             Ok(c) => c,
             Err(why) => {
-                self.opaque(why);
+                self.opaque(why.to_string());
                 return;
             }
         };
