@@ -10,6 +10,7 @@ use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
 
+mod connections;
 mod queries;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

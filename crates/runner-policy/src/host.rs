@@ -225,19 +225,6 @@ pub fn is_private(ip: IpAddr) -> bool {
     }
 }
 
-/// The address and port of a `Fetch` signature whose host is a private
-/// address ([`is_private`]).
-pub(crate) fn private_fetch_address(sig: &crate::Signature) -> Option<(std::net::IpAddr, u16)> {
-    if sig.family != crate::Family::Fetch {
-        return None;
-    }
-    let spec = sig.specifier.as_deref()?;
-    let authority = spec.split('/').next()?;
-    let (host, port) = split_host_port(authority).ok()?;
-    let ip: std::net::IpAddr = normalize_host(host).parse().ok()?;
-    is_private(ip).then_some((ip, port.unwrap_or(443)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,15 +63,14 @@ pub use decide::{Decision, PolicySet, Verdict};
 pub use hooks::{DEFAULT_HOOK_TIMEOUT, Hook, HookFile, Hooks, HooksFile, compile_hooks};
 pub use lint::{LintFinding, Severity, lint_policy};
 pub use load::{compile_policy, compile_policy_unlinted, load_policy_file, parse_policy_yaml};
-pub use model::{DefaultDecision, PolicyFile, PolicyTest, RuleEntry};
+pub use model::{DefaultDecision, MAX_RULES, NetworkFile, PolicyFile, PolicyTest, RuleEntry};
 pub use network::{
-    AddressRefusal, ConnectionDecision, DEFAULT_PORTS, HostRule, Network, NetworkFile,
-    compile_network,
+    AddressRefusal, ConnectionDecision, DEFAULT_PORTS, HostRule, Network, compile_network,
 };
 pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
 pub use pattern::{Pattern, PatternError};
 pub use plain_list::simple_commands;
-pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, MAX_RULES, Policy, Rule};
+pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
 pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};

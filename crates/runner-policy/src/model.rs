@@ -9,6 +9,10 @@ use serde_saphyr::Spanned;
 
 use crate::risk::Risk;
 
+/// Most patterns one policy may hold (`rules:` allow and deny together;
+/// `network:` entries likewise).
+pub const MAX_RULES: usize = 20_000;
+
 /// What a call that needs approval and matches no rule gets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -76,5 +80,28 @@ pub struct PolicyFile {
     /// Hosts commands, hooks and MCP servers may connect to, through the
     /// runner's proxy. Absent: the network is as the task's `sandbox:` says.
     #[serde(default)]
-    pub network: Option<crate::network::NetworkFile>,
+    pub network: Option<NetworkFile>,
+}
+
+/// `network:` as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// Hosts that may be reached: `crates.io`, `*.github.com`,
+    /// `registry.npmjs.org:443`, `10.0.0.0/8`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub allow: Vec<Spanned<String>>,
+    /// Hosts that may not, whatever allows them.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub deny: Vec<Spanned<String>>,
+    /// The ports an `allow` entry without its own `:port` opens
+    /// (default 80 and 443).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<u16>>")]
+    pub ports: Option<Spanned<Vec<u16>>>,
+    /// Told with every refusal of this layer.
+    #[serde(default)]
+    pub reason: Option<String>,
 }

@@ -38,7 +38,7 @@ impl Needs {
 /// What `sig` needs beyond a match, and the refusal when no rule has it;
 /// `unbacked` says which deny rule has no backstop (for opaque commands).
 pub(crate) fn needs(sig: &Signature, unbacked: Option<&str>) -> Option<(Needs, String)> {
-    if let Some((ip, port)) = crate::host::private_fetch_address(sig) {
+    if let Some((ip, port)) = private_fetch_address(sig) {
         Some((
             Needs::Address(ip, port),
             format!(
@@ -112,6 +112,19 @@ fn in_git_dir(sig: &Signature) -> bool {
         && sig.specifier.as_deref().is_some_and(|s| {
             s.split('/').any(|seg| seg == ".git") || (sig.tree && matches!(s, "." | "./" | ""))
         })
+}
+
+/// The address and port of a `Fetch` signature whose host is a private
+/// address ([`crate::host::is_private`]).
+fn private_fetch_address(sig: &crate::Signature) -> Option<(std::net::IpAddr, u16)> {
+    if sig.family != crate::Family::Fetch {
+        return None;
+    }
+    let spec = sig.specifier.as_deref()?;
+    let authority = spec.split('/').next()?;
+    let (host, port) = crate::host::split_host_port(authority).ok()?;
+    let ip: std::net::IpAddr = crate::host::normalize_host(host).parse().ok()?;
+    crate::host::is_private(ip).then_some((ip, port.unwrap_or(443)))
 }
 
 #[cfg(test)]

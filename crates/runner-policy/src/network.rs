@@ -10,7 +10,6 @@
 //! cloud metadata service is refused unless every such layer names it by
 //! address (`127.0.0.1`, `10.0.0.0/8`).
 
-use std::net::IpAddr;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -18,34 +17,11 @@ use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
 use crate::config_error::ConfigError;
-use crate::host::{HostPattern, is_private, normalize_host};
-use crate::policy::MAX_RULES;
+use crate::host::HostPattern;
+use crate::model::{MAX_RULES, NetworkFile};
 
 /// Ports an entry without `:port` allows.
 pub const DEFAULT_PORTS: [u16; 2] = [80, 443];
-
-/// `network:` as written.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NetworkFile {
-    /// Hosts that may be reached: `crates.io`, `*.github.com`,
-    /// `registry.npmjs.org:443`, `10.0.0.0/8`.
-    #[serde(default)]
-    #[schemars(with = "Vec<String>")]
-    pub allow: Vec<Spanned<String>>,
-    /// Hosts that may not, whatever allows them.
-    #[serde(default)]
-    #[schemars(with = "Vec<String>")]
-    pub deny: Vec<Spanned<String>>,
-    /// The ports an `allow` entry without its own `:port` opens
-    /// (default 80 and 443).
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<u16>>")]
-    pub ports: Option<Spanned<Vec<u16>>>,
-    /// Told with every refusal of this layer.
-    #[serde(default)]
-    pub reason: Option<String>,
-}
 
 /// One entry of a compiled `network:`.
 #[derive(Debug, Clone)]
@@ -168,7 +144,7 @@ pub struct ConnectionDecision {
 impl Network {
     /// `Ok(entry)` when an entry allows `host:port`, `Err(entry)` when one
     /// denies it, `Err(None)` when none allows it.
-    fn decide(&self, host: &str, port: u16) -> Result<&HostRule, Option<&HostRule>> {
+    pub(crate) fn decide(&self, host: &str, port: u16) -> Result<&HostRule, Option<&HostRule>> {
         if let Some(d) = self.deny.iter().find(|r| r.pattern.matches(host, port)) {
             return Err(Some(d));
         }
@@ -179,108 +155,6 @@ impl Network {
                     && (r.pattern.port.is_some() || self.ports.contains(&port))
             })
             .ok_or(None)
-    }
-}
-
-impl crate::PolicySet {
-    /// Whether any layer has `network:`: connections then go through the
-    /// runner's proxy.
-    pub fn has_network_rules(&self) -> bool {
-        self.layers().iter().any(|l| l.network.is_some())
-    }
-
-    /// Decides a connection to `host:port` (before resolution). With no
-    /// `network:` in any layer, everything is allowed.
-    pub fn decide_connection(&self, host: &str, port: u16) -> ConnectionDecision {
-        let host = normalize_host(host);
-        let mut allowed_by = None;
-        for layer in self.layers() {
-            let Some(net) = &layer.network else { continue };
-            let refuse = |rule: Option<String>, line: Option<u64>, why: String| {
-                let why = match &net.reason {
-                    Some(r) => format!("{why}: {r}"),
-                    None => why,
-                };
-                ConnectionDecision {
-                    allow: false,
-                    rule,
-                    policy: Some(layer.source.clone()),
-                    line,
-                    reason: why,
-                }
-            };
-            match net.decide(&host, port) {
-                Ok(r) => {
-                    allowed_by.get_or_insert((r, &layer.source));
-                }
-                Err(Some(d)) => {
-                    return refuse(
-                        Some(format!("deny {}", d.text)),
-                        Some(d.line),
-                        format!("{host}:{port} is denied by `{}`", d.text),
-                    );
-                }
-                Err(None) => {
-                    return refuse(
-                        None,
-                        None,
-                        format!(
-                            "no network entry of {} allows {host}:{port} (ports {})",
-                            layer.source,
-                            net.ports
-                                .iter()
-                                .map(u16::to_string)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    );
-                }
-            }
-        }
-        match allowed_by {
-            Some((r, source)) => ConnectionDecision {
-                allow: true,
-                rule: Some(format!("allow {}", r.text)),
-                policy: Some(source.clone()),
-                line: Some(r.line),
-                reason: format!("{host}:{port} is allowed by `{}`", r.text),
-            },
-            None => ConnectionDecision {
-                allow: true,
-                rule: None,
-                policy: None,
-                line: None,
-                reason: "no layer has network rules".into(),
-            },
-        }
-    }
-
-    /// Whether a connection may reach `ip:port`, an address its host
-    /// resolved to: not when a layer's `deny` entry names the address (a
-    /// name is no way around an address rule), nor, for a private address,
-    /// unless every layer with `network:` names it in an `allow` entry.
-    pub fn network_admits_address(&self, ip: IpAddr, port: u16) -> Result<(), AddressRefusal> {
-        let nets = || {
-            self.layers()
-                .iter()
-                .filter_map(|l| l.network.as_ref().map(|n| (n, &l.source)))
-        };
-        for (n, source) in nets() {
-            if let Some(d) = n.deny.iter().find(|r| r.pattern.names_address(ip, port)) {
-                return Err(AddressRefusal::Denied {
-                    addr: ip.to_string(),
-                    entry: d.text.clone(),
-                    policy: source.clone(),
-                });
-            }
-        }
-        let named = |n: &Network| n.allow.iter().any(|r| r.pattern.names_address(ip, port));
-        if is_private(ip) && !nets().all(|(n, _)| named(n)) {
-            return Err(AddressRefusal::Private {
-                addr: ip.to_string(),
-            });
-        }
-        Ok(())
     }
 }
 
@@ -356,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_network_list_is_bounded_like_rules() {
-        let many: String = (0..=crate::policy::MAX_RULES)
+        let many: String = (0..=crate::model::MAX_RULES)
             .map(|i| format!("    - h{i}.test\n"))
             .collect();
         let e = parse_policy_yaml(
@@ -365,7 +239,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(e[0].message.contains("at most"), "{}", e[0].message);
-        assert_eq!(e[0].line, crate::policy::MAX_RULES as u64 + 3);
+        assert_eq!(e[0].line, crate::model::MAX_RULES as u64 + 3);
     }
 
     #[test]

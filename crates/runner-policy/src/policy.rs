@@ -4,12 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config_error::ConfigError;
-use crate::model::{DefaultDecision, PolicyFile};
+use crate::model::{DefaultDecision, MAX_RULES, PolicyFile};
 use crate::pattern::Pattern;
 use crate::risk::Risk;
-
-/// Most patterns one policy may hold (allow and deny together).
-pub const MAX_RULES: usize = 20_000;
 
 /// A compiled rule.
 #[derive(Debug, Clone)]
