@@ -15,6 +15,7 @@ pub mod engine;
 pub(crate) mod hash;
 pub(crate) mod mcp;
 pub mod net;
+pub(crate) mod pidfd;
 pub(crate) mod process;
 pub mod provider;
 pub(crate) mod report;

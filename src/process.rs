@@ -63,7 +63,7 @@ impl CommandResult {
 /// A group id is a number the kernel hands out again once the group is
 /// gone: signalling it after its leader was reaped could hit an unrelated
 /// group that got the number since. So the group is killed while its leader
-/// is still unreaped (a zombie holds its number): [`wait_exit`] waits for
+/// is still unreaped (a zombie holds its number): [`crate::pidfd::wait_exit`] waits for
 /// the leader to end without reaping it (a pidfd, Linux 5.3+), the group is
 /// killed, and only then is the leader reaped; after that the guard is
 /// [`GroupGuard::retire`]d and never signals again. Where pidfds are
@@ -115,30 +115,6 @@ impl Drop for GroupGuard {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.pgid);
-    }
-}
-
-/// A pidfd for `pid` (Linux 5.3+), or `None` where the kernel has none.
-pub fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: plain syscall; the fd returned is ours to own.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
-}
-
-/// Resolves when the process behind `pidfd` has ended, without reaping it.
-pub async fn wait_exit(pidfd: std::os::fd::OwnedFd) {
-    // SAFETY: the OwnedFd is moved into the AsyncFd and is neither closed
-    // nor replaced while it lives: it is the same open pidfd throughout.
-    let registered = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)
-    };
-    match registered {
-        Ok(fd) => {
-            let _ = fd.readable().await;
-        }
-        // Not pollable: never resolves; the caller's reap takes over.
-        Err(_) => std::future::pending().await,
     }
 }
 
@@ -268,7 +244,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     }
     let mut child = spawned?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
-    let pidfd = child.id().and_then(pidfd_open);
+    let pidfd = child.id().and_then(crate::pidfd::pidfd_open);
     if let (Some(bytes), Some(mut pipe)) = (spec.stdin, child.stdin.take()) {
         // Written on the side: a command that does not read its input
         // must not block the runner; dropping the pipe closes it.
@@ -287,7 +263,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     // that the pipes close, while the shell is still unreaped.
     let ended = async {
         match pidfd {
-            Some(fd) => wait_exit(fd).await,
+            Some(fd) => crate::pidfd::wait_exit(fd).await,
             None => {
                 let _ = child.wait().await;
             }
@@ -420,7 +396,7 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
-            pidfd_open(std::process::id()).is_some(),
+            crate::pidfd::pidfd_open(std::process::id()).is_some(),
             "no pidfd on this kernel"
         );
     }

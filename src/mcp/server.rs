@@ -267,7 +267,7 @@ impl McpServer {
             source,
         })?;
         let group = Arc::new(GroupGuard::new(child.id().map_or(0, |p| p as i32)));
-        let pidfd = child.id().and_then(crate::process::pidfd_open);
+        let pidfd = child.id().and_then(crate::pidfd::pidfd_open);
         let stdout = child.stdout.take().expect("piped");
         let stdin = child.stdin.take().expect("piped");
         // The child is owned by its group guard from here on; reap it when
@@ -279,7 +279,7 @@ impl McpServer {
             // Its group goes with it, killed before the server is reaped
             // (see GroupGuard).
             if let Some(fd) = pidfd {
-                crate::process::wait_exit(fd).await;
+                crate::pidfd::wait_exit(fd).await;
                 monitor.kill();
             }
             let status = match child.wait().await {

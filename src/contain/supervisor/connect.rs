@@ -10,7 +10,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::memory::read_memory;
-use super::{Answer, IpRule, Rules};
+use super::rules::{Answer, IpRule, Rules};
 
 /// Whether the notification still stands for a live call (so that what
 /// was read belongs to it, not to a process that took its number).
@@ -27,8 +27,8 @@ pub(super) fn still_valid(listener: &OwnedFd, id: u64) -> bool {
 
 /// A copy of descriptor `fd` of thread `tid`'s process.
 fn take_socket(tid: u32, fd: i32) -> io::Result<OwnedFd> {
-    let pidfd = crate::process::pidfd_open(tid)
-        .or_else(|| thread_group(tid).and_then(crate::process::pidfd_open))
+    let pidfd = crate::pidfd::pidfd_open(tid)
+        .or_else(|| thread_group(tid).and_then(crate::pidfd::pidfd_open))
         .ok_or_else(io::Error::last_os_error)?;
     // SAFETY: a pidfd and a descriptor number; the kernel checks both.
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };

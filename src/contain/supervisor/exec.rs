@@ -7,8 +7,9 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use super::connect::still_valid;
 use super::memory::{read_argv, read_cstring};
-use super::{Answer, still_valid};
+use super::rules::Answer;
 use crate::contain::exec_guard::{ExecGuard, ExecRefusal};
 
 /// Decides one `execve`/`execveat` against the policy's program denies.

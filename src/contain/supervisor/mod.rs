@@ -37,103 +37,28 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
 
 mod connect;
 mod exec;
 mod memory;
+mod rules;
 
-use super::exec_guard::{ExecGuard, ExecRefusal};
+use super::exec_guard::ExecRefusal;
 use super::seccomp::{self, Op};
-use connect::{decide_connect, still_valid};
+use connect::decide_connect;
 use exec::decide_exec;
+use rules::Answer;
+pub use rules::{IpRule, Rules};
 
 /// Set (to anything) to act as if the kernel refused the supervisor
 /// (seccomp user notification missing or disabled): how the tests see that
 /// such a run says so and stays strict.
 pub const SIMULATE_NO_SUPERVISOR: &str = "RUNNER_SIMULATE_NO_SUPERVISOR";
 
-/// Which IP connections a supervised command may make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IpRule {
-    /// Any (the network is on and no `network:` rules apply).
-    Any,
-    /// Only the runner's proxy on 127.0.0.1 at this port.
-    Proxy(u16),
-}
-
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`.
 const SYNC_WAKE_UP: u64 = 1;
-
-/// What the supervisor enforces for one task's commands.
-#[derive(Debug, Clone)]
-pub struct Rules {
-    pub ip: IpRule,
-    /// Unix sockets may be reached inside these folders (canonical).
-    pub unix_within: Vec<PathBuf>,
-    /// The exec wall, where the policy denies programs.
-    pub exec: Option<Arc<ExecGuard>>,
-    /// Where refused connections are recorded (the task's connections,
-    /// in its transcript); none outside a run.
-    pub log: Option<Arc<crate::net::NetLog>>,
-}
-
-impl Rules {
-    pub fn new(ip: IpRule, unix_within: &[PathBuf]) -> Self {
-        Self {
-            ip,
-            unix_within: unix_within
-                .iter()
-                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-                .collect(),
-            exec: None,
-            log: None,
-        }
-    }
-
-    /// The same rules, deciding execs with `guard` too.
-    pub fn with_exec(&self, guard: Arc<ExecGuard>) -> Self {
-        Self {
-            exec: Some(guard),
-            ..self.clone()
-        }
-    }
-
-    /// The same rules, recording refused connections in `log`.
-    pub fn with_log(&self, log: Arc<crate::net::NetLog>) -> Self {
-        Self {
-            log: Some(log),
-            ..self.clone()
-        }
-    }
-
-    /// Refuses a connection to `host` (an address, a socket's path) and
-    /// `port` (0 for a Unix socket), with a line in the log and a record in
-    /// the task's connections.
-    pub(super) fn refuse(&self, host: String, port: u16, what: String) -> Answer {
-        tracing::warn!("sandbox: connection refused: {what}");
-        if let Some(log) = &self.log {
-            log.push(runner_output::Connection {
-                time_ms: log.now_ms(),
-                via: runner_output::ConnectionVia::Sandbox,
-                host,
-                port,
-                address: None,
-                allowed: false,
-                rule: None,
-                policy: None,
-                line: None,
-                reason: format!("refused by the sandbox's supervisor: {what}"),
-                bytes_sent: 0,
-                bytes_received: 0,
-                duration_ms: 0,
-            });
-        }
-        Answer::Error(libc::EPERM)
-    }
-}
 
 /// Why the runner cannot supervise commands here (said in the
 /// transcript's `sandbox`).
@@ -389,16 +314,6 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
         Some(OwnedFd::from_raw_fd(fd))
     }
-}
-
-/// How the supervisor answers one call.
-pub(super) enum Answer {
-    /// The call runs as the command made it (nothing to decide).
-    Continue,
-    /// The call returns this.
-    Value(i64),
-    /// The call fails with this errno.
-    Error(i32),
 }
 
 /// Serves the listener until no process uses the filter any more (the

@@ -1,0 +1,95 @@
+//! What the supervisor enforces for a task's commands ([`Rules`]: which IP
+//! connections, which Unix sockets, which execs) and how it answers a
+//! call ([`Answer`]); shared by the connect and exec decisions.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::contain::exec_guard::ExecGuard;
+
+/// Which IP connections a supervised command may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpRule {
+    /// Any (the network is on and no `network:` rules apply).
+    Any,
+    /// Only the runner's proxy on 127.0.0.1 at this port.
+    Proxy(u16),
+}
+
+/// What the supervisor enforces for one task's commands.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub ip: IpRule,
+    /// Unix sockets may be reached inside these folders (canonical).
+    pub unix_within: Vec<PathBuf>,
+    /// The exec wall, where the policy denies programs.
+    pub exec: Option<Arc<ExecGuard>>,
+    /// Where refused connections are recorded (the task's connections,
+    /// in its transcript); none outside a run.
+    pub log: Option<Arc<crate::net::NetLog>>,
+}
+
+impl Rules {
+    pub fn new(ip: IpRule, unix_within: &[PathBuf]) -> Self {
+        Self {
+            ip,
+            unix_within: unix_within
+                .iter()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .collect(),
+            exec: None,
+            log: None,
+        }
+    }
+
+    /// The same rules, deciding execs with `guard` too.
+    pub fn with_exec(&self, guard: Arc<ExecGuard>) -> Self {
+        Self {
+            exec: Some(guard),
+            ..self.clone()
+        }
+    }
+
+    /// The same rules, recording refused connections in `log`.
+    pub fn with_log(&self, log: Arc<crate::net::NetLog>) -> Self {
+        Self {
+            log: Some(log),
+            ..self.clone()
+        }
+    }
+
+    /// Refuses a connection to `host` (an address, a socket's path) and
+    /// `port` (0 for a Unix socket), with a line in the log and a record in
+    /// the task's connections.
+    pub(super) fn refuse(&self, host: String, port: u16, what: String) -> Answer {
+        tracing::warn!("sandbox: connection refused: {what}");
+        if let Some(log) = &self.log {
+            log.push(runner_output::Connection {
+                time_ms: log.now_ms(),
+                via: runner_output::ConnectionVia::Sandbox,
+                host,
+                port,
+                address: None,
+                allowed: false,
+                rule: None,
+                policy: None,
+                line: None,
+                reason: format!("refused by the sandbox's supervisor: {what}"),
+                bytes_sent: 0,
+                bytes_received: 0,
+                duration_ms: 0,
+            });
+        }
+        Answer::Error(libc::EPERM)
+    }
+}
+
+/// How the supervisor answers one call.
+pub(super) enum Answer {
+    /// The call runs as the command made it (nothing to decide).
+    Continue,
+    /// The call returns this.
+    Value(i64),
+    /// The call fails with this errno.
+    Error(i32),
+}
