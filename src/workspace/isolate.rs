@@ -38,7 +38,7 @@ use super::snapshot::{Snapshot, SnapshotEntry};
 mod hidden;
 mod tree;
 
-use hidden::Hidden;
+use hidden::{Hidden, Revealed};
 use tree::{copy_entry, copy_tracked_ignored, entry_of, walk_tree, walker};
 
 /// A task's private copy of a workspace; removed when dropped.
@@ -236,6 +236,25 @@ impl IsolatedWorkspace {
     /// by key, never by value.
     pub fn credentials_removed(&self) -> &[String] {
         &self.credentials_removed
+    }
+
+    /// The files and folders left out for the policy (workspace-relative).
+    pub fn hidden(&self) -> &[String] {
+        self.hidden.paths()
+    }
+
+    /// The hidden files git tracks: those can still be read from the
+    /// object store through the copy's git view.
+    pub fn hidden_tracked(&self) -> &[String] {
+        self.hidden.tracked()
+    }
+
+    /// Puts the hidden files back into the copy, as the original has them,
+    /// until the guard is dropped (the checks see the workspace as it
+    /// really is). Dropping it removes them again, whatever became of
+    /// them, so nothing of them reaches the diff.
+    pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
+        self.hidden.reveal(&self.original, &self.root, self.parents)
     }
 
     /// The git object stores the copy's views read through their

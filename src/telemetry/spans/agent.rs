@@ -5,7 +5,7 @@ use opentelemetry::trace::{Event, SpanKind, Status};
 use opentelemetry_sdk::trace::SpanData;
 use runner_output::{Message, Transcript};
 
-use super::{
+use super::build::{
     Builder, SpanOptions, at, int, kv, provider_and_model, redacted, strings, text_messages,
 };
 

@@ -7,9 +7,11 @@ use opentelemetry::trace::{SpanId, SpanKind, Status};
 use opentelemetry_sdk::trace::SpanData;
 use runner_output::AgentRun;
 
-use super::{
-    Builder, SpanOptions, TaskPlace, at, chat, int, kv, provider_and_model, redacted, strings, tool,
+use super::build::{
+    Builder, SpanOptions, TaskPlace, at, int, kv, provider_and_model, redacted, strings,
 };
+use super::model_request::chat;
+use super::tool_call::tool;
 use crate::telemetry::ids::{agent_span, tool_span};
 
 /// The spans of the children `calls` started, nested; `task_span` is the

@@ -8,7 +8,7 @@ use opentelemetry_sdk::trace::SpanData;
 use runner_output::TurnRecord;
 use serde_json::Value as Json;
 
-use super::{Builder, SpanOptions, at, int, kv, strings, text_messages};
+use super::build::{Builder, SpanOptions, at, int, kv, strings, text_messages};
 use crate::telemetry::ids::chat_span;
 
 /// What the vendor's raw response says of itself: the model that

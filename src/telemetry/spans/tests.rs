@@ -1,4 +1,7 @@
 use super::*;
+use opentelemetry::Value;
+use opentelemetry::trace::{TraceId, TraceState};
+use std::time::Duration;
 
 fn transcript() -> Transcript {
     serde_json::from_value(serde_json::json!({

@@ -8,7 +8,7 @@ use opentelemetry_sdk::trace::SpanData;
 use runner_output::{CallStatus, CheckRecord, HookKind, HookRun, ToolCallRecord, Verdict};
 use serde_json::Value as Json;
 
-use super::{Builder, SpanOptions, at, int, kv, redacted, strings};
+use super::build::{Builder, SpanOptions, at, int, kv, redacted, strings};
 use crate::telemetry::ids::{check_span, tool_span};
 
 /// A tool call's `execute_tool {tool}` span, its hooks as events.

@@ -6,11 +6,10 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::IsolatedWorkspace;
 use super::tree::{copy_entry, walker};
 
 /// What the copy leaves out for the policy: absent while the agent works,
-/// put back for the checks (see [`IsolatedWorkspace::reveal_hidden`]).
+/// put back for the checks ([`Hidden::reveal`]).
 #[derive(Debug, Default)]
 pub(super) struct Hidden {
     paths: Vec<String>,
@@ -30,39 +29,44 @@ impl Hidden {
     }
 }
 
-impl IsolatedWorkspace {
-    /// The files and folders left out for the policy (workspace-relative).
-    pub fn hidden(&self) -> &[String] {
-        &self.hidden.paths
+impl Hidden {
+    /// The files and folders left out (workspace-relative).
+    pub(super) fn paths(&self) -> &[String] {
+        &self.paths
     }
 
-    /// The hidden files git tracks: those can still be read from the
-    /// object store through the copy's git view.
-    pub fn hidden_tracked(&self) -> &[String] {
-        &self.hidden.tracked
+    /// Those git tracks: they can still be read from the object store
+    /// through the copy's git view.
+    pub(super) fn tracked(&self) -> &[String] {
+        &self.tracked
     }
 
-    /// Puts the hidden files back into the copy, as the original has them,
-    /// until the guard is dropped (the checks see the workspace as it
-    /// really is). Dropping it removes them again, whatever became of
-    /// them, so nothing of them reaches the diff.
-    pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
-        let guard = Revealed { iso: self };
-        if self.hidden.paths.is_empty() || self.hidden.revealed.swap(true, Ordering::SeqCst) {
+    /// Puts the hidden files back into the copy at `root`, as the
+    /// `original` has them, until the guard is dropped. Dropping it removes
+    /// them again, whatever became of them, so nothing of them reaches the
+    /// diff. `parents`: the walks honour the ignore files above.
+    pub(super) fn reveal<'a>(
+        &'a self,
+        original: &Path,
+        root: &'a Path,
+        parents: bool,
+    ) -> std::io::Result<Revealed<'a>> {
+        let guard = Revealed { hidden: self, root };
+        if self.paths.is_empty() || self.revealed.swap(true, Ordering::SeqCst) {
             return Ok(guard);
         }
-        for rel in &self.hidden.paths {
-            copy_hidden(&self.original.join(rel), &self.root.join(rel), self.parents)?;
+        for rel in &self.paths {
+            copy_hidden(&original.join(rel), &root.join(rel), parents)?;
         }
         Ok(guard)
     }
 
-    fn hide_again(&self) {
-        if !self.hidden.revealed.swap(false, Ordering::SeqCst) {
+    fn hide_again(&self, root: &Path) {
+        if !self.revealed.swap(false, Ordering::SeqCst) {
             return;
         }
-        for rel in &self.hidden.paths {
-            let path = self.root.join(rel);
+        for rel in &self.paths {
+            let path = root.join(rel);
             let gone = match path.symlink_metadata() {
                 Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
                 Ok(_) => std::fs::remove_file(&path),
@@ -78,14 +82,15 @@ impl IsolatedWorkspace {
     }
 }
 
-/// The guard of [`IsolatedWorkspace::reveal_hidden`].
+/// The guard of a reveal: the hidden files are in the copy while it lives.
 pub struct Revealed<'a> {
-    iso: &'a IsolatedWorkspace,
+    hidden: &'a Hidden,
+    root: &'a Path,
 }
 
 impl Drop for Revealed<'_> {
     fn drop(&mut self) {
-        self.iso.hide_again();
+        self.hidden.hide_again(self.root);
     }
 }
 
