@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use runner_output::{AgentRun, ToolCallRecord};
 
-use super::esc;
+use super::text::{esc, signatures};
 
 /// The children started by `calls`, nested; empty when there are none.
 pub fn tree(calls: &[ToolCallRecord]) -> String {
@@ -47,7 +47,7 @@ pub fn tree(calls: &[ToolCallRecord]) -> String {
         }
         h.push_str("<ol class=\"agent-calls\">\n");
         for c in &a.tool_calls {
-            let sig = super::signatures(c);
+            let sig = signatures(c);
             let _ = writeln!(
                 h,
                 "<li class=\"{}\"><code>{}</code> {} <span class=\"muted\">{}</span></li>",

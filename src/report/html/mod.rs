@@ -12,6 +12,7 @@
 //! messages at a time, so a transcript of 10,000 calls opens at once.
 
 mod agents;
+mod text;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 
@@ -22,6 +23,8 @@ use super::transcript::{OutcomeStatus, Transcript};
 use crate::contain::redact;
 use crate::engine::{CallStatus, ToolCallRecord};
 use crate::provider::Message;
+pub use text::esc;
+use text::signatures;
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("report.js");
@@ -31,24 +34,6 @@ const SCRIPT: &str = include_str!("report.js");
 const MAX_TEXT: usize = 4000;
 /// Lines of one file's diff on the page; changes.diff has the rest.
 const MAX_DIFF_LINES: usize = 2000;
-
-/// HTML-escapes text for element content and quoted attributes, secrets
-/// redacted first (escaping would hide them from a redaction afterwards).
-pub fn esc(s: &str) -> String {
-    let s = redact(s);
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// `s` cut to [`MAX_TEXT`] characters, with a note, secrets redacted.
 fn cut(s: &str) -> String {
@@ -148,21 +133,6 @@ fn conversation(t: &Transcript) -> Vec<PageMessage> {
         }
     }
     out
-}
-
-/// A call's signatures as decided, or its tool's name when no policy was
-/// asked.
-pub(super) fn signatures(c: &ToolCallRecord) -> String {
-    c.decision.as_deref().map_or_else(
-        || c.tool.clone(),
-        |d| {
-            d.signatures
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
-        },
-    )
 }
 
 fn duration(ms: u64) -> String {

@@ -3,6 +3,7 @@
 
 mod bash;
 mod edit_file;
+mod files;
 mod glob;
 mod grep;
 mod ls;
@@ -16,11 +17,12 @@ mod write_file;
 
 use std::sync::Arc;
 
-use super::ToolContext;
 use super::tool::{DynTool, typed};
-use runner_policy::{Family, Signature};
 
 pub use bash::bash_is_read_only;
+pub(crate) use files::{
+    diff_stats, io_error, looks_binary, path_signatures, read_text, regular_file, text_diff,
+};
 pub use task::TaskTool;
 
 /// Every built-in tool, in the order the model sees them.
@@ -43,119 +45,3 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
 /// Built-in tools a task gets only when its `tools:` names them: what
 /// reaches beyond the machine is asked for, not handed out.
 pub const OPT_IN: &[&str] = &["web_fetch"];
-
-/// `Family(path)` signatures for a path argument, with the symlink target's
-/// spelling added when it differs (an allow must match both, a deny either).
-pub(crate) fn path_signatures(ctx: &ToolContext, family: Family, path: &str) -> Vec<Signature> {
-    ctx.workspace
-        .signature_paths(path)
-        .into_iter()
-        .map(|p| Signature::new(family, p))
-        .collect()
-}
-
-/// How much of a file's start is looked at to tell text from binary.
-pub(crate) const BINARY_PROBE: usize = 8192;
-
-/// Whether `bytes` look binary: a NUL byte in their first
-/// [`BINARY_PROBE`] bytes, as git and grep tell.
-pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(BINARY_PROBE)].contains(&0)
-}
-
-/// Reads a text file for editing, refusing binary files.
-pub(crate) fn read_text(
-    ws: &crate::workspace::Workspace,
-    path: &std::path::Path,
-    shown: &str,
-) -> Result<String, super::ToolError> {
-    use std::io::Read;
-    let (mut file, meta) = regular_file(ws.open_read(path), shown)?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| io_error(e, shown))?;
-    if looks_binary(&bytes) {
-        return Err(super::ToolError::validation(format!(
-            "{shown} is a binary file; it cannot be read or edited as text"
-        )));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| super::ToolError::validation(format!("{shown} is not valid UTF-8 text")))
-}
-
-/// A file just opened, with its metadata (from the open descriptor, so
-/// one path lookup serves both), refused unless it is a regular file.
-pub(crate) fn regular_file(
-    opened: std::io::Result<std::fs::File>,
-    shown: &str,
-) -> Result<(std::fs::File, std::fs::Metadata), super::ToolError> {
-    let file = opened.map_err(|e| io_error(e, shown))?;
-    let meta = file.metadata().map_err(|e| io_error(e, shown))?;
-    if meta.is_dir() {
-        return Err(io_error(std::io::ErrorKind::IsADirectory.into(), shown));
-    }
-    if !meta.is_file() {
-        return Err(super::ToolError::validation(format!(
-            "{shown} is not a regular file (a device, FIFO or socket)"
-        )));
-    }
-    Ok((file, meta))
-}
-
-/// An I/O error as the model should read it.
-pub(crate) fn io_error(e: std::io::Error, shown: &str) -> super::ToolError {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            super::ToolError::execution(format!("file not found: {shown}"))
-        }
-        // A refusal of our own says why (a symlink swapped in, say).
-        std::io::ErrorKind::PermissionDenied if e.get_ref().is_some() => {
-            super::ToolError::permission(format!("access to {shown} refused: {e}"))
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            super::ToolError::permission(format!("the file system refused access to {shown}"))
-        }
-        std::io::ErrorKind::IsADirectory => {
-            super::ToolError::validation(format!("{shown} is a folder, not a file; use ls"))
-        }
-        _ => super::ToolError::execution(format!("{shown}: {e}")),
-    }
-}
-
-/// A git-style diff of one file's text change, for metadata.
-pub(crate) fn text_diff(path: &str, old: Option<&str>, new: &str) -> String {
-    use crate::workspace::{ChangeKind, FileChange, FileContent, render_file_diff};
-    let content = |s: &str| FileContent {
-        bytes: s.as_bytes().to_vec(),
-        mode: 0o100644,
-        symlink: None,
-    };
-    render_file_diff(
-        &FileChange {
-            path: path.to_string(),
-            kind: if old.is_some() {
-                ChangeKind::Modified
-            } else {
-                ChangeKind::Added
-            },
-            old: old.map(content),
-            new: Some(content(new)),
-            base_moved: false,
-        },
-        None,
-    )
-}
-
-/// Counts added and removed lines of a diff.
-pub(crate) fn diff_stats(diff: &str) -> (usize, usize) {
-    let mut add = 0;
-    let mut del = 0;
-    for l in diff.lines() {
-        if l.starts_with('+') && !l.starts_with("+++") {
-            add += 1;
-        } else if l.starts_with('-') && !l.starts_with("---") {
-            del += 1;
-        }
-    }
-    (add, del)
-}
