@@ -2,7 +2,7 @@
 //! analysis seeing what a command does.
 //!
 //! A run can hold three (see the runner's `workspace::isolate`,
-//! `run::denied_changes` and `contain::sandbox`):
+//! `run::task::violations` and `contain::sandbox`):
 //!
 //! - **reads**: what the policy denies reading is not in the agent's copy,
 //!   and the original workspace is unreadable to commands. It does not

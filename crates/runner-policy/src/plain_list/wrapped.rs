@@ -187,6 +187,12 @@ mod tests {
             ("bash --rcfile f -c 'x'", None),
             ("bash -c 'x", None),
             ("fish -c 'x'", None),
+            ("bash -sc 'x'", None),
+            ("bash - -c 'x'", None),
+            // Single quotes take `$` and `\\` as they are.
+            ("bash -c 'echo $HOME'", Some("echo $HOME")),
+            ("bash -c 'a\\$b'", Some("a\\$b")),
+            ("bash -c 'a\\' >&2", Some("a\\")),
             ("bashx -c 'x'", None),
         ] {
             assert_eq!(shell_script(part).as_deref(), want, "{part:?}");
