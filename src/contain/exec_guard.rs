@@ -16,6 +16,11 @@
 //! the same size as a denied program is read and compared, anything else
 //! costs one `stat`.
 //!
+//! **Unreadable argv.** Where the program's model cannot read the argv
+//! (`git -c alias.p=push p`, `git -c core.pager=...`: what git does is in
+//! the configuration it is given), the exec of a program a deny rule names
+//! is refused by that rule: the wall fails closed.
+//!
 //! **Cost.** An exec whose names no deny rule names is decided without
 //! the analysis: a table look-up. Only a denied program's argv is analysed.
 //!
@@ -235,6 +240,7 @@ impl ExecGuard {
             .into_iter()
             .filter(|s| s.family == Family::Bash)
             .collect();
+        let opaque = analysis.opaque.is_some() || sigs.iter().any(|s| s.opaque.is_some());
         // The plain words too, whatever the model makes of them.
         let mut words = vec![name.to_string()];
         words.extend(args.iter().cloned());
@@ -242,13 +248,35 @@ impl ExecGuard {
             Family::Bash,
             runner_policy::words::join_words(&words),
         ));
-        sigs.iter().find_map(|sig| {
+        let denied = sigs.iter().find_map(|sig| {
             let d = self.policy.denied(sig)?;
             Some(ExecRefusal {
                 argv: argv.to_vec(),
                 rule: d.rule.unwrap_or_default(),
                 policy: d.policy.unwrap_or_default(),
                 line: d.line,
+            })
+        });
+        // An argv the model cannot read (`git -c alias.p=push p`: what git
+        // runs is in its configuration) may be what a rule for this
+        // program denies: refused, by that rule.
+        denied.or_else(|| opaque.then(|| self.rule_for(name, argv)).flatten())
+    }
+
+    /// The refusal of `argv` by the first deny rule that names the program
+    /// `name`.
+    fn rule_for(&self, name: &str, argv: &[String]) -> Option<ExecRefusal> {
+        self.policy.layers().iter().find_map(|layer| {
+            let rule = layer.rules.iter().find(|r| {
+                !r.allow
+                    && r.pattern.family == Family::Bash
+                    && rule_program(&r.pattern.text).as_deref() == Some(name)
+            })?;
+            Some(ExecRefusal {
+                argv: argv.to_vec(),
+                rule: format!("deny {}", rule.pattern.text),
+                policy: layer.source.clone(),
+                line: Some(rule.line),
             })
         })
     }
@@ -303,6 +331,10 @@ mod tests {
             &["git", "push", "origin", "main"][..],
             &["git", "-c", "user.name=x", "push"],
             &["/usr/bin/git", "push"],
+            // What git runs is in the configuration it is given: fails
+            // closed.
+            &["git", "-c", "core.pager=cat", "push"],
+            &["git", "-c", "alias.p=push", "p"],
         ] {
             let r = g.decide(git, &argv(words), cwd);
             assert_eq!(

@@ -13,6 +13,7 @@ mod cli_run;
 mod containment;
 mod credentials;
 mod error_classes;
+mod exec_wall;
 mod fallback;
 mod git_workspace;
 mod hooks;

@@ -473,9 +473,15 @@ mod tests {
             // 65 parts, 64 commands: the parts are bounded too.
             (&format!("cd a;{}", "a;".repeat(64)), None),
             // Quotes, escapes and `$'...'` as bash reads them (mutants).
-            ("printf '%s' x | python3 -c y", some(&["printf '%s' x", "python3 -c y"])),
+            (
+                "printf '%s' x | python3 -c y",
+                some(&["printf '%s' x", "python3 -c y"]),
+            ),
             ("echo a\\;b", some(&["echo a\\;b"])),
-            ("python3 -c 'a\\' ; rm x", some(&["python3 -c 'a\\'", "rm x"])),
+            (
+                "python3 -c 'a\\' ; rm x",
+                some(&["python3 -c 'a\\'", "rm x"]),
+            ),
             ("echo \\\" ; rm x", some(&["echo \\\"", "rm x"])),
             ("echo \"it's\" ; rm x", some(&["echo \"it's\"", "rm x"])),
             ("echo 'a\"b' ; rm x", some(&["echo 'a\"b'", "rm x"])),
@@ -487,10 +493,16 @@ mod tests {
             ("ls \\", None),
             ("cat <<< x", None),
             // Heredocs: a lone `<` is none; a space before the word, `<<-`.
-            ("python3 -c x < in.txt\nrm y", some(&["python3 -c x < in.txt", "rm y"])),
+            (
+                "python3 -c x < in.txt\nrm y",
+                some(&["python3 -c x < in.txt", "rm y"]),
+            ),
             ("a<b<<A\nx\nA", some(&["a<b<<A"])),
             ("cat <<A <b\nx\nA", some(&["cat <<A <b"])),
-            ("python3 << EOF\nx\nEOF\nrm y", some(&["python3 << EOF", "rm y"])),
+            (
+                "python3 << EOF\nx\nEOF\nrm y",
+                some(&["python3 << EOF", "rm y"]),
+            ),
             ("node <<-X\n\ta\n\tX\nrm y", some(&["node <<-X", "rm y"])),
             ("cat <<F\nx\nF", some(&["cat <<F"])),
             // An empty word (`<<''`) is refused, not read.

@@ -1,0 +1,144 @@
+//! The exec wall's corpus (issue 41): every row of
+//! tests/fixtures/policy/exec-wall.yaml runs for real, as one task's bash
+//! calls, under program deny rules with the supervisor on. A hostile row
+//! starts a denied program where the gate cannot see it (inline code, a
+//! value only known at run time, a copy, a link, a spoofed `argv[0]`, a
+//! wrapper): its exec is refused and the call's record names the rule. A
+//! plain row starts what no rule denies: nothing is refused. And whatever
+//! the rows did, the remote the sandbox lets them write got no push.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{bash_turns, read_json, runner, stderr, write};
+
+const PUSH: &str = "push -q origin HEAD:refs/heads/pushed";
+
+struct Row {
+    bash: String,
+    refused_by: Option<String>,
+}
+
+fn rows() -> Vec<Row> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/policy/exec-wall.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let bash = c["bash"].as_str().unwrap().replace("$PUSH", PUSH);
+            let refused_by = match c["expect"].as_str().unwrap() {
+                "refused" => Some(c["rule"].as_str().unwrap().to_string()),
+                "runs" => None,
+                other => panic!("{bash}: expect {other}"),
+            };
+            Row { bash, refused_by }
+        })
+        .collect()
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_exec_wall_holds_where_the_gate_cannot_see() {
+    let rows = rows();
+    let hostile = rows.iter().filter(|r| r.refused_by.is_some()).count();
+    assert!(
+        hostile >= 12 && rows.len() - hostile >= 8,
+        "{} rows",
+        rows.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ws = d.join("ws");
+    write(d, "ws/a.txt", "a\n");
+    assert!(
+        git(d, &["init", "-q", "--bare", "remote.git"])
+            .status
+            .success()
+    );
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &["commit", "-qm", "init"],
+    ] {
+        assert!(git(&ws, args).status.success(), "git {args:?}");
+    }
+    let remote = d.join("remote.git").canonicalize().unwrap();
+    let origin = remote.display().to_string();
+    assert!(
+        git(&ws, &["remote", "add", "origin", &origin])
+            .status
+            .success()
+    );
+    let commands: Vec<&str> = rows.iter().map(|r| r.bash.as_str()).collect();
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nmax_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\nscript:\n{}  - text: done\n",
+            bash_turns(&commands)
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
+    assert_eq!(t["backstops"]["exec"], true, "{}", t["backstops"]);
+    let calls = t["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), rows.len());
+    let mut wrong = Vec::new();
+    for (row, call) in rows.iter().zip(calls) {
+        // The gate let each row run: the wall is what is tested.
+        if call["decision"]["decision"] != "allow" {
+            wrong.push(format!(
+                "{}: the gate decided {}",
+                row.bash, call["decision"]
+            ));
+            continue;
+        }
+        let refusals = call["metadata"]["sandbox_refusals"].as_array();
+        let rule = refusals
+            .and_then(|r| r.first())
+            .map(|r| r["rule"].as_str().unwrap_or_default().to_string());
+        match (&row.refused_by, &rule) {
+            (Some(want), Some(got)) if want == got => {}
+            (None, None) => {
+                if call["status"] != "ok" {
+                    wrong.push(format!("{}: ran, but {}", row.bash, call["content"]));
+                }
+            }
+            _ => wrong.push(format!(
+                "{}: expected {:?}, refused by {:?} ({})",
+                row.bash, row.refused_by, rule, call["content"]
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Nothing reached the remote.
+    let refs = git(&remote, &["for-each-ref"]);
+    assert!(
+        refs.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&refs.stdout)
+    );
+    assert_eq!(
+        t["counts"]["denied_calls"].as_u64(),
+        Some(hostile as u64),
+        "{}",
+        t["counts"]
+    );
+}
