@@ -13,15 +13,17 @@
 //! instead (the telemetry row needs this one's). Prints a Markdown table
 //! for docs/performance.md.
 
-use std::io::{BufReader, Read};
-use std::net::TcpListener;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support {
+    pub mod fake_model;
     pub mod http;
 }
+
+use support::fake_model::{Wire, fake_collector, fake_model};
 
 /// The binary under test: this build's, or `BENCH_RUNNER` (another
 /// build, to compare side by side).
@@ -304,111 +306,6 @@ fn batch_of_16() {
     );
 }
 
-/// The vendors' wire formats, as the fake model server answers in them.
-#[derive(Clone, Copy)]
-enum Wire {
-    OpenAi,
-    Anthropic,
-    Gemini,
-}
-
-impl Wire {
-    fn name(self) -> &'static str {
-        match self {
-            Wire::OpenAi => "OpenAI Chat Completions",
-            Wire::Anthropic => "Anthropic Messages",
-            Wire::Gemini => "Gemini generateContent",
-        }
-    }
-
-    /// The task's `model:` and the variables that point it at the fake.
-    fn model_and_env(self, port: u16) -> (&'static str, [(&'static str, String); 2]) {
-        let root = format!("http://127.0.0.1:{port}");
-        match self {
-            Wire::OpenAi => (
-                "openai:bench",
-                [
-                    ("OPENAI_BASE_URL", format!("{root}/v1")),
-                    ("OPENAI_API_KEY", "sk-bench".into()),
-                ],
-            ),
-            Wire::Anthropic => (
-                "anthropic:bench",
-                [
-                    ("ANTHROPIC_BASE_URL", root),
-                    ("ANTHROPIC_API_KEY", "sk-bench".into()),
-                ],
-            ),
-            Wire::Gemini => (
-                "gemini:bench",
-                [
-                    ("GEMINI_BASE_URL", format!("{root}/v1beta")),
-                    ("GEMINI_API_KEY", "bench".into()),
-                ],
-            ),
-        }
-    }
-
-    /// Answer `n`: one `ls` call, or the final text when `last`.
-    fn answer(self, n: usize, last: bool) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            Wire::OpenAi => {
-                let message = if last {
-                    json!({"role": "assistant", "content": "done"})
-                } else {
-                    json!({"role": "assistant", "content": null, "tool_calls": [
-                        {"id": format!("c{n}"), "type": "function",
-                         "function": {"name": "ls", "arguments": "{}"}}]})
-                };
-                json!({"choices": [{"message": message,
-                    "finish_reason": if last {"stop"} else {"tool_calls"}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
-            }
-            Wire::Anthropic => {
-                let content = if last {
-                    json!([{"type": "text", "text": "done"}])
-                } else {
-                    json!([{"type": "tool_use", "id": format!("c{n}"), "name": "ls", "input": {}}])
-                };
-                json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant",
-                    "content": content,
-                    "stop_reason": if last {"end_turn"} else {"tool_use"},
-                    "usage": {"input_tokens": 10, "output_tokens": 5}})
-            }
-            Wire::Gemini => {
-                let part = if last {
-                    json!({"text": "done"})
-                } else {
-                    json!({"functionCall": {"name": "ls", "args": {}}})
-                };
-                json!({"candidates": [{"content": {"role": "model", "parts": [part]},
-                    "finishReason": "STOP"}],
-                    "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}})
-            }
-        }
-    }
-}
-
-/// A fake model server speaking `wire`: each answer after `latency`; it
-/// asks for one `ls` call until `turns` answers were given, then answers
-/// text.
-fn fake_model(wire: Wire, latency: Duration, turns: usize) -> (u16, std::thread::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handle = std::thread::spawn(move || {
-        for (n, conn) in listener.incoming().enumerate() {
-            let Ok(mut conn) = conn else { continue };
-            support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
-            std::thread::sleep(latency);
-            let last = (n + 1) % (turns + 1) == 0;
-            let body = wire.answer(n, last).to_string();
-            support::http::answer_json(&mut conn, &body);
-        }
-    });
-    (port, handle)
-}
-
 fn turn_overhead() {
     for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
         turn_overhead_of(wire, None);
@@ -420,21 +317,6 @@ fn turn_overhead() {
         let (port, _collector) = fake_collector();
         turn_overhead_of(Wire::OpenAi, Some(port));
     }
-}
-
-/// An OTLP/HTTP collector that takes every export (an empty protobuf
-/// answer is a valid `Export*ServiceResponse`).
-fn fake_collector() -> (u16, std::thread::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handle = std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
-            support::http::answer_json(&mut conn, "");
-        }
-    });
-    (port, handle)
 }
 
 fn turn_overhead_of(wire: Wire, collector: Option<u16>) {

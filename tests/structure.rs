@@ -1,7 +1,7 @@
 //! The shape the whole workspace keeps as it grows (issue 43), for each of
 //! its crates:
 //! - no source file over 500 lines, tests aside (a module's tests may be a
-//!   file of their own: `tests.rs`);
+//!   file of their own: `tests.rs`), and no bench over 500;
 //! - no import circle between its files: each names the files it takes
 //!   from by `use` and by path (`crate::a::B`, `super::C`, `child::D`);
 //! - no `Result<_, String>` outside tests: an error is a type that says
@@ -377,7 +377,17 @@ fn small_files_no_circles_typed_errors() {
             problems.push(format!("{dir}: an import circle: {}", ties.join(", ")));
         }
     }
-    assert!(files > 150, "read {files} files");
+    // The benches are programs of their own: held to the same length.
+    let mut benches = BTreeMap::new();
+    modules(&root.join("benches"), &[], &mut benches);
+    for p in benches.values() {
+        let lines = std::fs::read_to_string(p).unwrap().lines().count();
+        if lines > MAX_LINES {
+            let shown = p.strip_prefix(root).unwrap().display();
+            problems.push(format!("{shown} has {lines} lines (at most {MAX_LINES})"));
+        }
+    }
+    assert!(files > 150 && benches.len() > 5, "read {files} files");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

@@ -1,0 +1,119 @@
+//! The gate bench's shapes: each a command (or a policy) built to find the
+//! gate's worst case, by name, with what it is.
+
+/// One worst case: what it builds, and how to decide it.
+pub struct Shape {
+    pub name: &'static str,
+    pub what: &'static str,
+}
+
+pub const SHAPES: &[Shape] = &[
+    Shape {
+        name: "everyday",
+        what: "`cargo test --workspace 2>&1 | tail -n 50` (the common case)",
+    },
+    Shape {
+        name: "parens-69",
+        what: "69 bytes of unclosed `( (( ((`",
+    },
+    Shape {
+        name: "parens-10k",
+        what: "10,000 bytes of `( (( ((` groups",
+    },
+    Shape {
+        name: "braces-1500",
+        what: "`{ ` nested 1,500 deep",
+    },
+    Shape {
+        name: "cds-operands",
+        what: "40 `cd dN || true`, then `cat` with 10,000 characters of operands",
+    },
+    Shape {
+        name: "find-roots-braces",
+        what: "`find` with 300 roots and `-exec cat` with 2,000 `{}`",
+    },
+    Shape {
+        name: "star-big-folder",
+        what: "`cat * * ...` (4,900 `*`) in a folder of 10,000 files",
+    },
+    Shape {
+        name: "star-dotdot-star",
+        what: "`cat */../*` operands over 1,000 folders",
+    },
+    Shape {
+        name: "long-path",
+        what: "a 10,000-character path against 1,000 path rules",
+    },
+    Shape {
+        name: "star-words-deny",
+        what: "a 10,000-character command against `deny Bash(* a * a * a * a * a * z)`",
+    },
+    Shape {
+        name: "substitutions",
+        what: "`$(` nested 12 deep, repeated to 10,000 characters",
+    },
+    Shape {
+        name: "heredoc-cut-short",
+        what: "10,000 characters of `cat <<'' a;` ending in `$(<< ($(` (a here-document with an empty tag cut short: brush-parser looped on it for ever)",
+    },
+    Shape {
+        name: "heredoc-1mb",
+        what: "`cat <<'EOF' > gen.py` with a 1 MiB body (data, not code: issue 42)",
+    },
+    Shape {
+        name: "heredoc-1mb-open",
+        what: "`python3 <<'EOF'` with a 1 MiB body never closed, under every backstop",
+    },
+    Shape {
+        name: "heredocs-10k-lines",
+        what: "10,000 lines of heredocs (`cat <<EOF > fN`, 2 lines each: over the code budget)",
+    },
+    Shape {
+        name: "code-after-heredoc-1mb",
+        what: "a small heredoc, then 1 MiB of code (`echo a b;`): refused by the quick scan before bash's tokenizer sees it (which would take ~0.45 s)",
+    },
+    Shape {
+        name: "jobs-nested",
+        what: "`make -j$(expr $(nproc) + $(nproc))` nested 12 deep, repeated to 10,000 characters",
+    },
+    Shape {
+        name: "rules-10k-load",
+        what: "loading a policy of 10,000 rules",
+    },
+    Shape {
+        name: "rules-10k-decide",
+        what: "an everyday command under 10,000 rules",
+    },
+    Shape {
+        name: "deep-path-rule",
+        what: "loading a path rule of 5,000 segments",
+    },
+    Shape {
+        name: "lint-10k",
+        what: "`runner policy lint` of 10,000 rules",
+    },
+    Shape {
+        name: "fetch-rules-20k",
+        what: "a `web_fetch` of a 10,000-character URL path under 20,000 `Fetch` rules (wildcard hosts, path globs), its private address named by the last",
+    },
+    Shape {
+        name: "fetch-glob-stars",
+        what: "loading a `Fetch` rule whose path is 6,000 `*a`, and deciding a 10,000-character path against it",
+    },
+    Shape {
+        name: "network-20k",
+        what: "a connection and its address decided against `network:` lists of 20,000 entries, allowed by none",
+    },
+    Shape {
+        name: "opaque-list-backstops",
+        what: "`python3 -c x;` 64 times (the longest list decided command by command) under every backstop and 10,000 rules, the allow rule last",
+    },
+    Shape {
+        name: "opaque-timeout-backstops",
+        what: "`cd d && A=1 timeout 5 python3 -c x;` 32 times (64 commands: `timeout` and its program each decided) under every backstop and 10,000 rules, the allow rules last",
+    },
+    Shape {
+        name: "opaque-shells-backstops",
+        what: "`bash -c \"sh -c \\\"bash -c 'python3 -c x; ...'\\\"\"` (three shells deep, 64 commands) under every backstop and 10,000 rules, the allow rules last",
+    },
+];
