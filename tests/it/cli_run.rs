@@ -74,6 +74,10 @@ fn examples_pass_and_their_diffs_apply_exactly() {
     ] {
         let t = read_json(out.join(task).join("transcript.json"));
         assert_eq!(t["outcome"]["status"], "passed", "{task}");
+        // Only the task built to show denials shows any (issue 50).
+        if task != "denied-action" {
+            assert_eq!(t["counts"]["denied_calls"], 0, "{task}: {}", t["counts"]);
+        }
         for c in t["tool_calls"].as_array().unwrap() {
             assert!(c.get("decision").is_some() && c.get("duration_ms").is_some());
         }
@@ -398,6 +402,42 @@ fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
     );
     assert!(calls[2]["content"].as_str().unwrap().contains("file_path"));
     assert!(calls.iter().all(|c| c["status"] == "error"));
+}
+
+/// The shipped tasks and policies, checked as the README tells a new user
+/// to: `runner validate` and `runner policy lint` find nothing to warn of
+/// (issue 50: the examples used an unanchored `Read(.env)`).
+#[test]
+fn the_shipped_tasks_and_policies_lint_clean() {
+    let root = repo();
+    let files = |dir: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        v.sort();
+        v
+    };
+    let (tasks, policies) = (files("tasks"), files("policies"));
+    assert!(tasks.len() >= 5 && policies.len() >= 2);
+    let o = runner()
+        .current_dir(&root)
+        .arg("validate")
+        .args(&tasks)
+        .args(&policies)
+        .output()
+        .unwrap();
+    let err = crate::common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let o = runner()
+        .current_dir(&root)
+        .args(["policy", "lint"])
+        .args(&policies)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
 }
 
 #[test]
