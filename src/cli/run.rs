@@ -1,7 +1,7 @@
 //! `runner run [OPTIONS] TASK...`: loads and checks everything first (bad
 //! input runs nothing and exits 2), then hands the tasks to [`crate::run`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{CliError, CliResult, Exit, load_policies};
@@ -19,7 +19,7 @@ use crate::tools::Registry;
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Task files (paths or globs).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "otel")]
     tasks: Vec<String>,
     /// Output folder (default runner-out).
     #[arg(long)]
@@ -72,6 +72,19 @@ pub struct RunArgs {
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     files: Option<Vec<String>>,
+}
+
+/// `--otel` takes an optional ENDPOINT, so `runner run --otel tasks/x.yaml`
+/// read the task file as the endpoint (issue 50). A value that names a
+/// task file (one that exists, or ends in `.yaml`/`.yml`) is a task, and
+/// `--otel` has no value: where the `OTEL_EXPORTER_OTLP_*` variables say.
+fn otel_took_a_task(args: &mut RunArgs) {
+    let Some(v) = &args.otel else { return };
+    let task_like = v.ends_with(".yaml") || v.ends_with(".yml") || Path::new(v).is_file();
+    if !v.contains("://") && task_like {
+        args.tasks
+            .insert(0, std::mem::take(args.otel.as_mut().unwrap()));
+    }
 }
 
 /// The run's telemetry: off unless `--otel`, a task's `telemetry:` or the
@@ -165,7 +178,13 @@ fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
     }
 }
 
-pub async fn run(args: RunArgs) -> CliResult {
+pub async fn run(mut args: RunArgs) -> CliResult {
+    otel_took_a_task(&mut args);
+    if args.tasks.is_empty() {
+        return Err(CliError::Invalid(
+            "no task files given (`runner run TASK...`)".into(),
+        ));
+    }
     // The tools' schemas (generated from their types, a fraction of a
     // millisecond) are made while the task files load, off the path to the
     // first request.

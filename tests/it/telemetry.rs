@@ -640,6 +640,45 @@ fn without_telemetry_nothing_is_traced_and_bad_settings_are_named() {
     );
 }
 
+/// `--otel` takes an optional endpoint: a task file right after it is a
+/// task, and `--otel` then sends where the variables say (issue 50: the
+/// task file was read as the endpoint, and the run refused for want of a
+/// task).
+#[test]
+fn a_task_file_after_otel_is_a_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(
+        dir.path(),
+        "task.yaml",
+        "name: t\nprompt: x\nworkspace: ws\nscript:\n  - text: done\n",
+    );
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{}", rx.http),
+        )
+        .args(["run", "-q", "--out", "out", "--otel", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    one(&rx.spans(), "invoke_agent t");
+    // Without a task, a clear refusal.
+    let out = clean(runner())
+        .current_dir(dir.path())
+        .args(["run", "-q", "--out", "out2", "--otel"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no task files given"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_run_stopped_by_sigterm_still_sends_its_telemetry() {
     let dir = tempfile::tempdir().unwrap();
