@@ -25,6 +25,7 @@ mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
 mod providers;
+mod readme;
 mod reports;
 mod resume;
 mod shell_differential;

@@ -1,0 +1,197 @@
+//! The README's recipes work as written (issue 50): every YAML block is
+//! checked as what it is, and every command of the command table exists
+//! with the options it lists.
+//!
+//! - A task (it has `prompt:`) validates and, being scripted, runs offline
+//!   beside the shipped policies and example workspace, and passes.
+//! - A policy (`default:` or `rules:` at the top) validates.
+//! - A section of a task (`hooks:`, `mcp_servers:`, `agents:` ...)
+//!   validates inside a minimal task.
+//! - A workflow (`jobs:`) passes actionlint.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{copy_tree, repo, runner, stderr};
+
+fn readme() -> String {
+    std::fs::read_to_string(repo().join("README.md")).unwrap()
+}
+
+/// The fenced blocks of `lang`, with the line each starts on.
+fn blocks(text: &str, lang: &str) -> Vec<(usize, String)> {
+    let fence = format!("```{lang}\n");
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut line = 1;
+    while let Some(i) = rest.find(&fence) {
+        line += rest[..i].matches('\n').count() + 1;
+        let body_start = i + fence.len();
+        let end = rest[body_start..].find("```").unwrap() + body_start;
+        out.push((line, rest[body_start..end].to_string()));
+        line += rest[i + fence.len() - 1..end].matches('\n').count();
+        rest = &rest[end..];
+    }
+    out
+}
+
+fn top_level(block: &str, key: &str) -> bool {
+    block.lines().any(|l| l.starts_with(&format!("{key}:")))
+}
+
+/// A folder laid out as the repository is (tasks/, policies/, examples/),
+/// where a block saved as `tasks/NAME.yaml` finds what it names.
+fn layout() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["policies", "examples"] {
+        copy_tree(&repo().join(d), &dir.path().join(d));
+    }
+    std::fs::create_dir(dir.path().join("tasks")).unwrap();
+    dir
+}
+
+fn validate(root: &Path, file: &Path) -> Result<(), String> {
+    let o = runner()
+        .current_dir(root)
+        .arg("validate")
+        .arg(file)
+        .output()
+        .unwrap();
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(stderr(&o))
+    }
+}
+
+#[test]
+fn every_yaml_block_of_the_readme_is_what_it_says() {
+    let text = readme();
+    let all = blocks(&text, "yaml");
+    assert!(all.len() >= 10, "{} blocks", all.len());
+    let dir = layout();
+    let root = dir.path();
+    let mut wrong = Vec::new();
+    let (mut tasks, mut policies, mut sections, mut workflows) = (0, 0, 0, 0);
+    for (line, block) in &all {
+        let file = root.join(format!("tasks/readme-{line}.yaml"));
+        if top_level(block, "prompt") {
+            tasks += 1;
+            std::fs::write(&file, block).unwrap();
+            if let Err(e) = validate(root, &file) {
+                wrong.push(format!("README.md:{line}: task: {e}"));
+                continue;
+            }
+            let mut run = runner();
+            run.current_dir(root)
+                .args(["run", "-q", "--out"])
+                .arg(root.join(format!("out-{line}")));
+            if top_level(block, "parameters") {
+                // The README's own command line for it.
+                run.args(["--param", "new=load_config"]);
+            }
+            let o = run.arg(&file).output().unwrap();
+            if !o.status.success() {
+                wrong.push(format!(
+                    "README.md:{line}: the task did not pass: {}",
+                    stderr(&o)
+                ));
+            }
+        } else if top_level(block, "default") || top_level(block, "rules") {
+            policies += 1;
+            std::fs::write(&file, block).unwrap();
+            if let Err(e) = validate(root, &file) {
+                wrong.push(format!("README.md:{line}: policy: {e}"));
+            }
+        } else if top_level(block, "jobs") {
+            workflows += 1;
+            let wf = root.join(format!("wf-{line}.yml"));
+            std::fs::write(&wf, format!("on: push\n{block}")).unwrap();
+            let o = Command::new("actionlint")
+                .arg("-no-color")
+                .arg(&wf)
+                .output()
+                .expect("actionlint (scripts/install-test-deps installs it)");
+            if !o.status.success() {
+                wrong.push(format!(
+                    "README.md:{line}: workflow: {}",
+                    String::from_utf8_lossy(&o.stdout)
+                ));
+            }
+        } else if top_level(block, "repos") {
+            // A pre-commit configuration: its hooks must be ours.
+            let hooks = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+            for id in block
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("- id: "))
+            {
+                let id = id.split_whitespace().next().unwrap();
+                if !hooks.contains(&format!("id: {id}")) {
+                    wrong.push(format!("README.md:{line}: no hook `{id}`"));
+                }
+            }
+        } else {
+            // A section of a task: inside a minimal one.
+            sections += 1;
+            let task = format!("prompt: x\nscript:\n  - text: done\n{block}");
+            std::fs::write(&file, task).unwrap();
+            if let Err(e) = validate(root, &file) {
+                wrong.push(format!("README.md:{line}: section: {e}"));
+            }
+        }
+    }
+    assert!(
+        tasks >= 2 && policies >= 1 && sections >= 5 && workflows >= 1,
+        "{tasks} tasks, {policies} policies, {sections} sections, {workflows} workflows"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Each row of the command table: the command exists (`--help` exits 0)
+/// and has each `--option` the row lists.
+#[test]
+fn the_command_table_names_what_exists() {
+    let text = readme();
+    let table = &text[text
+        .find("| command | what it does | exit codes |")
+        .unwrap()..];
+    let rows: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(rows.len() >= 14, "{} rows", rows.len());
+    let mut wrong = Vec::new();
+    for row in rows {
+        let usage = row.split('`').nth(1).unwrap();
+        let words: Vec<&str> = usage.split_whitespace().collect();
+        assert_eq!(words[0], "runner", "{row}");
+        // The subcommand: the words before the first option or operand.
+        let sub: Vec<&str> = words[1..]
+            .iter()
+            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+            .copied()
+            .collect();
+        let help = if sub.is_empty() {
+            runner().arg("--help").output().unwrap()
+        } else {
+            runner().args(&sub).arg("--help").output().unwrap()
+        };
+        if !help.status.success() {
+            wrong.push(format!("{usage}: `runner {} --help` failed", sub.join(" ")));
+            continue;
+        }
+        let shown = String::from_utf8_lossy(&help.stdout);
+        for w in &words {
+            let option: String = w
+                .trim_start_matches(['[', '('])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if option.starts_with("--") && option.len() > 2 && !shown.contains(&option) {
+                wrong.push(format!("{usage}: `{option}` is not an option of it"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
