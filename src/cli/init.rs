@@ -1,6 +1,9 @@
 //! `runner init [DIR]`: the files a repository starts from: a task that runs
-//! offline at once, a strict policy with a comment on every rule, and a
-//! workflow that runs the tasks with the action. Never overwrites a file.
+//! offline at once, a strict policy with a comment on every rule, a
+//! workflow that runs the tasks with the action, and the task the
+//! pre-commit hooks run on the staged files. Never overwrites a file: one
+//! that exists is skipped, one that cannot be written is reported, and the
+//! rest are written either way.
 
 use std::path::Path;
 
@@ -97,14 +100,38 @@ jobs:
           out: runner-out
 "#;
 
-/// Writes the starter files into `dir`; exit 0, or 2 when one cannot be
-/// written.
+const PRE_COMMIT_TASK: &str = r##"# The task the pre-commit hooks run (runner's `.pre-commit-hooks.yaml`:
+# `runner run --apply --quiet --out .runner-out tasks/pre-commit/*.yaml
+# --files STAGED...`). The staged files fill {{files}}; the changes of a
+# task that passes are applied to the working tree, and a task that fails
+# fails the commit. Add `.runner-out/` to .gitignore: the hook keeps its
+# evidence there. Scripted, so it runs offline: name a model and remove
+# `script:` to make it real.
+name: staged-files
+prompt: "Remove trailing whitespace from these files, changing nothing else: {{files}}"
+model: scripted
+policy:
+  default: deny
+  rules:
+    - allow: ["Edit({{files}})"]     # the staged files, and nothing else
+workspace: ../..                     # the repository root (relative to this file)
+max_turns: 5
+checks:
+  - run: "! grep -n '[[:blank:]]$' {{files}}"
+script:
+  - text: The staged files have no trailing whitespace.
+"##;
+
+/// Writes the starter files into `dir`; exit 0, or 2 when one could not be
+/// written (the others are written all the same).
 pub fn init(dir: &Path) -> CliResult {
     let files = [
         ("tasks/example.yaml", TASK),
         ("policies/ci.yaml", POLICY),
         (".github/workflows/runner.yml", WORKFLOW),
+        ("tasks/pre-commit/staged-files.yaml", PRE_COMMIT_TASK),
     ];
+    let mut failed = Vec::new();
     for (rel, text) in files {
         let path = dir.join(rel);
         if path.symlink_metadata().is_ok() {
@@ -118,11 +145,18 @@ pub fn init(dir: &Path) -> CliResult {
         match made {
             Ok(()) => eprintln!("wrote {rel}"),
             Err(e) => {
-                return Err(CliError::Invalid(format!("{}: {e}", path.display())));
+                eprintln!("could not write {rel}: {e}");
+                failed.push(format!("{}: {e}", path.display()));
             }
         }
     }
+    if !failed.is_empty() {
+        return Err(CliError::Invalid(failed.join("; ")));
+    }
     eprintln!("next: runner run tasks/*.yaml");
+    eprintln!(
+        "pre-commit: the runner hooks run tasks/pre-commit/*.yaml on the staged files, keeping their outputs in .runner-out/ (add it to .gitignore)"
+    );
     Ok(Exit::Passed)
 }
 

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{
-    examples, processes_running, python, read_json, runner, sigterm_once_running, stderr, write,
+    examples, processes_running, python, read_json, repo, runner, sigterm_once_running, stderr,
+    write,
 };
 
 const PARAM_TASK: &str = r#"
@@ -747,6 +748,7 @@ fn init_starts_a_repository_that_runs_at_once() {
         "tasks/example.yaml",
         "policies/ci.yaml",
         ".github/workflows/runner.yml",
+        "tasks/pre-commit/staged-files.yaml",
     ] {
         assert!(d.join(f).is_file(), "{f} missing");
         assert!(stderr(&o).contains(&format!("wrote {f}")), "{}", stderr(&o));
@@ -773,7 +775,81 @@ fn init_starts_a_repository_that_runs_at_once() {
         std::fs::read_to_string(d.join("policies/ci.yaml")).unwrap(),
         "default: deny\n"
     );
-    assert_eq!(stderr(&o).matches("skipped").count(), 3, "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("skipped").count(), 4, "{}", stderr(&o));
+}
+
+/// The pre-commit hooks' entry (`.pre-commit-hooks.yaml`) in a fresh
+/// `runner init` repository: a staged file passes; one the task's check
+/// rejects fails the commit (issue 50: the hook found no task, exit 2).
+#[test]
+fn the_pre_commit_entry_runs_in_a_fresh_init_repository() {
+    let hooks = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let entry: Vec<String> = hooks
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("entry: runner "))
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let args: Vec<String> = hooks
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("args: ["))
+        .unwrap()
+        .trim_end_matches(']')
+        .split(", ")
+        .map(String::from)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(d)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    git(&["init", "-q"]);
+    let o = runner().current_dir(d).arg("init").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(".runner-out"), "{}", stderr(&o));
+    let hook = |file: &str| {
+        git(&["add", file]);
+        // pre-commit appends the staged files to entry and args.
+        runner()
+            .current_dir(d)
+            .args(&entry)
+            .args(&args)
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(d.join("clean.txt"), "hello\n").unwrap();
+    let o = hook("clean.txt");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(d.join("spaces.txt"), "trailing  \n").unwrap();
+    let o = hook("spaces.txt");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// `runner init` where a path it wants is taken by a file: it writes the
+/// rest, says what it could not write, and exits 2.
+#[test]
+fn init_writes_what_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("tasks"), "a file, not a folder\n").unwrap();
+    let o = runner().current_dir(d).arg("init").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("could not write tasks/example.yaml"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(d.join("policies/ci.yaml").is_file());
+    assert!(d.join(".github/workflows/runner.yml").is_file());
 }
 
 /// A second signal exits at once, and still removes the workspace copies
