@@ -135,6 +135,17 @@ pub fn event_line(event: &Event, verbose: bool) -> Option<String> {
             )
         }
         Event::ToolFinished { record } => call_line(record),
+        Event::CheckFinished(c) => format!(
+            "check {}: {} ({})",
+            if c.passed { "passed" } else { "FAILED" },
+            c.name,
+            if c.timed_out {
+                "timed out".to_string()
+            } else {
+                c.exit_code
+                    .map_or("no exit code".into(), |n| format!("exit {n}"))
+            }
+        ),
         Event::ModelSwitched(s) => format!(
             "turn {}: {} failed ({}); going on with {}",
             s.turn,
@@ -174,6 +185,12 @@ impl RunReporter for PlainLines {
                 tasks.len(),
                 jobs
             ));
+        }
+    }
+
+    fn task_started(&self, task: &str) {
+        if self.verbosity != Verbosity::Quiet {
+            say(format_args!("[{task}] started"));
         }
     }
 

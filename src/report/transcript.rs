@@ -136,7 +136,8 @@ impl EventSink for TranscriptRecorder {
             Event::ModelSwitched(s) => r.switches.push(s.clone()),
             Event::Connection(c) => r.connections.push(c.clone()),
             Event::TurnStarted { .. } => r.turn_started = Some(Instant::now()),
-            Event::WorkspaceReady { .. } => {}
+            // Checks are the progress's (`Progress::checks`), kept across resumes.
+            Event::WorkspaceReady { .. } | Event::CheckFinished(_) => {}
         }
     }
 }

@@ -405,6 +405,7 @@ for task in events[0]["tasks"]:
     assert kinds[0] == "task_started" and kinds[-1] == "task_finished", kinds
     t = json.load(open(f"{out}/{task}/transcript.json"))
     assert kinds.count("tool_finished") == len(t["tool_calls"]), task
+    assert kinds.count("check_finished") == len(t["checks"]) > 0, task
 print(len(events))
 "#;
     let out_dir = d.join("out");
@@ -453,6 +454,13 @@ fn a_terminal_gets_live_lines_and_ci_gets_plain_ones() {
     assert!(
         !err.contains('\u{1b}'),
         "escape codes in CI output: {err:?}"
+    );
+    // The lines the README promises: the task's start and each check.
+    assert!(err.lines().any(|l| l == "[fix-typos] started"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[fix-typos] check passed: ")),
+        "{err}"
     );
     assert!(
         err.lines()

@@ -78,6 +78,8 @@ pub enum Event {
     ContextCompacted(Compaction),
     /// The runner decided a connection (see [`crate::Connection`]).
     Connection(crate::network::Connection),
+    /// A check ended (its record, as the transcript's `checks` keep it).
+    CheckFinished(crate::transcript::CheckRecord),
     /// A tool call ended.
     ToolFinished {
         /// Its record. Shared with the sinks that keep it, not copied for

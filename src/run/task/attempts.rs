@@ -158,7 +158,17 @@ async fn each_attempt(
                 error_class: None,
             };
         }
-        match judge(scene, iso, policy, &env.tools.ctx, progress, attempt).await {
+        match judge(
+            scene,
+            iso,
+            policy,
+            &env.tools.ctx,
+            progress,
+            attempt,
+            env.tools.sink,
+        )
+        .await
+        {
             Judged::Ended(outcome) => return outcome,
             Judged::Retry => {}
         }

@@ -22,6 +22,7 @@ use super::progress::Progress;
 use super::scene::Scene;
 use super::scene::timed_out;
 use super::violations::revert_denied_changes;
+use crate::engine::{Event, EventSink};
 use crate::process::{CommandSpec, run_shell};
 use crate::provider::Message;
 use crate::report::{CheckRecord, Outcome, OutcomeStatus};
@@ -60,6 +61,7 @@ pub(super) async fn judge(
     ctx: &ToolContext,
     progress: &mut Progress,
     attempt: u32,
+    sink: &dyn EventSink,
 ) -> Judged {
     let task = scene.task;
     // Before any check sees the copy: what the policy denies editing is
@@ -89,6 +91,7 @@ pub(super) async fn judge(
         ctx.confine.as_ref(),
         attempt,
         scene.epoch,
+        sink,
     );
     let results = tokio::time::timeout(remaining, checks).await;
     drop(shown);
@@ -131,8 +134,14 @@ pub async fn run_checks(
     confine: Option<&std::sync::Arc<crate::contain::Confinement>>,
     attempt: u32,
     epoch: std::time::Instant,
+    sink: &dyn EventSink,
 ) -> Vec<CheckRecord> {
     let mut out = Vec::new();
+    // Each check is told as it ends (a line in CI logs, an event).
+    let mut done = |record: CheckRecord| {
+        sink.emit(&Event::CheckFinished(record.clone()));
+        out.push(record);
+    };
     for c in checks {
         let started_ms = epoch.elapsed().as_millis() as u64;
         let unstarted = |why: String| CheckRecord {
@@ -154,7 +163,7 @@ pub async fn run_checks(
         {
             Ok(x) => x,
             Err(e) => {
-                out.push(unstarted(format!(
+                done(unstarted(format!(
                     "could not write the check's script: {e}"
                 )));
                 continue;
@@ -191,7 +200,7 @@ pub async fn run_checks(
             }
             Err(e) => unstarted(format!("could not start the check: {e}")),
         };
-        out.push(record);
+        done(record);
     }
     out
 }
