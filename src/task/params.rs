@@ -15,12 +15,15 @@ use serde::Deserialize;
 /// The built-in parameter holding `--files`.
 pub const FILES: &str = "files";
 
-/// One declared parameter: a default value, or a mapping with a default and
-/// a description. Without a default, `--param` must give a value.
+/// One declared parameter: a default value, nothing (`name:`), or a
+/// mapping with a default and a description. Without a default, `--param`
+/// must give a value.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ParamDecl {
     Default(String),
+    /// `name:` with no value: declared, without a default.
+    Bare(()),
     Full {
         #[serde(default)]
         default: Option<String>,
@@ -35,6 +38,7 @@ impl ParamDecl {
     pub fn default_value(&self) -> Option<&str> {
         match self {
             ParamDecl::Default(v) => Some(v),
+            ParamDecl::Bare(()) => None,
             ParamDecl::Full { default, .. } => default.as_deref(),
         }
     }

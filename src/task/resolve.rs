@@ -123,10 +123,16 @@ impl<'a> Resolve<'a> {
                 None if self.opts.params_optional => {
                     out.insert(name.clone(), format!("{{{{{name}}}}}"));
                 }
-                None => self.error(
-                    &decl.referenced,
-                    format!("parameters.{name}: no value (give --param {name}=VALUE or a default)"),
-                ),
+                None => {
+                    self.error(
+                        &decl.referenced,
+                        format!(
+                            "parameters.{name}: no value (give --param {name}=VALUE or a default)"
+                        ),
+                    );
+                    // Declared all the same: its `{{name}}` is no second error.
+                    out.insert(name.clone(), format!("{{{{{name}}}}}"));
+                }
             }
         }
         out

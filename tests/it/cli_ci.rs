@@ -74,6 +74,30 @@ fn parameters_fill_the_prompt_and_checks() {
         "{}",
         stderr(&o)
     );
+    // ... and the only one: its `{{greeting}}` in the prompt and the check
+    // is declared all the same (issue 50).
+    assert_eq!(stderr(&o).matches("error:").count(), 1, "{}", stderr(&o));
+    // `name:` with nothing declares it without a default.
+    let bare = write(
+        d,
+        "bare.yaml",
+        &PARAM_TASK.replace("  target: hello.txt", "  target:"),
+    );
+    let o = runner()
+        .args([
+            "run",
+            "-q",
+            "--param",
+            "greeting=hi",
+            "--param",
+            "target=hello.txt",
+            "--out",
+        ])
+        .arg(d.join("out-bare"))
+        .arg(&bare)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // validate accepts it: the value comes at run time.
     let o = runner().arg("validate").arg(&task).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
