@@ -110,6 +110,13 @@ pub async fn run_tool(
     ctx.env = Some(commands.env);
     ctx.confine = commands.confine.map(Arc::new);
     let _tmp = (commands.tmp, commands.registered);
+    // One call has no earlier read: the file it names counts as read as it
+    // is now (a task's edit_file or write_file needs a read_file first).
+    if let Some(path) = args.get("file_path").and_then(|p| p.as_str())
+        && let Ok(r) = ctx.workspace.resolve(path)
+    {
+        ctx.reads.record(&r.real);
+    }
     let ctx = Arc::new(ctx);
     let hooks = crate::engine::TaskHooks::default();
     let env = ToolEnv {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{copy_tree, examples, python, read_json, repo, runner, write};
+use crate::common::{copy_tree, examples, python, read_json, repo, runner, stderr, write};
 
 fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = walk(root)
@@ -537,6 +537,27 @@ fn tool_command_and_tools_listing() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+    // One call has no earlier read: edit_file and write_file work on an
+    // existing file (issue 50: "has not been read in this task", always).
+    std::fs::write(dir.path().join("e.txt"), "old\n").unwrap();
+    for (tool, args) in [
+        (
+            "edit_file",
+            r#"{"file_path":"e.txt","old_string":"old","new_string":"mid"}"#,
+        ),
+        ("write_file", r#"{"file_path":"e.txt","content":"new\n"}"#),
+    ] {
+        let o = runner()
+            .args(["tool", tool, args, "--workspace"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{tool}: {}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("e.txt")).unwrap(),
+        "new\n"
+    );
     for f in ["openai", "anthropic", "gemini"] {
         let o = runner().args(["tools", "--format", f]).output().unwrap();
         assert!(o.status.success());
