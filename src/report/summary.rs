@@ -90,7 +90,7 @@ fn task_head(t: &Transcript) -> String {
         for c in denied.iter().take(DENIED_SHOWN) {
             let d = c.decision.as_deref();
             let what = d
-                .and_then(|d| d.signatures.first())
+                .and_then(denied_signature)
                 .map_or_else(|| c.tool.clone(), ToString::to_string);
             let by = match d {
                 Some(d) => match (&d.rule, &d.policy) {
@@ -248,4 +248,18 @@ fn render_table(transcripts: &[&Transcript]) -> String {
         ));
     }
     s
+}
+
+/// The signature a denial is about: the one its deny rule matches (`ls -la;
+/// cat .env` is denied for `Read(.env)`, not for `Bash(ls -la)`), else the
+/// first.
+fn denied_signature(d: &runner_policy::Decision) -> Option<&runner_policy::Signature> {
+    let pattern = d
+        .rule
+        .as_deref()
+        .and_then(|r| r.strip_prefix("deny "))
+        .and_then(|p| runner_policy::Pattern::parse(p).ok());
+    pattern
+        .and_then(|p| d.signatures.iter().find(|s| p.matches(s, true)))
+        .or_else(|| d.signatures.first())
 }

@@ -14,7 +14,7 @@ fn task(dir: &Path, name: &str, lines: usize, answer: &str) {
         .map(|i| format!("line {i} of the file\n"))
         .collect();
     let script = format!(
-        "script:\n  - tool_calls:\n      - {{name: write_file, args: {{file_path: big.txt, content: {}}}}}\n  - tool_calls:\n      - {{name: bash, args: {{command: \"rm -rf build\"}}}}\n      - {{name: bash, args: {{command: \"git push origin main\"}}}}\n      - {{name: bash, args: {{command: \"cargo fmt --check\"}}}}\n  - text: {}\n",
+        "script:\n  - tool_calls:\n      - {{name: write_file, args: {{file_path: big.txt, content: {}}}}}\n  - tool_calls:\n      - {{name: bash, args: {{command: \"rm -rf build\"}}}}\n      - {{name: bash, args: {{command: \"git push origin main\"}}}}\n      - {{name: bash, args: {{command: \"cargo fmt --check\"}}}}\n      - {{name: bash, args: {{command: \"ls -la; cat secret.txt\"}}}}\n  - text: {}\n",
         serde_json::to_string(&content).unwrap(),
         serde_json::to_string(answer).unwrap()
     );
@@ -28,7 +28,7 @@ fn task(dir: &Path, name: &str, lines: usize, answer: &str) {
     write(
         dir,
         "policy.yaml",
-        "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\", \"Read(**)\", \"Bash(ls:*)\"]\n  - deny: [\"Bash(rm:*)\"]\n    reason: no deleting\n",
+        "default: deny\nrules:\n  - allow: [\"Edit(big.txt)\", \"Read(**)\", \"Bash(ls:*)\"]\n  - deny: [\"Bash(rm:*)\"]\n    reason: no deleting\n  - deny: [\"Read(./secret.txt)\"]\n",
     );
 }
 
@@ -66,6 +66,11 @@ fn the_summary_shows_answers_denials_and_diffs_under_a_megabyte() {
     );
     assert!(
         summary.contains("`Bash(git push origin main)` denied by `default deny` ("),
+        "{summary}"
+    );
+    // A call is named by the signature its rule matched, not its first.
+    assert!(
+        summary.contains("`Read(secret.txt)` denied by `deny Read(./secret.txt)` ("),
         "{summary}"
     );
     // The diffs folded; the large one cut with a note.
