@@ -147,8 +147,9 @@ fn every_yaml_block_of_the_readme_is_what_it_says() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Each row of the command table: the command exists (`--help` exits 0)
-/// and has each `--option` the row lists.
+/// Each row of the command table: the command exists (`--help` exits 0),
+/// has each `--option` the row lists, and exits 2 on bad input where the
+/// row says so.
 #[test]
 fn the_command_table_names_what_exists() {
     let text = readme();
@@ -180,6 +181,21 @@ fn the_command_table_names_what_exists() {
         if !help.status.success() {
             wrong.push(format!("{usage}: `runner {} --help` failed", sub.join(" ")));
             continue;
+        }
+        // Bad input is exit 2 wherever the row says so.
+        let codes = row.rsplit('|').nth(1).unwrap_or("");
+        if codes.contains('2') && !sub.is_empty() {
+            let bad = runner()
+                .args(&sub)
+                .arg("--no-such-option")
+                .output()
+                .unwrap();
+            if bad.status.code() != Some(2) {
+                wrong.push(format!(
+                    "{usage}: bad input exits {:?}, not 2",
+                    bad.status.code()
+                ));
+            }
         }
         let shown = String::from_utf8_lossy(&help.stdout);
         for w in &words {
