@@ -24,6 +24,19 @@
 //!   [`prepare::Setup`] the transcript reports) → [`attempts::Answer`] and
 //!   an outcome → the changes ([`violations::settle`]) → [`finish::Worked`].
 //!
+//! Where the features plug in:
+//! - `--resume`: [`earlier_run`] keeps a task that ended or hands its
+//!   [`progress::Prior`] on; [`progress::Progress::new`] starts from its
+//!   conversation and spending, `admit` tells a scripted model where its
+//!   script stands, `prepare` applies its changes to the copy (and sends
+//!   no first turn ahead), `finish` joins its records to this run's.
+//! - Fallback models: the provider `admit` makes (a chain), and the
+//!   `server_adaptations` `run_task` reads off it at the end.
+//! - Subagents: `attempts` gives the agent the power to start children
+//!   and adds their spending to the task's.
+//! - Telemetry: `run_task` runs the world's phases under the task's trace
+//!   context; the spans are built from the transcript `finish` writes.
+//!
 //! Invariants:
 //! - [`run_task`] never fails: every problem is the outcome, and every task
 //!   that was not kept gets a transcript from [`finish::finish`].
