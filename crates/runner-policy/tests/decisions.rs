@@ -460,18 +460,25 @@ fn activation_scripts_under_backstops() {
 /// list that allows the program (and `timeout`) allows them; a risky
 /// assignment, a program `timeout` runs that the list does not allow, or
 /// `timeout` itself not allowed, do not.
+/// The signatures of `cmd` in a workspace at `/ws`.
+fn ws_sigs(cmd: &str) -> Vec<Signature> {
+    let ws = runner_policy::LexicalPaths::new("/ws");
+    runner_policy::shell::analyze(cmd).signatures(&ws, ".")
+}
+
+/// A build allow list (`default: deny`, allow `rules`, an edit deny) in a
+/// run with Landlock's backstops.
+fn allow_list_under_backstops(rules: &str) -> PolicySet {
+    set(&[&format!(
+        "default: deny\nrules:\n  - allow: [{rules}]\n  - deny: [\"Edit(.github/**)\"]\n"
+    )])
+    .with_backstops(landlocked())
+}
+
 #[test]
 fn inline_code_after_cd_timeout_and_assignments() {
-    use runner_policy::LexicalPaths;
-    let all = landlocked();
-    let ws = LexicalPaths::new("/ws");
-    let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let build = |rules: &str| {
-        set(&[&format!(
-            "default: deny\nrules:\n  - allow: [{rules}]\n  - deny: [\"Edit(.github/**)\"]\n"
-        )])
-        .with_backstops(all)
-    };
+    let sigs = ws_sigs;
+    let build = allow_list_under_backstops;
     let with_timeout = build("\"Bash(python3:*)\", \"Bash(timeout:*)\", \"Bash(echo:*)\"");
     for cmd in [
         "cd /ws/sub && python3 -c 'print(1)'",
@@ -500,15 +507,8 @@ fn inline_code_after_cd_timeout_and_assignments() {
 /// the rule for each command of its script must allow it.
 #[test]
 fn inline_code_in_a_shells_script() {
-    use runner_policy::LexicalPaths;
-    let ws = LexicalPaths::new("/ws");
-    let sigs = |cmd: &str| runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let policy = |rules: &str| {
-        set(&[&format!(
-            "default: deny\nrules:\n  - allow: [{rules}]\n  - deny: [\"Edit(.github/**)\"]\n"
-        )])
-        .with_backstops(landlocked())
-    };
+    let sigs = ws_sigs;
+    let policy = allow_list_under_backstops;
     let shell_and_python = policy("\"Bash(/bin/zsh -lc:*)\", \"Bash(python3:*)\"");
     let heredoc = "/bin/zsh -lc \"cd /ws && python3 - <<'PY'\nimport re\nprint(re.sub(r\\\"a\\\", 'b', 'a'))\nPY\"";
     for cmd in [heredoc, "/bin/zsh -lc 'python3 -c \"print(1)\" 2>&1'"] {
