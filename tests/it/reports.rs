@@ -6,8 +6,9 @@ use std::path::Path;
 use crate::common::{read_json, runner, stderr, validate_accepts, write};
 
 /// A task that writes `big.txt` (`lines` lines), is denied `rm -rf
-/// build` by its policy, is denied `Bash(git push)` by the default, and
-/// answers `answer`.
+/// build` by its policy, is denied `Bash(git push)` by the default, is
+/// denied reading `secret.txt` in `ls -la; cat secret.txt`, and answers
+/// `answer`.
 fn task(dir: &Path, name: &str, lines: usize, answer: &str) {
     write(dir, "ws/readme.txt", "hello\n");
     let content: String = (0..lines)
@@ -101,7 +102,7 @@ fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.ends_with("4 call(s) decided again: 0 changed, 4 unchanged\n"),
+        text.ends_with("5 call(s) decided again: 0 changed, 5 unchanged\n"),
         "{text}"
     );
     // Stricter: the write is denied now; looser: `git push` is allowed.
@@ -122,7 +123,7 @@ fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
         "{text}"
     );
     assert!(
-        text.ends_with("4 call(s) decided again: 2 changed, 2 unchanged\n"),
+        text.ends_with("5 call(s) decided again: 2 changed, 3 unchanged\n"),
         "{text}"
     );
     let out = replay(dir.path(), "stricter.yaml", &["--format", "json"]);
