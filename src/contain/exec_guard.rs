@@ -195,20 +195,8 @@ impl ExecGuard {
     /// already joined to its folder) with `argv`, in folder `cwd`: the
     /// refusal, if a deny rule matches.
     pub fn decide(&self, exe: &Path, argv: &[String], cwd: &Path) -> Option<ExecRefusal> {
-        let mut names: Vec<String> = Vec::with_capacity(3);
-        if let Some(n) = exe.file_name() {
-            names.push(n.to_string_lossy().into_owned());
-        }
-        if let Some(a0) = argv.first() {
-            names.push(runner_policy::words::base_name(a0).to_string());
-        }
-        if let Some(id) = self.identity(exe) {
-            names.push(id.to_string());
-        }
-        names.sort();
-        names.dedup();
         let args = argv.get(1..).unwrap_or_default();
-        for name in names {
+        for name in self.names(exe, argv.first().map(String::as_str)) {
             if !self.any && self.denied.binary_search(&name).is_err() {
                 continue;
             }
@@ -217,6 +205,36 @@ impl ExecGuard {
             }
         }
         None
+    }
+
+    /// Whether an exec of `exe` with `argv0` may be one a rule denies: some
+    /// name of it is a denied program's (or a rule's program is a
+    /// pattern). When not, [`ExecGuard::decide`] refuses nothing, and the
+    /// rest of the argv need not be read.
+    pub fn may_deny(&self, exe: &Path, argv0: Option<&str>) -> bool {
+        self.any
+            || self
+                .names(exe, argv0)
+                .iter()
+                .any(|n| self.denied.binary_search(n).is_ok())
+    }
+
+    /// The names an exec goes by: its path's base name, its `argv[0]`'s,
+    /// and the denied program it is a copy or link of.
+    fn names(&self, exe: &Path, argv0: Option<&str>) -> Vec<String> {
+        let mut names: Vec<String> = Vec::with_capacity(3);
+        if let Some(n) = exe.file_name() {
+            names.push(n.to_string_lossy().into_owned());
+        }
+        if let Some(a0) = argv0 {
+            names.push(runner_policy::words::base_name(a0).to_string());
+        }
+        if let Some(id) = self.identity(exe) {
+            names.push(id.to_string());
+        }
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// The refusal of `name args…` by a deny rule, read as the analysis

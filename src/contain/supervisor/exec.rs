@@ -27,29 +27,41 @@ pub(super) fn decide_exec(
         (libc::AT_FDCWD, args[0], args[1], 0)
     };
     // What cannot be read is refused: the wall holds or the call fails.
-    let (Some(path), Some(argv)) = (
+    // First the path and argv[0]: most execs are of no program a rule
+    // denies, and are decided on those (the rest of the argv and the
+    // folder are read only when one may be).
+    let (Some(path), Some(argv0)) = (
         read_cstring(req.pid, path_ptr, 4096),
-        read_argv(req.pid, argv_ptr),
+        read_argv(req.pid, argv_ptr, Some(1)),
     ) else {
         return Answer::Error(libc::EPERM);
     };
-    if !still_valid(listener, req.id) {
-        return Answer::Error(libc::ENOENT);
-    }
-    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
     let path = PathBuf::from(std::ffi::OsString::from_vec(path));
+    let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
     let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
         PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
     } else if path.is_absolute() {
         path
     } else if dirfd == libc::AT_FDCWD {
-        cwd.join(path)
+        cwd().join(path)
     } else {
         match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
             Ok(dir) => dir.join(path),
             Err(_) => return Answer::Error(libc::EPERM),
         }
     };
+    if !guard.may_deny(&exe, argv0.first().map(String::as_str)) {
+        // Nothing to refuse: whatever was read, the answer is the same.
+        return Answer::Continue;
+    }
+    let Some(argv) = read_argv(req.pid, argv_ptr, None) else {
+        return Answer::Error(libc::EPERM);
+    };
+    // The process is still stopped in this call: what was read is its.
+    if !still_valid(listener, req.id) {
+        return Answer::Error(libc::ENOENT);
+    }
+    let cwd = cwd();
     match guard.decide(&exe, &argv, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {

@@ -55,22 +55,79 @@ pub(super) fn read_cstring(pid: u32, addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
-/// Reads a NULL-terminated array of string pointers (argv) of `pid`.
-pub(super) fn read_argv(pid: u32, addr: u64) -> Option<Vec<String>> {
+/// Reads a NULL-terminated array of string pointers (argv) of `pid`, up
+/// to `most` strings (`None` for all): the pointers a page at a time,
+/// each string up to its end.
+pub(super) fn read_argv(pid: u32, addr: u64, most: Option<usize>) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut total = 0;
     if addr == 0 {
         return Some(out);
     }
-    for i in 0..MAX_ARGS as u64 {
-        let ptr = read_memory(pid, addr + 8 * i, 8)?;
-        let ptr = u64::from_ne_bytes(ptr.try_into().ok()?);
-        if ptr == 0 {
-            return Some(out);
+    let most = most.unwrap_or(MAX_ARGS).min(MAX_ARGS);
+    let mut at = addr;
+    let mut page = [0u8; 4096];
+    while out.len() < most {
+        // The pointers up to the end of the page (one read for most argvs).
+        let room = (4096 - (at % 4096) as usize).min(8 * (most - out.len()));
+        let n = read_into(pid, at, &mut page[..room]);
+        if n < 8 {
+            return None;
         }
-        let s = read_cstring(pid, ptr, MAX_ARGV_BYTES - total)?;
-        total += s.len() + 1;
-        out.push(String::from_utf8_lossy(&s).into_owned());
+        for chunk in page[..n - n % 8].chunks_exact(8) {
+            let ptr = u64::from_ne_bytes(chunk.try_into().ok()?);
+            if ptr == 0 {
+                return Some(out);
+            }
+            let s = read_cstring(pid, ptr, MAX_ARGV_BYTES - total)?;
+            total += s.len() + 1;
+            out.push(String::from_utf8_lossy(&s).into_owned());
+            if out.len() == most {
+                // All that was asked for; MAX_ARGS strings and no end yet
+                // is an argv too long to read: refused.
+                return (most < MAX_ARGS).then_some(out);
+            }
+        }
+        at += (n - n % 8) as u64;
     }
-    None
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    /// An argv in this process's memory: its strings and the pointer array
+    /// (kept alive by the caller), and the array's address.
+    fn argv_of(words: &[String]) -> (Vec<CString>, Vec<*const libc::c_char>) {
+        let strings: Vec<CString> = words
+            .iter()
+            .map(|w| CString::new(w.as_str()).unwrap())
+            .collect();
+        let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        (strings, ptrs)
+    }
+
+    #[test]
+    fn an_argv_is_read_whole_or_its_first_words() {
+        let me = std::process::id();
+        // Long enough that the pointer array spans pages.
+        let words: Vec<String> = (0..2000).map(|i| format!("arg-{i}")).collect();
+        let (_keep, ptrs) = argv_of(&words);
+        let addr = ptrs.as_ptr() as u64;
+        assert_eq!(read_argv(me, addr, None).unwrap(), words);
+        assert_eq!(read_argv(me, addr, Some(1)).unwrap(), words[..1]);
+        assert_eq!(read_argv(me, addr, Some(3)).unwrap(), words[..3]);
+        // An empty argv, and none at all.
+        let (_keep, empty) = argv_of(&[]);
+        assert_eq!(
+            read_argv(me, empty.as_ptr() as u64, None).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(read_argv(me, 0, None).unwrap(), Vec::<String>::new());
+        // An address that is not mapped cannot be read: refused.
+        assert!(read_argv(me, 8, None).is_none());
+    }
 }
