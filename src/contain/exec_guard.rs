@@ -22,7 +22,9 @@
 //! is refused by that rule: the wall fails closed.
 //!
 //! **Cost.** An exec whose names no deny rule names is decided without
-//! the analysis: a table look-up. Only a denied program's argv is analysed.
+//! the analysis: a table look-up ([`ExecGuard::may_deny`]), on its path
+//! and `argv[0]` alone (the supervisor reads no more of it). Only a denied
+//! program's argv is read whole and analysed.
 //!
 //! **The remaining race.** The argv is read from the stopped process, and
 //! the call then goes on with the memory as it is then: a program built to

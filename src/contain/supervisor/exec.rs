@@ -1,6 +1,7 @@
-//! The supervisor's exec decision: the path and argv read from the stopped
-//! process, decided by the [`ExecGuard`]; a refusal recorded for the spawn
-//! before the process hears of it.
+//! The supervisor's exec decision: the path and `argv[0]` read from the
+//! stopped process (and, when they name a program a rule denies, the whole
+//! argv and its folder), decided by the [`ExecGuard`]; a refusal recorded
+//! for the spawn before the process hears of it.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
