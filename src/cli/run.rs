@@ -58,8 +58,8 @@ pub struct RunArgs {
     params: Vec<(String, String)>,
     /// Send the run's traces and metrics over OpenTelemetry (OTLP) to
     /// ENDPOINT, or without one to where the `OTEL_EXPORTER_OTLP_*`
-    /// variables say. Also on with a task's or policy's `telemetry:`, or
-    /// those variables.
+    /// variables say (a task file right after `--otel` is a task). Also on
+    /// with a task's or policy's `telemetry:`, or those variables.
     #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, default_missing_value = "")]
     otel: Option<String>,
     /// Go on with the run in DIR (its output folder) that did not finish:
