@@ -100,15 +100,6 @@ fn expand_use(tree: &str) -> Vec<String> {
         .collect()
 }
 
-/// What a crate's files name: each file's `use` statements by the name
-/// they bring in (a path through a re-export or an import is followed to
-/// the file that defines the item).
-struct Crate {
-    files: BTreeMap<Module, PathBuf>,
-    /// Per file: name brought in -> the path it stands for.
-    names: BTreeMap<Module, BTreeMap<String, String>>,
-}
-
 /// The statement `stmt` (text between two `;`) as a `use`: whether it is a
 /// re-export (`pub use`: names for others, not a use of this file's), and
 /// its tree.
@@ -148,6 +139,15 @@ fn use_statements(code: &str) -> Vec<(String, bool)> {
         }
     }
     out
+}
+
+/// What a crate's files name: each file's `use` statements by the name
+/// they bring in (a path through a re-export or an import is followed to
+/// the file that defines the item).
+struct Crate {
+    files: BTreeMap<Module, PathBuf>,
+    /// Per file: name brought in -> the path it stands for.
+    names: BTreeMap<Module, BTreeMap<String, String>>,
 }
 
 impl Crate {
