@@ -359,6 +359,26 @@ mod tests {
             ("echo '<<X'\nfoo\nX\n", 0),
             ("cat <<< x\necho y\n", 0),
             ("# cat <<X\nfoo\nX\n", 0),
+            // What the scan skips or reads before a heredoc (mutants).
+            ("echo \"a<<X\"\nfoo\nX\n", 0),
+            ("echo x #<<X\nfoo\nX\n", 0),
+            ("echo a#b <<X\nc\nX\n", 4),
+            ("echo $(echo a)<<X\nb\nX\n", 4),
+            ("echo $x <<X\nb\nX\n", 4),
+            ("echo ${x}<<X\nb\nX\n", 4),
+            ("f() { cat <<X; }\nb\nX\n", 4),
+            ("echo [a] <<X\nb\nX\n", 4),
+            ("cat < f <<X\nb\nX\n", 4),
+            ("echo a \\\nb <<X\nc\nX\n", 4),
+            ("echo a\\ b <<X\nc\nX\n", 4),
+            ("echo 'a\nb' <<X\nc\nX\n", 4),
+            ("echo 'a' <<X\nc\nX\n", 4),
+            ("echo \"a\" <<X\nc\nX\n", 4),
+            ("echo `date` <<X\nc\nX\n", 4),
+            ("echo \"it's\" <<X\nc\nX\n", 4),
+            ("echo $(a)$(b) <<X\nc\nX\n", 4),
+            ("{ a; }${x} <<X\nb\nX\n", 4),
+            ("echo a # a comment at the end <<X", 0),
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
@@ -373,9 +393,21 @@ mod tests {
             "echo $(( 1 << 2 ))\nfoo\n",
             "cat <<EOF \\\n > f\nbody\nEOF\n",
             "cat <<EOF 'a\nb'\nbody\nEOF\n",
+            "echo ${x:-<<Y}\nb\nY}\n",
+            "echo $'a' <<X\nb\nX\n",
+            "[[ x ]] && cat <<X\nb\nX\n",
+            "echo $((1+2)) <<X\nb\nX\n",
+            "echo $(a <<X\nb\nX\n",
+            "echo $(echo \"a\") <<X\nb\nX\n",
+            "echo $(case a in a) echo x;; esac) <<X\nb\nX\n",
+            "echo ${} <<X\nb\nX\n",
+            "echo ${x-y} <<X\nb\nX\n",
         ] {
             assert_eq!(scan(text).data, 0, "{text:?}");
         }
+        // A heredoc left open with an empty body is no data, and no open
+        // heredoc to close.
+        assert_eq!(scan("cat <<EOF\n"), Scan::default());
         // An unterminated body runs to the end, as bash reads it.
         assert_eq!(
             scan("cat <<'EOF'\nopen\nstill\n"),
