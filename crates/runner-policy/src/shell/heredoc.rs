@@ -379,6 +379,9 @@ mod tests {
             ("echo $(a)$(b) <<X\nc\nX\n", 4),
             ("{ a; }${x} <<X\nb\nX\n", 4),
             ("echo a # a comment at the end <<X", 0),
+            ("cat < f\nb\nf\nc\n", 0),
+            ("cat <<< x <<Y\nb\nY\n", 4),
+            ("cat <<-X\n\tb\n\tX\necho\n", 6),
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
