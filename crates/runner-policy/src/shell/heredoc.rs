@@ -382,6 +382,7 @@ mod tests {
             ("cat < f\nb\nf\nc\n", 0),
             ("cat <<< x <<Y\nb\nY\n", 4),
             ("cat <<-X\n\tb\n\tX\necho\n", 6),
+            ("cat << EOF\nb\nEOF\necho\n", 6),
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
@@ -405,6 +406,7 @@ mod tests {
             "echo $(case a in a) echo x;; esac) <<X\nb\nX\n",
             "echo ${} <<X\nb\nX\n",
             "echo ${x-y} <<X\nb\nX\n",
+            "cat << ",
         ] {
             assert_eq!(scan(text).data, 0, "{text:?}");
         }
