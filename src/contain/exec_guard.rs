@@ -34,7 +34,7 @@
 //! to hand the supervisor a copy of the argv (or the supervisor to run the
 //! exec itself); the README says so.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -61,11 +61,21 @@ struct Executable {
     content: OnceLock<Option<u64>>,
 }
 
+/// A deny rule as a refusal names it.
+#[derive(Debug, Clone)]
+struct FirstRule {
+    /// `deny Bash(git push:*)`.
+    rule: String,
+    policy: String,
+    line: u64,
+}
+
 /// What the exec wall decides with.
 pub struct ExecGuard {
     policy: Arc<PolicySet>,
-    /// The programs the deny rules name (base names).
-    denied: Vec<String>,
+    /// The programs the deny rules name (base names), each with the first
+    /// rule naming it: what refuses an argv of it the model cannot read.
+    denied: BTreeMap<String, FirstRule>,
     /// Some deny rule's program is a pattern (`git*`, `*`): every exec is
     /// analysed.
     any: bool,
@@ -121,7 +131,7 @@ impl ExecGuard {
         path: Option<&str>,
         without: runner_policy::Backstops,
     ) -> Option<Self> {
-        let mut denied = Vec::new();
+        let mut denied = BTreeMap::new();
         let mut any = false;
         for layer in policy.layers() {
             for rule in layer.rules.iter().filter(|r| !r.allow) {
@@ -129,19 +139,23 @@ impl ExecGuard {
                     continue;
                 }
                 match rule_program(&rule.pattern.text) {
-                    Some(p) if !p.contains(['*', '?', '[']) && !p.is_empty() => denied.push(p),
+                    Some(p) if !p.contains(['*', '?', '[']) && !p.is_empty() => {
+                        denied.entry(p).or_insert_with(|| FirstRule {
+                            rule: format!("deny {}", rule.pattern.text),
+                            policy: layer.source.clone(),
+                            line: rule.line,
+                        });
+                    }
                     _ => any = true,
                 }
             }
         }
-        denied.sort();
-        denied.dedup();
         if denied.is_empty() && !any {
             return None;
         }
         let mut executables = Vec::new();
         let mut by_inode = HashMap::new();
-        for name in &denied {
+        for name in denied.keys() {
             for dir in path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
                 let candidate = Path::new(dir).join(name);
                 let Ok(meta) = std::fs::metadata(&candidate) else {
@@ -199,7 +213,7 @@ impl ExecGuard {
     pub fn decide(&self, exe: &Path, argv: &[String], cwd: &Path) -> Option<ExecRefusal> {
         let args = argv.get(1..).unwrap_or_default();
         for name in self.names(exe, argv.first().map(String::as_str)) {
-            if !self.any && self.denied.binary_search(&name).is_err() {
+            if !self.any && !self.denied.contains_key(&name) {
                 continue;
             }
             if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
@@ -218,7 +232,7 @@ impl ExecGuard {
             || self
                 .names(exe, argv0)
                 .iter()
-                .any(|n| self.denied.binary_search(n).is_ok())
+                .any(|n| self.denied.contains_key(n))
     }
 
     /// The names an exec goes by: its path's base name, its `argv[0]`'s,
@@ -286,18 +300,12 @@ impl ExecGuard {
     /// The refusal of `argv` by the first deny rule that names the program
     /// `name`.
     fn rule_for(&self, name: &str, argv: &[String]) -> Option<ExecRefusal> {
-        self.policy.layers().iter().find_map(|layer| {
-            let rule = layer.rules.iter().find(|r| {
-                !r.allow
-                    && r.pattern.family == Family::Bash
-                    && rule_program(&r.pattern.text).as_deref() == Some(name)
-            })?;
-            Some(ExecRefusal {
-                argv: argv.to_vec(),
-                rule: format!("deny {}", rule.pattern.text),
-                policy: layer.source.clone(),
-                line: Some(rule.line),
-            })
+        let first = self.denied.get(name)?;
+        Some(ExecRefusal {
+            argv: argv.to_vec(),
+            rule: first.rule.clone(),
+            policy: first.policy.clone(),
+            line: Some(first.line),
         })
     }
 }
@@ -330,7 +338,8 @@ mod tests {
             network_off: false,
             ..walls
         };
-        assert_eq!(ExecGuard::new(set, None, on).unwrap().denied, ["curl"]);
+        let guard = ExecGuard::new(set, None, on).unwrap();
+        assert_eq!(guard.denied.keys().collect::<Vec<_>>(), ["curl"]);
     }
 
     fn argv(words: &[&str]) -> Vec<String> {
