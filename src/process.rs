@@ -240,7 +240,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     }
     let spawned = cmd.spawn();
     if let Some(s) = &mut supervised {
-        s.spawned();
+        s.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
     }
     let mut child = spawned?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));

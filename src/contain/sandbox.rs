@@ -176,8 +176,9 @@ impl Confinement {
                     Net::Proxy(port) => IpRule::Proxy(port),
                     _ => IpRule::Any,
                 };
-                let rules = Arc::new(Rules::new(ip, writable));
-                Some((rules, super::supervisor::filter(false)))
+                let rules = Arc::new(Rules::new(ip, writable, abi < 6));
+                let filter = super::supervisor::filter(&rules);
+                Some((rules, filter))
             }
             Err(why) => {
                 tracing::debug!("no supervisor: {why}");
@@ -218,6 +219,8 @@ impl Confinement {
             .unwrap_or_default()
             + if abi >= 6 {
                 "; no signal or abstract Unix socket outside the task (Landlock scopes)"
+            } else if supervisor.is_some() {
+                "; no signal outside the command's own processes (the runner's supervisor: Landlock cannot scope signals below ABI 6), no abstract Unix socket (supervisor)"
             } else {
                 "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
             }
@@ -317,7 +320,8 @@ impl Confinement {
     pub fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {
         if let Some((rules, _)) = &self.supervisor {
             let rules = Arc::new(rules.with_exec(guard));
-            self.supervisor = Some((rules, super::supervisor::filter(true)));
+            let filter = super::supervisor::filter(&rules);
+            self.supervisor = Some((rules, filter));
             self.description
                 .push_str("; execs decided against the policy's program denies (supervisor)");
         }

@@ -260,7 +260,7 @@ impl McpServer {
         cmd.stderr(log_file);
         let spawned = cmd.spawn();
         if let Some(s) = &mut supervised {
-            s.spawned();
+            s.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
         }
         let mut child = spawned.map_err(|source| McpStartError::Spawn {
             command: spec.command.clone(),

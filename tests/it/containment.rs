@@ -369,28 +369,49 @@ fn without_landlock_best_effort_goes_on_and_says_so_while_required_fails() {
     }
 }
 
-/// A command cannot signal the runner (Landlock's signal scope, ABI 6):
-/// `kill -9 $PPID`, a kill of the runner's process group and a SIGTERM of
-/// it all fail, and the run finishes with its transcript and junit.xml.
-/// Its own children it may still signal.
-#[test]
-fn a_command_cannot_kill_the_runner() {
+/// Commands that try every way to signal the runner, and one that signals
+/// its own child.
+const SIGNAL_THE_RUNNER: &[&str] = &[
+    "echo runner=$PPID; kill -9 $PPID; echo kill=$?",
+    "kill -9 -$(awk '{print $5}' /proc/$PPID/stat); echo group=$?",
+    "kill -TERM $PPID; echo term=$?",
+    "sleep 30 & kill $!; wait $!; echo child=$?",
+    // Joins the runner's process group, then signals its own group: only
+    // the command itself may get it.
+    "python3 -c \"import os,signal; os.setpgid(0, os.getpgid($PPID)); os.kill(0, signal.SIGTERM)\"; echo joined=$?",
+    "python3 -c \"import os,signal; signal.pidfd_send_signal(os.pidfd_open($PPID), signal.SIGKILL)\"; echo pidfd=$?",
+    "python3 -c \"import ctypes; c=ctypes.CDLL(None, use_errno=True); print('tgkill', c.tgkill($PPID, $PPID, 9), ctypes.get_errno()); print('sigqueue', c.sigqueue($PPID, 15, None), ctypes.get_errno())\"",
+    // SIGIO, whose default is to end the process it goes to.
+    "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, $PPID); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio=$?",
+];
+
+/// Runs [`SIGNAL_THE_RUNNER`] with `env` and checks that the runner went
+/// on, each signal to it failed, and the child's succeeded; the
+/// transcript's `sandbox`.
+fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
-    let commands = [
-        "echo runner=$PPID; kill -9 $PPID; echo kill=$?",
-        "kill -9 -$(awk '{print $5}' /proc/$PPID/stat); echo group=$?",
-        "kill -TERM $PPID; echo term=$?",
-        "sleep 30 & kill $!; wait $!; echo child=$?",
-    ];
-    task_with_commands(dir.path(), "", &commands);
-    let (out, t) = run(dir.path());
+    task_with_commands(dir.path(), "", SIGNAL_THE_RUNNER);
+    // A process group of its own: were a wall to fail, the signals sent
+    // to the runner's group would not reach the test harness.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_runner"));
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.current_dir(dir.path())
+        .env("CI", "true")
+        .env("HOME", dir.path().join("home"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.path().join("out/junit.xml").exists());
-    let sandbox = t["sandbox"].as_str().unwrap();
-    assert!(sandbox.contains("no signal"), "{sandbox}");
+    let t = read_json(dir.path().join("out/t/transcript.json"));
     let r = results(&t);
+    assert_eq!(r.len(), SIGNAL_THE_RUNNER.len());
     let runner_pid = r[0]
         .split("runner=")
         .nth(1)
@@ -403,12 +424,46 @@ fn a_command_cannot_kill_the_runner() {
     }
     // 143: the child died of the SIGTERM its parent sent.
     assert!(r[3].contains("child=143"), "{}", r[3]);
+    // The command in the runner's group got its own group's SIGTERM.
+    assert!(r[4].contains("joined=143"), "{}", r[4]);
+    assert!(r[5].contains("pidfd=1"), "{}", r[5]);
+    assert!(r[5].contains("Operation not permitted"), "{}", r[5]);
+    // -1 and EPERM (1), for each.
+    assert!(r[6].contains("tgkill -1 1"), "{}", r[6]);
+    assert!(r[6].contains("sigqueue -1 1"), "{}", r[6]);
+    t["sandbox"].as_str().unwrap().to_string()
 }
 
-/// Where Landlock has no scopes (ABI 5, simulated), the transcript says
-/// that signals are not scoped.
+/// A command cannot signal the runner (Landlock's signal scope, ABI 6):
+/// by `kill -9 $PPID`, a kill of the runner's process group, a SIGTERM,
+/// a pidfd, `tgkill`, `sigqueue`, a group it joined, or a SIGIO it made
+/// the runner the owner of; the run finishes with its transcript and
+/// junit.xml. Its own children it may still signal.
 #[test]
-fn without_landlock_scopes_the_sandbox_says_so() {
+fn a_command_cannot_kill_the_runner() {
+    let sandbox = signals_cannot_reach_the_runner(&[]);
+    assert!(sandbox.contains("no signal"), "{sandbox}");
+}
+
+/// The same where Landlock cannot scope signals (ABI 5, simulated): the
+/// runner's supervisor decides every signal instead, and the transcript
+/// says so. (Under Landlock the SIGIO owner is refused at delivery; under
+/// the supervisor, when it is named.)
+#[test]
+fn without_landlock_scopes_the_supervisor_keeps_signals_in_the_task() {
+    let sandbox = signals_cannot_reach_the_runner(&[("RUNNER_SIMULATE_LANDLOCK_ABI", "5")]);
+    assert!(sandbox.contains("ABI 5"), "{sandbox}");
+    assert!(
+        sandbox.contains("no signal outside the command's own processes (the runner's supervisor"),
+        "{sandbox}"
+    );
+}
+
+/// Where Landlock has no scopes (ABI 5, simulated) and the kernel refuses
+/// the supervisor (simulated), the transcript says that signals are not
+/// scoped.
+#[test]
+fn without_landlock_scopes_or_supervisor_the_sandbox_says_so() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
@@ -417,6 +472,7 @@ fn without_landlock_scopes_the_sandbox_says_so() {
         .current_dir(dir.path())
         .env("HOME", dir.path().join("home"))
         .env("RUNNER_SIMULATE_LANDLOCK_ABI", "5")
+        .env("RUNNER_SIMULATE_NO_SUPERVISOR", "1")
         .args(["run", "-q", "--out", "out", "task.yaml"])
         .output()
         .unwrap();

@@ -4,12 +4,13 @@
 //! socket itself, so what it decided is what is connected.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::memory::read_memory;
+use super::procs::take_fd;
 use super::rules::{Answer, IpRule, Rules};
 
 /// Whether the notification still stands for a live call (so that what
@@ -25,33 +26,10 @@ pub(super) fn still_valid(listener: &OwnedFd, id: u64) -> bool {
     }
 }
 
-/// A copy of descriptor `fd` of thread `tid`'s process.
-fn take_socket(tid: u32, fd: i32) -> io::Result<OwnedFd> {
-    let pidfd = crate::pidfd::pidfd_open(tid)
-        .or_else(|| thread_group(tid).and_then(crate::pidfd::pidfd_open))
-        .ok_or_else(io::Error::last_os_error)?;
-    // SAFETY: a pidfd and a descriptor number; the kernel checks both.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if got < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor of ours (close-on-exec).
-    Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
-}
-
-/// The process a thread belongs to.
-fn thread_group(tid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 /// Connects the command's socket (a copy of it) to `addr`; the call's
 /// answer.
 fn connect_for(tid: u32, fd: i32, addr: &[u8]) -> Answer {
-    let sock = match take_socket(tid, fd) {
+    let sock = match take_fd(tid, fd) {
         Ok(s) => s,
         Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::EPERM)),
     };

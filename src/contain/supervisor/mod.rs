@@ -24,6 +24,10 @@
 //! place the kernel reports: swapping a path for a symlink after the check
 //! reaches nothing.
 //!
+//! - **Signals**, where Landlock cannot scope them (below ABI 6): only to
+//!   the spawn's own processes ([`signal`]), so a command cannot kill the
+//!   runner or another command.
+//!
 //! The filter also refuses `io_uring` (whose operations seccomp cannot
 //! see), datagram Unix sockets (which send to an address without
 //! `connect`) and every system call of a foreign ABI.
@@ -43,7 +47,9 @@ use std::sync::{Mutex, OnceLock};
 mod connect;
 mod exec;
 mod memory;
+mod procs;
 mod rules;
+mod signal;
 
 use super::exec_guard::ExecRefusal;
 use super::seccomp::{self, Op};
@@ -51,6 +57,7 @@ use connect::decide_connect;
 use exec::decide_exec;
 use rules::Answer;
 pub use rules::{IpRule, Rules};
+use signal::{Root, decide_signal};
 
 /// Set (to anything) to act as if the kernel refused the supervisor
 /// (seccomp user notification missing or disabled): how the tests see that
@@ -129,9 +136,16 @@ unsafe fn install(prog: &[libc::sock_filter], flags: libc::c_ulong) -> libc::c_l
     }
 }
 
-/// The filter whose `connect`s (and, with `exec`, `execve`s) the
-/// supervisor decides.
-pub fn filter(exec: bool) -> Vec<libc::sock_filter> {
+/// `fcntl` and `ioctl` commands that name a signal's target in memory
+/// (the same on x86-64 and AArch64).
+const F_SETOWN_EX: u32 = 15;
+const FIOSETOWN: u32 = 0x8901;
+const SIOCSPGRP: u32 = 0x8902;
+
+/// The filter whose calls the supervisor decides for `rules`: every
+/// `connect`; with the exec wall, every `execve`; with signals to decide,
+/// every way to send one.
+pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
     use Op::*;
     let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let nr = |n: libc::c_long| n as u32;
@@ -145,14 +159,26 @@ pub fn filter(exec: bool) -> Vec<libc::sock_filter> {
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_connect), "notify"),
     ];
-    if exec {
+    if rules.exec.is_some() {
         ops.extend([
             IfEq(nr(libc::SYS_execve), "notify"),
             IfEq(nr(libc::SYS_execveat), "notify"),
         ]);
     }
+    ops.push(IfEq(nr(libc::SYS_socket), "socket"));
+    if rules.signals {
+        ops.extend([
+            IfEq(nr(libc::SYS_kill), "notify"),
+            IfEq(nr(libc::SYS_tkill), "notify"),
+            IfEq(nr(libc::SYS_tgkill), "notify"),
+            IfEq(nr(libc::SYS_rt_sigqueueinfo), "notify"),
+            IfEq(nr(libc::SYS_rt_tgsigqueueinfo), "notify"),
+            IfEq(nr(libc::SYS_pidfd_send_signal), "notify"),
+            IfEq(nr(libc::SYS_fcntl), "fcntl"),
+            IfEq(nr(libc::SYS_ioctl), "ioctl"),
+        ]);
+    }
     ops.extend([
-        IfEq(nr(libc::SYS_socket), "socket"),
         Ret(libc::SECCOMP_RET_ALLOW),
         Label("socket"),
         Load(seccomp::arg(0)),
@@ -163,6 +189,24 @@ pub fn filter(exec: bool) -> Vec<libc::sock_filter> {
         And(0xf),
         IfEq(libc::SOCK_DGRAM as u32, "deny"),
         Ret(libc::SECCOMP_RET_ALLOW),
+    ]);
+    if rules.signals {
+        // The owner a file signals when ready: by value, decided; in
+        // memory (`F_SETOWN_EX`, `FIOSETOWN`, `SIOCSPGRP`), refused.
+        ops.extend([
+            Label("fcntl"),
+            Load(seccomp::arg(1)),
+            IfEq(libc::F_SETOWN as u32, "notify"),
+            IfEq(F_SETOWN_EX, "deny"),
+            Ret(libc::SECCOMP_RET_ALLOW),
+            Label("ioctl"),
+            Load(seccomp::arg(1)),
+            IfEq(FIOSETOWN, "deny"),
+            IfEq(SIOCSPGRP, "deny"),
+            Ret(libc::SECCOMP_RET_ALLOW),
+        ]);
+    }
+    ops.extend([
         Label("notify"),
         Ret(libc::SECCOMP_RET_USER_NOTIF),
         Label("deny"),
@@ -176,6 +220,8 @@ pub fn filter(exec: bool) -> Vec<libc::sock_filter> {
 /// listener it sends.
 pub struct Supervised {
     child_end: Option<OwnedFd>,
+    /// Where the spawn's first process goes to the serving thread.
+    root: Option<std::sync::mpsc::Sender<Option<OwnedFd>>>,
     /// The execs this spawn's processes were refused.
     refusals: Arc<Mutex<Vec<ExecRefusal>>>,
 }
@@ -201,6 +247,7 @@ impl Supervised {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let refusals = Arc::new(Mutex::new(Vec::new()));
         let found = refusals.clone();
+        let (root_tx, root_rx) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("runner-supervisor".into())
             .spawn(move || {
@@ -216,11 +263,12 @@ impl Supervised {
                             SYNC_WAKE_UP,
                         )
                     };
-                    serve(&listener, &rules, &found);
+                    serve(&listener, &rules, &found, Root::new(root_rx));
                 }
             })?;
         Ok(Self {
             child_end: Some(theirs),
+            root: Some(root_tx),
             refusals,
         })
     }
@@ -239,10 +287,15 @@ impl Supervised {
             .clone()
     }
 
-    /// The child was started (or not): the runner's copy of its end is
-    /// closed, so that a child that died first ends the wait.
-    pub fn spawned(&mut self) {
+    /// The child was started (`pid`, not yet reaped) or not (`None`): the
+    /// runner's copy of its end is closed, so that a child that died first
+    /// ends the wait, and the serving thread learns which process is the
+    /// spawn's first.
+    pub fn spawned(&mut self, pid: Option<u32>) {
         self.child_end = None;
+        if let Some(tx) = self.root.take() {
+            let _ = tx.send(pid.and_then(crate::pidfd::pidfd_open));
+        }
     }
 }
 
@@ -318,7 +371,7 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 
 /// Serves the listener until no process uses the filter any more (the
 /// kernel then reports a hang-up).
-fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) {
+fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, mut root: Root) {
     loop {
         let mut pfd = libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -352,6 +405,7 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) 
             continue;
         }
         let nr = i64::from(req.data.nr);
+        let mut later = None;
         let answer = if nr == libc::SYS_connect {
             decide_connect(&req, listener, rules)
         } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
@@ -359,6 +413,10 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) 
                 Some(guard) => decide_exec(&req, listener, guard, refusals),
                 None => Answer::Continue,
             }
+        } else if rules.signals {
+            let (answer, then) = decide_signal(&req, listener, &mut root);
+            later = then;
+            answer
         } else {
             Answer::Continue
         };
@@ -376,5 +434,8 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>) 
         // SAFETY: the listener and a response; ENOENT (the caller died)
         // needs nothing.
         unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+        if let Some(signal) = later {
+            signal.send();
+        }
     }
 }

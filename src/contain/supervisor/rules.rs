@@ -1,5 +1,5 @@
 //! What the supervisor enforces for a task's commands ([`Rules`]: which IP
-//! connections, which Unix sockets, which execs) and how it answers a
+//! connections, which Unix sockets, which execs, whether signals) and how it answers a
 //! call ([`Answer`]); shared by the connect and exec decisions.
 
 use std::path::PathBuf;
@@ -22,6 +22,8 @@ pub struct Rules {
     pub ip: IpRule,
     /// Unix sockets may be reached inside these folders (canonical).
     pub unix_within: Vec<PathBuf>,
+    /// Whether signals are decided (Landlock cannot scope them here).
+    pub signals: bool,
     /// The exec wall, where the policy denies programs.
     pub exec: Option<Arc<ExecGuard>>,
     /// Where refused connections are recorded (the task's connections,
@@ -30,9 +32,10 @@ pub struct Rules {
 }
 
 impl Rules {
-    pub fn new(ip: IpRule, unix_within: &[PathBuf]) -> Self {
+    pub fn new(ip: IpRule, unix_within: &[PathBuf], signals: bool) -> Self {
         Self {
             ip,
+            signals,
             unix_within: unix_within
                 .iter()
                 .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
