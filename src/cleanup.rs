@@ -3,6 +3,16 @@
 //! them: a cancelled CI job must not leave copies of the repository behind.
 //! A folder is registered while it lives and removed from the list when its
 //! owner drops it (and deletes it) in the normal way.
+//!
+//! A run killed with SIGKILL (an OOM kill, a CI job past its grace period)
+//! removes nothing, so each folder also has an owner file beside it
+//! (`runner-ws-XXXX.owner`) that the run holds a lock on (`flock`) while
+//! the folder lives. The kernel drops the lock when the process ends,
+//! however it ends. A later run ([`Sweeper`]) removes each folder whose
+//! owner file it can lock: its run is gone. A live run, on this machine
+//! or in another container sharing the folder, holds its lock, and its
+//! folders are never touched. Only `runner-*` folders with an owner file,
+//! owned by the same user, are looked at: nothing else in the temp folder.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,20 +49,156 @@ impl LiveSet {
 static LIVE: LiveSet = LiveSet::new();
 
 /// A registered folder; dropping it takes the folder off the list (its
-/// owner removes the folder itself).
+/// owner removes the folder itself) and removes its owner file.
 #[derive(Debug)]
-pub struct Registered(PathBuf);
+pub struct Registered {
+    dir: PathBuf,
+    /// The owner file, locked while this lives; none where it could not
+    /// be made (the folder is then left alone by later runs).
+    owner: Option<std::fs::File>,
+}
 
-/// Registers `dir` for removal on a hurried exit.
+/// What an owner file's name adds to its folder's.
+const OWNER: &str = ".owner";
+
+/// The owner file of `dir`.
+fn owner_file(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_os_string();
+    name.push(OWNER);
+    PathBuf::from(name)
+}
+
+/// Registers `dir` for removal on a hurried exit, and claims it for this
+/// process (its owner file, locked).
 pub fn register(dir: &Path) -> Registered {
     LIVE.insert(dir);
-    Registered(dir.to_path_buf())
+    Registered {
+        dir: dir.to_path_buf(),
+        owner: claim(dir),
+    }
+}
+
+/// Makes `dir`'s owner file and locks it; it names this process, for a
+/// person looking.
+fn claim(dir: &Path) -> Option<std::fs::File> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(owner_file(dir))
+        .ok()?;
+    if !lock(&file) {
+        return None;
+    }
+    let _ = writeln!(file, "runner pid {}", std::process::id());
+    Some(file)
+}
+
+/// Takes `file`'s exclusive lock without waiting; whether it got it.
+fn lock(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        LIVE.remove(&self.0);
+        LIVE.remove(&self.dir);
+        if self.owner.take().is_some() {
+            let _ = std::fs::remove_file(owner_file(&self.dir));
+        }
     }
+}
+
+/// Removes, in the background, what runs that are gone left in `root`
+/// (the temp folder); [`Sweeper::finish`] waits for it.
+pub struct Sweeper(std::thread::JoinHandle<Swept>);
+
+/// What a sweep did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// The folders removed (their runs are gone).
+    pub removed: Vec<PathBuf>,
+    /// Folders of runs still going, left alone.
+    pub live: usize,
+}
+
+/// How old an owner file must be to be judged: a run creates it and locks
+/// it a moment later, and must not lose the folder in between.
+const SETTLED: Duration = Duration::from_secs(10);
+
+impl Sweeper {
+    pub fn start(root: PathBuf) -> Self {
+        Self(std::thread::spawn(move || sweep(&root, SETTLED)))
+    }
+
+    /// Waits at most `limit` for the sweep; what it did, if it finished.
+    /// (Unfinished, it goes on with the next run: the owner file is
+    /// removed last.)
+    pub fn finish(self, limit: Duration) -> Option<Swept> {
+        let deadline = std::time::Instant::now() + limit;
+        while !self.0.is_finished() {
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.0.join().ok()
+    }
+}
+
+/// Removes the folders in `root` whose owner file, older than `settled`,
+/// no process holds a lock on. Never follows a link, never touches
+/// another user's files.
+pub fn sweep(root: &Path, settled: Duration) -> Swept {
+    use std::os::unix::fs::MetadataExt;
+    let mut swept = Swept::default();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return swept;
+    };
+    // SAFETY: a plain system call.
+    let me = unsafe { libc::geteuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(dir_name) = name
+            .to_str()
+            .filter(|n| n.starts_with("runner-"))
+            .and_then(|n| n.strip_suffix(OWNER))
+        else {
+            continue;
+        };
+        let owner = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&owner) else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age >= settled);
+        if !meta.is_file() || meta.uid() != me || !old {
+            continue;
+        }
+        let Ok(file) = std::fs::OpenOptions::new().write(true).open(&owner) else {
+            continue;
+        };
+        if !lock(&file) {
+            swept.live += 1;
+            continue;
+        }
+        let dir = root.join(dir_name);
+        let is_ours = std::fs::symlink_metadata(&dir)
+            .map(|m| m.is_dir() && m.uid() == me)
+            .unwrap_or(false);
+        if is_ours {
+            if std::fs::remove_dir_all(&dir).is_err() {
+                continue;
+            }
+            swept.removed.push(dir);
+        }
+        let _ = std::fs::remove_file(&owner);
+    }
+    swept
 }
 
 /// Removes every registered folder, waiting at most `limit`; returns
@@ -63,6 +209,7 @@ pub fn remove_all(limit: Duration) -> bool {
     std::thread::spawn(move || {
         for d in dirs {
             let _ = std::fs::remove_dir_all(&d);
+            let _ = std::fs::remove_file(owner_file(&d));
         }
         let _ = tx.send(());
     });
@@ -84,5 +231,48 @@ mod tests {
         assert!(!a.exists());
         assert!(b.exists());
         std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    #[test]
+    fn a_sweep_takes_only_unlocked_settled_runner_folders_and_follows_no_link() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        let dead = r.join("runner-ws-dead");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join("f"), "x").unwrap();
+        std::fs::write(owner_file(&dead), "").unwrap();
+        // Held by a live owner (this process, through its own open file).
+        let live = r.join("runner-tmp-live");
+        std::fs::create_dir(&live).unwrap();
+        let held = register(&live);
+        // A link named like a folder of ours, with an owner file.
+        let link = r.join("runner-ws-link");
+        std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        std::fs::write(owner_file(&link), "").unwrap();
+        // No owner file; and an owner file of something not ours.
+        std::fs::create_dir(r.join("runner-ws-bare")).unwrap();
+        std::fs::create_dir(r.join("other")).unwrap();
+        std::fs::write(r.join("other.owner"), "").unwrap();
+
+        // Too fresh to judge: nothing moves.
+        let swept = sweep(r, Duration::from_secs(3600));
+        assert_eq!(swept, Swept::default());
+        assert!(dead.exists());
+
+        let swept = sweep(r, Duration::ZERO);
+        assert_eq!(swept.removed, vec![dead.clone()]);
+        assert_eq!(swept.live, 1);
+        assert!(!dead.exists() && !owner_file(&dead).exists());
+        assert!(live.exists() && owner_file(&live).exists());
+        // The link's owner file goes; the link and what it names stay.
+        assert!(!owner_file(&link).exists());
+        assert!(link.exists() && outside.path().join("keep").exists());
+        assert!(r.join("runner-ws-bare").exists());
+        assert!(r.join("other").exists() && r.join("other.owner").exists());
+        // Once its owner drops it, the owner file goes too.
+        drop(held);
+        assert!(!owner_file(&live).exists());
     }
 }

@@ -292,6 +292,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         resume: args.resume.is_some(),
     };
     watch_signals(opts.cancel.clone());
+    // What runs killed outright (SIGKILL) left in the temp folder goes,
+    // beside this run's work (see `cleanup`).
+    let sweeper = crate::cleanup::Sweeper::start(std::env::temp_dir());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {
@@ -318,6 +321,21 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
         false => Exit::Failed,
     };
+    if let Some(swept) = sweeper.finish(std::time::Duration::from_secs(30))
+        && !swept.removed.is_empty()
+        && !args.quiet
+    {
+        eprintln!(
+            "runner: removed {} temporary folder(s) left by runs that were killed: {}",
+            swept.removed.len(),
+            swept
+                .removed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);

@@ -17,6 +17,7 @@ mod exec_wall;
 mod fallback;
 mod git_workspace;
 mod hooks;
+mod leftovers;
 mod local_servers;
 mod long_runs;
 mod mcp;

@@ -1,0 +1,152 @@
+//! A run killed outright (SIGKILL: an OOM kill, a CI job past its grace
+//! period) cleans nothing up; the next run removes what it left in the
+//! temp folder, and never what a live run holds (issue 48).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{processes_running, stderr, write};
+
+/// A task whose one command waits on `sleep SECONDS`.
+fn slow_task(dir: &Path, name: &str, seconds: &str) -> PathBuf {
+    write(
+        dir,
+        name,
+        &format!(
+            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"sleep {seconds}\", timeout: 120}}}}\n"
+        ),
+    )
+}
+
+/// `runner run` of `task` with `tmp` as its temp folder.
+fn runner_in(tmp: &Path, out: &Path, task: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+    c.env("TMPDIR", tmp)
+        .args(["run", "--out"])
+        .arg(out)
+        .arg(task);
+    c
+}
+
+/// The `runner-*` names in `tmp`.
+fn entries(tmp: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("runner-"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits until `sleeper` runs (the run's folders are made by then).
+fn wait_for(sleeper: &[&str], child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes_running(sleeper) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Kills every process whose command line is `words`.
+fn kill_all(words: &[&str]) {
+    let want: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..])
+            && let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: a plain system call on a process this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[test]
+fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    write(d, "ws/a.txt", "a\n");
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+
+    // A run killed outright in the middle of its command.
+    let killed_sleep = ["sleep", "44.25"];
+    let task = slow_task(d, "killed.yaml", "44.25");
+    let mut killed = runner_in(&tmp, &d.join("out-killed"), &task)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&killed_sleep, &mut killed);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    kill_all(&killed_sleep);
+    let left = entries(&tmp);
+    // Its copy and its commands' temp folder, each with its owner file.
+    assert!(
+        left.iter()
+            .any(|n| n.starts_with("runner-ws-") && n.ends_with(".owner"))
+            && left
+                .iter()
+                .any(|n| n.starts_with("runner-tmp-") && n.ends_with(".owner")),
+        "{left:?}"
+    );
+    assert!(left.iter().all(|n| tmp.join(n).exists()));
+
+    // A run still going, with folders of its own in the same temp folder.
+    let live_sleep = ["sleep", "45.75"];
+    let task = slow_task(d, "live.yaml", "45.75");
+    let mut live = runner_in(&tmp, &d.join("out-live"), &task)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&live_sleep, &mut live);
+    let live_entries: Vec<String> = entries(&tmp)
+        .into_iter()
+        .filter(|n| !left.contains(n))
+        .collect();
+    assert!(live_entries.len() >= 4, "{live_entries:?}");
+    // Every owner file old enough to be judged (a fresh one is not).
+    let owners: Vec<PathBuf> = entries(&tmp)
+        .iter()
+        .filter(|n| n.ends_with(".owner"))
+        .map(|n| tmp.join(n))
+        .collect();
+    let touched = Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .args(&owners)
+        .status()
+        .unwrap();
+    assert!(touched.success());
+
+    // The next run removes the killed run's folders, and says so.
+    let task = write(d, "next.yaml", "prompt: hi\nworkspace: ws\nscript: []\n");
+    let next = runner_in(&tmp, &d.join("out-next"), &task)
+        .output()
+        .unwrap();
+    assert!(next.status.success(), "{}", stderr(&next));
+    let err = stderr(&next);
+    assert!(
+        err.contains("removed 2 temporary folder(s) left by runs that were killed"),
+        "{err}"
+    );
+    for n in &left {
+        assert!(!tmp.join(n).exists(), "{n} is still there");
+    }
+    // The live run's are all there, and it finishes as it would have.
+    for n in &live_entries {
+        assert!(tmp.join(n).exists(), "{n} of the live run was removed");
+    }
+    kill_all(&live_sleep);
+    let status = live.wait().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    // It removed its own on the way out; nothing is left.
+    assert_eq!(entries(&tmp), Vec::<String>::new());
+}
