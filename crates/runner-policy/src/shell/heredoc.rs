@@ -383,6 +383,8 @@ mod tests {
             ("cat <<< x <<Y\nb\nY\n", 4),
             ("cat <<-X\n\tb\n\tX\necho\n", 6),
             ("cat << EOF\nb\nEOF\necho\n", 6),
+            // An escaped delimiter is the character after the backslash.
+            ("cat <<\\B\n2\nB\necho hi\n", 4),
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
@@ -407,6 +409,9 @@ mod tests {
             "echo ${} <<X\nb\nX\n",
             "echo ${x-y} <<X\nb\nX\n",
             "cat << ",
+            // Double quotes holding a substitution (the scan reads none).
+            "echo \"$(date)\" <<X\nb\nX\n",
+            "echo \"${x}\" <<X\nb\nX\n",
         ] {
             assert_eq!(scan(text).data, 0, "{text:?}");
         }
@@ -421,5 +426,13 @@ mod tests {
                 open: Some("EOF".into())
             }
         );
+    }
+
+    #[test]
+    fn nesting_is_counted_outside_the_bodies() {
+        let text = "f() { (a); }\ncat <<X\n((((\nX\n";
+        assert_eq!(code_nesting(text, &tokens(text)), 2);
+        let text = "((( a )))\ncat <<X\n)\nX\n";
+        assert_eq!(code_nesting(text, &tokens(text)), 3);
     }
 }
