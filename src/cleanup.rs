@@ -226,9 +226,12 @@ mod tests {
         let b = tempfile::tempdir().unwrap().keep();
         let _ra = register(&a);
         let rb = register(&b);
+        assert!(owner_file(&a).exists() && owner_file(&b).exists());
         drop(rb);
+        // A dropped registration's owner file goes with it.
+        assert!(!owner_file(&b).exists());
         assert!(remove_all(Duration::from_secs(1)));
-        assert!(!a.exists());
+        assert!(!a.exists() && !owner_file(&a).exists());
         assert!(b.exists());
         std::fs::remove_dir_all(&b).unwrap();
     }
@@ -246,7 +249,9 @@ mod tests {
         // Held by a live owner (this process, through its own open file).
         let live = r.join("runner-tmp-live");
         std::fs::create_dir(&live).unwrap();
-        let held = register(&live);
+        // (Claimed, not registered: another test's `remove_all` removes
+        // every registered folder.)
+        let held = claim(&live).unwrap();
         // A link named like a folder of ours, with an owner file.
         let link = r.join("runner-ws-link");
         std::os::unix::fs::symlink(outside.path(), &link).unwrap();
@@ -271,8 +276,9 @@ mod tests {
         assert!(link.exists() && outside.path().join("keep").exists());
         assert!(r.join("runner-ws-bare").exists());
         assert!(r.join("other").exists() && r.join("other.owner").exists());
-        // Once its owner drops it, the owner file goes too.
+        // Once its owner lets go, the next sweep takes it.
         drop(held);
-        assert!(!owner_file(&live).exists());
+        assert_eq!(sweep(r, Duration::ZERO).removed, vec![live.clone()]);
+        assert!(!live.exists() && !owner_file(&live).exists());
     }
 }
