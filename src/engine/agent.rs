@@ -41,6 +41,8 @@ pub struct AgentEnv<'a> {
     pub provider: &'a dyn Provider,
     pub system: &'a str,
     pub tools: ToolEnv<'a>,
+    /// Told at each turn's end (a task's journal); none for a child.
+    pub turn_log: Option<&'a dyn super::TurnLog>,
 }
 
 /// Runs turns until the model stops. `usage` accumulates across calls.
@@ -62,6 +64,10 @@ pub async fn run_agent(
     let tools = env.tools.registry.specs();
     conv.fix_prefix(env.system, &tools);
     loop {
+        // Every call of the last turn has its result: a point to go on from.
+        if let Some(log) = env.turn_log {
+            log.turn_ended(turn, conv.log(), usage);
+        }
         // What children spent (or hold) counts as the agent's own.
         let (child_turns, child_cost) = match &limits.spending {
             Some(s) => {
@@ -119,6 +125,11 @@ pub async fn run_agent(
         };
         let finished = early.finish(tool_calls).await;
         if let Some(text) = finished_text {
+            // The answer that ends the work is a point to go on from too
+            // (the checks come next).
+            if let Some(log) = env.turn_log {
+                log.turn_ended(turn, conv.log(), usage);
+            }
             let Some(schema) = &limits.output else {
                 return AgentStop::Finished { text, output: None };
             };

@@ -12,6 +12,37 @@ pub use runner_output::{
     Transcript, TurnRecord,
 };
 
+/// How much of the recorder's lists a reader has had
+/// ([`TranscriptRecorder::since`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    turns: usize,
+    tool_calls: usize,
+    compactions: usize,
+    switches: usize,
+    connections: usize,
+}
+
+/// What was recorded since a reader last looked.
+#[derive(Debug, Default)]
+pub struct Recent {
+    pub turns: Vec<TurnRecord>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub compactions: Vec<Compaction>,
+    pub model_switches: Vec<runner_output::ModelSwitch>,
+    pub connections: Vec<runner_output::Connection>,
+}
+
+impl Recent {
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+            && self.tool_calls.is_empty()
+            && self.compactions.is_empty()
+            && self.model_switches.is_empty()
+            && self.connections.is_empty()
+    }
+}
+
 #[derive(Default)]
 struct Recorded {
     attempt: u32,
@@ -71,6 +102,32 @@ impl TranscriptRecorder {
     /// The switches to fallback models so far.
     pub fn take_switches(&self) -> Vec<runner_output::ModelSwitch> {
         std::mem::take(&mut self.inner.lock().unwrap().switches)
+    }
+
+    /// What was recorded since `seen` (finished turns and calls,
+    /// compactions, switches, connections), copied; `seen` moves on.
+    pub fn since(&self, seen: &mut Seen) -> Recent {
+        let r = self.inner.lock().unwrap();
+        fn from<T: Clone>(v: &[T], at: &mut usize) -> Vec<T> {
+            let new = v.get(*at..).unwrap_or_default().to_vec();
+            *at = v.len();
+            new
+        }
+        let tool_calls = (r
+            .tool_calls
+            .get(seen.tool_calls..)
+            .unwrap_or_default()
+            .iter())
+        .map(|c| ToolCallRecord::clone(c))
+        .collect();
+        seen.tool_calls = r.tool_calls.len();
+        Recent {
+            turns: from(&r.turns, &mut seen.turns),
+            tool_calls,
+            compactions: from(&r.compactions, &mut seen.compactions),
+            model_switches: from(&r.switches, &mut seen.switches),
+            connections: from(&r.connections, &mut seen.connections),
+        }
     }
 
     pub fn take(&self) -> (Vec<TurnRecord>, Vec<ToolCallRecord>) {

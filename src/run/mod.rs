@@ -8,6 +8,7 @@ mod agents;
 mod apply;
 mod backstops;
 mod cancel;
+mod journal;
 mod models;
 mod outputs;
 mod prompt;

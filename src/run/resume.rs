@@ -9,7 +9,9 @@
 //! (system prompt and messages as they were sent, so the vendor's prompt
 //! cache still matches), the turns, attempts, tokens and cost spent so
 //! far, and a result for each call of the last answer that never got one:
-//! its outcome is unknown, and the model is told so.
+//! its outcome is unknown, and the model is told so. A run killed outright
+//! (SIGKILL) wrote no transcript: its journal (`run::journal`) stands in
+//! for it.
 
 use std::path::Path;
 
@@ -39,9 +41,17 @@ pub fn resumable(o: &Outcome) -> bool {
             ))
 }
 
-/// What `out` holds of task `name`.
+/// What `out` holds of task `name`: a run killed outright left only its
+/// journal (newer than any transcript), read as a task cut short at its
+/// last durable turn (see `run::journal`).
 pub fn previous(out: &Path, name: &str) -> Previous {
     let dir = out.join(name);
+    if let Some((t, diff)) = super::journal::read(&dir) {
+        return match t.counts.turns {
+            0 => Previous::Fresh,
+            _ => Previous::Resume(Box::new(t), diff),
+        };
+    }
     let Ok(bytes) = std::fs::read(dir.join("transcript.json")) else {
         return Previous::Fresh;
     };

@@ -13,8 +13,10 @@ pub async fn run_tasks(tasks: &[Task], opts: &RunOptions, jobs: usize) -> Vec<Ta
     let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
         .map(|(i, t)| async move {
             let r = run_task(t, opts).await;
-            if let Err(e) = write_task_outputs(&opts.out_dir, &r) {
-                eprintln!("error: writing outputs of {}: {e}", t.name);
+            match write_task_outputs(&opts.out_dir, &r) {
+                // The transcript stands for the task now.
+                Ok(()) => super::journal::remove(&opts.out_dir.join(&t.name)),
+                Err(e) => eprintln!("error: writing outputs of {}: {e}", t.name),
             }
             (i, r)
         })

@@ -933,7 +933,8 @@ fn second_signal_round(round: usize) {
             .collect()
     };
     crate::common::wait_until_running(&sleeper);
-    assert_eq!(leftovers().len(), 2, "{:?}", leftovers());
+    // The copy and the commands' temp folder, each with its owner file.
+    assert_eq!(leftovers().len(), 4, "{:?}", leftovers());
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
         libc::kill(child.id() as i32, libc::SIGTERM);

@@ -11,6 +11,7 @@ mod backstops;
 mod cli_ci;
 mod cli_run;
 mod containment;
+mod crash;
 mod credentials;
 mod error_classes;
 mod exec_wall;

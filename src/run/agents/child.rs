@@ -280,6 +280,7 @@ impl Child<'_> {
                 epoch: tree.epoch,
                 hooks: &hooks,
             },
+            turn_log: None,
         };
         let mut conv = Conversation::new(task.prompt.clone());
         let mut usage = Usage {

@@ -17,11 +17,13 @@ use super::prepare::Ready;
 use super::progress::Progress;
 use super::scene::Scene;
 use super::scene::{cancelled, timed_out};
+use crate::engine::TurnLog;
 use crate::engine::{AgentEnv, AgentLimits, AgentStop, Event, EventSink, FirstTurn, TaskHooks};
 use crate::engine::{ToolEnv, run_agent};
 use crate::provider::Provider;
 use crate::report::{Outcome, OutcomeStatus};
 use crate::run::agents::account::Account;
+use crate::run::journal::TaskJournal;
 use crate::task::Task;
 use crate::workspace::IsolatedWorkspace;
 use runner_policy::PolicySet;
@@ -44,7 +46,7 @@ pub(super) async fn attempts(
     ready: &Ready<'_>,
     first: Option<FirstTurn<'_>>,
     progress: &mut Progress,
-    sink: &dyn EventSink,
+    (sink, journal): (&dyn EventSink, Option<&TaskJournal<'_>>),
 ) -> (Outcome, Answer) {
     let task = scene.task;
     let policy = ready.setup.policy.clone();
@@ -102,11 +104,12 @@ pub(super) async fn attempts(
             epoch: scene.epoch,
             hooks: &hooks,
         },
+        turn_log: journal.map(|j| j as &dyn TurnLog),
     };
     let mut answer = Answer::default();
     let cancel = scene.opts.cancel.clone();
     let outcome = tokio::select! {
-        o = each_attempt(scene, &env, &p.iso, &policy, &limits, first, progress, &mut answer) => o,
+        o = each_attempt(scene, &env, (&p.iso, journal), &policy, &limits, first, progress, &mut answer) => o,
         why = cancel.cancelled() => cancelled(&why),
     };
     // The children's tokens and cost are the task's.
@@ -120,7 +123,7 @@ pub(super) async fn attempts(
 async fn each_attempt(
     scene: &Scene<'_>,
     env: &AgentEnv<'_>,
-    iso: &IsolatedWorkspace,
+    (iso, journal): (&IsolatedWorkspace, Option<&TaskJournal<'_>>),
     policy: &PolicySet,
     limits: &AgentLimits,
     mut first: Option<FirstTurn<'_>>,
@@ -131,6 +134,9 @@ async fn each_attempt(
     loop {
         progress.attempts += 1;
         let attempt = progress.attempts;
+        if let Some(j) = journal {
+            j.attempt(attempt);
+        }
         let answered = first.take();
         if answered.is_none() {
             env.tools.sink.emit(&Event::AttemptStarted { attempt });
@@ -170,7 +176,11 @@ async fn each_attempt(
         .await
         {
             Judged::Ended(outcome) => return outcome,
-            Judged::Retry => {}
+            Judged::Retry => {
+                if let Some(j) = journal {
+                    j.checks(&progress.checks);
+                }
+            }
         }
         if scene.epoch.elapsed() >= task.timeout {
             return timed_out(task);

@@ -30,6 +30,12 @@
 //!   conversation and spending, `admit` tells a scripted model where its
 //!   script stands, `prepare` applies its changes to the copy (and sends
 //!   no first turn ahead), `finish` joins its records to this run's.
+//! - The journal (a run killed outright): `work` begins it once `prepare`
+//!   is done ([`journaled::begin`]: the earlier runs' records and the
+//!   conversation as this run starts it); the agent loop appends each
+//!   turn's end through it, `attempts` its attempts and failed checks; the
+//!   run removes it once the transcript is written, and `--resume` reads
+//!   it when no transcript was (`run::journal`).
 //! - Fallback models: the provider `admit` makes (a chain), and the
 //!   `server_adaptations` `run_task` reads off it at the end.
 //! - Subagents: `attempts` gives the agent the power to start children
@@ -52,6 +58,7 @@ mod admit;
 mod attempts;
 mod checks;
 mod finish;
+mod journaled;
 mod options;
 mod prepare;
 mod progress;
@@ -99,7 +106,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
                 provider.as_ref(),
                 &mut progress,
                 prior.as_ref(),
-                &sink,
+                (&sink, &recorder),
             );
             let mut worked = crate::telemetry::context::in_task(trace, work).await;
             // What was decided after the last batch of calls (checks, the
@@ -150,14 +157,24 @@ async fn work(
     provider: &dyn Provider,
     progress: &mut Progress,
     prior: Option<&Prior>,
-    sink: &dyn EventSink,
+    (sink, recorder): (&dyn EventSink, &TranscriptRecorder),
 ) -> Worked {
     let mut ready = match prepare(scene, provider, progress, prior, sink).await {
         Ok(ready) => ready,
         Err(Unready { outcome, setup }) => return Worked::early(outcome, setup),
     };
     let first = ready.first.take();
-    let (outcome, answer) = attempts(scene, provider, &ready, first, progress, sink).await;
+    let journal = journaled::begin(scene, &ready, progress, prior, recorder);
+    let (outcome, answer) = attempts(
+        scene,
+        provider,
+        &ready,
+        first,
+        progress,
+        (sink, journal.as_ref()),
+    )
+    .await;
+    drop(journal);
     let (workspace, setup, mcp_sandbox) = ready.close().await;
     let (outcome, changes) = settle(
         &workspace.iso,
