@@ -9,7 +9,7 @@
 //! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
 //! (default 3) sets how many rounds each figure is the median of;
 //! `BENCH_ONLY=calls,batch` runs only the named parts (redaction, search, calls,
-//! batch, turns, memory). `BENCH_RUNNER` runs another build of `runner`
+//! batch, turns, journal, memory). `BENCH_RUNNER` runs another build of `runner`
 //! instead (the telemetry row needs this one's). Prints a Markdown table
 //! for docs/performance.md.
 
@@ -23,7 +23,7 @@ mod support {
     pub mod http;
 }
 
-use support::fake_model::{Wire, fake_collector, fake_model};
+use support::fake_model::{Call, Wire, fake_collector, fake_model};
 
 /// The binary under test: this build's, or `BENCH_RUNNER` (another
 /// build, to compare side by side).
@@ -324,7 +324,7 @@ fn turn_overhead_of(wire: Wire, collector: Option<u16>) {
     let turns = 40;
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("e2e");
-    let (port, _server) = fake_model(wire, latency, turns);
+    let (port, _server) = fake_model(wire, latency, turns, Call::Ls);
     let (model, envs) = wire.model_and_env(port);
     let mut envs = envs.to_vec();
     if let Some(c) = collector {
@@ -371,6 +371,74 @@ fn turn_overhead_of(wire: Wire, collector: Option<u16>) {
         format!("{} ms latency per answer", latency.as_millis()),
         format!("{} per turn in all", ms(per_turn)),
         "small against the model",
+    );
+}
+
+/// What a task's journal costs turns that write (issue 48): 40 turns of
+/// one `write_file` in a workspace of 5,000 files, against a fake OpenAI
+/// server answering after 50 ms. Each turn's end the journal reads the
+/// copy's diff, while the model is asked the next turn. The second figure
+/// is the runner's own time between one answer and the next request (the
+/// transcript's turn records), where a diff read before the request would
+/// show. Compare with `BENCH_RUNNER` set to a build without the journal.
+fn journal_overhead() {
+    let latency = Duration::from_millis(50);
+    let turns = 40;
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("e2e");
+    let (port, _server) = fake_model(Wire::OpenAi, latency, turns, Call::Write);
+    let (model, envs) = Wire::OpenAi.model_and_env(port);
+    scripted_task(
+        &dir,
+        "  - text: unused\n",
+        &format!("model: {model}\nmodel_options: {{stream: false}}\npolicy: {{default: allow}}\n"),
+    );
+    for i in 0..5_000 {
+        let sub = dir.join(format!("ws/d{}", i % 50));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(
+            sub.join(format!("f{i}.txt")),
+            format!("line {i}\n").repeat(20),
+        )
+        .unwrap();
+    }
+    run_task(&dir, &envs);
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/t/transcript.json")).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        read()["counts"]["tool_calls"],
+        turns,
+        "the writes did not all run"
+    );
+    let mut gaps = Vec::new();
+    let wall = timed(|| {
+        run_task(&dir, &envs);
+        let t = read();
+        let r = t["turns"].as_array().unwrap();
+        let at = |i: usize, k: &str| r[i][k].as_u64().unwrap();
+        for i in 0..r.len() - 1 {
+            let end = at(i, "started_ms") + at(i, "duration_ms");
+            gaps.push(Duration::from_millis(
+                at(i + 1, "started_ms").saturating_sub(end),
+            ));
+        }
+    });
+    let per_turn = wall / (turns as u32 + 1);
+    row(
+        "end-to-end turn of one write_file in a workspace of 5,000 files, fake OpenAI server (40 turns)",
+        format!(
+            "{:.2} ms over the latency",
+            per_turn.saturating_sub(latency).as_secs_f64() * 1000.0
+        ),
+        format!("{} ms latency per answer", latency.as_millis()),
+        format!(
+            "{} per turn in all; the runner's own time between an answer and the next request: {} (median)",
+            ms(per_turn),
+            ms(median(gaps))
+        ),
+        "the journal's diff hidden behind the model",
     );
 }
 
@@ -444,6 +512,9 @@ fn main() {
     }
     if wanted("turns") {
         turn_overhead();
+    }
+    if wanted("journal") {
+        journal_overhead();
     }
     if wanted("memory") {
         peak_memory();

@@ -1,11 +1,33 @@
 //! The agent bench's fake servers: a model speaking each vendor's wire
-//! format (one `ls` call per answer, then text) and an OTLP collector.
+//! format (one call per answer, `ls` or a `write_file`, then text) and an
+//! OTLP collector.
 
 use std::io::BufReader;
 use std::net::TcpListener;
 use std::time::Duration;
 
 use super::http;
+
+/// The call each answer asks for.
+#[derive(Clone, Copy)]
+pub enum Call {
+    /// `ls`: reads.
+    Ls,
+    /// `write_file` of a new file: changes the workspace.
+    Write,
+}
+
+impl Call {
+    fn of(self, n: usize) -> (&'static str, serde_json::Value) {
+        match self {
+            Call::Ls => ("ls", serde_json::json!({})),
+            Call::Write => (
+                "write_file",
+                serde_json::json!({"file_path": format!("new{n}.txt"), "content": "x\n"}),
+            ),
+        }
+    }
+}
 
 /// The vendors' wire formats, as the fake model server answers in them.
 #[derive(Clone, Copy)]
@@ -52,9 +74,10 @@ impl Wire {
         }
     }
 
-    /// Answer `n`: one `ls` call, or the final text when `last`.
-    fn answer(self, n: usize, last: bool) -> serde_json::Value {
+    /// Answer `n`: one call, or the final text when `last`.
+    fn answer(self, n: usize, last: bool, call: Call) -> serde_json::Value {
         use serde_json::json;
+        let (name, args) = call.of(n);
         match self {
             Wire::OpenAi => {
                 let message = if last {
@@ -62,7 +85,7 @@ impl Wire {
                 } else {
                     json!({"role": "assistant", "content": null, "tool_calls": [
                         {"id": format!("c{n}"), "type": "function",
-                         "function": {"name": "ls", "arguments": "{}"}}]})
+                         "function": {"name": name, "arguments": args.to_string()}}]})
                 };
                 json!({"choices": [{"message": message,
                     "finish_reason": if last {"stop"} else {"tool_calls"}}],
@@ -72,7 +95,7 @@ impl Wire {
                 let content = if last {
                     json!([{"type": "text", "text": "done"}])
                 } else {
-                    json!([{"type": "tool_use", "id": format!("c{n}"), "name": "ls", "input": {}}])
+                    json!([{"type": "tool_use", "id": format!("c{n}"), "name": name, "input": args}])
                 };
                 json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant",
                     "content": content,
@@ -83,7 +106,7 @@ impl Wire {
                 let part = if last {
                     json!({"text": "done"})
                 } else {
-                    json!({"functionCall": {"name": "ls", "args": {}}})
+                    json!({"functionCall": {"name": name, "args": args}})
                 };
                 json!({"candidates": [{"content": {"role": "model", "parts": [part]},
                     "finishReason": "STOP"}],
@@ -94,12 +117,13 @@ impl Wire {
 }
 
 /// A fake model server speaking `wire`: each answer after `latency`; it
-/// asks for one `ls` call until `turns` answers were given, then answers
+/// asks for one `call` until `turns` answers were given, then answers
 /// text.
 pub fn fake_model(
     wire: Wire,
     latency: Duration,
     turns: usize,
+    call: Call,
 ) -> (u16, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -109,7 +133,7 @@ pub fn fake_model(
             http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
             std::thread::sleep(latency);
             let last = (n + 1) % (turns + 1) == 0;
-            let body = wire.answer(n, last).to_string();
+            let body = wire.answer(n, last, call).to_string();
             http::answer_json(&mut conn, &body);
         }
     });

@@ -66,6 +66,7 @@ pub async fn run_agent(
     loop {
         // Every call of the last turn has its result: a point to go on from.
         if let Some(log) = env.turn_log {
+            log.settled().await;
             log.turn_ended(turn, conv.log(), usage);
         }
         // What children spent (or hold) counts as the agent's own.
@@ -128,6 +129,7 @@ pub async fn run_agent(
             // The answer that ends the work is a point to go on from too
             // (the checks come next).
             if let Some(log) = env.turn_log {
+                log.settled().await;
                 log.turn_ended(turn, conv.log(), usage);
             }
             let Some(schema) = &limits.output else {
@@ -149,6 +151,11 @@ pub async fn run_agent(
                     continue;
                 }
             }
+        }
+        // The last turn's changes are read before calls that may write run
+        // (the calls started early only read).
+        if let Some(log) = env.turn_log {
+            log.settled().await;
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
         if let Some(log) = &env.tools.ctx.net_log {

@@ -30,10 +30,12 @@
 //! journal left beside a transcript written after it (a kill between the
 //! two) is ignored.
 
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -42,7 +44,7 @@ use crate::provider::{Message, Usage};
 use crate::report::transcript::{Recent, Seen};
 use crate::report::{CheckRecord, Transcript, TranscriptRecorder};
 use crate::tools::{Registry, ToolKind};
-use crate::workspace::{IsolatedWorkspace, render_git_diff};
+use crate::workspace::{Differ, render_git_diff};
 
 mod read;
 pub use read::read;
@@ -162,14 +164,17 @@ pub fn remove(dir: &Path) {
 /// changed. A journal that fails to write says so once and stops: the
 /// task goes on.
 pub struct TaskJournal<'a> {
-    file: Mutex<Option<File>>,
+    file: Arc<Mutex<Option<File>>>,
     recorder: &'a TranscriptRecorder,
-    iso: &'a IsolatedWorkspace,
+    differ: Arc<Differ>,
     registry: &'a Registry,
-    diff_prefix: String,
+    diff_prefix: Arc<str>,
     epoch: Instant,
     seen: Mutex<(usize, Seen)>,
     attempts: AtomicU32,
+    /// Ends when the line whose diff is being read (on a thread of its
+    /// own) is written.
+    pending: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 }
 
 /// What a task's journal starts from.
@@ -179,7 +184,7 @@ pub struct Begin<'a> {
     pub base: Transcript,
     pub diff: &'a str,
     pub recorder: &'a TranscriptRecorder,
-    pub iso: &'a IsolatedWorkspace,
+    pub differ: Arc<Differ>,
     pub registry: &'a Registry,
     pub diff_prefix: String,
     pub epoch: Instant,
@@ -207,14 +212,15 @@ impl<'a> TaskJournal<'a> {
             }
         };
         Some(Self {
-            file: Mutex::new(Some(file)),
+            file: Arc::new(Mutex::new(Some(file))),
             recorder: begin.recorder,
-            iso: begin.iso,
+            differ: begin.differ,
             registry: begin.registry,
-            diff_prefix: begin.diff_prefix,
+            diff_prefix: begin.diff_prefix.into(),
             epoch: begin.epoch,
             seen: Mutex::new((messages, Seen::default())),
             attempts: AtomicU32::new(attempts),
+            pending: Mutex::new(None),
         })
     }
 
@@ -229,17 +235,7 @@ impl<'a> TaskJournal<'a> {
     }
 
     fn append(&self, line: &Line) {
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(f) = file.as_mut() else {
-            return;
-        };
-        if let Err(e) = f.append(line) {
-            tracing::warn!(
-                "journal {}: {e}; no more of this task is journaled",
-                f.path.display()
-            );
-            *file = None;
-        }
+        append(&self.file, line);
     }
 
     /// Whether a call among `recent`'s may have changed a file.
@@ -249,6 +245,21 @@ impl<'a> TaskJournal<'a> {
                 .get(&c.tool)
                 .map_or(true, |t| t.kind() != ToolKind::ReadOnly)
         })
+    }
+}
+
+/// Appends `line`; a journal that fails to write says so once and stops.
+fn append(file: &Mutex<Option<File>>, line: &Line) {
+    let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(f) = file.as_mut() else {
+        return;
+    };
+    if let Err(e) = f.append(line) {
+        tracing::warn!(
+            "journal {}: {e}; no more of this task is journaled",
+            f.path.display()
+        );
+        *file = None;
     }
 }
 
@@ -263,29 +274,72 @@ impl crate::engine::TurnLog for TaskJournal<'_> {
         if messages.is_empty() && recent.is_empty() {
             return;
         }
-        let diff = if self.may_have_written(&recent) {
-            match self.iso.changes() {
-                Ok(changes) => Some(render_git_diff(&changes, &self.diff_prefix)),
-                Err(e) => {
-                    // Without the changes, no later line would be true.
-                    tracing::warn!(
-                        "journal: reading the copy's changes: {e}; no more of this task is journaled"
-                    );
-                    *self.file.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                    return;
-                }
-            }
-        } else {
-            None
-        };
-        self.append(&Line::Turn(Box::new(TurnLine {
+        let wrote = self.may_have_written(&recent);
+        let mut line = TurnLine {
             turn,
             elapsed_ms: self.epoch.elapsed().as_millis() as u64,
             attempts: self.attempts.load(Ordering::Relaxed),
             usage: *usage,
             messages,
             recent: recent.into(),
-            diff,
-        })));
+            diff: None,
+        };
+        if !wrote {
+            self.append(&Line::Turn(Box::new(line)));
+            return;
+        }
+        // The copy's diff is read while the model is asked the next turn,
+        // on one thread at a low priority; the line is written once it is
+        // (see `settled`).
+        let (differ, file, prefix) = (
+            Arc::clone(&self.differ),
+            Arc::clone(&self.file),
+            Arc::clone(&self.diff_prefix),
+        );
+        let read = move || match differ.changes_aside() {
+            Ok(changes) => {
+                line.diff = Some(render_git_diff(&changes, &prefix));
+                append(&file, &Line::Turn(Box::new(line)));
+            }
+            Err(e) => {
+                // Without the changes, no later line would be true.
+                tracing::warn!(
+                    "journal: reading the copy's changes: {e}; no more of this task is journaled"
+                );
+                *file.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+        };
+        let (done, finished) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("runner-journal".into())
+            .spawn(move || {
+                // SAFETY: plain system calls about this thread.
+                unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS as _, libc::gettid() as _, 10);
+                }
+                read();
+                let _ = done.send(());
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(
+                "journal: no thread to read the copy's changes on: {e}; no more of this task is journaled"
+            );
+            *self.file.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            return;
+        }
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(finished);
+    }
+
+    fn settled(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        Box::pin(async move {
+            if let Some(reading) = pending {
+                let _ = reading.await;
+            }
+        })
     }
 }

@@ -25,40 +25,35 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ignore::WalkState;
 
-use super::diff::{ChangeKind, FileChange, FileContent};
+use super::diff::{FileChange, FileContent};
 use super::git_view::{
     RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
 };
-use super::snapshot::{Snapshot, SnapshotEntry};
+use super::snapshot::Snapshot;
 
+mod changes;
 mod hidden;
 mod tree;
 
+pub use changes::Differ;
+
 use hidden::{Hidden, Revealed};
-use tree::{copy_entry, copy_tracked_ignored, entry_of, walk_tree, walker};
+use tree::{copy_entry, copy_tracked_ignored, walker};
 
 /// A task's private copy of a workspace; removed when dropped.
 pub struct IsolatedWorkspace {
-    original: PathBuf,
     dir: tempfile::TempDir,
-    /// The copy of the workspace: `dir`, or the workspace's folder below it
-    /// when it mirrors a repository.
-    root: PathBuf,
     /// The repository the workspace lies in, when its git view was made.
     repo: Option<RepoInfo>,
     /// Removed on a hurried exit (a second signal) too.
     _registered: crate::cleanup::Registered,
-    snapshot: Snapshot,
-    /// Whether the walks honour parent folders' ignore files (the workspace
-    /// lies in a repository).
-    parents: bool,
-    /// Tracked files that an ignore rule matches: in the copy and the
-    /// snapshot, though a walk leaves them out.
-    tracked_ignored: Vec<String>,
+    /// The original, the copy's workspace folder, the snapshot: what the
+    /// changes are read from.
+    differ: Arc<Differ>,
     /// Files and folders left out of the copy because the policy denies
     /// reading them (workspace-relative), and how many of them git tracks.
     hidden: Hidden,
@@ -218,14 +213,16 @@ impl IsolatedWorkspace {
             }
         }
         Ok(Self {
-            original,
             dir,
-            root: dest_root,
             repo,
             _registered: registered,
-            snapshot,
-            parents,
-            tracked_ignored,
+            differ: Arc::new(Differ {
+                original,
+                root: dest_root,
+                snapshot,
+                parents,
+                tracked_ignored,
+            }),
             hidden: Hidden::new(hidden, tracked_hidden),
             object_stores,
             credentials_removed,
@@ -254,7 +251,8 @@ impl IsolatedWorkspace {
     /// really is). Dropping it removes them again, whatever became of
     /// them, so nothing of them reaches the diff.
     pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
-        self.hidden.reveal(&self.original, &self.root, self.parents)
+        let d = &self.differ;
+        self.hidden.reveal(&d.original, &d.root, d.parents)
     }
 
     /// The git object stores the copy's views read through their
@@ -265,7 +263,7 @@ impl IsolatedWorkspace {
 
     /// The copy's workspace folder (where the agent works).
     pub fn path(&self) -> &Path {
-        &self.root
+        &self.differ.root
     }
 
     /// The copy's `.git`, when it has one: commands must be able to write
@@ -286,72 +284,24 @@ impl IsolatedWorkspace {
 
     /// The original tree.
     pub fn original(&self) -> &Path {
-        &self.original
+        &self.differ.original
     }
 
     /// The files as they were right after the copy.
     pub fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
+        &self.differ.snapshot
     }
 
     /// Compares the copy with the original and returns every changed file,
     /// sorted by path. Only files whose size, mtime or mode changed are read.
     pub fn changes(&self) -> std::io::Result<Vec<FileChange>> {
-        let mut now = walk_tree(self.path(), &[], self.parents)?;
-        for rel in &self.tracked_ignored {
-            if let Some(record) = entry_of(&self.path().join(rel)) {
-                now.insert(rel.clone(), record);
-            }
-        }
-        let mut changes = Vec::new();
-        // The original read now is the task's base only if it did not
-        // change while the task ran (by hand, say).
-        let moved = |rel: &str, before: &SnapshotEntry| {
-            before.source.is_some_and(|s| {
-                self.original
-                    .join(rel)
-                    .symlink_metadata()
-                    .map_or(true, |m| super::snapshot::size_and_mtime(&m) != s)
-            })
-        };
-        for (rel, before) in &self.snapshot {
-            match now.get(rel) {
-                None => changes.push(FileChange {
-                    path: rel.clone(),
-                    kind: ChangeKind::Deleted,
-                    old: Some(FileContent::read(&self.original.join(rel))?),
-                    new: None,
-                    base_moved: moved(rel, before),
-                }),
-                Some(after) if after != before => {
-                    let old = FileContent::read(&self.original.join(rel))?;
-                    let new = FileContent::read(&self.path().join(rel))?;
-                    if old != new {
-                        changes.push(FileChange {
-                            path: rel.clone(),
-                            kind: ChangeKind::Modified,
-                            old: Some(old),
-                            new: Some(new),
-                            base_moved: moved(rel, before),
-                        });
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-        for rel in now.keys() {
-            if !self.snapshot.contains_key(rel) {
-                changes.push(FileChange {
-                    path: rel.clone(),
-                    kind: ChangeKind::Added,
-                    old: None,
-                    new: Some(FileContent::read(&self.path().join(rel))?),
-                    base_moved: false,
-                });
-            }
-        }
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(changes)
+        self.differ.changes()
+    }
+
+    /// What compares the copy with the original, apart from the copy's
+    /// life: a task's journal diffs the copy on a thread of its own.
+    pub fn differ(&self) -> Arc<Differ> {
+        Arc::clone(&self.differ)
     }
 }
 

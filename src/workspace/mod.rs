@@ -19,6 +19,6 @@ mod snapshot;
 pub(crate) use apply::{ApplyError, apply_changes};
 pub(crate) use atomic::{atomic_write, atomic_write_str};
 pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
-pub use isolate::IsolatedWorkspace;
+pub use isolate::{Differ, IsolatedWorkspace};
 pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};
 pub use paths::{Workspace, normalize_lexically};

@@ -22,7 +22,7 @@ pub(super) fn begin<'a>(
         base: base(scene, progress, prior),
         diff: prior.map_or("", |p| p.diff.as_str()),
         recorder,
-        iso: &ready.workspace.iso,
+        differ: ready.workspace.iso.differ(),
         registry: &ready.registry,
         diff_prefix: ready.setup.diff_prefix.clone(),
         epoch: scene.epoch,

@@ -174,6 +174,9 @@ async fn work(
         (sink, journal.as_ref()),
     )
     .await;
+    if let Some(j) = &journal {
+        crate::engine::TurnLog::settled(j).await;
+    }
     drop(journal);
     let (workspace, setup, mcp_sandbox) = ready.close().await;
     let (outcome, changes) = settle(

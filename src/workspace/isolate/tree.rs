@@ -56,14 +56,20 @@ pub(super) fn entry_of(path: &Path) -> Option<SnapshotEntry> {
 }
 
 /// Lists the files of a tree as the runner sees them (see [`walker`]).
-pub(super) fn walk_tree(
+/// On `threads` threads (`None`: as many as the machine has, up to 8).
+pub(super) fn walk_tree_on(
     root: &Path,
     excludes: &[PathBuf],
     parents: bool,
+    threads: Option<usize>,
 ) -> std::io::Result<Snapshot> {
     let out = Mutex::new(BTreeMap::new());
     let root_owned = root.to_path_buf();
-    walker(root, excludes, parents).build_parallel().run(|| {
+    let mut walk = walker(root, excludes, parents);
+    if let Some(n) = threads {
+        walk.threads(n);
+    }
+    walk.build_parallel().run(|| {
         let out = &out;
         let root = root_owned.clone();
         Box::new(move |entry| {
