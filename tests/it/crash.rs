@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, Vendor, call, turn};
-use crate::common::{processes_running, read_json, runner, stderr, write};
+use crate::common::{
+    kill_processes, processes_running, read_json, runner, stderr, turn_numbers, write,
+};
 
 /// Starts `cmd`, waits until `sleeper` runs, and kills the runner with
 /// SIGKILL (and the sleeper, which an outright kill leaves running).
@@ -29,18 +31,7 @@ fn kill_while(mut cmd: Command, sleeper: [&str; 2]) {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let want: Vec<u8> = sleeper
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..])
-            && let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok())
-        {
-            // SAFETY: a plain system call on a process this test started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
+    kill_processes(&sleeper);
 }
 
 /// A six-turn task whose fourth turn waits on `sleep SECONDS` until the
@@ -138,13 +129,7 @@ fn a_run_killed_in_turn_4_resumes_there_with_the_diff_of_an_uninterrupted_run() 
             &d.display().to_string()
         )
     );
-    let turns: Vec<u64> = t["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["turn"].as_u64().unwrap())
-        .collect();
-    assert_eq!(turns, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(turn_numbers(&t), [1, 2, 3, 4, 5, 6]);
 }
 
 /// How many tool results a request carries: which turn it asks for.

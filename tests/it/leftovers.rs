@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{processes_running, stderr, write};
+use crate::common::{kill_processes, processes_running, stderr, write};
 
 /// A task whose one command waits on `sleep SECONDS`.
 fn slow_task(dir: &Path, name: &str, seconds: &str) -> PathBuf {
@@ -50,22 +50,6 @@ fn wait_for(sleeper: &[&str], child: &mut Child) {
     }
 }
 
-/// Kills every process whose command line is `words`.
-fn kill_all(words: &[&str]) {
-    let want: Vec<u8> = words
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..])
-            && let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok())
-        {
-            // SAFETY: a plain system call on a process this test started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-}
-
 #[test]
 fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,7 +70,7 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     wait_for(&killed_sleep, &mut killed);
     killed.kill().unwrap();
     killed.wait().unwrap();
-    kill_all(&killed_sleep);
+    kill_processes(&killed_sleep);
     let left = entries(&tmp);
     // Its copy and its commands' temp folder, each with its owner file.
     assert!(
@@ -144,7 +128,7 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     for n in &live_entries {
         assert!(tmp.join(n).exists(), "{n} of the live run was removed");
     }
-    kill_all(&live_sleep);
+    kill_processes(&live_sleep);
     let status = live.wait().unwrap();
     assert!(status.code().is_some(), "{status:?}");
     // It removed its own on the way out; nothing is left.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, Vendor, call, turn};
-use crate::common::{read_json, runner, sigterm_once_running, stderr, write};
+use crate::common::{read_json, runner, sigterm_once_running, stderr, turn_numbers, write};
 
 /// Waits until `sleeper` runs, sends SIGTERM, and returns the exit code.
 fn stop_while(mut cmd: Command, sleeper: [&str; 2]) -> i32 {
@@ -110,13 +110,7 @@ fn a_run_stopped_by_sigterm_resumes_to_the_diff_of_an_uninterrupted_run() {
     assert_eq!(t["outcome"]["status"], "passed", "{}", t["outcome"]);
     assert_eq!(t["resumes"], 1);
     assert_eq!(t["started_at"], stopped["started_at"]);
-    let turns: Vec<u64> = t["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["turn"].as_u64().unwrap())
-        .collect();
-    assert_eq!(turns, [1, 2, 3, 4], "the turns carry over");
+    assert_eq!(turn_numbers(&t), [1, 2, 3, 4], "the turns carry over");
     // The calls cut short were told to the model as of unknown outcome.
     let told: Vec<&Value> = t["messages"]
         .as_array()

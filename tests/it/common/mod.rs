@@ -153,17 +153,32 @@ pub fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Processes whose command line is exactly `words`.
-pub fn processes_running(words: &[&str]) -> usize {
+/// The pids of the processes whose command line is exactly `words`.
+pub fn processes(words: &[&str]) -> Vec<i32> {
     let want: Vec<u8> = words
         .iter()
         .flat_map(|w| [w.as_bytes(), b"\0"].concat())
         .collect();
     std::fs::read_dir("/proc")
         .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| *c == want)
-        .count()
+        .flatten()
+        .filter(|e| std::fs::read(e.path().join("cmdline")).ok().as_deref() == Some(&want[..]))
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// How many processes have the command line `words`.
+pub fn processes_running(words: &[&str]) -> usize {
+    processes(words).len()
+}
+
+/// Kills (SIGKILL) every process whose command line is `words`: what a
+/// runner killed outright leaves running.
+pub fn kill_processes(words: &[&str]) {
+    for pid in processes(words) {
+        // SAFETY: a plain system call on a process a test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
 }
 
 /// Waits (up to 30 s) until a process with the command line `sleeper`
@@ -188,4 +203,14 @@ pub fn sigterm_once_running(child: &std::process::Child, sleeper: &[&str]) {
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
+}
+
+/// The turn numbers of a transcript's turn records.
+pub fn turn_numbers(t: &serde_json::Value) -> Vec<u64> {
+    t["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["turn"].as_u64().unwrap())
+        .collect()
 }
