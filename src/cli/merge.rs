@@ -14,12 +14,18 @@ use crate::workspace::atomic_write;
 pub(crate) struct Found {
     pub(crate) transcript: Transcript,
     pub(crate) dir: PathBuf,
+    /// The diff of a task read from its journal (a run killed outright
+    /// wrote no changes.diff).
+    pub(crate) journal_diff: Option<String>,
 }
 
 impl Found {
-    /// Its changes.diff (empty when missing).
+    /// Its changes.diff (empty when missing), or its journal's diff.
     pub(crate) fn diff(&self) -> String {
-        std::fs::read_to_string(self.dir.join("changes.diff")).unwrap_or_default()
+        match &self.journal_diff {
+            Some(d) => d.clone(),
+            None => std::fs::read_to_string(self.dir.join("changes.diff")).unwrap_or_default(),
+        }
     }
 }
 
@@ -46,7 +52,8 @@ impl From<ShardError> for CliError {
     }
 }
 
-/// The task folders of an output folder (those with a transcript.json).
+/// The task folders of an output folder (those with a transcript.json,
+/// or a journal a run killed outright left).
 pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
     let read = |path: &Path| {
         let path = path.to_path_buf();
@@ -56,6 +63,16 @@ pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
     let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(read(dir))?;
+        // A task a run killed outright left: its journal stands for it
+        // (cut short, resumable), and comes along to the merged folder.
+        if let Some((transcript, diff)) = crate::run::read_journal(&entry.path()) {
+            found.push(Found {
+                transcript,
+                dir: entry.path(),
+                journal_diff: Some(diff),
+            });
+            continue;
+        }
         let file = entry.path().join("transcript.json");
         if !file.is_file() {
             continue;
@@ -69,6 +86,7 @@ pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
         found.push(Found {
             transcript,
             dir: entry.path(),
+            journal_diff: None,
         });
     }
     if found.is_empty() && !dir.join("junit.xml").is_file() {

@@ -19,6 +19,7 @@ mod task;
 
 pub use apply::apply_passed;
 pub use cancel::{Cancel, decide_exit, watch_signals};
+pub use journal::read as read_journal;
 pub use models::{fallback_configs, provider_config};
 pub use outputs::{write_report_html, write_run_outputs, write_run_reports};
 pub use resume::resumable;

@@ -173,7 +173,9 @@ fn no_completed_turn_is_asked_again_after_a_kill() {
                 vec![call(
                     "c2",
                     "bash",
-                    json!({"command": format!("[ -e {} ] || sleep 52.75", flag.display()), "timeout": 120}),
+                    // It writes, so it waits for turn 1's line (a call
+                    // that only reads may start before it is written).
+                    json!({"command": format!("echo two > two.txt; [ -e {} ] || sleep 52.75", flag.display()), "timeout": 120}),
                 )],
             ),
         ),
@@ -293,4 +295,52 @@ checks:
     );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase").count(), 3, "{junit}");
+}
+
+/// A shard killed outright merges (its task cut short, from its journal)
+/// and the merged folder resumes it.
+#[test]
+fn a_shard_killed_outright_merges_and_resumes_from_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let flag = d.join("flag");
+    six_turns(d, &flag, "54.75");
+    write(
+        d,
+        "ok.yaml",
+        "name: ok\nprompt: x\nworkspace: ws\nscript:\n  - text: done\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "a", "ok.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut cmd = runner();
+    cmd.current_dir(d)
+        .args(["run", "-q", "--out", "b", "t.yaml"]);
+    kill_while(cmd, ["sleep", "54.75"]);
+    let o = runner()
+        .current_dir(d)
+        .args(["merge", "--out", "merged", "a", "b"])
+        .output()
+        .unwrap();
+    // Cut short: try again.
+    assert_eq!(o.status.code(), Some(75), "{}", stderr(&o));
+    let junit = std::fs::read_to_string(d.join("merged/junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase").count(), 2, "{junit}");
+    assert!(junit.contains("cancelled"), "{junit}");
+    assert!(d.join("merged/t/journal.jsonl").exists());
+
+    std::fs::write(&flag, "").unwrap();
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "--resume", "merged", "ok.yaml", "t.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("echo one"), "{}", stderr(&o));
+    let t = read_json(d.join("merged/t/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "passed", "{}", t["outcome"]);
+    assert_eq!(turn_numbers(&t), [1, 2, 3, 4, 5, 6]);
 }
