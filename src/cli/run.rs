@@ -301,6 +301,14 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         eprintln!("runner: outputs in {}", out.display());
     }
     let mut results = run_tasks(&tasks, &opts, args.jobs).await;
+    if args.apply && args.resume.is_some() {
+        for task in crate::run::unapplied_kept(&results, &out) {
+            eprintln!(
+                "runner: [{task}] passed in an earlier run whose changes were never applied (it was killed before --apply, or ran without it); they are in {}: `git apply` them from the repository root",
+                out.join(&task).join("changes.diff").display()
+            );
+        }
+    }
     let all_applied = !args.apply || apply_passed(&mut results, &out);
     let written = write_run_outputs(&out, &results);
     if let Some(t) = &telemetry {

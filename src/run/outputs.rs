@@ -8,6 +8,10 @@ use crate::contain::redact;
 use crate::report::{Transcript, html, junit, summary};
 use crate::workspace::{atomic_write, atomic_write_str};
 
+/// The file beside a task's outputs that says `--apply` applied its
+/// changes (`OUT/<task>/applied`, holding the workspace they went to).
+pub const APPLIED: &str = "applied";
+
 /// `OUT/<task>/transcript.json` and `OUT/<task>/changes.diff`.
 pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     let dir = out.join(&r.transcript.task);
@@ -17,6 +21,11 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(&r.transcript).map_err(std::io::Error::other)?;
     atomic_write(&dir.join("transcript.json"), redact(&json).as_bytes())?;
     atomic_write_str(&dir.join("changes.diff"), &redact(&r.diff))?;
+    // These outputs are not applied yet (whatever an earlier run applied).
+    match std::fs::remove_file(dir.join(APPLIED)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     // output.json only for a valid answer; none left from an earlier run.
     let output = dir.join("output.json");
     match &r.transcript.output {

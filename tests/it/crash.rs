@@ -228,7 +228,7 @@ fn kills_in_checks_and_between_tasks_leave_nothing_to_do_twice() {
     write(
         d,
         "a.yaml",
-        "name: a\nprompt: Nothing.\nworkspace: ws\nscript:\n  - text: Nothing to do.\n",
+        "name: a\nprompt: Write a.\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: write_file, args: {file_path: from-a.txt, content: \"a\\n\"}}\n  - text: Written.\n",
     );
     write(
         d,
@@ -257,7 +257,7 @@ checks:
     );
     let mut cmd = runner();
     cmd.current_dir(d).args([
-        "run", "-q", "--jobs", "1", "--out", "out", "a.yaml", "b.yaml", "c.yaml",
+        "run", "-q", "--apply", "--jobs", "1", "--out", "out", "a.yaml", "b.yaml", "c.yaml",
     ]);
     kill_while(cmd, ["sleep", "53.25"]);
     let out = d.join("out");
@@ -270,7 +270,7 @@ checks:
     let run = runner()
         .current_dir(d)
         .args([
-            "run", "--jobs", "1", "--resume", "out", "a.yaml", "b.yaml", "c.yaml",
+            "run", "--apply", "--jobs", "1", "--resume", "out", "a.yaml", "b.yaml", "c.yaml",
         ])
         .output()
         .unwrap();
@@ -288,6 +288,17 @@ checks:
     assert_eq!(b["final_answer"], "Written, as said.");
     let diff = std::fs::read_to_string(out.join("b/changes.diff")).unwrap();
     assert_eq!(diff.matches("+b").count(), 1, "{diff}");
+    // Applied once, by the run that finished it; a's were never applied
+    // (the killed run never got to --apply), and the resume says so.
+    assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
+    assert!(out.join("b/applied").exists());
+    assert!(!d.join("ws/from-a.txt").exists());
+    let err = stderr(&run);
+    assert!(
+        err.contains("[a] passed in an earlier run whose changes were never applied"),
+        "{err}"
+    );
+    assert!(!err.contains("[b] passed in an earlier run"), "{err}");
     // c never started: it ran now.
     assert_eq!(
         read_json(out.join("c/transcript.json"))["outcome"]["status"],
