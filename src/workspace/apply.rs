@@ -127,7 +127,12 @@ enum MergeError {
 
 /// `git merge-file -p CURRENT BASE NEW`: the merged text, or why not.
 fn merge_file(current: &[u8], base: &[u8], new: &[u8]) -> Result<Vec<u8>, MergeError> {
-    let dir = tempfile::tempdir().map_err(MergeError::Scratch)?;
+    let dir = tempfile::Builder::new()
+        .prefix("runner-merge-")
+        .tempdir()
+        .map_err(MergeError::Scratch)?;
+    // Owned while it lives: what a run killed here leaves, the next takes.
+    let _owned = crate::cleanup::register(dir.path());
     let files = [("current", current), ("base", base), ("task", new)];
     for (name, bytes) in files {
         std::fs::write(dir.path().join(name), bytes).map_err(MergeError::Scratch)?;
