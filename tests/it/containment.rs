@@ -381,6 +381,8 @@ const SIGNAL_THE_RUNNER: &[&str] = &[
     "python3 -c \"import os,signal; os.setpgid(0, os.getpgid($PPID)); os.kill(0, signal.SIGTERM)\"; echo joined=$?",
     "python3 -c \"import os,signal; signal.pidfd_send_signal(os.pidfd_open($PPID), signal.SIGKILL)\"; echo pidfd=$?",
     "python3 -c \"import ctypes; c=ctypes.CDLL(None, use_errno=True); print('tgkill', c.tgkill($PPID, $PPID, 9), ctypes.get_errno()); print('sigqueue', c.sigqueue($PPID, 15, None), ctypes.get_errno())\"",
+    // Its own process, named by another thread's number: it gets it.
+    "python3 -c \"import os,signal,threading,time; got=list(); signal.signal(signal.SIGUSR1, lambda *a: got.append(1)); t=threading.Thread(target=time.sleep, args=(0.5,)); t.start(); os.kill(t.native_id, signal.SIGUSR1); time.sleep(0.2); print('own-thread', len(got))\"",
     // SIGIO, whose default is to end the process it goes to.
     "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, $PPID); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio=$?",
 ];
@@ -431,6 +433,7 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     // -1 and EPERM (1), for each.
     assert!(r[6].contains("tgkill -1 1"), "{}", r[6]);
     assert!(r[6].contains("sigqueue -1 1"), "{}", r[6]);
+    assert!(r[7].contains("own-thread 1"), "{}", r[7]);
     t["sandbox"].as_str().unwrap().to_string()
 }
 

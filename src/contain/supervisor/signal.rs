@@ -29,7 +29,9 @@ use std::time::Duration;
 
 use super::connect::still_valid;
 use super::memory::read_memory;
-use super::procs::{Tree, all_processes, ended, pidfd_target, stat, take_fd, thread_group};
+use super::procs::{
+    Tree, all_processes, ended, pidfd_target, process_fd, stat, take_fd, thread_group,
+};
 use super::rules::Answer;
 
 /// `SI_MAX_SIZE`: the size of a `siginfo_t`.
@@ -168,20 +170,22 @@ struct Call<'a> {
 impl Call<'_> {
     /// A pidfd of `pid` if it is the spawn's (read after opening it, and
     /// it has not ended since), while the caller still waits.
-    fn own(&self, pid: i32) -> Result<OwnedFd, Answer> {
+    fn own(&self, pid: i32) -> Result<(OwnedFd, i32), Answer> {
         if pid <= 0 {
             return Err(Answer::Error(libc::ESRCH));
         }
-        let Some(fd) = crate::pidfd::pidfd_open(pid as u32) else {
+        // A thread's number names its process, as `kill` reads it.
+        let Some(fd) = process_fd(pid as u32) else {
             return Err(Answer::Error(libc::ESRCH));
         };
-        if !self.tree.holds(pid) || ended(&fd) {
+        let process = thread_group(pid as u32).map_or(pid, |p| p as i32);
+        if !self.tree.holds(process) || ended(&fd) {
             return Err(Answer::Error(libc::EPERM));
         }
         if !still_valid(self.listener, self.req.id) {
             return Err(Answer::Error(libc::ENOENT));
         }
-        Ok(fd)
+        Ok((fd, process))
     }
 
     /// `kill(pid, sig)`: one process, a process group (`0`: the caller's,
@@ -192,7 +196,18 @@ impl Call<'_> {
         }
         if pid > 0 {
             return match self.own(pid) {
-                Ok(fd) => (answer_of(send(&fd, sig, None, 0)), None),
+                // Another thread's number of the caller's own process: it
+                // gets the signal after the answer (see `Later`).
+                Ok((fd, process)) if process == self.tree.caller => {
+                    let later = Later {
+                        pidfd: fd,
+                        sig,
+                        info: None,
+                        flags: 0,
+                    };
+                    (Answer::Value(0), Some(later))
+                }
+                Ok((fd, _)) => (answer_of(send(&fd, sig, None, 0)), None),
                 Err(Answer::Error(libc::EPERM)) => (refuse("process", sig, pid), None),
                 Err(other) => (other, None),
             };
@@ -283,7 +298,17 @@ impl Call<'_> {
         };
         info[..4].copy_from_slice(&sig.to_ne_bytes());
         match self.own(pid) {
-            Ok(fd) => answer_of(send(&fd, sig, Some(&info), 0)),
+            // Another thread's number of the caller's own process: going
+            // on in the kernel would name a thread that may end meanwhile,
+            // and sent by the runner its code could be refused; refused
+            // (`sigqueue` names the process's own number).
+            Ok((_, process)) if process == self.tree.caller => {
+                tracing::warn!(
+                    "sandbox: rt_sigqueueinfo of signal {sig} to thread {pid} of the caller's own process refused (by the process's number only)"
+                );
+                Answer::Error(libc::EPERM)
+            }
+            Ok((fd, _)) => answer_of(send(&fd, sig, Some(&info), 0)),
             Err(Answer::Error(libc::EPERM)) => refuse("process", sig, pid),
             Err(other) => other,
         }
