@@ -110,6 +110,14 @@ enum Command {
         #[arg(value_enum)]
         kind: cli::schema::SchemaKind,
     },
+    /// Print the shell completion script for SHELL (bash, zsh, fish,
+    /// powershell, elvish) on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: `runner man | man -l -`.
+    Man,
 }
 
 #[derive(Subcommand)]
@@ -163,6 +171,18 @@ fn main() {
         std::thread::sleep(std::time::Duration::from_secs(3));
     }
     std::process::exit(decided);
+}
+
+/// Writes `text` to stdout; a reader that stopped early (`| head`) is no
+/// error.
+fn print_all(text: &[u8], what: &str) -> CliResult {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::Failed(format!("writing {what}: {e}")))
+        }
+        _ => Ok(Exit::Passed),
+    }
 }
 
 /// Runs the command; errors are printed by `main`, in one place.
@@ -223,6 +243,20 @@ fn try_main(cli: Cli) -> CliResult {
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Init { dir } => cli::init::init(&dir),
+            Command::Completions { shell } => {
+                let mut cmd = <Cli as clap::CommandFactory>::command();
+                let mut text = Vec::new();
+                clap_complete::generate(shell, &mut cmd, "runner", &mut text);
+                print_all(&text, "the completion script")
+            }
+            Command::Man => {
+                let cmd = <Cli as clap::CommandFactory>::command();
+                let mut text = Vec::new();
+                clap_mangen::Man::new(cmd)
+                    .render(&mut text)
+                    .map_err(|e| CliError::Failed(format!("writing the manual page: {e}")))?;
+                print_all(&text, "the manual page")
+            }
         }
     });
     // The process exits next: a blocking task still running (a cancelled

@@ -211,3 +211,92 @@ fn the_command_table_names_what_exists() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `runner completions` and `runner man` come from the CLI's own
+/// definitions (issue 47): bash loads the script (`complete -p runner`),
+/// zsh and fish theirs where installed, and `man -l -` renders the page.
+#[test]
+fn completions_load_and_the_manual_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = runner().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("runner"),
+            "{shell}"
+        );
+        std::fs::write(dir.path().join(shell), &out.stdout).unwrap();
+    }
+    let script = |s: &str| dir.path().join(s).display().to_string();
+    let loaded = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c"])
+        .arg(format!("source {} && complete -p runner", script("bash")))
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{}", stderr(&loaded));
+    assert!(
+        String::from_utf8_lossy(&loaded.stdout).contains("-F _runner runner"),
+        "{}",
+        String::from_utf8_lossy(&loaded.stdout)
+    );
+    let have = |p: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    for (shell, check) in [
+        (
+            "zsh",
+            format!(
+                "autoload -U compinit && compinit -u && source {} && whence -w _runner",
+                script("zsh")
+            ),
+        ),
+        (
+            "fish",
+            format!("source {}; and complete -C 'runner comp'", script("fish")),
+        ),
+    ] {
+        if !have(shell) {
+            eprintln!("{shell} is not installed here: its script is only generated");
+            continue;
+        }
+        let o = std::process::Command::new(shell)
+            .args(["-c", &check])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+    }
+    let bad = runner().args(["completions", "nosh"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+
+    let page = runner().arg("man").output().unwrap();
+    assert!(page.status.success(), "{}", stderr(&page));
+    assert!(String::from_utf8_lossy(&page.stdout).starts_with(".ie"));
+    if !have("man") {
+        eprintln!("man is not installed here: the page is only generated");
+        return;
+    }
+    let mut man = std::process::Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", "80")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut man.stdin.take().unwrap(), &page.stdout).unwrap();
+    let shown = man.wait_with_output().unwrap();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let text = String::from_utf8_lossy(&shown.stdout);
+    for word in [
+        "NAME",
+        "SYNOPSIS",
+        "Runs LLM coding agents",
+        "completions",
+        "merge",
+    ] {
+        assert!(text.contains(word), "{word} not in:\n{text}");
+    }
+}
