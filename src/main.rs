@@ -17,11 +17,31 @@ struct Cli {
     command: Command,
 }
 
+/// The examples `--help` shows (clap's `after_help`); each line after a
+/// `$ ` parses (tested below).
+const RUN_EXAMPLES: &str = "Examples:
+  $ runner run tasks/*.yaml
+  $ runner run --policy policies/ci.yaml --jobs 4 --out runner-out tasks/*.yaml
+  $ runner run --resume runner-out tasks/*.yaml
+  $ runner run --apply --max-cost 2.50 --param files=src/lib.rs tasks/fix.yaml";
+const CHECK_EXAMPLES: &str = "Examples:
+  $ runner check --policy policies/ci.yaml bash '{\"command\": \"git push origin main\"}'
+  $ runner check --policy policies/ci.yaml --backstops all bash '{\"command\": \"python3 -c \\\"print(6*7)\\\"\"}'
+  $ runner check --policy policies/ci.yaml edit_file '{\"file_path\": \".env\", \"old_string\": \"a\", \"new_string\": \"b\"}'";
+const REPLAY_EXAMPLES: &str = "Examples:
+  $ runner replay --policy policies/stricter.yaml runner-out/*/transcript.json
+  $ runner replay --policy policies/ci.yaml --policy policies/repo.yaml --format json runner-out/fix/transcript.json";
+const MERGE_EXAMPLES: &str = "Examples:
+  $ runner merge --out runner-out shard-1 shard-2 shard-3
+  $ runner merge --out merged out-*";
+
 #[derive(Subcommand)]
 enum Command {
     /// Run task files (paths or globs).
+    #[command(after_help = RUN_EXAMPLES)]
     Run(cli::run::RunArgs),
     /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge {
         /// The merged output folder.
         #[arg(long, required = true)]
@@ -46,6 +66,7 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Decide one tool call against a policy; prints JSON.
+    #[command(after_help = CHECK_EXAMPLES)]
     Check {
         #[arg(long = "policy", required = true)]
         policies: Vec<PathBuf>,
@@ -60,6 +81,7 @@ enum Command {
     },
     /// Decide every call of recorded transcripts again under other
     /// policy layers; prints the calls whose decision changes.
+    #[command(after_help = REPLAY_EXAMPLES)]
     Replay {
         /// The policy layers to decide under (as `runner run --policy`).
         #[arg(long = "policy", required = true)]
@@ -263,4 +285,30 @@ fn try_main(cli: Cli) -> CliResult {
     // search) must not hold it up.
     rt.shutdown_background();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every example `--help` shows parses as the command line it is (the
+    /// shell's quoting and globs aside: each word as the shell passes it).
+    #[test]
+    fn the_help_examples_parse() {
+        let mut n = 0;
+        for examples in [
+            RUN_EXAMPLES,
+            CHECK_EXAMPLES,
+            REPLAY_EXAMPLES,
+            MERGE_EXAMPLES,
+        ] {
+            for line in examples.lines().filter_map(|l| l.trim().strip_prefix("$ ")) {
+                let words = runner_policy::words::split_words(line);
+                assert!(Cli::try_parse_from(&words).is_ok(), "{line}: {words:?}");
+                n += 1;
+            }
+        }
+        assert_eq!(n, 11);
+        assert!(Cli::try_parse_from(["runner", "merge", "shard-1"]).is_err());
+    }
 }
