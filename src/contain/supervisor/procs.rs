@@ -154,6 +154,43 @@ mod tests {
     }
 
     #[test]
+    fn a_threads_process_its_descriptors_and_the_process_list_are_read() {
+        let me = std::process::id();
+        assert_eq!(thread_group(me), Some(me));
+        // A second thread's number names this process.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: a plain system call.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        assert_ne!(tid, me);
+        assert_eq!(thread_group(tid), Some(me));
+        let fd = process_fd(tid).unwrap();
+        assert_eq!(pidfd_target(&fd), Some(me as i32));
+        stop_tx.send(()).unwrap();
+        t.join().unwrap();
+        assert_eq!(thread_group(u32::MAX >> 2), None);
+        // A copy of one of this process's descriptors is the same file.
+        let file = tempfile::tempfile().unwrap();
+        let copy = take_fd(me, file.as_raw_fd()).unwrap();
+        assert_ne!(copy.as_raw_fd(), file.as_raw_fd());
+        let ino = |fd: RawFd| {
+            // SAFETY: a stat buffer of ours.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+            st.st_ino
+        };
+        assert_eq!(ino(copy.as_raw_fd()), ino(file.as_raw_fd()));
+        assert!(take_fd(me, 1 << 20).is_err());
+        let all = all_processes();
+        assert!(all.contains(&(me as i32)), "{} processes", all.len());
+        assert!(all.iter().all(|p| *p > 0));
+    }
+
+    #[test]
     fn a_tree_holds_its_callers_descendants_and_its_roots_never_above() {
         let mut child = std::process::Command::new("sleep")
             .arg("30")
