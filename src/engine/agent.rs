@@ -65,10 +65,7 @@ pub async fn run_agent(
     conv.fix_prefix(env.system, &tools);
     loop {
         // Every call of the last turn has its result: a point to go on from.
-        if let Some(log) = env.turn_log {
-            log.settled().await;
-            log.turn_ended(turn, conv.log(), usage);
-        }
+        turn_ended(env, turn, conv, usage).await;
         // What children spent (or hold) counts as the agent's own.
         let (child_turns, child_cost) = match &limits.spending {
             Some(s) => {
@@ -128,10 +125,7 @@ pub async fn run_agent(
         if let Some(text) = finished_text {
             // The answer that ends the work is a point to go on from too
             // (the checks come next).
-            if let Some(log) = env.turn_log {
-                log.settled().await;
-                log.turn_ended(turn, conv.log(), usage);
-            }
+            turn_ended(env, turn, conv, usage).await;
             let Some(schema) = &limits.output else {
                 return AgentStop::Finished { text, output: None };
             };
@@ -175,6 +169,15 @@ pub async fn run_agent(
         if let Some(why) = env.tools.hooks.failure() {
             return AgentStop::HookFailed(why);
         }
+    }
+}
+
+/// Tells the turn log (a task's journal) that turn `turn` ended, once
+/// what it left going from the turn before is done (its lines in order).
+async fn turn_ended(env: &AgentEnv<'_>, turn: u32, conv: &Conversation, usage: &Usage) {
+    if let Some(log) = env.turn_log {
+        log.settled().await;
+        log.turn_ended(turn, conv.log(), usage);
     }
 }
 

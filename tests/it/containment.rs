@@ -385,6 +385,8 @@ const SIGNAL_THE_RUNNER: &[&str] = &[
     "python3 -c \"import os,signal,threading,time; got=list(); signal.signal(signal.SIGUSR1, lambda *a: got.append(1)); t=threading.Thread(target=time.sleep, args=(0.5,)); t.start(); os.kill(t.native_id, signal.SIGUSR1); time.sleep(0.2); print('own-thread', len(got))\"",
     // SIGIO, whose default is to end the process it goes to.
     "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, $PPID); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio=$?",
+    // The same with the runner's process group as the owner.
+    "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, -os.getpgid($PPID)); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio_group=$?",
 ];
 
 /// Runs [`SIGNAL_THE_RUNNER`] with `env` and checks that the runner went

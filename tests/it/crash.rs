@@ -4,31 +4,20 @@
 //! end, lets `--resume` go on from its last durable turn.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::common::fake_llm::FakeServer;
 use crate::common::wire::{self, Vendor, call, turn};
 use crate::common::{
-    kill_processes, processes_running, read_json, runner, stderr, turn_numbers, write,
+    kill_processes, read_json, runner, start_until_running, stderr, turn_numbers, write,
 };
 
 /// Starts `cmd`, waits until `sleeper` runs, and kills the runner with
 /// SIGKILL (and the sleeper, which an outright kill leaves running).
-fn kill_while(mut cmd: Command, sleeper: [&str; 2]) {
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_running(&sleeper) == 0 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(Instant::now() < deadline, "{sleeper:?} never ran");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn kill_while(cmd: Command, sleeper: [&str; 2]) {
+    let mut child = start_until_running(cmd, &sleeper);
     child.kill().unwrap();
     child.wait().unwrap();
     kill_processes(&sleeper);

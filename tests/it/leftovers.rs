@@ -3,10 +3,9 @@
 //! temp folder, and never what a live run holds (issue 48).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use crate::common::{kill_processes, processes_running, stderr, write};
+use crate::common::{kill_processes, start_until_running, stderr, write};
 
 /// A task whose one command waits on `sleep SECONDS`.
 fn slow_task(dir: &Path, name: &str, seconds: &str) -> PathBuf {
@@ -40,16 +39,6 @@ fn entries(tmp: &Path) -> Vec<String> {
     v
 }
 
-/// Waits until `sleeper` runs (the run's folders are made by then).
-fn wait_for(sleeper: &[&str], child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while processes_running(sleeper) == 0 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,12 +51,9 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     // A run killed outright in the middle of its command.
     let killed_sleep = ["sleep", "44.25"];
     let task = slow_task(d, "killed.yaml", "44.25");
-    let mut killed = runner_in(&tmp, &d.join("out-killed"), &task)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&killed_sleep, &mut killed);
+    // Once its command runs, its folders are made.
+    let mut killed =
+        start_until_running(runner_in(&tmp, &d.join("out-killed"), &task), &killed_sleep);
     killed.kill().unwrap();
     killed.wait().unwrap();
     kill_processes(&killed_sleep);
@@ -86,12 +72,7 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     // A run still going, with folders of its own in the same temp folder.
     let live_sleep = ["sleep", "45.75"];
     let task = slow_task(d, "live.yaml", "45.75");
-    let mut live = runner_in(&tmp, &d.join("out-live"), &task)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&live_sleep, &mut live);
+    let mut live = start_until_running(runner_in(&tmp, &d.join("out-live"), &task), &live_sleep);
     let live_entries: Vec<String> = entries(&tmp)
         .into_iter()
         .filter(|n| !left.contains(n))

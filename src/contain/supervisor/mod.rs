@@ -248,6 +248,8 @@ impl Supervised {
         let refusals = Arc::new(Mutex::new(Vec::new()));
         let found = refusals.clone();
         let (root_tx, root_rx) = std::sync::mpsc::channel();
+        // The first process matters only to signal decisions.
+        let root_tx = rules.signals.then_some(root_tx);
         std::thread::Builder::new()
             .name("runner-supervisor".into())
             .spawn(move || {
@@ -268,7 +270,7 @@ impl Supervised {
             })?;
         Ok(Self {
             child_end: Some(theirs),
-            root: Some(root_tx),
+            root: root_tx,
             refusals,
         })
     }

@@ -78,6 +78,16 @@ pub(super) struct Later {
 }
 
 impl Later {
+    /// `sig` through `pidfd`, as `kill` sends it.
+    fn plain(pidfd: OwnedFd, sig: i32) -> Self {
+        Self {
+            pidfd,
+            sig,
+            info: None,
+            flags: 0,
+        }
+    }
+
     /// Sends it: 0 or the errno.
     pub fn send(&self) -> i32 {
         send(&self.pidfd, self.sig, self.info.as_deref(), self.flags)
@@ -199,13 +209,7 @@ impl Call<'_> {
                 // Another thread's number of the caller's own process: it
                 // gets the signal after the answer (see `Later`).
                 Ok((fd, process)) if process == self.tree.caller => {
-                    let later = Later {
-                        pidfd: fd,
-                        sig,
-                        info: None,
-                        flags: 0,
-                    };
-                    (Answer::Value(0), Some(later))
+                    (Answer::Value(0), Some(Later::plain(fd, sig)))
                 }
                 Ok((fd, _)) => (answer_of(send(&fd, sig, None, 0)), None),
                 Err(Answer::Error(libc::EPERM)) => (refuse("process", sig, pid), None),
@@ -223,9 +227,9 @@ impl Call<'_> {
             -1 => None,
             _ => Some(-pid),
         };
-        let (targets, any) = self.members(group);
+        let (targets, in_group) = self.members(group);
         if targets.is_empty() {
-            if !any {
+            if in_group == 0 {
                 return (Answer::Error(libc::ESRCH), None);
             }
             return (refuse("process group", sig, -pid), None);
@@ -241,12 +245,7 @@ impl Call<'_> {
                 // `kill(-1)` spares the caller; a group signal reaches it
                 // after the answer.
                 if group.is_some() {
-                    later = Some(Later {
-                        pidfd: fd,
-                        sig,
-                        info: None,
-                        flags: 0,
-                    });
+                    later = Some(Later::plain(fd, sig));
                     sent = true;
                 }
                 continue;
@@ -263,10 +262,10 @@ impl Call<'_> {
     }
 
     /// The spawn's processes in `group` (every process for `None`), each
-    /// with a pidfd; and whether the group had any process at all.
-    fn members(&self, group: Option<i32>) -> (Vec<(i32, OwnedFd)>, bool) {
+    /// with a pidfd; and how many processes the group has in all.
+    fn members(&self, group: Option<i32>) -> (Vec<(i32, OwnedFd)>, usize) {
         let mut out = Vec::new();
-        let mut any = false;
+        let mut all = 0;
         for p in all_processes() {
             if p <= 1 || group.is_some_and(|g| stat(p).map(|s| s.pgrp) != Some(g)) {
                 continue;
@@ -278,12 +277,12 @@ impl Call<'_> {
             if group.is_some_and(|g| stat(p).map(|s| s.pgrp) != Some(g)) {
                 continue;
             }
-            any = true;
+            all += 1;
             if self.tree.holds(p) && !ended(&fd) {
                 out.push((p, fd));
             }
         }
-        (out, any)
+        (out, all)
     }
 
     /// `rt_sigqueueinfo(pid, sig, info)`: to another process, sent by the
@@ -382,12 +381,9 @@ impl Call<'_> {
             };
         }
         let group = owner.checked_neg().unwrap_or(0);
-        let (own, _) = self.members(Some(group));
-        let whole = all_processes()
-            .into_iter()
-            .filter(|p| stat(*p).is_some_and(|s| s.pgrp == group))
-            .all(|p| own.iter().any(|(q, _)| *q == p));
-        if whole && !own.is_empty() && still_valid(self.listener, self.req.id) {
+        // Every process of the group is the spawn's.
+        let (own, in_group) = self.members(Some(group));
+        if in_group > 0 && own.len() == in_group && still_valid(self.listener, self.req.id) {
             Answer::Continue
         } else {
             refuse("owner group", libc::SIGIO, group)

@@ -85,14 +85,7 @@ pub(super) fn finish(
     };
     let diff = render_git_diff(&worked.changes, &diff_prefix);
     let transcript = Transcript {
-        version: TRANSCRIPT_VERSION,
-        task: task.name.clone(),
-        task_file: task.file.display().to_string(),
-        model: task.model.to_string(),
-        workspace: task.workspace.display().to_string(),
-        mode: task.mode,
         trace: (scene.opts.telemetry.as_ref()).map(|t| t.task_ids(&task.name)),
-        parameters: task.params.clone(),
         sandbox,
         mcp_sandbox: worked.mcp_sandbox,
         credentials_removed,
@@ -123,11 +116,57 @@ pub(super) fn finish(
         final_answer: worked.answer.text,
         output: worked.answer.output,
         outcome,
+        ..blank(task)
     };
     TaskResult {
         transcript,
         diff,
         changes: worked.changes,
         workspace: task.workspace.clone(),
+    }
+}
+
+/// A transcript of `task` with what comes from the task alone (its name,
+/// file, model, workspace, mode, parameters) and nothing done: what the
+/// finished transcript and the journal's start fill in.
+pub(super) fn blank(task: &crate::task::Task) -> Transcript {
+    Transcript {
+        version: TRANSCRIPT_VERSION,
+        task: task.name.clone(),
+        task_file: task.file.display().to_string(),
+        model: task.model.to_string(),
+        workspace: task.workspace.display().to_string(),
+        mode: task.mode,
+        trace: None,
+        parameters: task.params.clone(),
+        sandbox: String::new(),
+        mcp_sandbox: Default::default(),
+        credentials_removed: Vec::new(),
+        backstops: Default::default(),
+        server_adaptations: Vec::new(),
+        warnings: Vec::new(),
+        resumes: 0,
+        started_at: String::new(),
+        duration_ms: 0,
+        policies: Vec::new(),
+        system_prompt: String::new(),
+        messages: Vec::new(),
+        turns: Vec::new(),
+        tool_calls: Vec::new(),
+        checks: Vec::new(),
+        model_switches: Vec::new(),
+        compactions: Vec::new(),
+        usage: Default::default(),
+        counts: Counts::default(),
+        connections: Vec::new(),
+        changes: Vec::new(),
+        violations: Vec::new(),
+        final_answer: String::new(),
+        output: None,
+        outcome: Outcome {
+            status: crate::report::OutcomeStatus::Cancelled,
+            reason: String::new(),
+            error_class: None,
+        },
     }
 }

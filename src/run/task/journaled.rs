@@ -2,11 +2,12 @@
 //! workspace is prepared: what it starts from is what the earlier runs
 //! did (a resumed task's) and the conversation as this run starts it.
 
+use super::finish::blank;
 use super::prepare::Ready;
 use super::progress::{Prior, Progress};
 use super::scene::Scene;
-use crate::report::transcript::{Counts, TRANSCRIPT_VERSION};
-use crate::report::{Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
+use crate::report::transcript::Counts;
+use crate::report::{Transcript, TranscriptRecorder};
 use crate::run::journal::{Begin, TaskJournal};
 
 /// Begins the task's journal in its output folder.
@@ -34,28 +35,13 @@ pub(super) fn begin<'a>(
 /// what `--resume` reads of it matters; the rest the finished transcript
 /// takes from the task again.
 fn base(scene: &Scene<'_>, progress: &Progress, prior: Option<&Prior>) -> Transcript {
-    let task = scene.task;
     let earlier = prior.map(|p| &*p.transcript);
     Transcript {
-        version: TRANSCRIPT_VERSION,
-        task: task.name.clone(),
-        task_file: task.file.display().to_string(),
-        model: task.model.to_string(),
-        workspace: task.workspace.display().to_string(),
-        mode: task.mode,
-        trace: None,
-        parameters: task.params.clone(),
-        sandbox: String::new(),
-        mcp_sandbox: Default::default(),
-        credentials_removed: Vec::new(),
-        backstops: Default::default(),
-        server_adaptations: Vec::new(),
         warnings: progress.warnings.clone(),
         // The run that writes this journal is one more resume.
         resumes: earlier.map_or(0, |p| p.resumes + 1),
         started_at: progress.started_at.clone(),
         duration_ms: earlier.map_or(0, |p| p.duration_ms),
-        policies: Vec::new(),
         system_prompt: progress.system.clone(),
         messages: progress.conversation.log().to_vec(),
         turns: list(earlier, |p| &p.turns),
@@ -69,15 +55,8 @@ fn base(scene: &Scene<'_>, progress: &Progress, prior: Option<&Prior>) -> Transc
             ..Counts::default()
         },
         connections: list(earlier, |p| &p.connections),
-        changes: Vec::new(),
         violations: progress.violations.clone(),
-        final_answer: String::new(),
-        output: None,
-        outcome: Outcome {
-            status: OutcomeStatus::Cancelled,
-            reason: String::new(),
-            error_class: None,
-        },
+        ..blank(scene.task)
     }
 }
 

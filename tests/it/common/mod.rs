@@ -214,3 +214,23 @@ pub fn turn_numbers(t: &serde_json::Value) -> Vec<u64> {
         .map(|r| r["turn"].as_u64().unwrap())
         .collect()
 }
+
+/// Starts `cmd` (its output dropped) and returns once a process with the
+/// command line `sleeper` runs (up to 60 s), failing if the run ends first.
+pub fn start_until_running(mut cmd: Command, sleeper: &[&str]) -> std::process::Child {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while processes_running(sleeper) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{sleeper:?} never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
