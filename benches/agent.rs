@@ -8,7 +8,7 @@
 //! `BENCH_REPO` names the repository to search (default: this machine's
 //! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
 //! (default 3) sets how many rounds each figure is the median of;
-//! `BENCH_ONLY=calls,batch` runs only the named parts (redaction, search, calls,
+//! `BENCH_ONLY=calls,batch` runs only the named parts (governor, redaction, search, calls,
 //! batch, turns, journal, memory). `BENCH_RUNNER` runs another build of `runner`
 //! instead (the telemetry row needs this one's). Prints a Markdown table
 //! for docs/performance.md.
@@ -386,6 +386,54 @@ fn main() {
     }
     if wanted("redaction") {
         redaction_per_mb();
+    }
+    if wanted("governor") {
+        governor_per_request();
+    }
+}
+
+/// What the run's rate governor costs a request far from any limit: its
+/// admission and the answer's headers read (the request's tokens are its
+/// body's length, known once it is serialized).
+fn governor_per_request() {
+    use reqwest::header::{HeaderMap, HeaderValue};
+    use runner::testkit::{Governor, Limits};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    // A 50 KB request.
+    let tokens = 50_000 / 4;
+    let mut openai = HeaderMap::new();
+    for (k, v) in [
+        ("x-ratelimit-remaining-requests", "9999"),
+        ("x-ratelimit-reset-requests", "6ms"),
+        ("x-ratelimit-remaining-tokens", "1999000"),
+        ("x-ratelimit-reset-tokens", "20s"),
+    ] {
+        openai.insert(k, HeaderValue::from_static(v));
+    }
+    const N: u32 = 10_000;
+    for (what, headers) in [
+        ("no rate-limit headers", HeaderMap::new()),
+        ("OpenAI's headers, far from the limits", openai),
+    ] {
+        let g = Governor::new("bench");
+        let t = timed(|| {
+            rt.block_on(async {
+                for _ in 0..N {
+                    let ticket = g.admit(tokens).await;
+                    g.answered(&ticket, Limits::of(&headers));
+                }
+            })
+        });
+        row(
+            &format!("rate governor per request ({what})"),
+            format!("{:.2} µs", t.as_secs_f64() * 1e6 / f64::from(N)),
+            "a turn's own overhead: ~500 µs".into(),
+            String::new(),
+            "nothing measurable when no limit is near",
+        );
     }
 }
 

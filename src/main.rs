@@ -213,8 +213,13 @@ fn try_main(cli: Cli) -> CliResult {
     // the like show more.
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUNNER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    // Colours only for a person at a terminal: CI logs and files get plain
+    // text, as NO_COLOR asks everywhere.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()

@@ -11,6 +11,8 @@ use std::process::Command;
 /// Redaction, for its bench (the cost per megabyte of tool output).
 pub use crate::contain::redact::Redactor;
 use crate::contain::{Confinement, SandboxMode, SandboxSettings};
+/// The rate governor, for its bench (its cost per request).
+pub use crate::provider::governor::{Governor, Limits};
 
 /// Why a command could not be confined.
 #[derive(Debug, thiserror::Error)]

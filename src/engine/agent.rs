@@ -209,6 +209,8 @@ async fn next_turn<'e, 'a>(
     // The turn's failed tries, across the requests it took (a prompt too
     // long, a model that failed before the chain moved on).
     let mut failed_tries: Vec<runner_output::RetryRecord> = Vec::new();
+    // Its requests' waits for the run's rate governor.
+    let mut rate_limit_wait_ms = 0;
     let started = std::time::Instant::now();
     loop {
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
@@ -230,6 +232,7 @@ async fn next_turn<'e, 'a>(
                 // The request's own retries, and its last try, which the
                 // turn goes on from (or ends with).
                 failed_tries.extend(retries.take());
+                rate_limit_wait_ms += retries.take_waited_ms();
                 failed_tries.push(runner_output::RetryRecord {
                     attempt: failed_tries.len() as u32 + 1,
                     error: crate::provider::retry::summary_line(&e.message),
@@ -282,6 +285,7 @@ async fn next_turn<'e, 'a>(
                 }
                 failed_tries
             },
+            rate_limit_wait_ms: rate_limit_wait_ms + retries.take_waited_ms(),
             model: env.provider.active().map(|m| m.name),
         });
         return Ok(Reply {

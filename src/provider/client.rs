@@ -10,9 +10,10 @@ use tokio::time::Instant;
 
 use super::config::ProviderConfig;
 use super::failure::Failure;
+use super::governor::{Governor, Limits, Progress};
 use super::http::{SseReader, post, read_json};
 use super::learn::{Learned, Lesson};
-use super::retry::{note_retry, summary_line, with_retries};
+use super::retry::{note_retry, note_wait, summary_line, with_retries};
 use super::{EarlyCalls, ModelRequest, ModelTurn, Provider, ToolSpec, TurnFuture};
 
 pub type StreamFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, Failure>> + Send + 'a>>;
@@ -45,16 +46,24 @@ pub struct HttpProvider<W: WireFormat> {
     client: reqwest::Client,
     /// What this server refused, for the run.
     learned: std::sync::Arc<Learned>,
+    /// The pace of the run's requests to this server and key.
+    governor: std::sync::Arc<Governor>,
 }
 
 impl<W: WireFormat> HttpProvider<W> {
     pub fn new(wire: W, cfg: ProviderConfig, client: reqwest::Client) -> Self {
         let learned = super::learn::for_server(&cfg);
+        let governor = super::governor::for_server(
+            &cfg.base_url,
+            cfg.api_key.as_ref().map(|k| k.expose()),
+            &format!("{}:{}", wire.vendor(), cfg.model),
+        );
         Self {
             wire,
             cfg,
             client,
             learned,
+            governor,
         }
     }
 
@@ -66,8 +75,9 @@ impl<W: WireFormat> HttpProvider<W> {
         body: &Value,
         early: Option<&EarlyCalls>,
         started: Instant,
+        progress: &Progress,
     ) -> Result<ModelTurn, Failure> {
-        let result = self.send(cfg, body, early).await;
+        let result = self.send(cfg, body, early, progress).await;
         let Err(mut f) = result else { return result };
         // A refused shape is never sent again: learned now, or by another
         // task of the run since this request was built.
@@ -95,10 +105,35 @@ impl<W: WireFormat> HttpProvider<W> {
         cfg: &ProviderConfig,
         body: &Value,
         early: Option<&EarlyCalls>,
+        progress: &Progress,
     ) -> Result<ModelTurn, Failure> {
+        // Serialized here rather than by reqwest: its length is the
+        // request's tokens for the rate governor (about four bytes of JSON
+        // a token).
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| Failure::fatal(format!("cannot serialize the request: {e}")))?;
+        let ticket = self.governor.admit(bytes.len() as u64 / 4).await;
+        note_wait(ticket.waited);
         let deadline = Instant::now() + cfg.request_timeout;
         let url = self.wire.url(cfg);
-        let resp = post(&self.client, &url, &self.wire.headers(cfg), body, deadline).await?;
+        let resp = match post(&self.client, &url, &self.wire.headers(cfg), bytes, deadline).await {
+            Ok(r) => {
+                self.governor.answered(&ticket, Limits::of(r.headers()));
+                r
+            }
+            Err(mut f) => {
+                if f.class == runner_output::ErrorClass::RateLimited {
+                    f.free_retry = self.governor.refused(
+                        &ticket,
+                        progress,
+                        &f.message,
+                        f.retry_after,
+                        f.limits,
+                    );
+                }
+                return Err(f);
+            }
+        };
         if cfg.stream {
             let sse = SseReader::new(resp, cfg.idle_timeout, deadline);
             self.wire.read_stream(sse, early).await
@@ -124,8 +159,9 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
                 let generation = self.learned.generation();
                 let cfg = self.learned.apply(&self.cfg);
                 let body = self.wire.body(&cfg, &req);
+                let progress = Progress::default();
                 let result = with_retries(&cfg, &name, || {
-                    self.attempt(&cfg, &body, req.early, started)
+                    self.attempt(&cfg, &body, req.early, started, &progress)
                 })
                 .await;
                 match result {

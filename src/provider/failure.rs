@@ -19,6 +19,11 @@ pub struct Failure {
     pub retryable: bool,
     /// What the server asked for (`Retry-After`, `retry-after-ms`).
     pub retry_after: Option<Duration>,
+    /// What the refusal's headers say of the server's rate limits.
+    pub limits: super::governor::Limits,
+    /// A rate-limit refusal whose server admitted other requests
+    /// meanwhile: sent again without spending a retry.
+    pub free_retry: bool,
 }
 
 impl Failure {
@@ -28,6 +33,8 @@ impl Failure {
             class,
             retryable: class.retryable(),
             retry_after: None,
+            limits: Default::default(),
+            free_retry: false,
         }
     }
     /// An answer that cannot be read.

@@ -13,18 +13,23 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::failure::{Failure, classify, error_text};
+use super::governor::Limits;
 use super::retry::retry_after;
 
-/// Sends one POST and checks the status. The body of a failed answer is
-/// read (within the deadline) for the vendor's message.
+/// Sends one POST of a JSON body (`body`: its bytes) and checks the
+/// status. The body of a failed answer is read (within the deadline) for
+/// the vendor's message.
 pub async fn post(
     client: &reqwest::Client,
     url: &str,
     headers: &[(&str, String)],
-    body: &Value,
+    body: Vec<u8>,
     deadline: Instant,
 ) -> Result<reqwest::Response, Failure> {
-    let mut req = client.post(url).json(body);
+    let mut req = client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body);
     for (k, v) in headers {
         req = req.header(*k, v);
     }
@@ -52,15 +57,19 @@ pub async fn post(
         return Ok(resp);
     }
     let wait = retry_after(resp.headers());
+    let limits = Limits::of(resp.headers());
     let text = tokio::time::timeout_at(deadline, resp.text())
         .await
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
+    // Gemini says when in its body (`RetryInfo`), not in a header.
+    let wait = wait.or_else(|| super::retry::retry_delay_in(&text));
     let message = format!("HTTP {}: {}", status.as_u16(), error_text(&text));
     let class = classify(Some(status.as_u16()), &text);
     Err(Failure {
         retry_after: wait,
+        limits,
         ..Failure::of(class, message)
     })
 }

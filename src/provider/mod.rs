@@ -6,7 +6,8 @@
 //! HTTP clients (`openai`, `anthropic`, `gemini`) are written by hand over
 //! reqwest with tolerant types; [`http`] holds what they share (timeouts,
 //! server-sent events), [`retry`] and [`failure`] how a failed request is
-//! classed and sent again, and [`assemble`] joins streamed tool calls. The
+//! classed and sent again, [`governor`] the pace the run's requests to one
+//! server share, and [`assemble`] joins streamed tool calls. The
 //! trait and the request it takes are [`api`]'s.
 
 mod anthropic;
@@ -18,6 +19,7 @@ pub(crate) mod config;
 pub(crate) mod failure;
 mod gemini;
 mod gemini_schema;
+pub(crate) mod governor;
 pub(crate) mod http;
 pub(crate) mod learn;
 mod message;

@@ -13,15 +13,30 @@ use super::ProviderError;
 use super::config::ProviderConfig;
 use super::failure::Failure;
 
-/// Where [`with_retries`] notes the tries it sends again: set around one
+/// Where [`with_retries`] notes the tries it sends again, and the client
+/// the time its tries waited for the run's rate governor: set around one
 /// model request by [`noting_retries`].
 #[derive(Debug, Clone, Default)]
-pub struct RetryLog(std::sync::Arc<std::sync::Mutex<Vec<runner_output::RetryRecord>>>);
+pub struct RetryLog(std::sync::Arc<Noted>);
+
+#[derive(Debug, Default)]
+pub struct Noted {
+    tries: std::sync::Mutex<Vec<runner_output::RetryRecord>>,
+    /// Milliseconds waited for the rate governor.
+    waited_ms: std::sync::atomic::AtomicU64,
+}
 
 impl RetryLog {
     /// The tries noted so far, taken.
     pub fn take(&self) -> Vec<runner_output::RetryRecord> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.0.tries.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The milliseconds waited for the rate governor so far, taken.
+    pub fn take_waited_ms(&self) -> u64 {
+        self.0
+            .waited_ms
+            .swap(0, std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -32,7 +47,26 @@ tokio::task_local! {
 /// Notes a try that failed and is sent again in another shape (see
 /// [`super::learn`]) in the current request's log.
 pub fn note_retry(record: runner_output::RetryRecord) {
-    let _ = RETRY_LOG.try_with(|log| log.0.lock().unwrap_or_else(|e| e.into_inner()).push(record));
+    let _ = RETRY_LOG.try_with(|log| {
+        log.0
+            .tries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record)
+    });
+}
+
+/// Notes a try's wait for the rate governor in the current request's log.
+pub fn note_wait(waited: Duration) {
+    if waited.is_zero() {
+        return;
+    }
+    let _ = RETRY_LOG.try_with(|log| {
+        log.0.waited_ms.fetch_add(
+            waited.as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        )
+    });
 }
 
 /// `request` with its retries noted in the returned log (whichever task
@@ -44,6 +78,11 @@ pub fn noting_retries<F: Future>(request: F) -> (impl Future<Output = F::Output>
 
 /// The longest wait a `Retry-After` may impose.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// Rate-limit refusals of one request sent again without spending a
+/// retry, while its server admits other requests (see
+/// [`super::governor`]); past them each spends one.
+const MAX_FREE_RETRIES: u32 = 100;
 
 /// Runs `attempt` until it succeeds, fails for good, or the retries are
 /// spent. The error names the provider, the attempts and the last failure,
@@ -64,6 +103,7 @@ where
         .with_max_times(cfg.max_retries as usize)
         .build();
     let mut tries = 0u32;
+    let mut free = 0u32;
     let started = Instant::now();
     loop {
         tries += 1;
@@ -71,7 +111,12 @@ where
             Ok(v) => return Ok(v),
             Err(f) => f,
         };
-        let next = if failure.retryable {
+        // The rate governor paces a free retry: no wait of its own here.
+        let paced = failure.retryable && failure.free_retry && free < MAX_FREE_RETRIES;
+        let next = if paced {
+            free += 1;
+            Some(Duration::ZERO)
+        } else if failure.retryable {
             backoff.next()
         } else {
             None
@@ -97,27 +142,34 @@ where
                 calls_started: failure.class.retryable() && !failure.retryable,
             });
         };
-        let delay = failure
-            .retry_after
-            .map(|d| d.min(MAX_RETRY_AFTER))
-            .unwrap_or(delay);
+        let delay = match failure.retry_after {
+            _ if paced => Duration::ZERO,
+            Some(d) => d.min(MAX_RETRY_AFTER),
+            None => delay,
+        };
         let error = summary_line(&failure.message);
-        tracing::warn!(
-            "{provider}: {error} (attempt {tries}); retrying in {} ms",
-            delay.as_millis()
-        );
-        let _ = RETRY_LOG.try_with(|log| {
-            log.0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(runner_output::RetryRecord {
-                    attempt: tries,
-                    error,
-                    class: Some(failure.class),
-                    at_ms: started.elapsed().as_millis() as u64,
-                    wait_ms: delay.as_millis() as u64,
-                })
-        });
+        if failure.class == runner_output::ErrorClass::RateLimited {
+            // The rate governor says how long the server's requests wait,
+            // once for all of them.
+            tracing::debug!("{provider}: {error} (attempt {tries}); sent again at the run's pace");
+        } else {
+            tracing::warn!(
+                "{provider}: {error} (attempt {tries}); retrying in {} ms",
+                delay.as_millis()
+            );
+        }
+        let _ =
+            RETRY_LOG.try_with(|log| {
+                log.0.tries.lock().unwrap_or_else(|e| e.into_inner()).push(
+                    runner_output::RetryRecord {
+                        attempt: tries,
+                        error,
+                        class: Some(failure.class),
+                        at_ms: started.elapsed().as_millis() as u64,
+                        wait_ms: delay.as_millis() as u64,
+                    },
+                )
+            });
         tokio::time::sleep(delay).await;
     }
 }
@@ -165,6 +217,23 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
 }
 
+/// Gemini's `RetryInfo` in an error body: `{"error": {"details": [{"@type":
+/// "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}]}}`.
+pub fn retry_delay_in(body: &str) -> Option<Duration> {
+    if !body.contains("retryDelay") {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let delay = v["error"]["details"].as_array()?.iter().find(|d| {
+        d["@type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("RetryInfo"))
+    })?["retryDelay"]
+        .as_str()?;
+    let secs: f64 = delay.strip_suffix('s')?.parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +271,17 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn gemini_says_when_in_its_body() {
+        let body = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}]}}"#;
+        assert_eq!(retry_delay_in(body), Some(Duration::from_millis(1500)));
+        assert_eq!(retry_delay_in(r#"{"error": {"code": 429}}"#), None);
+        assert_eq!(retry_delay_in("retryDelay: soon"), None);
+        let odd = r#"{"error": {"details": [{"@type": "x.RetryInfo", "retryDelay": "-1s"}]}}"#;
+        assert_eq!(retry_delay_in(odd), None);
     }
 }

@@ -159,6 +159,7 @@ impl EventSink for TranscriptRecorder {
                 usage,
                 raw,
                 retries,
+                rate_limit_wait_ms,
                 model,
             } => {
                 let attempt = r.attempt;
@@ -174,6 +175,7 @@ impl EventSink for TranscriptRecorder {
                     usage: *usage,
                     raw: raw.clone(),
                     retries: retries.clone(),
+                    rate_limit_wait_ms: *rate_limit_wait_ms,
                     model: model.clone(),
                 });
             }

@@ -27,6 +27,7 @@ mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
 mod providers;
+mod rate_limits;
 mod readme;
 mod reports;
 mod resume;

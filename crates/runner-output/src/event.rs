@@ -59,6 +59,10 @@ pub enum Event {
         /// Tries of the request that failed and were sent again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         retries: Vec<RetryRecord>,
+        /// Milliseconds the turn's requests waited for the run's rate
+        /// governor (the server's rate limit, shared by the run's tasks).
+        #[serde(default, skip_serializing_if = "crate::is_zero")]
+        rate_limit_wait_ms: u64,
         /// The model that answered, for a task with fallback models.
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<String>,

@@ -34,3 +34,8 @@ pub use transcript::{
     Mode, ModelSwitch, Outcome, OutcomeStatus, TRANSCRIPT_VERSION, TraceIds, Transcript,
     TurnRecord, Violation,
 };
+
+/// For `skip_serializing_if`: a count left out of the JSON while zero.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

@@ -100,6 +100,11 @@ pub struct TurnRecord {
     /// again in another shape or after a compaction, or to the next model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retries: Vec<RetryRecord>,
+    /// Milliseconds its requests waited for the run's rate governor (the
+    /// server's rate limit, shared by the run's tasks), within
+    /// `duration_ms`.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub rate_limit_wait_ms: u64,
     /// The model that answered (`PROVIDER:MODEL`), for a task with
     /// fallback models; absent: the task's `model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
