@@ -31,9 +31,36 @@ pub enum AgentStop {
     HookFailed(String),
     /// `max_cost` was passed; the cost so far.
     CostBudget(f64),
-    /// The vendor said the prompt is too long even after compacting.
-    ContextOverflow(ProviderError),
+    /// The vendor said the prompt is too long, and again after the
+    /// conversation was made as small as it could be.
+    ContextOverflow(Overflow),
     ProviderFailed(ProviderError),
+}
+
+/// A prompt the model's window could not hold.
+#[derive(Debug, Clone)]
+pub struct Overflow {
+    /// The vendor's last refusal.
+    pub error: ProviderError,
+    /// The window the runner compacted for (the server's, once it told).
+    pub window: u64,
+    /// Whether anything could be compacted.
+    pub compacted: bool,
+}
+
+impl Overflow {
+    /// Why the task stopped, naming the window the runner used.
+    pub fn reason(&self) -> String {
+        let after = if self.compacted {
+            "even after compacting it"
+        } else {
+            "and nothing in it could be compacted"
+        };
+        format!(
+            "the conversation does not fit the model's context window ({} tokens) {after}: {}",
+            self.window, self.error
+        )
+    }
 }
 
 /// Shared inputs of the loop: the model and what its calls run against.
@@ -214,10 +241,10 @@ async fn next_turn<'e, 'a>(
     let started = std::time::Instant::now();
     loop {
         let mut early = EarlyStarts::new(&env.tools, turn, limits.max_parallel);
-        let (answer, retries) = match answered.take() {
+        let (answer, retries, compacted) = match answered.take() {
             Some(first) => {
                 let (answer, calls, retries) = first.into_parts();
-                (early.while_streaming(answer, calls).await, retries)
+                (early.while_streaming(answer, calls).await, retries, false)
             }
             None => ask(env, conv, usage, this, trigger, &mut early).await?,
         };
@@ -262,7 +289,11 @@ async fn next_turn<'e, 'a>(
                     return Err(AgentStop::ProviderFailed(e));
                 }
                 if trigger == Trigger::ProviderError {
-                    return Err(AgentStop::ContextOverflow(e));
+                    return Err(AgentStop::ContextOverflow(Overflow {
+                        error: e,
+                        window: context_now(env, limits).window,
+                        compacted,
+                    }));
                 }
                 trigger = Trigger::ProviderError;
                 continue;
@@ -314,8 +345,26 @@ struct TurnOf<'x> {
     turn: u32,
 }
 
+/// The window of the model answering now (a chain may have moved on), or
+/// the one its server told (where the task left it to the runner), and
+/// when to compact.
+fn context_now(env: &AgentEnv, limits: &AgentLimits) -> super::compact::ContextLimits {
+    let mut context = match env.provider.active() {
+        Some(m) => super::compact::ContextLimits {
+            window: m.window,
+            ..limits.context
+        },
+        None => limits.context,
+    };
+    if let Some(told) = env.provider.window() {
+        context.window = told;
+    }
+    context
+}
+
 /// Makes room in the conversation when needed and asks the model, starting
-/// the calls of its answer that qualify while it streams.
+/// the calls of its answer that qualify while it streams; whether it
+/// compacted.
 async fn ask<'e, 'a>(
     env: &'e AgentEnv<'a>,
     conv: &mut Conversation,
@@ -323,23 +372,17 @@ async fn ask<'e, 'a>(
     this: TurnOf<'_>,
     trigger: Trigger,
     early: &mut EarlyStarts<'e, 'a>,
-) -> Result<(Result<ModelTurn, ProviderError>, RetryLog), AgentStop> {
+) -> Result<(Result<ModelTurn, ProviderError>, RetryLog, bool), AgentStop> {
     let TurnOf {
         limits,
         tools,
         turn,
     } = this;
-    // The window of the model answering now (a chain may have moved on).
-    let context = match env.provider.active() {
-        Some(m) => super::compact::ContextLimits {
-            window: m.window,
-            ..limits.context
-        },
-        None => limits.context,
-    };
+    let context = context_now(env, limits);
     let compactions = make_room(conv, &context, env.provider, turn, trigger)
         .await
         .map_err(AgentStop::ProviderFailed)?;
+    let compacted = !compactions.is_empty();
     for mut c in compactions {
         price(env, limits, &mut c.usage);
         usage.add(c.usage);
@@ -362,5 +405,5 @@ async fn ask<'e, 'a>(
         },
         output_schema: limits.output.as_deref().map(|o| &o.schema),
     }));
-    Ok((early.while_streaming(request, rx).await, retries))
+    Ok((early.while_streaming(request, rx).await, retries, compacted))
 }

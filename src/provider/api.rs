@@ -109,6 +109,12 @@ pub trait Provider: Send + Sync {
     fn fall_back(&self) -> Option<ActiveModel> {
         None
     }
+    /// The context window the server of the model answering now told
+    /// (asked, or named in a refusal), where the task left it to the
+    /// runner: it replaces the table's (or the default) guess.
+    fn window(&self) -> Option<u64> {
+        None
+    }
     /// What the runner changed in its requests because the server refused
     /// their shape ([`learn`]), one line each.
     fn adaptations(&self) -> Vec<String> {

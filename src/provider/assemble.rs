@@ -118,7 +118,10 @@ impl CallAssembler {
     /// `f`, not to be retried once some of the stream's calls were handed
     /// out (a retry would ask again for calls already started).
     pub fn unless_handed_out(&self, mut f: Failure) -> Failure {
-        f.retryable &= !self.slots.iter().any(|s| s.done);
+        if self.slots.iter().any(|s| s.done) {
+            f.retryable = false;
+            f.calls_started = true;
+        }
         f
     }
 

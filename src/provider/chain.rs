@@ -64,6 +64,10 @@ impl Provider for Chain {
         Some(self.link().active())
     }
 
+    fn window(&self) -> Option<u64> {
+        self.link().provider.window()
+    }
+
     fn adaptations(&self) -> Vec<String> {
         self.links
             .iter()

@@ -79,6 +79,16 @@ impl<W: WireFormat> HttpProvider<W> {
     ) -> Result<ModelTurn, Failure> {
         let result = self.send(cfg, body, early, progress).await;
         let Err(mut f) = result else { return result };
+        if let Some(n) = f.window
+            && cfg.learnable.window
+            && f.class == runner_output::ErrorClass::ContextOverflow
+        {
+            self.learned.learn_window(
+                n,
+                &self.name(),
+                &format!("it refused a longer prompt: {}", summary_line(&f.message)),
+            );
+        }
         // A refused shape is never sent again: learned now, or by another
         // task of the run since this request was built.
         if let Some(lesson) = self.wire.lesson(cfg, body, &f) {
@@ -95,6 +105,13 @@ impl<W: WireFormat> HttpProvider<W> {
                 at_ms: started.elapsed().as_millis() as u64,
                 wait_ms: 0,
             });
+            f.retryable = false;
+        } else if cfg.stream
+            && !cfg.learnable.stream
+            && f.message.contains(super::http::CLOSED_EMPTY)
+        {
+            // Streaming was the task's choice: the same request would be
+            // closed the same way, and the message says what to change.
             f.retryable = false;
         }
         Err(f)
@@ -149,6 +166,7 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
     }
 
     fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
+        self.ask_window();
         Box::pin(async move {
             let name = self.name();
             let started = Instant::now();
@@ -174,8 +192,43 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
         })
     }
 
+    fn window(&self) -> Option<u64> {
+        self.cfg
+            .learnable
+            .window
+            .then(|| self.learned.window())
+            .flatten()
+    }
+
     fn adaptations(&self) -> Vec<String> {
         self.learned.notes()
+    }
+}
+
+impl<W: WireFormat> HttpProvider<W> {
+    /// Asks a local OpenAI-compatible server for the model's window
+    /// ([`super::probe`]), once a run, beside the first request: where the
+    /// task left the window to the runner and a runtime runs the request.
+    fn ask_window(&self) {
+        use std::sync::atomic::Ordering;
+        let worth = self.wire.vendor() == "openai"
+            && self.cfg.learnable.window
+            && super::probe::worth_asking(&self.cfg.base_url);
+        if !worth || self.learned.probed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (client, learned, name) = (self.client.clone(), self.learned.clone(), self.name());
+        let (base, model) = (self.cfg.base_url.clone(), self.cfg.model.clone());
+        let headers = self.wire.headers(&self.cfg);
+        rt.spawn(async move {
+            if let Some((n, whence)) = super::probe::window(&client, &base, &headers, &model).await
+            {
+                learned.learn_window(n, &name, &format!("as {whence} says"));
+            }
+        });
     }
 }
 

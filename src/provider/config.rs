@@ -161,6 +161,8 @@ pub struct Learnable {
     pub content: bool,
     /// `stream` was not set.
     pub stream: bool,
+    /// `context_window` was not set: the server's own may be learned.
+    pub window: bool,
 }
 
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
@@ -238,6 +240,7 @@ pub fn resolve(
         learnable: Learnable {
             content: options.content_with_tool_calls.is_none(),
             stream: options.stream.is_none(),
+            window: options.context_window.is_none(),
         },
     })
 }

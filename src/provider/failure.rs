@@ -24,6 +24,11 @@ pub struct Failure {
     /// A rate-limit refusal whose server admitted other requests
     /// meanwhile: sent again without spending a retry.
     pub free_retry: bool,
+    /// The context window a context-overflow refusal names.
+    pub window: Option<u64>,
+    /// A stream that failed after it handed out some of its calls: sent
+    /// again (or to another model), it would ask for them twice.
+    pub calls_started: bool,
 }
 
 impl Failure {
@@ -35,6 +40,8 @@ impl Failure {
             retry_after: None,
             limits: Default::default(),
             free_retry: false,
+            window: None,
+            calls_started: false,
         }
     }
     /// An answer that cannot be read.
@@ -65,9 +72,43 @@ fn says_context_overflow(lowercase: &str) -> bool {
         "prompt is too long",
         "exceeds the maximum number of tokens",
         "context window",
+        // llama.cpp's server.
+        "exceed_context_size_error",
+        "exceeds the available context size",
     ]
     .iter()
     .any(|s| lowercase.contains(s))
+}
+
+/// The context window a refusal of a too-long prompt names, as servers
+/// word it: OpenAI's and vLLM's "maximum context length is N tokens",
+/// llama.cpp's `"n_ctx": N`, Anthropic's "prompt is too long: M tokens > N
+/// maximum".
+pub fn stated_window(body: &str) -> Option<u64> {
+    let number_after = |marker: &str| -> Option<u64> {
+        let at = body.find(marker)? + marker.len();
+        let digits: String = body[at..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok().filter(|&n| n > 0)
+    };
+    if let Some(n) = number_after("maximum context length is") {
+        return Some(n);
+    }
+    if let Some(n) = number_after("\"n_ctx\":") {
+        return Some(n);
+    }
+    // "prompt is too long: 250000 tokens > 200000 maximum"
+    let at = body.find("tokens >")? + "tokens >".len();
+    let rest = body[at..].trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    rest[digits.len()..]
+        .trim_start()
+        .starts_with("maximum")
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 /// The class of a failure from its HTTP status (none for an error inside
@@ -152,6 +193,20 @@ pub fn error_of(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_a_refusal_names() {
+        let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).","type":"BadRequestError","code":400}"#;
+        assert_eq!(stated_window(vllm), Some(4096));
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5012,"n_ctx": 4096}}"#;
+        assert_eq!(stated_window(llama), Some(4096));
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250301 tokens > 200000 maximum"}}"#;
+        assert_eq!(stated_window(anthropic), Some(200000));
+        assert_eq!(stated_window("context length exceeded"), None);
+        assert_eq!(stated_window("maximum context length is unknown"), None);
+        assert_eq!(stated_window("5 tokens > 3 allowed"), None);
+        assert_eq!(stated_window("maximum context length is 0 tokens"), None);
+    }
 
     #[test]
     fn which_statuses_are_retried() {

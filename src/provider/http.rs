@@ -70,6 +70,7 @@ pub async fn post(
     Err(Failure {
         retry_after: wait,
         limits,
+        window: super::failure::stated_window(&text),
         ..Failure::of(class, message)
     })
 }
@@ -112,6 +113,10 @@ pub(crate) fn source_chain(e: &dyn std::error::Error) -> String {
     }
     s
 }
+
+/// What a stream closed before its first event is said to be: a server
+/// that failed after answering 200 (the same again each time it is sent).
+pub const CLOSED_EMPTY: &str = "closed the stream without sending anything";
 
 /// One server-sent event.
 #[derive(Debug, Clone)]
@@ -163,11 +168,11 @@ impl SseReader {
                 "the stream stalled: no data for {} s (idle timeout)",
                 self.idle.as_secs_f64()
             ))),
-            Ok(None) if self.count == 0 => Err(Failure::transient(
-                "the server answered 200 and closed the stream without sending anything: \
+            Ok(None) if self.count == 0 => Err(Failure::transient(format!(
+                "the server answered 200 and {CLOSED_EMPTY}: \
                  it may have failed after it started to answer (its log, or the same task \
-                 with `model_options: {stream: false}`, shows its error)",
-            )),
+                 with `model_options: {{stream: false}}`, shows its error)",
+            ))),
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(Failure::transient(format!("the stream was cut: {e}"))),
             Ok(Some(Ok(ev))) => {

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use super::config::{ProviderConfig, ToolCallContent};
@@ -47,6 +47,10 @@ pub struct Learned {
     /// Bumped by each new lesson: a request built before it is rebuilt.
     generation: AtomicU32,
     notes: Mutex<Vec<String>>,
+    /// The context window the server told (0: none yet).
+    window: AtomicU64,
+    /// Whether the server was asked for its window (once a run).
+    pub(super) probed: AtomicBool,
 }
 
 /// A server (its base URL) and a model on it.
@@ -105,6 +109,26 @@ impl Learned {
             ));
         self.generation.fetch_add(1, Ordering::AcqRel);
         true
+    }
+
+    /// Learns the model's context window, `n` tokens, from the server
+    /// (`whence`: how it said so); false when it was known already.
+    pub fn learn_window(&self, n: u64, server: &str, whence: &str) -> bool {
+        if n == 0 || self.window.swap(n, Ordering::AcqRel) == n {
+            return false;
+        }
+        self.notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "{server}: a context window of {n} tokens from now on ({whence})"
+            ));
+        true
+    }
+
+    /// The context window the server told, if it did.
+    pub fn window(&self) -> Option<u64> {
+        Some(self.window.load(Ordering::Acquire)).filter(|&n| n > 0)
     }
 
     /// Changes with each new lesson.

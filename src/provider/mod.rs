@@ -25,6 +25,7 @@ pub(crate) mod learn;
 mod message;
 pub(crate) mod models;
 mod openai;
+mod probe;
 pub(crate) mod retry;
 mod scripted;
 mod spec;

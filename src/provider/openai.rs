@@ -117,7 +117,7 @@ impl WireFormat for OpenAi {
             return Some(Lesson::EmptyContent);
         }
         let m = &failure.message;
-        let closed = m.contains("closed the stream without sending anything")
+        let closed = m.contains(super::http::CLOSED_EMPTY)
             || (m.contains("stream") && m.contains("not supported"));
         (cfg.learnable.stream && cfg.stream && closed).then_some(Lesson::NoStream)
     }

@@ -137,9 +137,7 @@ where
                 provider: provider.to_string(),
                 message,
                 class: failure.class,
-                // Not retried for that reason only: a stream handed out
-                // some of its calls before it failed.
-                calls_started: failure.class.retryable() && !failure.retryable,
+                calls_started: failure.calls_started,
             });
         };
         let delay = match failure.retry_after {

@@ -11,6 +11,7 @@ mod backstops;
 mod cli_ci;
 mod cli_run;
 mod containment;
+mod context_windows;
 mod crash;
 mod credentials;
 mod error_classes;

@@ -109,11 +109,7 @@ pub fn outcome_of(
             None,
         ),
         AgentStop::HookFailed(why) => (failed(why), String::new(), None),
-        AgentStop::ContextOverflow(e) => (
-            failed(format!("the conversation does not fit: {e}")),
-            String::new(),
-            None,
-        ),
+        AgentStop::ContextOverflow(o) => (failed(o.reason()), String::new(), None),
         AgentStop::ProviderFailed(e) => (
             Outcome {
                 status: OutcomeStatus::Error,

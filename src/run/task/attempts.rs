@@ -192,7 +192,8 @@ async fn each_attempt(
 /// outcome it stopped the task with.
 fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
     let error_class = match &stop {
-        AgentStop::ProviderFailed(e) | AgentStop::ContextOverflow(e) => Some(e.class),
+        AgentStop::ProviderFailed(e) => Some(e.class),
+        AgentStop::ContextOverflow(o) => Some(o.error.class),
         _ => None,
     };
     let (status, reason) = match stop {
@@ -217,13 +218,7 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
                 task.max_cost.unwrap_or_default()
             ),
         ),
-        AgentStop::ContextOverflow(e) => (
-            OutcomeStatus::Failed,
-            format!(
-                "the conversation does not fit the model's context window ({} tokens) even after compacting it: {e}",
-                task.context_window
-            ),
-        ),
+        AgentStop::ContextOverflow(o) => (OutcomeStatus::Failed, o.reason()),
         AgentStop::ProviderFailed(e) => (
             OutcomeStatus::Error,
             format!("the model provider failed: {e}"),

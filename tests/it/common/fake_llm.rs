@@ -108,11 +108,30 @@ impl Recorded {
 }
 
 type Handler = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
+type ProbeHandler = dyn Fn(&Recorded) -> Reply + Send + Sync;
 
-/// The server; it stops with the test process.
+/// Whether a request asks what a local server holds rather than for an
+/// answer: llama.cpp's `/props`, vLLM's `/v1/models`, Ollama's
+/// `/api/show` (the runner asks them for the model's context window).
+pub fn is_probe(path: &str) -> bool {
+    ["/props", "/models", "/api/show"]
+        .iter()
+        .any(|p| path.ends_with(p))
+}
+
+/// Probes and their answers: 404 unless a test gives a handler.
+#[derive(Default)]
+struct Probes {
+    handler: Option<Box<ProbeHandler>>,
+    seen: Vec<Recorded>,
+}
+
+/// The server; it stops with the test process. Probes ([`is_probe`]) are
+/// kept apart: `requests` and the handler see only requests for answers.
 pub struct FakeServer {
     pub port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    probes: Arc<Mutex<Probes>>,
 }
 
 impl FakeServer {
@@ -121,16 +140,35 @@ impl FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let probes = Arc::new(Mutex::new(Probes::default()));
         let handler: Arc<Handler> = Arc::new(handler);
-        let recs = requests.clone();
+        let (recs, probed) = (requests.clone(), probes.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
-                let (recs, handler) = (recs.clone(), handler.clone());
-                std::thread::spawn(move || serve(conn, &recs, handler.as_ref()));
+                let (recs, handler, probed) = (recs.clone(), handler.clone(), probed.clone());
+                std::thread::spawn(move || serve(conn, &recs, handler.as_ref(), &probed));
             }
         });
-        Self { port, requests }
+        Self {
+            port,
+            requests,
+            probes,
+        }
+    }
+
+    /// Answers probes with `handler` (instead of 404).
+    pub fn answer_probes(
+        self,
+        handler: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        self.probes.lock().unwrap().handler = Some(Box::new(handler));
+        self
+    }
+
+    /// The probes received.
+    pub fn probes(&self) -> Vec<Recorded> {
+        self.probes.lock().unwrap().seen.clone()
     }
 
     /// Answers with `replies` in order; past the end, a 400 saying so.
@@ -154,7 +192,7 @@ impl FakeServer {
     }
 }
 
-fn serve(conn: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler) {
+fn serve(conn: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler, probes: &Mutex<Probes>) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut line = String::new();
@@ -193,6 +231,18 @@ fn serve(conn: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler) {
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     };
+    if is_probe(&rec.path) {
+        let reply = {
+            let mut p = probes.lock().unwrap();
+            p.seen.push(rec.clone());
+            match &p.handler {
+                Some(h) => h(&rec),
+                None => Reply::json(404, &serde_json::json!({"error": "not found"})),
+            }
+        };
+        let _ = write_reply(conn, &reply);
+        return;
+    }
     let n = {
         let mut r = recs.lock().unwrap();
         r.push(rec.clone());
