@@ -20,7 +20,7 @@ pub struct Failure {
     /// What the server asked for (`Retry-After`, `retry-after-ms`).
     pub retry_after: Option<Duration>,
     /// What the refusal's headers say of the server's rate limits.
-    pub limits: super::governor::Limits,
+    pub limits: super::rate_headers::Limits,
     /// A rate-limit refusal whose server admitted other requests
     /// meanwhile: sent again without spending a retry.
     pub free_retry: bool,

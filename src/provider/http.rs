@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::failure::{Failure, classify, error_text};
-use super::governor::Limits;
+use super::rate_headers::Limits;
 use super::retry::retry_after;
 
 /// Sends one POST of a JSON body (`body`: its bytes) and checks the

@@ -26,6 +26,7 @@ mod message;
 pub(crate) mod models;
 mod openai;
 mod probe;
+mod rate_headers;
 pub(crate) mod retry;
 mod scripted;
 mod spec;
