@@ -85,7 +85,12 @@ fn fake_model() -> (u16, mpsc::Receiver<Instant>) {
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { continue };
-            let first = support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            let (first, probe) =
+                support::http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            if probe {
+                support::http::answer_probe(&mut conn);
+                continue;
+            }
             let _ = tx.send(first);
             let body = serde_json::json!({
                 "choices": [{"message": {"role": "assistant", "content": "done"},

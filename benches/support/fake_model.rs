@@ -128,13 +128,19 @@ pub fn fake_model(
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let handle = std::thread::spawn(move || {
-        for (n, conn) in listener.incoming().enumerate() {
+        let mut n = 0;
+        for conn in listener.incoming() {
             let Ok(mut conn) = conn else { continue };
-            http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            let (_, probe) = http::read_request(&mut BufReader::new(conn.try_clone().unwrap()));
+            if probe {
+                http::answer_probe(&mut conn);
+                continue;
+            }
             std::thread::sleep(latency);
             let last = (n + 1) % (turns + 1) == 0;
             let body = wire.answer(n, last, call).to_string();
             http::answer_json(&mut conn, &body);
+            n += 1;
         }
     });
     (port, handle)
