@@ -300,7 +300,7 @@ async fn next_turn<'e, 'a>(
             }
         };
         let mut u = reply.usage;
-        price(env, limits, &mut u);
+        price(env, limits, &mut u, reply.service_tier.as_deref());
         usage.add(u);
         conv.calibrate(u.input_tokens);
         env.tools.sink.emit(&Event::ModelResponded {
@@ -317,6 +317,7 @@ async fn next_turn<'e, 'a>(
                 failed_tries
             },
             rate_limit_wait_ms: rate_limit_wait_ms + retries.take_waited_ms(),
+            service_tier: reply.service_tier.clone(),
             model: env.provider.active().map(|m| m.name),
         });
         return Ok(Reply {
@@ -330,11 +331,22 @@ async fn next_turn<'e, 'a>(
 
 /// Sets what a request's tokens cost at the price of the model that
 /// answered (a fallback's own, once a chain moved on).
-fn price(env: &AgentEnv, limits: &AgentLimits, u: &mut Usage) {
-    match env.provider.active() {
-        Some(m) => u.cost_usd = m.pricing.map(|p| p.cost(u)),
-        None => limits.price(u),
-    }
+fn price(env: &AgentEnv, limits: &AgentLimits, u: &mut Usage, served: Option<&str>) {
+    let standard = match env.provider.active() {
+        Some(m) => m.pricing,
+        None => limits.pricing,
+    };
+    let Some(served) = served else {
+        u.cost_usd = standard.map(|p| p.cost(u));
+        return;
+    };
+    // At the price of the tier that served it (`model_options.service_tier`).
+    let name = env.provider.name();
+    let model = name.split_once(':').map_or(name.as_str(), |(_, m)| m);
+    let own = standard != crate::provider::models::pricing(model);
+    u.cost_usd = standard
+        .and_then(|p| crate::provider::tier::price(p, model, Some(served), own))
+        .map(|p| p.cost(u));
 }
 
 /// What a turn asks with: the limits, the declarations, its number.
@@ -384,7 +396,7 @@ async fn ask<'e, 'a>(
         .map_err(AgentStop::ProviderFailed)?;
     let compacted = !compactions.is_empty();
     for mut c in compactions {
-        price(env, limits, &mut c.usage);
+        price(env, limits, &mut c.usage, None);
         usage.add(c.usage);
         env.tools.sink.emit(&Event::ContextCompacted(c));
     }

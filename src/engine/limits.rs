@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::answer::OutputSchema;
 use super::compact::ContextLimits;
+use crate::provider::ToolChoice;
 use crate::provider::models::Pricing;
-use crate::provider::{ToolChoice, Usage};
 
 /// Limits of one agent run.
 #[derive(Debug, Clone)]
@@ -38,11 +38,4 @@ pub trait Spending: Send + Sync + std::fmt::Debug {
     fn publish(&self, turns: u32, cost: Option<f64>);
     /// The turns and cost its children spent or hold.
     fn children(&self) -> (u32, f64);
-}
-
-impl AgentLimits {
-    /// Sets what a request's tokens cost (null for an unknown price).
-    pub(super) fn price(&self, u: &mut Usage) {
-        u.cost_usd = self.pricing.map(|p| p.cost(u));
-    }
 }

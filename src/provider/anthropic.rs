@@ -88,6 +88,9 @@ impl WireFormat for Anthropic {
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));
         }
+        if let Some(t) = cfg.service_tier {
+            body.insert("service_tier".into(), json!(t.as_str()));
+        }
         if cfg.stream {
             body.insert("stream".into(), json!(true));
         }
@@ -214,6 +217,10 @@ fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
         text,
         tool_calls: asm.finish(),
         usage: usage_of(raw.get("usage")),
+        service_tier: raw
+            .pointer("/usage/service_tier")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         raw,
         replay: None,
     })
@@ -342,6 +349,10 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         usage,
         raw,
         replay: None,
+        service_tier: message
+            .pointer("/usage/service_tier")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 

@@ -34,6 +34,8 @@ pub struct ModelOptions {
     pub pricing: Option<super::models::Pricing>,
     /// Whether the first turn must call a tool.
     pub tool_choice: super::ToolChoice,
+    /// How the vendor serves the requests (where it defines the tier).
+    pub service_tier: Option<super::tier::ServiceTier>,
     /// `content` of an assistant message that only calls tools.
     /// `None`: the runner's choice (`null`, or `""` once a server refused
     /// `null`).
@@ -148,6 +150,8 @@ pub struct ProviderConfig {
     pub max_retries: u32,
     /// Chat Completions only.
     pub content_with_tool_calls: ToolCallContent,
+    /// The task's tier, where this vendor defines it.
+    pub service_tier: Option<super::tier::ServiceTier>,
     /// What the task left to the runner, which a server's refusal may
     /// change for the run ([`super::learn`]).
     pub learnable: Learnable,
@@ -237,6 +241,7 @@ pub fn resolve(
         idle_timeout: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
         content_with_tool_calls: options.content_with_tool_calls.unwrap_or_default(),
+        service_tier: options.service_tier.filter(|t| t.defined_by(vendor)),
         learnable: Learnable {
             content: options.content_with_tool_calls.is_none(),
             stream: options.stream.is_none(),

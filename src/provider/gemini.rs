@@ -248,6 +248,7 @@ impl Turn {
             usage: self.usage,
             raw,
             replay: Some(json!({"role": "model", "parts": self.parts})),
+            service_tier: None,
         }
     }
 }

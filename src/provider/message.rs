@@ -27,4 +27,7 @@ pub struct ModelTurn {
     pub raw: Value,
     /// See [`Message::Assistant`]'s `replay`.
     pub replay: Option<Value>,
+    /// The tier that served it, as the vendor names it (OpenAI's
+    /// `service_tier`, Anthropic's `usage.service_tier`), for its price.
+    pub service_tier: Option<String>,
 }

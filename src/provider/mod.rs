@@ -30,6 +30,7 @@ mod rate_headers;
 pub(crate) mod retry;
 mod scripted;
 mod spec;
+pub(crate) mod tier;
 
 pub(crate) use anthropic::Anthropic;
 pub(crate) use client::{HttpProvider, WireFormat};

@@ -48,6 +48,16 @@ impl Pricing {
         }
     }
 
+    /// Every price times `factor` (OpenAI's flex tier: half).
+    pub fn scaled(self, factor: f64) -> Self {
+        Self {
+            input: self.input * factor,
+            cached_input: self.cached_input.map(|p| p * factor),
+            output: self.output * factor,
+            cache_write: self.cache_write.map(|p| p * factor),
+        }
+    }
+
     /// What one turn's tokens cost.
     pub fn cost(&self, u: &Usage) -> f64 {
         let cached = u.cached_input_tokens.min(u.input_tokens);
@@ -132,11 +142,37 @@ const FAMILIES: &[Family] = &[
     ),
 ];
 
+/// OpenAI's priority tier (`service_tier: priority`), where it serves a
+/// family (openai.com/api-priority-processing, as of 2025-11; prompts
+/// estimated past 128k tokens are billed otherwise and not modelled).
+const PRIORITY: &[(&str, Pricing)] = &[
+    ("gpt-5-mini", Pricing::new(0.45, 0.045, 3.60)),
+    ("gpt-5", Pricing::new(2.50, 0.25, 20.00)),
+    ("gpt-4.1-nano", Pricing::new(0.20, 0.05, 0.80)),
+    ("gpt-4.1-mini", Pricing::new(0.70, 0.175, 2.80)),
+    ("gpt-4.1", Pricing::new(3.50, 0.875, 14.00)),
+    ("gpt-4o-mini", Pricing::new(0.25, 0.125, 1.00)),
+    ("gpt-4o", Pricing::new(4.25, 2.125, 17.00)),
+    ("o4-mini", Pricing::new(2.00, 0.50, 8.00)),
+    ("o3", Pricing::new(3.50, 0.875, 14.00)),
+];
+
 fn lookup(model: &str) -> Option<&'static Family> {
     FAMILIES
         .iter()
         .filter(|f| model.starts_with(f.prefix))
         .max_by_key(|f| f.prefix.len())
+}
+
+/// The priority-tier price of a model by its name; `None` where the
+/// table has none (`gpt-5-nano` is not served at priority).
+pub fn priority_pricing(model: &str) -> Option<Pricing> {
+    // The family decides first: `gpt-5-nano` is not `gpt-5`'s.
+    let family = lookup(model)?.prefix;
+    PRIORITY
+        .iter()
+        .find(|(prefix, _)| *prefix == family)
+        .map(|(_, p)| *p)
 }
 
 /// The context window of a model by its name.

@@ -90,6 +90,9 @@ impl WireFormat for OpenAi {
         if let Some(t) = cfg.temperature {
             body.insert("temperature".into(), json!(t));
         }
+        if let Some(t) = cfg.service_tier {
+            body.insert("service_tier".into(), json!(t.as_str()));
+        }
         if let Some(m) = cfg.max_tokens {
             body.insert("max_tokens".into(), json!(m));
         }
@@ -235,6 +238,7 @@ fn parse_response(raw: Value) -> Result<ModelTurn, Failure> {
         text: content_text(message.get("content")),
         tool_calls: asm.finish(),
         usage: usage_of(&raw).unwrap_or_default(),
+        service_tier: raw["service_tier"].as_str().map(str::to_string),
         raw,
         replay: None,
     })
@@ -248,6 +252,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
     let mut finish: Option<String> = None;
     let mut done = false;
     let (mut id, mut model) = (Value::Null, Value::Null);
+    let mut service_tier: Option<String> = None;
     loop {
         let ev = match sse.next().await {
             Ok(Some(ev)) => ev,
@@ -277,6 +282,9 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         }
         if let Some(u) = usage_of(&chunk) {
             usage = Some(u);
+        }
+        if let Some(t) = chunk.get("service_tier").and_then(Value::as_str) {
+            service_tier = Some(t.to_string());
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             continue;
@@ -330,6 +338,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         }],
         "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
                   "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens}},
+        "service_tier": service_tier,
     });
     Ok(ModelTurn {
         text,
@@ -337,6 +346,7 @@ async fn read_stream(mut sse: SseReader, early: Option<&EarlyCalls>) -> Result<M
         usage,
         raw,
         replay: None,
+        service_tier,
     })
 }
 

@@ -148,6 +148,7 @@ impl Provider for ScriptedProvider {
                         ..Usage::default()
                     },
                     raw: json!({"script": "exhausted", "turn": index}),
+                    service_tier: None,
                     replay: None,
                 });
             };
@@ -189,6 +190,7 @@ impl Provider for ScriptedProvider {
             Ok(ModelTurn {
                 raw: json!({"script_turn": index}),
                 replay: None,
+                service_tier: None,
                 text,
                 tool_calls,
                 usage: Usage {

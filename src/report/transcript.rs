@@ -160,6 +160,7 @@ impl EventSink for TranscriptRecorder {
                 raw,
                 retries,
                 rate_limit_wait_ms,
+                service_tier,
                 model,
             } => {
                 let attempt = r.attempt;
@@ -176,6 +177,7 @@ impl EventSink for TranscriptRecorder {
                     raw: raw.clone(),
                     retries: retries.clone(),
                     rate_limit_wait_ms: *rate_limit_wait_ms,
+                    service_tier: service_tier.clone(),
                     model: model.clone(),
                 });
             }

@@ -50,6 +50,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
     let pricing = r.pricing(&tf, model.as_ref(), &model_options);
     r.fallback_prices(&tf, &fallback);
+    r.service_tier(&tf, model.as_ref(), &model_options);
     let output_schema = r.output_schema(&tf);
     r.tool_choice(&tf, &model_options);
     let hooks = r.hooks(&tf);

@@ -281,6 +281,13 @@ pub struct ModelOptionsFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub content_with_tool_calls: Option<Spanned<String>>,
+    /// How the vendor serves the requests, and at what price: OpenAI's
+    /// `auto`, `default`, `flex` (half price, slower) or `priority`;
+    /// Anthropic's `auto` or `standard_only`. Models of a vendor that does
+    /// not define it are asked without it.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub service_tier: Option<Spanned<String>>,
 }
 
 /// A task file. Unknown fields are errors.

@@ -12,11 +12,12 @@ use super::params;
 use super::resolved::TaskCheck;
 use super::sections::duration_field;
 use crate::engine::OutputSchema;
-use crate::provider::models::{self, Pricing};
 use crate::provider::{ModelOptions, ModelSpec, ToolChoice};
 use runner_policy::{ConfigError, Policy, compile_policy, load_policy_file};
 use serde_saphyr::{Location, Spanned};
 use std::sync::Arc;
+
+mod price;
 
 const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -223,20 +224,6 @@ impl<'a> Resolve<'a> {
         (model, chain.collect())
     }
 
-    /// `max_cost` holds across a fallback chain only when every model of
-    /// it has a known price (a fallback's is the built-in one).
-    pub(super) fn fallback_prices(&mut self, tf: &TaskFile, fallback: &[ModelSpec]) {
-        let Some(m) = &tf.max_cost else { return };
-        for spec in fallback {
-            if models::pricing(&spec.model).is_none() {
-                self.error(
-                    &m.referenced,
-                    format!("max_cost: the price of the fallback model `{spec}` is not known"),
-                );
-            }
-        }
-    }
-
     /// `policy:`: the built-in default, a file beside the task, or inline;
     /// its `{{files}}` rules bound to `--files`.
     pub(super) fn policy(&mut self, tf: &TaskFile) -> Option<Policy> {
@@ -358,33 +345,6 @@ impl<'a> Resolve<'a> {
                 "max_tokens_total: must be at least 1 (leave it out for no limit)",
             );
         }
-    }
-
-    /// The model's price: `model_options.pricing`, else the built-in
-    /// table; `max_cost:` needs one.
-    pub(super) fn pricing(
-        &mut self,
-        tf: &TaskFile,
-        model: Option<&ModelSpec>,
-        options: &ModelOptions,
-    ) -> Option<Pricing> {
-        let pricing = options
-            .pricing
-            .or_else(|| model.and_then(|m| models::pricing(&m.model)));
-        if let Some(m) = &tf.max_cost {
-            if !(m.value > 0.0 && m.value.is_finite()) {
-                self.error(&m.referenced, "max_cost: must be more than 0 (US dollars)");
-            } else if pricing.is_none() && model.is_some() {
-                let name = model.map(ToString::to_string).unwrap_or_default();
-                self.error(
-                    &m.referenced,
-                    format!(
-                        "max_cost: the price of `{name}` is not known; set model_options.pricing: {{input, cached_input, output}} (USD per million tokens)"
-                    ),
-                );
-            }
-        }
-        pricing
     }
 
     /// `output_schema:`: inline, or a `.json`/`.yaml` file beside the

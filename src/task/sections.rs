@@ -11,7 +11,8 @@ use super::model::SandboxModeFile;
 use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
 use crate::contain::{SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
-use crate::provider::{ModelOptions, ToolCallContent};
+use crate::provider::tier::ServiceTier;
+use crate::provider::{ModelOptions, ToolCallContent, Vendor};
 use runner_policy::ConfigError;
 use serde_saphyr::Spanned;
 
@@ -277,7 +278,24 @@ pub(super) fn model_options(
             None
         }
     };
+    let service_tier = f.service_tier.as_ref().and_then(|t| {
+        let tier = ServiceTier::parse(&t.value);
+        if tier.is_none() {
+            errors.push(ConfigError::at(
+                path,
+                &t.referenced,
+                format!(
+                    "model_options.service_tier: `{}` is none of OpenAI's ({}) or Anthropic's ({})",
+                    t.value,
+                    ServiceTier::of(Vendor::OpenAi),
+                    ServiceTier::of(Vendor::Anthropic)
+                ),
+            ));
+        }
+        tier
+    });
     ModelOptions {
+        service_tier,
         content_with_tool_calls,
         tool_choice: f.tool_choice.as_ref().map_or_else(Default::default, |c| {
             crate::provider::ToolChoice::parse(c.value.trim())

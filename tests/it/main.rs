@@ -32,6 +32,7 @@ mod rate_limits;
 mod readme;
 mod reports;
 mod resume;
+mod service_tiers;
 mod shell_differential;
 mod start;
 mod structured;

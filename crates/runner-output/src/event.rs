@@ -63,6 +63,10 @@ pub enum Event {
         /// governor (the server's rate limit, shared by the run's tasks).
         #[serde(default, skip_serializing_if = "crate::is_zero")]
         rate_limit_wait_ms: u64,
+        /// The vendor's service tier that served it, where it said
+        /// (`model_options.service_tier`); its price is that tier's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        service_tier: Option<String>,
         /// The model that answered, for a task with fallback models.
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<String>,

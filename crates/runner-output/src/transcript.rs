@@ -105,6 +105,10 @@ pub struct TurnRecord {
     /// `duration_ms`.
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub rate_limit_wait_ms: u64,
+    /// The vendor's service tier that served it, where it said
+    /// (`model_options.service_tier`); its cost is at that tier's price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
     /// The model that answered (`PROVIDER:MODEL`), for a task with
     /// fallback models; absent: the task's `model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

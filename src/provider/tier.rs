@@ -1,0 +1,123 @@
+//! `model_options.service_tier`: how a vendor is asked to serve a
+//! request, and what the tier that served it costs.
+//!
+//! OpenAI defines `auto`, `default`, `flex` (slower, at half the price)
+//! and `priority` (faster, at a premium); Anthropic `auto` and
+//! `standard_only` (its priority tier is a commitment, billed at the
+//! standard price); Gemini none. A task's tier goes to each of its models
+//! whose vendor defines it, and to no other (a fallback of another vendor
+//! is asked as usual). The answer says which tier served it (OpenAI's
+//! `service_tier`, Anthropic's `usage.service_tier`): that tier is priced,
+//! and recorded on the turn.
+
+use super::Vendor;
+use super::models::{self, Pricing};
+
+/// A tier a task may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceTier {
+    Auto,
+    Default,
+    Flex,
+    Priority,
+    StandardOnly,
+}
+
+impl ServiceTier {
+    /// Every tier, as the tasks write them.
+    pub const ALL: [ServiceTier; 5] = [
+        ServiceTier::Auto,
+        ServiceTier::Default,
+        ServiceTier::Flex,
+        ServiceTier::Priority,
+        ServiceTier::StandardOnly,
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// As the task and the vendor write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceTier::Auto => "auto",
+            ServiceTier::Default => "default",
+            ServiceTier::Flex => "flex",
+            ServiceTier::Priority => "priority",
+            ServiceTier::StandardOnly => "standard_only",
+        }
+    }
+
+    /// Whether `vendor`'s API defines this tier.
+    pub fn defined_by(self, vendor: Vendor) -> bool {
+        match vendor {
+            Vendor::OpenAi => !matches!(self, ServiceTier::StandardOnly),
+            Vendor::Anthropic => matches!(self, ServiceTier::Auto | ServiceTier::StandardOnly),
+            Vendor::Gemini => false,
+        }
+    }
+
+    /// The tiers `vendor` defines, for an error message.
+    pub fn of(vendor: Vendor) -> String {
+        let names: Vec<&str> = Self::ALL
+            .into_iter()
+            .filter(|t| t.defined_by(vendor))
+            .map(ServiceTier::as_str)
+            .collect();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+/// The price of a turn `served` by a tier (as the answer names it) of
+/// `model`, whose standard price is `standard`: `own` when the task set
+/// its price (`model_options.pricing`), which then holds whatever the
+/// tier. `None`: not known (priority for a model the table has no
+/// priority price for).
+pub fn price(standard: Pricing, model: &str, served: Option<&str>, own: bool) -> Option<Pricing> {
+    match served {
+        _ if own => Some(standard),
+        Some("flex") => Some(standard.scaled(0.5)),
+        Some("priority") => models::priority_pricing(model),
+        _ => Some(standard),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_by_vendor() {
+        assert_eq!(
+            ServiceTier::of(Vendor::OpenAi),
+            "auto, default, flex, priority"
+        );
+        assert_eq!(ServiceTier::of(Vendor::Anthropic), "auto, standard_only");
+        assert_eq!(ServiceTier::of(Vendor::Gemini), "none");
+        assert_eq!(ServiceTier::parse("flex"), Some(ServiceTier::Flex));
+        assert_eq!(ServiceTier::parse("Flex"), None);
+    }
+
+    #[test]
+    fn the_tier_that_served_is_priced() {
+        let standard = models::pricing("gpt-5").unwrap();
+        let flex = price(standard, "gpt-5", Some("flex"), false).unwrap();
+        assert_eq!(flex.input, standard.input / 2.0);
+        assert_eq!(flex.output, standard.output / 2.0);
+        let priority = price(standard, "gpt-5", Some("priority"), false).unwrap();
+        assert_eq!((priority.input, priority.output), (2.50, 20.00));
+        assert_eq!(
+            price(standard, "gpt-5", Some("default"), false),
+            Some(standard)
+        );
+        assert_eq!(price(standard, "gpt-5", None, false), Some(standard));
+        // Not served at priority by the table: unknown.
+        assert_eq!(price(standard, "my-model", Some("priority"), false), None);
+        // The task's own price holds.
+        assert_eq!(price(standard, "gpt-5", Some("flex"), true), Some(standard));
+    }
+}
