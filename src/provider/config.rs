@@ -109,6 +109,16 @@ impl Vendor {
             _ => None,
         }
     }
+    /// The service tiers its API defines (`model_options.service_tier`).
+    pub fn service_tiers(self) -> &'static [super::tier::ServiceTier] {
+        use super::tier::ServiceTier::*;
+        match self {
+            Vendor::OpenAi => &[Auto, Default, Flex, Priority],
+            Vendor::Anthropic => &[Auto, StandardOnly],
+            Vendor::Gemini => &[],
+        }
+    }
+
     pub fn key_var(self) -> &'static str {
         match self {
             Self::OpenAi => "OPENAI_API_KEY",
@@ -241,7 +251,9 @@ pub fn resolve(
         idle_timeout: options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         max_retries: options.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
         content_with_tool_calls: options.content_with_tool_calls.unwrap_or_default(),
-        service_tier: options.service_tier.filter(|t| t.defined_by(vendor)),
+        service_tier: options
+            .service_tier
+            .filter(|t| vendor.service_tiers().contains(t)),
         learnable: Learnable {
             content: options.content_with_tool_calls.is_none(),
             stream: options.stream.is_none(),

@@ -10,7 +10,6 @@
 //! `service_tier`, Anthropic's `usage.service_tier`): that tier is priced,
 //! and recorded on the turn.
 
-use super::Vendor;
 use super::models::{self, Pricing};
 
 /// A tier a task may ask for.
@@ -47,29 +46,15 @@ impl ServiceTier {
             ServiceTier::StandardOnly => "standard_only",
         }
     }
+}
 
-    /// Whether `vendor`'s API defines this tier.
-    pub fn defined_by(self, vendor: Vendor) -> bool {
-        match vendor {
-            Vendor::OpenAi => !matches!(self, ServiceTier::StandardOnly),
-            Vendor::Anthropic => matches!(self, ServiceTier::Auto | ServiceTier::StandardOnly),
-            Vendor::Gemini => false,
-        }
+/// Tiers as a list for a message: `auto, flex`, or `none`.
+pub fn names(tiers: &[ServiceTier]) -> String {
+    if tiers.is_empty() {
+        return "none".into();
     }
-
-    /// The tiers `vendor` defines, for an error message.
-    pub fn of(vendor: Vendor) -> String {
-        let names: Vec<&str> = Self::ALL
-            .into_iter()
-            .filter(|t| t.defined_by(vendor))
-            .map(ServiceTier::as_str)
-            .collect();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
-        }
-    }
+    let names: Vec<&str> = tiers.iter().map(|t| t.as_str()).collect();
+    names.join(", ")
 }
 
 /// The price of a turn `served` by a tier (as the answer names it) of
@@ -91,13 +76,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiers_by_vendor() {
-        assert_eq!(
-            ServiceTier::of(Vendor::OpenAi),
-            "auto, default, flex, priority"
-        );
-        assert_eq!(ServiceTier::of(Vendor::Anthropic), "auto, standard_only");
-        assert_eq!(ServiceTier::of(Vendor::Gemini), "none");
+    fn tiers_read_and_listed() {
+        let both = [ServiceTier::Auto, ServiceTier::StandardOnly];
+        assert_eq!(names(&both), "auto, standard_only");
+        assert_eq!(names(&[]), "none");
         assert_eq!(ServiceTier::parse("flex"), Some(ServiceTier::Flex));
         assert_eq!(ServiceTier::parse("Flex"), None);
     }

@@ -11,7 +11,7 @@ use super::model::SandboxModeFile;
 use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
 use crate::contain::{SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
-use crate::provider::tier::ServiceTier;
+use crate::provider::tier::{self, ServiceTier};
 use crate::provider::{ModelOptions, ToolCallContent, Vendor};
 use runner_policy::ConfigError;
 use serde_saphyr::Spanned;
@@ -287,8 +287,8 @@ pub(super) fn model_options(
                 format!(
                     "model_options.service_tier: `{}` is none of OpenAI's ({}) or Anthropic's ({})",
                     t.value,
-                    ServiceTier::of(Vendor::OpenAi),
-                    ServiceTier::of(Vendor::Anthropic)
+                    tier::names(Vendor::OpenAi.service_tiers()),
+                    tier::names(Vendor::Anthropic.service_tiers())
                 ),
             ));
         }

@@ -70,14 +70,14 @@ impl Resolve<'_> {
         let Some(vendor) = crate::provider::Vendor::from_provider(&model.provider) else {
             return;
         };
-        if !tier.defined_by(vendor) {
+        if !vendor.service_tiers().contains(&tier) {
             self.error(
                 &at,
                 format!(
                     "model_options.service_tier: `{}` is not a tier {} defines (it has: {})",
                     tier.as_str(),
                     model.provider,
-                    crate::provider::tier::ServiceTier::of(vendor)
+                    crate::provider::tier::names(vendor.service_tiers())
                 ),
             );
         } else if tier == crate::provider::tier::ServiceTier::Priority
