@@ -127,9 +127,21 @@ pub struct Swept {
 /// it a moment later, and must not lose the folder in between.
 const SETTLED: Duration = Duration::from_secs(10);
 
+/// How old a partial write (`.runner-tmp-*`) must be to be removed: an
+/// atomic write's temporary file lives for the moment of one write.
+const PARTIAL: Duration = Duration::from_secs(60);
+
 impl Sweeper {
-    pub fn start(root: PathBuf) -> Self {
-        Self(std::thread::spawn(move || sweep(&root, SETTLED)))
+    /// Sweeps `root` (the temp folder) and, with `out`, the partial writes
+    /// a killed run left in the output folder.
+    pub fn start(root: PathBuf, out: Option<PathBuf>) -> Self {
+        Self(std::thread::spawn(move || {
+            let mut swept = sweep(&root, SETTLED);
+            if let Some(out) = out {
+                swept.removed.extend(sweep_partial_writes(&out, PARTIAL));
+            }
+            swept
+        }))
     }
 
     /// Waits at most `limit` for the sweep; what it did, if it finished.
@@ -199,6 +211,49 @@ pub fn sweep(root: &Path, settled: Duration) -> Swept {
         let _ = std::fs::remove_file(&owner);
     }
     swept
+}
+
+/// Removes the temporary files of atomic writes (`.runner-tmp-*`, see
+/// [`crate::workspace::atomic_write`]) older than `older`, in `out` and in
+/// its folders one level down (the tasks'): a run killed in the middle of
+/// writing a transcript or a report leaves one. Regular files of this user
+/// only; nothing else is touched.
+pub fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: a plain system call.
+    let me = unsafe { libc::geteuid() };
+    let mut removed = Vec::new();
+    let mut dirs = vec![out.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(out) {
+        dirs.extend(
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path()),
+        );
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if !e.file_name().to_string_lossy().starts_with(".runner-tmp-") {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let old = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age >= older);
+            if meta.is_file() && meta.uid() == me && old && std::fs::remove_file(e.path()).is_ok() {
+                removed.push(e.path());
+            }
+        }
+    }
+    removed
 }
 
 /// Removes every registered folder, waiting at most `limit`; returns

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{CliError, CliResult, Exit};
 use crate::report::{OutcomeStatus, Transcript};
 use crate::run::write_run_reports;
-use crate::workspace::atomic_write;
+use crate::workspace::durable_write;
 
 /// One task folder of an output folder.
 pub(crate) struct Found {
@@ -146,7 +146,7 @@ fn copy_files(from: &Path, to: &Path) -> std::io::Result<()> {
         let entry = entry?;
         let kind = entry.file_type()?;
         if kind.is_file() {
-            atomic_write(&to.join(entry.file_name()), &std::fs::read(entry.path())?)?;
+            durable_write(&to.join(entry.file_name()), &std::fs::read(entry.path())?)?;
         } else if kind.is_dir() {
             copy_files(&entry.path(), &to.join(entry.file_name()))?;
         }

@@ -292,9 +292,10 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         resume: args.resume.is_some(),
     };
     watch_signals(opts.cancel.clone());
-    // What runs killed outright (SIGKILL) left in the temp folder goes,
-    // beside this run's work (see `cleanup`).
-    let sweeper = crate::cleanup::Sweeper::start(std::env::temp_dir());
+    // What runs killed outright (SIGKILL) left in the temp folder, and
+    // their partial writes in the output folder, go beside this run's work
+    // (see `cleanup`).
+    let sweeper = crate::cleanup::Sweeper::start(std::env::temp_dir(), Some(out.clone()));
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {
@@ -334,7 +335,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         && !args.quiet
     {
         eprintln!(
-            "runner: removed {} temporary folder(s) left by runs that were killed: {}",
+            "runner: removed {} temporary folder(s) and file(s) left by runs that were killed: {}",
             swept.removed.len(),
             swept
                 .removed

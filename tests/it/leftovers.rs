@@ -1,6 +1,7 @@
 //! A run killed outright (SIGKILL: an OOM kill, a CI job past its grace
 //! period) cleans nothing up; the next run removes what it left in the
-//! temp folder, and never what a live run holds (issue 48).
+//! temp folder and its partial writes in the output folder, and never what
+//! a live run holds (issue 48).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,7 +100,7 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     assert!(next.status.success(), "{}", stderr(&next));
     let err = stderr(&next);
     assert!(
-        err.contains("removed 2 temporary folder(s) left by runs that were killed"),
+        err.contains("removed 2 temporary folder(s) and file(s) left by runs that were killed"),
         "{err}"
     );
     for n in &left {
@@ -114,4 +115,52 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     assert!(status.code().is_some(), "{status:?}");
     // It removed its own on the way out; nothing is left.
     assert_eq!(entries(&tmp), Vec::<String>::new());
+}
+
+/// A run killed in the middle of an atomic write (a transcript, a report)
+/// leaves its temporary file in the output folder; the next run there
+/// removes it once it is old enough to be nobody's write in progress, and
+/// touches nothing else.
+#[test]
+fn a_killed_runs_partial_writes_in_the_output_folder_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    let out = d.join("out");
+    let old = [
+        out.join(".runner-tmp-Ab12Cd"),
+        out.join("t/.runner-tmp-Ef34Gh"),
+    ];
+    let fresh = out.join("t/.runner-tmp-Ij56Kl");
+    let theirs = [out.join("t/notes.txt"), out.join(".runner-tmp-dir/x")];
+    for f in old.iter().chain([&fresh]).chain(&theirs) {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, "{\"partial\": ").unwrap();
+    }
+    let touched = Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .args(&old)
+        .arg(&theirs[0])
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let task = write(d, "t.yaml", "prompt: hi\nworkspace: ws\nscript: []\n");
+    std::fs::create_dir(d.join("tmp")).unwrap();
+    let run = runner_in(&d.join("tmp"), &out, &task).output().unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    for f in &old {
+        assert!(!f.exists(), "{} is still there", f.display());
+    }
+    assert!(
+        fresh.exists(),
+        "a write that may be in progress was removed"
+    );
+    for f in &theirs {
+        assert!(f.exists(), "{} is not the runner's to remove", f.display());
+    }
+    assert!(
+        stderr(&run).contains("file(s) left by runs that were killed"),
+        "{}",
+        stderr(&run)
+    );
 }
