@@ -9,8 +9,8 @@ use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
 use crate::run::{
-    Cancel, RunBudget, RunOptions, Shard, apply_passed, in_shard, run_tasks, watch_signals,
-    write_run_outputs,
+    Cancel, RunBudget, RunOptions, Shard, apply_kept, apply_passed, in_shard, run_tasks,
+    watch_signals, write_run_outputs,
 };
 use crate::task::{LoadOptions, ModelSpec, load_tasks};
 use crate::tools::Registry;
@@ -302,15 +302,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         eprintln!("runner: outputs in {}", out.display());
     }
     let mut results = run_tasks(&tasks, &opts, args.jobs).await;
-    if args.apply && args.resume.is_some() {
-        for task in crate::run::unapplied_kept(&results, &out) {
-            eprintln!(
-                "runner: [{task}] passed in an earlier run whose changes were never applied (it was killed before --apply, or ran without it); they are in {}: `git apply` them from the repository root",
-                out.join(&task).join("changes.diff").display()
-            );
-        }
-    }
-    let all_applied = !args.apply || apply_passed(&mut results, &out);
+    // Kept tasks a killed run never applied first, in the order given.
+    let kept_applied = !args.apply || args.resume.is_none() || apply_kept(&mut results, &out);
+    let all_applied = (!args.apply || apply_passed(&mut results, &out)) && kept_applied;
     let written = write_run_outputs(&out, &results);
     if let Some(t) = &telemetry {
         // Bounded by the export timeout; a collector that is down costs

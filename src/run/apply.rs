@@ -10,16 +10,97 @@ use super::task::TaskResult;
 use crate::report::{Outcome, OutcomeStatus};
 use crate::workspace::{ApplyError, apply_changes};
 
-/// The tasks `--resume --apply` kept (they ended in an earlier run) that
-/// passed with changes no run applied: that run was killed before its
-/// `--apply`, or had none. Said on stderr, never applied twice.
-pub fn unapplied_kept(results: &[TaskResult], out: &Path) -> Vec<String> {
-    results
-        .iter()
-        .filter(|r| r.passed() && r.changes.is_empty() && !r.diff.trim().is_empty())
-        .filter(|r| !out.join(&r.transcript.task).join(APPLIED).exists())
-        .map(|r| r.transcript.task.clone())
-        .collect()
+/// Applies, for `--resume --apply`, the changes of the tasks it kept
+/// (they ended in an earlier run) that passed with changes no run
+/// applied: that run was killed before its `--apply`, or had none. Their
+/// copies are gone, so their `changes.diff` is applied to the original
+/// (`git apply`, all of it or nothing; paths from the repository's root,
+/// as the diff writes them); a task whose diff no longer applies becomes
+/// a `conflict`, its diff kept. False when one could not be applied.
+/// Never applies a task twice: each applied task is marked.
+pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
+    let mut all_applied = true;
+    for r in results
+        .iter_mut()
+        .filter(|r| r.kept && r.passed() && !r.diff.trim().is_empty())
+    {
+        let dir = out.join(&r.transcript.task);
+        if dir.join(APPLIED).exists() {
+            continue;
+        }
+        match git_apply(&r.workspace, &r.diff) {
+            Ok(()) => {
+                eprintln!(
+                    "[{}] applied its changes from an earlier run ({}) to {}",
+                    r.transcript.task,
+                    dir.join("changes.diff").display(),
+                    r.workspace.display()
+                );
+                mark_applied(out, r);
+            }
+            Err(why) => {
+                eprintln!("error: [{}] --apply: {why}", r.transcript.task);
+                r.transcript.outcome = Outcome {
+                    status: OutcomeStatus::Conflict,
+                    reason: format!(
+                        "--apply: its changes from an earlier run no longer apply: {why} (its diff is in changes.diff)"
+                    ),
+                    error_class: None,
+                };
+                if let Err(e) = write_task_outputs(out, r) {
+                    eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
+                }
+                all_applied = false;
+            }
+        }
+    }
+    all_applied
+}
+
+/// `git apply` of `diff` (on its stdin) where the diff's paths start: the
+/// root of `workspace`'s repository, or `workspace` outside one.
+fn git_apply(workspace: &Path, diff: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let top = Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args(["rev-parse", "--show-toplevel"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .unwrap_or_else(|| workspace.to_path_buf());
+    let mut child = Command::new("git")
+        .current_dir(&top)
+        .args(["apply", "--whitespace=nowarn", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git apply: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A refusal before the whole diff is read shows in its status.
+        let _ = stdin.write_all(diff.as_bytes());
+    }
+    let applied = child
+        .wait_with_output()
+        .map_err(|e| format!("git apply: {e}"))?;
+    if applied.status.success() {
+        return Ok(());
+    }
+    let why = String::from_utf8_lossy(&applied.stderr);
+    Err(why.lines().take(3).collect::<Vec<_>>().join("; "))
+}
+
+/// Marks `r` applied: what a later `--resume --apply` reads.
+fn mark_applied(out: &Path, r: &TaskResult) {
+    let marker = out.join(&r.transcript.task).join(APPLIED);
+    if let Err(e) = crate::workspace::durable_write_str(&marker, &r.workspace.display().to_string())
+    {
+        eprintln!("error: writing {}: {e}", marker.display());
+    }
 }
 
 /// Applies the changes of every passing task; false when one could not be
@@ -37,14 +118,7 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
                     r.transcript.task,
                     r.workspace.display()
                 );
-                // What a later `--resume --apply` reads: applied, not to be
-                // applied again.
-                let marker = out.join(&r.transcript.task).join(APPLIED);
-                if let Err(e) =
-                    crate::workspace::durable_write_str(&marker, &r.workspace.display().to_string())
-                {
-                    eprintln!("error: writing {}: {e}", marker.display());
-                }
+                mark_applied(out, r);
             }
             Err(e) => {
                 eprintln!("error: [{}] --apply: {e}", r.transcript.task);

@@ -17,7 +17,7 @@ mod schedule;
 mod shard;
 mod task;
 
-pub use apply::{apply_passed, unapplied_kept};
+pub use apply::{apply_kept, apply_passed};
 pub use cancel::{Cancel, decide_exit, watch_signals};
 pub use journal::read as read_journal;
 pub use models::{fallback_configs, provider_config};

@@ -13,6 +13,13 @@ pub async fn run_tasks(tasks: &[Task], opts: &RunOptions, jobs: usize) -> Vec<Ta
     let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
         .map(|(i, t)| async move {
             let r = run_task(t, opts).await;
+            if r.kept {
+                // Its outputs stand as the earlier run wrote them (and
+                // applied them, or not); a journal a kill left beside
+                // them goes.
+                super::journal::remove(&opts.out_dir.join(&t.name));
+                return (i, r);
+            }
             match write_task_outputs(&opts.out_dir, &r) {
                 // The transcript stands for the task now.
                 Ok(()) => super::journal::remove(&opts.out_dir.join(&t.name)),

@@ -277,17 +277,24 @@ checks:
     assert_eq!(b["final_answer"], "Written, as said.");
     let diff = std::fs::read_to_string(out.join("b/changes.diff")).unwrap();
     assert_eq!(diff.matches("+b").count(), 1, "{diff}");
-    // Applied once, by the run that finished it; a's were never applied
-    // (the killed run never got to --apply), and the resume says so.
+    // Applied once each: b by the run that finished it, a (the killed run
+    // never got to its --apply) from its changes.diff by the resume.
     assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
     assert!(out.join("b/applied").exists());
-    assert!(!d.join("ws/from-a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/from-a.txt")).unwrap(),
+        "a\n"
+    );
+    assert!(out.join("a/applied").exists());
     let err = stderr(&run);
     assert!(
-        err.contains("[a] passed in an earlier run whose changes were never applied"),
+        err.contains("[a] applied its changes from an earlier run"),
         "{err}"
     );
-    assert!(!err.contains("[b] passed in an earlier run"), "{err}");
+    assert!(
+        !err.contains("[b] applied its changes from an earlier run"),
+        "{err}"
+    );
     // c never started: it ran now.
     assert_eq!(
         read_json(out.join("c/transcript.json"))["outcome"]["status"],
@@ -343,4 +350,72 @@ fn a_shard_killed_outright_merges_and_resumes_from_its_journal() {
     let t = read_json(d.join("merged/t/transcript.json"));
     assert_eq!(t["outcome"]["status"], "passed", "{}", t["outcome"]);
     assert_eq!(turn_numbers(&t), [1, 2, 3, 4, 5, 6]);
+}
+
+/// `--resume --apply` applies a kept task's changes no run applied (here:
+/// its run had no `--apply`) from its `changes.diff`, once: a second
+/// resume applies nothing; a diff that no longer applies to the original
+/// makes the task a conflict, the original untouched.
+#[test]
+fn a_kept_tasks_changes_are_applied_once_from_its_diff() {
+    for edited in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "ws/a.txt", "one\ntwo\nthree\n");
+        write(
+            d,
+            "t.yaml",
+            "name: t\nprompt: Edit.\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: read_file, args: {file_path: a.txt}}\n  - tool_calls:\n      - {name: edit_file, args: {file_path: a.txt, old_string: two, new_string: TWO}}\n  - text: Edited.\n",
+        );
+        let first = runner()
+            .current_dir(d)
+            .args(["run", "-q", "--out", "out", "t.yaml"])
+            .output()
+            .unwrap();
+        assert!(first.status.success(), "{}", stderr(&first));
+        assert_eq!(
+            std::fs::read_to_string(d.join("ws/a.txt")).unwrap(),
+            "one\ntwo\nthree\n"
+        );
+        if edited {
+            write(d, "ws/a.txt", "one\n2\nthree\n");
+        }
+        let resume = || {
+            runner()
+                .current_dir(d)
+                .args(["run", "--apply", "--resume", "out", "t.yaml"])
+                .output()
+                .unwrap()
+        };
+        let run = resume();
+        let t = read_json(d.join("out/t/transcript.json"));
+        let now = std::fs::read_to_string(d.join("ws/a.txt")).unwrap();
+        if edited {
+            assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+            assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
+            assert!(
+                t["outcome"]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no longer apply"),
+                "{}",
+                t["outcome"]
+            );
+            assert_eq!(now, "one\n2\nthree\n");
+            assert!(!d.join("out/t/applied").exists());
+            continue;
+        }
+        assert!(run.status.success(), "{}", stderr(&run));
+        assert_eq!(now, "one\nTWO\nthree\n");
+        assert!(stderr(&run).contains("[t] applied its changes from an earlier run"));
+        // Once: the next resume leaves the tree as it is.
+        let again = resume();
+        assert!(again.status.success(), "{}", stderr(&again));
+        assert!(
+            !stderr(&again).contains("applied its changes"),
+            "{}",
+            stderr(&again)
+        );
+        assert_eq!(std::fs::read_to_string(d.join("ws/a.txt")).unwrap(), now);
+    }
 }

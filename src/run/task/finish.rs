@@ -123,6 +123,7 @@ pub(super) fn finish(
         diff,
         changes: worked.changes,
         workspace: task.workspace.clone(),
+        kept: false,
     }
 }
 

@@ -143,6 +143,7 @@ fn earlier_run(task: &Task, opts: &RunOptions) -> Result<Option<Prior>, Box<Task
                 // Applied (or not) by the run that made them.
                 changes: Vec::new(),
                 workspace: task.workspace.clone(),
+                kept: true,
             }))
         }
         Previous::Resume(transcript, diff) => Ok(Some(Prior { transcript, diff })),

@@ -65,6 +65,9 @@ pub struct TaskResult {
     pub changes: Vec<FileChange>,
     /// The original workspace, for `--apply`.
     pub workspace: PathBuf,
+    /// Kept as an earlier run ended it (`--resume`): its outputs stand,
+    /// whether they were applied included.
+    pub kept: bool,
 }
 
 impl TaskResult {
