@@ -136,6 +136,9 @@ impl<W: WireFormat> HttpProvider<W> {
         let resp = match post(&self.client, &url, &self.wire.headers(cfg), bytes, deadline).await {
             Ok(r) => {
                 self.governor.answered(&ticket, Limits::of(r.headers()));
+                // Once the first request is answered: its time to the
+                // server is not shared with the question.
+                self.ask_window();
                 r
             }
             Err(mut f) => {
@@ -166,7 +169,6 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
     }
 
     fn complete<'a>(&'a self, req: ModelRequest<'a>) -> TurnFuture<'a> {
-        self.ask_window();
         Box::pin(async move {
             let name = self.name();
             let started = Instant::now();
@@ -207,8 +209,8 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
 
 impl<W: WireFormat> HttpProvider<W> {
     /// Asks a local OpenAI-compatible server for the model's window
-    /// ([`super::probe`]), once a run, beside the first request: where the
-    /// task left the window to the runner and a runtime runs the request.
+    /// ([`super::probe`]), once a run, while its first answer streams:
+    /// where the task left the window to the runner.
     fn ask_window(&self) {
         use std::sync::atomic::Ordering;
         let worth = self.wire.vendor() == "openai"

@@ -6,7 +6,7 @@
 //! happens in time: the server refuses the prompt (llama.cpp, vLLM) or
 //! silently cuts its beginning (Ollama). So, once a run for each server
 //! and model, the runner asks what the servers publish, all three at once,
-//! beside the task's first request (never before it):
+//! while the first answer streams (never before the first request):
 //! - llama.cpp's `GET /props`: `default_generation_settings.n_ctx`;
 //! - vLLM's `GET /v1/models`: the model's `max_model_len`;
 //! - Ollama's `POST /api/show`: `num_ctx` in the model's `parameters`,
