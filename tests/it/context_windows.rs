@@ -155,28 +155,43 @@ fn adaptations(t: &Value) -> String {
     t["server_adaptations"].to_string()
 }
 
+/// Runs the three reads against a fake that reveals its window so; the
+/// task passes and says which window it learned. The transcript, and the
+/// prompt sizes the fake refused.
+fn fitted(reveal: Reveal) -> (Value, Vec<u64>) {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), "");
+    let (server, refused) = server(reveal);
+    let (out, t) = run(dir.path(), &server);
+    assert_eq!(out.status.code(), Some(0), "{reveal:?}: {}", stderr(&out));
+    assert_eq!(
+        t["outcome"]["status"], "passed",
+        "{reveal:?}: {}",
+        t["outcome"]
+    );
+    assert!(
+        adaptations(&t).contains("4096"),
+        "{reveal:?}: {}",
+        adaptations(&t)
+    );
+    // Asked once each at most, for the run.
+    assert!(
+        server.probes().len() <= 3,
+        "{reveal:?}: {:?}",
+        server.probes()
+    );
+    let refused = refused.lock().unwrap().clone();
+    (t, refused)
+}
+
 /// The window named in a 400 (vLLM's words, llama.cpp's `n_ctx`) is the
 /// task's from then on: the conversation is compacted to fit and sent
 /// again, once.
 #[test]
 fn a_window_named_in_a_refusal_is_fitted() {
     for reveal in [Reveal::Message, Reveal::LlamaError] {
-        let dir = tempfile::tempdir().unwrap();
-        setup(dir.path(), "");
-        let (server, refused) = server(reveal);
-        let (out, t) = run(dir.path(), &server);
-        assert_eq!(out.status.code(), Some(0), "{reveal:?}: {}", stderr(&out));
-        assert_eq!(
-            t["outcome"]["status"], "passed",
-            "{reveal:?}: {}",
-            t["outcome"]
-        );
-        assert_eq!(refused.lock().unwrap().len(), 1, "{reveal:?}: refused once");
-        assert!(
-            adaptations(&t).contains("4096"),
-            "{reveal:?}: {}",
-            adaptations(&t)
-        );
+        let (t, refused) = fitted(reveal);
+        assert_eq!(refused.len(), 1, "{reveal:?}: refused once");
         let compactions = t["compactions"].as_array().unwrap();
         assert!(
             compactions.iter().any(|c| c["trigger"] == "provider_error"),
@@ -190,31 +205,11 @@ fn a_window_named_in_a_refusal_is_fitted() {
 #[test]
 fn a_window_a_local_server_tells_is_known_before_a_refusal() {
     for reveal in [Reveal::VllmModels, Reveal::LlamaProps, Reveal::OllamaShow] {
-        let dir = tempfile::tempdir().unwrap();
-        setup(dir.path(), "");
-        let (server, refused) = server(reveal);
-        let (out, t) = run(dir.path(), &server);
-        assert_eq!(out.status.code(), Some(0), "{reveal:?}: {}", stderr(&out));
-        assert_eq!(
-            t["outcome"]["status"], "passed",
-            "{reveal:?}: {}",
-            t["outcome"]
-        );
-        assert_eq!(*refused.lock().unwrap(), Vec::<u64>::new(), "{reveal:?}");
-        assert!(
-            adaptations(&t).contains("4096"),
-            "{reveal:?}: {}",
-            adaptations(&t)
-        );
+        let (t, refused) = fitted(reveal);
+        assert_eq!(refused, Vec::<u64>::new(), "{reveal:?}");
         assert!(
             t["compactions"].as_array().is_some_and(|c| !c.is_empty()),
             "{reveal:?}: no compaction"
-        );
-        // Asked once each, for the run.
-        assert!(
-            server.probes().len() <= 3,
-            "{reveal:?}: {:?}",
-            server.probes()
         );
     }
 }
