@@ -57,9 +57,19 @@ pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
     all_applied
 }
 
+/// Why an earlier run's diff did not apply.
+#[derive(Debug, thiserror::Error)]
+enum DiffApplyError {
+    #[error("cannot run git apply: {0}")]
+    Run(#[from] std::io::Error),
+    /// git's words, its first lines.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// `git apply` of `diff` (on its stdin) where the diff's paths start: the
 /// root of `workspace`'s repository, or `workspace` outside one.
-fn git_apply(workspace: &Path, diff: &str) -> Result<(), String> {
+fn git_apply(workspace: &Path, diff: &str) -> Result<(), DiffApplyError> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let top = Command::new("git")
@@ -78,20 +88,19 @@ fn git_apply(workspace: &Path, diff: &str) -> Result<(), String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run git apply: {e}"))?;
+        .spawn()?;
     if let Some(mut stdin) = child.stdin.take() {
         // A refusal before the whole diff is read shows in its status.
         let _ = stdin.write_all(diff.as_bytes());
     }
-    let applied = child
-        .wait_with_output()
-        .map_err(|e| format!("git apply: {e}"))?;
+    let applied = child.wait_with_output()?;
     if applied.status.success() {
         return Ok(());
     }
     let why = String::from_utf8_lossy(&applied.stderr);
-    Err(why.lines().take(3).collect::<Vec<_>>().join("; "))
+    Err(DiffApplyError::Refused(
+        why.lines().take(3).collect::<Vec<_>>().join("; "),
+    ))
 }
 
 /// Marks `r` applied: what a later `--resume --apply` reads.
