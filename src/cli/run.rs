@@ -274,6 +274,15 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         (None, Some(o)) => o.clone(),
         (None, None) => PathBuf::from("runner-out"),
     };
+    // Every task copies its workspace there: a temp folder that is not
+    // there fails them all, each with a message about its copy.
+    let tmp = std::env::temp_dir();
+    if !tmp.is_dir() {
+        return Err(CliError::Invalid(format!(
+            "the temp folder {} is not a folder that exists (TMPDIR); the runner copies each task's workspace there",
+            tmp.display()
+        )));
+    }
     let telemetry = start_telemetry(args.otel.as_deref(), &tasks, &extra)?;
     std::fs::create_dir_all(&out).map_err(|e| {
         CliError::Invalid(format!(
@@ -295,7 +304,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // What runs killed outright (SIGKILL) left in the temp folder, and
     // their partial writes in the output folder, go beside this run's work
     // (see `cleanup`).
-    let sweeper = crate::cleanup::Sweeper::start(std::env::temp_dir(), Some(out.clone()));
+    let sweeper = crate::cleanup::Sweeper::start(tmp, Some(out.clone()));
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {

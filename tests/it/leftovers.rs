@@ -164,3 +164,23 @@ fn a_killed_runs_partial_writes_in_the_output_folder_go() {
         stderr(&run)
     );
 }
+
+/// A temp folder that is not there is one clear error before anything
+/// runs (exit 2), not a failure of every task's copy.
+#[test]
+fn a_temp_folder_that_is_not_there_is_named_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("ws")).unwrap();
+    let task = write(d, "t.yaml", "prompt: hi\nworkspace: ws\nscript: []\n");
+    let run = runner_in(&d.join("no-such-tmp"), &d.join("out"), &task)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let err = stderr(&run);
+    assert!(
+        err.contains("no-such-tmp is not a folder that exists (TMPDIR)"),
+        "{err}"
+    );
+    assert!(!d.join("out/t").exists());
+}
