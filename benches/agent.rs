@@ -422,8 +422,8 @@ fn governor_per_request() {
         let t = timed(|| {
             rt.block_on(async {
                 for _ in 0..N {
-                    let ticket = g.admit(tokens).await;
-                    g.answered(&ticket, Limits::of(&headers));
+                    g.admit(tokens).await;
+                    g.answered(Limits::of(&headers));
                 }
             })
         });

@@ -132,14 +132,12 @@ const SETTLED: Duration = Duration::from_secs(10);
 const PARTIAL: Duration = Duration::from_secs(60);
 
 impl Sweeper {
-    /// Sweeps `root` (the temp folder) and, with `out`, the partial writes
-    /// a killed run left in the output folder.
-    pub fn start(root: PathBuf, out: Option<PathBuf>) -> Self {
+    /// Sweeps `root` (the temp folder), and the partial writes a killed
+    /// run left in the output folder `out`.
+    pub fn start(root: PathBuf, out: PathBuf) -> Self {
         Self(std::thread::spawn(move || {
             let mut swept = sweep(&root, SETTLED);
-            if let Some(out) = out {
-                swept.removed.extend(sweep_partial_writes(&out, PARTIAL));
-            }
+            swept.removed.extend(sweep_partial_writes(&out, PARTIAL));
             swept
         }))
     }
@@ -180,15 +178,7 @@ pub fn sweep(root: &Path, settled: Duration) -> Swept {
             continue;
         };
         let owner = e.path();
-        let Ok(meta) = std::fs::symlink_metadata(&owner) else {
-            continue;
-        };
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_some_and(|age| age >= settled);
-        if !meta.is_file() || meta.uid() != me || !old {
+        if !old_file_of(&owner, me, settled) {
             continue;
         }
         let Ok(file) = std::fs::OpenOptions::new().write(true).open(&owner) else {
@@ -213,13 +203,27 @@ pub fn sweep(root: &Path, settled: Duration) -> Swept {
     swept
 }
 
+/// Whether `path` is a regular file (not a link) of user `me`, unchanged
+/// for `older` at least: the only files a sweep may judge.
+fn old_file_of(path: &Path, me: u32, older: Duration) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).is_ok_and(|meta| {
+        meta.is_file()
+            && meta.uid() == me
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age >= older)
+    })
+}
+
 /// Removes the temporary files of atomic writes (`.runner-tmp-*`, see
 /// [`crate::workspace::atomic_write`]) older than `older`, in `out` and in
 /// its folders one level down (the tasks'): a run killed in the middle of
 /// writing a transcript or a report leaves one. Regular files of this user
 /// only; nothing else is touched.
-pub fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
+fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
     // SAFETY: a plain system call.
     let me = unsafe { libc::geteuid() };
     let mut removed = Vec::new();
@@ -240,15 +244,7 @@ pub fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
             if !e.file_name().to_string_lossy().starts_with(".runner-tmp-") {
                 continue;
             }
-            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
-                continue;
-            };
-            let old = meta
-                .modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age >= older);
-            if meta.is_file() && meta.uid() == me && old && std::fs::remove_file(e.path()).is_ok() {
+            if old_file_of(&e.path(), me, older) && std::fs::remove_file(e.path()).is_ok() {
                 removed.push(e.path());
             }
         }

@@ -304,7 +304,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // What runs killed outright (SIGKILL) left in the temp folder, and
     // their partial writes in the output folder, go beside this run's work
     // (see `cleanup`).
-    let sweeper = crate::cleanup::Sweeper::start(tmp, Some(out.clone()));
+    let sweeper = crate::cleanup::Sweeper::start(tmp, out.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, args.jobs.max(1));
     if !args.quiet {

@@ -345,7 +345,7 @@ fn price(env: &AgentEnv, limits: &AgentLimits, u: &mut Usage, served: Option<&st
     let model = name.split_once(':').map_or(name.as_str(), |(_, m)| m);
     let own = standard != crate::provider::models::pricing(model);
     u.cost_usd = standard
-        .and_then(|p| crate::provider::tier::price(p, model, Some(served), own))
+        .and_then(|p| crate::provider::tier::price(p, model, served, own))
         .map(|p| p.cost(u));
 }
 

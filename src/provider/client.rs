@@ -135,7 +135,7 @@ impl<W: WireFormat> HttpProvider<W> {
         let url = self.wire.url(cfg);
         let resp = match post(&self.client, &url, &self.wire.headers(cfg), bytes, deadline).await {
             Ok(r) => {
-                self.governor.answered(&ticket, Limits::of(r.headers()));
+                self.governor.answered(Limits::of(r.headers()));
                 // Once the first request is answered: its time to the
                 // server is not shared with the question.
                 self.ask_window();

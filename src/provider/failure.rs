@@ -85,30 +85,24 @@ fn says_context_overflow(lowercase: &str) -> bool {
 /// llama.cpp's `"n_ctx": N`, Anthropic's "prompt is too long: M tokens > N
 /// maximum".
 pub fn stated_window(body: &str) -> Option<u64> {
-    let number_after = |marker: &str| -> Option<u64> {
-        let at = body.find(marker)? + marker.len();
-        let digits: String = body[at..]
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok().filter(|&n| n > 0)
-    };
-    if let Some(n) = number_after("maximum context length is") {
+    if let Some((n, _)) = number_after(body, "maximum context length is") {
         return Some(n);
     }
-    if let Some(n) = number_after("\"n_ctx\":") {
+    if let Some((n, _)) = number_after(body, "\"n_ctx\":") {
         return Some(n);
     }
     // "prompt is too long: 250000 tokens > 200000 maximum"
-    let at = body.find("tokens >")? + "tokens >".len();
-    let rest = body[at..].trim_start();
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    rest[digits.len()..]
-        .trim_start()
-        .starts_with("maximum")
-        .then(|| digits.parse().ok())
-        .flatten()
+    let (n, rest) = number_after(body, "tokens >")?;
+    rest.trim_start().starts_with("maximum").then_some(n)
+}
+
+/// The number (above 0) after the first `marker` in `text`, and the text
+/// after the number.
+fn number_after<'t>(text: &'t str, marker: &str) -> Option<(u64, &'t str)> {
+    let rest = text[text.find(marker)? + marker.len()..].trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = rest[..digits].parse().ok().filter(|&n| n > 0)?;
+    Some((n, &rest[digits..]))
 }
 
 /// The class of a failure from its HTTP status (none for an error inside

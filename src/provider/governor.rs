@@ -173,46 +173,47 @@ impl Governor {
             let wake = {
                 let mut st = self.state();
                 let now = Instant::now();
-                match (st.held(now, tokens), slot) {
+                let wake = match (st.held(now, tokens), slot) {
                     (Some(until), _) => {
                         // Claimed again once the hold ends.
                         slot = None;
-                        until
+                        Some(until)
                     }
-                    (None, Some(s)) if s > now => s,
-                    (None, Some(_)) => {
-                        let mut t = st.admit(now, tokens);
-                        t.waited = began.elapsed();
-                        return t;
+                    (None, Some(s)) => Some(s).filter(|&s| s > now),
+                    (None, None) => {
+                        let claimed = st.next_start.filter(|&n| n > now);
+                        let first = claimed.unwrap_or(now);
+                        if !st.spacing.is_zero() {
+                            st.next_start = Some(first + st.spacing);
+                        }
+                        slot = claimed;
+                        claimed
                     }
-                    (None, None) => match st.next_start.filter(|&n| n > now) {
-                        Some(n) => {
-                            slot = Some(n);
-                            st.next_start = Some(n + st.spacing);
-                            n
-                        }
-                        None => {
-                            st.next_start = (!st.spacing.is_zero()).then(|| now + st.spacing);
-                            let mut t = st.admit(now, tokens);
-                            t.waited = began.elapsed();
-                            return t;
-                        }
-                    },
+                };
+                match wake {
+                    Some(wake) => wake,
+                    None => {
+                        return Ticket {
+                            waited: began.elapsed(),
+                            ..st.admit(now, tokens)
+                        };
+                    }
                 }
             };
             tokio::time::sleep_until(wake).await;
         }
     }
 
-    /// The server answered the request (whatever the answer holds).
-    pub fn answered(&self, _ticket: &Ticket, limits: Limits) {
+    /// The server answered a request (whatever the answer holds).
+    pub fn answered(&self, limits: Limits) {
         let mut st = self.state();
         st.admitted += 1;
-        let eased = st.spacing - st.spacing / 8;
-        st.spacing = eased;
-        if st.spacing < MIN_SPACING / 4 {
-            st.spacing = Duration::ZERO;
-        }
+        let spacing = st.spacing - st.spacing / 8;
+        st.spacing = if spacing < MIN_SPACING / 4 {
+            Duration::ZERO
+        } else {
+            spacing
+        };
         st.learn(limits, Instant::now());
     }
 
@@ -292,7 +293,7 @@ mod tests {
         for _ in 0..3 {
             let t = g.admit(0).await;
             assert_eq!(t.waited, Duration::ZERO);
-            g.answered(&t, Limits::default());
+            g.answered(Limits::default());
         }
     }
 
@@ -330,7 +331,7 @@ mod tests {
         assert_eq!(starts[0].1.waited, Duration::from_secs(1));
         // One admitted since the third was sent: its refusal's retry is free.
         let (_, third) = starts[2];
-        g.answered(&starts[0].1, Limits::default());
+        g.answered(Limits::default());
         assert!(refuse(&g, &third, &Progress::default(), None));
         // Eased by the admitted one (100 → 87.5 ms), doubled by the refusal.
         assert_eq!(g.state().spacing, Duration::from_millis(175));
@@ -343,14 +344,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_spent_count_holds_requests_until_its_reset() {
         let g = Governor::new("t");
-        let t = g.admit(0).await;
-        g.answered(
-            &t,
-            Limits {
-                requests: Some((1, Duration::from_secs(2))),
-                tokens: None,
-            },
-        );
+        g.admit(0).await;
+        g.answered(Limits {
+            requests: Some((1, Duration::from_secs(2))),
+            tokens: None,
+        });
         let start = Instant::now();
         assert_eq!(g.admit(0).await.waited, Duration::ZERO);
         // The count is spent locally: the next request waits for the reset.
@@ -359,14 +357,11 @@ mod tests {
 
         // Tokens: a request larger than what is left waits, a small one goes.
         let g = Governor::new("t");
-        let t = g.admit(0).await;
-        g.answered(
-            &t,
-            Limits {
-                requests: None,
-                tokens: Some((500, Duration::from_secs(3))),
-            },
-        );
+        g.admit(0).await;
+        g.answered(Limits {
+            requests: None,
+            tokens: Some((500, Duration::from_secs(3))),
+        });
         assert_eq!(g.admit(400).await.waited, Duration::ZERO);
         assert_eq!(g.admit(400).await.waited, Duration::from_secs(3));
     }

@@ -55,8 +55,9 @@ impl Limits {
 }
 
 /// A reset as the vendors write it: OpenAI's duration (`1s`, `6m0s`,
-/// `20ms`, `1h2m3.5s`), Anthropic's RFC 3339 time, or plain seconds.
-fn until(v: &str) -> Option<Duration> {
+/// `20ms`, `1h2m3.5s`; Gemini writes its `retryDelay` so too), Anthropic's
+/// RFC 3339 time, or plain seconds.
+pub(super) fn until(v: &str) -> Option<Duration> {
     let v = v.trim();
     if let Ok(secs) = v.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
@@ -92,7 +93,7 @@ fn until(v: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
+    use reqwest::header::{HeaderName, HeaderValue};
 
     #[test]
     fn resets_as_the_vendors_write_them() {
@@ -113,51 +114,36 @@ mod tests {
         assert!(d > s(28.0) && d <= s(30.0), "{d:?}");
     }
 
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (HeaderName::from_static(k), HeaderValue::from_static(v)))
+            .collect()
+    }
+
     #[test]
     fn limits_from_openai_and_anthropic_headers() {
-        let mut h = HeaderMap::new();
-        assert_eq!(Limits::of(&h), Limits::default());
-        h.insert(
-            "x-ratelimit-remaining-requests",
-            HeaderValue::from_static("59"),
-        );
-        h.insert("x-ratelimit-reset-requests", HeaderValue::from_static("1s"));
-        h.insert(
-            "x-ratelimit-remaining-tokens",
-            HeaderValue::from_static("1000"),
-        );
-        h.insert("x-ratelimit-reset-tokens", HeaderValue::from_static("6m0s"));
-        let l = Limits::of(&h);
+        assert_eq!(Limits::of(&HeaderMap::new()), Limits::default());
+        let l = Limits::of(&headers(&[
+            ("x-ratelimit-remaining-requests", "59"),
+            ("x-ratelimit-reset-requests", "1s"),
+            ("x-ratelimit-remaining-tokens", "1000"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ]));
         assert_eq!(l.requests, Some((59, Duration::from_secs(1))));
         assert_eq!(l.tokens, Some((1000, Duration::from_secs(360))));
 
-        let mut h = HeaderMap::new();
-        h.insert(
-            "anthropic-ratelimit-requests-remaining",
-            HeaderValue::from_static("0"),
-        );
-        h.insert(
-            "anthropic-ratelimit-requests-reset",
-            HeaderValue::from_static("2020-01-01T00:00:00Z"),
-        );
-        h.insert(
-            "anthropic-ratelimit-tokens-remaining",
-            HeaderValue::from_static("9000"),
-        );
-        h.insert(
-            "anthropic-ratelimit-tokens-reset",
-            HeaderValue::from_static("2020-01-01T00:00:00Z"),
-        );
-        h.insert(
-            "anthropic-ratelimit-output-tokens-remaining",
-            HeaderValue::from_static("400"),
-        );
-        h.insert(
-            "anthropic-ratelimit-output-tokens-reset",
-            HeaderValue::from_static("2020-01-01T00:00:00Z"),
-        );
-        let l = Limits::of(&h);
+        let past = "2020-01-01T00:00:00Z";
+        let l = Limits::of(&headers(&[
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", past),
+            ("anthropic-ratelimit-tokens-remaining", "9000"),
+            ("anthropic-ratelimit-tokens-reset", past),
+            ("anthropic-ratelimit-output-tokens-remaining", "400"),
+            ("anthropic-ratelimit-output-tokens-reset", past),
+        ]));
         assert_eq!(l.requests, Some((0, Duration::ZERO)));
+        // The smallest of Anthropic's token counts.
         assert_eq!(l.tokens, Some((400, Duration::ZERO)));
     }
 }

@@ -228,8 +228,7 @@ pub fn retry_delay_in(body: &str) -> Option<Duration> {
             .is_some_and(|t| t.ends_with("RetryInfo"))
     })?["retryDelay"]
         .as_str()?;
-    let secs: f64 = delay.strip_suffix('s')?.parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    super::rate_headers::until(delay)
 }
 
 #[cfg(test)]

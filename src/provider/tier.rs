@@ -62,11 +62,11 @@ pub fn names(tiers: &[ServiceTier]) -> String {
 /// its price (`model_options.pricing`), which then holds whatever the
 /// tier. `None`: not known (priority for a model the table has no
 /// priority price for).
-pub fn price(standard: Pricing, model: &str, served: Option<&str>, own: bool) -> Option<Pricing> {
+pub fn price(standard: Pricing, model: &str, served: &str, own: bool) -> Option<Pricing> {
     match served {
         _ if own => Some(standard),
-        Some("flex") => Some(standard.scaled(0.5)),
-        Some("priority") => models::priority_pricing(model),
+        "flex" => Some(standard.scaled(0.5)),
+        "priority" => models::priority_pricing(model),
         _ => Some(standard),
     }
 }
@@ -87,19 +87,15 @@ mod tests {
     #[test]
     fn the_tier_that_served_is_priced() {
         let standard = models::pricing("gpt-5").unwrap();
-        let flex = price(standard, "gpt-5", Some("flex"), false).unwrap();
+        let flex = price(standard, "gpt-5", "flex", false).unwrap();
         assert_eq!(flex.input, standard.input / 2.0);
         assert_eq!(flex.output, standard.output / 2.0);
-        let priority = price(standard, "gpt-5", Some("priority"), false).unwrap();
+        let priority = price(standard, "gpt-5", "priority", false).unwrap();
         assert_eq!((priority.input, priority.output), (2.50, 20.00));
-        assert_eq!(
-            price(standard, "gpt-5", Some("default"), false),
-            Some(standard)
-        );
-        assert_eq!(price(standard, "gpt-5", None, false), Some(standard));
+        assert_eq!(price(standard, "gpt-5", "default", false), Some(standard));
         // Not served at priority by the table: unknown.
-        assert_eq!(price(standard, "my-model", Some("priority"), false), None);
+        assert_eq!(price(standard, "my-model", "priority", false), None);
         // The task's own price holds.
-        assert_eq!(price(standard, "gpt-5", Some("flex"), true), Some(standard));
+        assert_eq!(price(standard, "gpt-5", "flex", true), Some(standard));
     }
 }

@@ -13,18 +13,33 @@ pub async fn run_tasks(tasks: &[Task], opts: &RunOptions, jobs: usize) -> Vec<Ta
     let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
         .map(|(i, t)| async move {
             let r = run_task(t, opts).await;
-            if r.kept {
-                // Its outputs stand as the earlier run wrote them (and
-                // applied them, or not); a journal a kill left beside
-                // them goes.
-                super::journal::remove(&opts.out_dir.join(&t.name));
-                return (i, r);
-            }
-            match write_task_outputs(&opts.out_dir, &r) {
-                // The transcript stands for the task now.
-                Ok(()) => super::journal::remove(&opts.out_dir.join(&t.name)),
-                Err(e) => eprintln!("error: writing outputs of {}: {e}", t.name),
-            }
+            // Written (and flushed to the disk) on a blocking thread: the
+            // other tasks' turns go on meanwhile.
+            let out = opts.out_dir.clone();
+            let written = tokio::task::spawn_blocking(move || {
+                // A kept task's outputs stand as the earlier run wrote them
+                // (and applied them, or not).
+                let written = if r.kept {
+                    Ok(())
+                } else {
+                    write_task_outputs(&out, &r)
+                };
+                // The transcript stands for the task now: a journal (one a
+                // kill left beside a kept task's included) goes.
+                if written.is_ok() {
+                    super::journal::remove(&out.join(&r.transcript.task));
+                }
+                (r, written)
+            })
+            .await;
+            let r = match written {
+                Ok((r, Ok(()))) => r,
+                Ok((r, Err(e))) => {
+                    eprintln!("error: writing outputs of {}: {e}", t.name);
+                    r
+                }
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            };
             (i, r)
         })
         .buffer_unordered(jobs.max(1))

@@ -419,3 +419,52 @@ fn a_kept_tasks_changes_are_applied_once_from_its_diff() {
         assert_eq!(std::fs::read_to_string(d.join("ws/a.txt")).unwrap(), now);
     }
 }
+
+/// What a machine crash must not lose reaches the disk: the journal is
+/// flushed (`fdatasync`) at its start and after turns, and each output is
+/// flushed before its rename, with its folder after it. Seen with strace,
+/// each call with the path of its descriptor.
+#[test]
+fn the_journal_and_the_outputs_are_flushed_to_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        "name: t\nprompt: Look.\nworkspace: ws\nscript:\n  - tool_calls:\n      - {name: ls, args: {}}\n  - tool_calls:\n      - {name: read_file, args: {file_path: a.txt}}\n  - text: Seen.\n",
+    );
+    let trace = d.join("trace");
+    let run = Command::new("strace")
+        .args(["-f", "-y", "-qq", "-e", "trace=fdatasync,fsync", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_runner"))
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let task = d.join("out/t").canonicalize().unwrap();
+    let count = |call: &str, path: &str| {
+        let what = format!("{call}(");
+        let of = format!("<{path}>");
+        text.lines()
+            .filter(|l| l.contains(&what) && l.contains(&of))
+            .count()
+    };
+    let task = task.display().to_string();
+    // The start, then at least one flush after a turn's line.
+    assert!(
+        count("fdatasync", &format!("{task}/journal.jsonl")) >= 2,
+        "{text}"
+    );
+    // transcript.json and changes.diff, each through a temporary file.
+    let tmp_flushes = text
+        .lines()
+        .filter(|l| l.contains("fdatasync(") && l.contains(&format!("<{task}/.runner-tmp-")))
+        .count();
+    assert!(tmp_flushes >= 2, "{text}");
+    // The folder's entries: the journal's and the two outputs'.
+    assert!(count("fsync", &task) >= 3, "{text}");
+}

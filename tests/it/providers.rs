@@ -192,10 +192,19 @@ fn a_429_with_retry_after_is_retried() {
     for v in ALL {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path(), v, "");
-        let server = FakeServer::queue(vec![
-            Reply::json(429, &error_body("Rate limit reached")).header("retry-after", "1"),
-            wire::reply(v, &turn("Done.", vec![])),
-        ]);
+        // Gemini says when in its body (`RetryInfo`), the others in a
+        // header.
+        let refusal = match v {
+            Vendor::Gemini => Reply::json(
+                429,
+                &json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                    "message": "Rate limit reached",
+                    "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                        "retryDelay": "1s"}]}}),
+            ),
+            _ => Reply::json(429, &error_body("Rate limit reached")).header("retry-after", "1"),
+        };
+        let server = FakeServer::queue(vec![refusal, wire::reply(v, &turn("Done.", vec![]))]);
         let started = std::time::Instant::now();
         let (out, t) = run(dir.path(), v, &server);
         assert!(out.status.success(), "{v:?}: {}", stderr(&out));
