@@ -299,7 +299,7 @@ fn sigterm_cancels_the_run_and_still_writes_every_output() {
     // A distinctive duration, to find the process.
     let sleeper = ["sleep", "41.25"];
     let slow = format!(
-        "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120}}}}\n",
+        "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120000}}}}\n",
         sleeper[0], sleeper[1]
     );
     sigterm_while(&slow, sleeper);
@@ -912,7 +912,7 @@ fn second_signal_round(round: usize) {
         d,
         "slow.yaml",
         &format!(
-            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120}}}}\n",
+            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"{} {}\", timeout: 120000}}}}\n",
             sleeper[0], sleeper[1]
         ),
     );

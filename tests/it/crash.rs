@@ -44,7 +44,7 @@ script:
   - tool_calls:
       - {{name: write_file, args: {{file_path: three.txt, content: "three\n"}}}}
   - tool_calls:
-      - {{name: bash, args: {{command: "[ -e {flag} ] || sleep {seconds}; echo four > four.txt", timeout: 120}}}}
+      - {{name: bash, args: {{command: "[ -e {flag} ] || sleep {seconds}; echo four > four.txt", timeout: 120000}}}}
   - tool_calls:
       - {{name: bash, args: {{command: "echo five >> a.txt"}}}}
   - text: Done.
@@ -164,7 +164,7 @@ fn no_completed_turn_is_asked_again_after_a_kill() {
                     "bash",
                     // It writes, so it waits for turn 1's line (a call
                     // that only reads may start before it is written).
-                    json!({"command": format!("echo two > two.txt; [ -e {} ] || sleep 52.75", flag.display()), "timeout": 120}),
+                    json!({"command": format!("echo two > two.txt; [ -e {} ] || sleep 52.75", flag.display()), "timeout": 120000}),
                 )],
             ),
         ),

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{kill_processes, start_until_running, stderr, write};
+use crate::common::{kill_processes, start_until_running, stderr, wait_until_running, write};
 
 /// A task whose one command waits on `sleep SECONDS`.
 fn slow_task(dir: &Path, name: &str, seconds: &str) -> PathBuf {
@@ -14,7 +14,7 @@ fn slow_task(dir: &Path, name: &str, seconds: &str) -> PathBuf {
         dir,
         name,
         &format!(
-            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"sleep {seconds}\", timeout: 120}}}}\n"
+            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(sleep:*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"sleep {seconds}\", timeout: 120000}}}}\n"
         ),
     )
 }
@@ -73,7 +73,14 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     // A run still going, with folders of its own in the same temp folder.
     let live_sleep = ["sleep", "45.75"];
     let task = slow_task(d, "live.yaml", "45.75");
-    let mut live = start_until_running(runner_in(&tmp, &d.join("out-live"), &task), &live_sleep);
+    // Its log kept, to say why should it end before its time.
+    let live_log = d.join("live.log");
+    let mut live = runner_in(&tmp, &d.join("out-live"), &task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&live_log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_until_running(&live_sleep);
     let live_entries: Vec<String> = entries(&tmp)
         .into_iter()
         .filter(|n| !left.contains(n))
@@ -107,8 +114,17 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
         assert!(!tmp.join(n).exists(), "{n} is still there");
     }
     // The live run's are all there, and it finishes as it would have.
+    let ended = live.try_wait().unwrap();
     for n in &live_entries {
-        assert!(tmp.join(n).exists(), "{n} of the live run was removed");
+        assert!(
+            tmp.join(n).exists(),
+            "{n} of the live run was removed (the live run {}; its log: {})",
+            match ended {
+                Some(s) => format!("had ended: {s}"),
+                None => "was still going".to_string(),
+            },
+            std::fs::read_to_string(&live_log).unwrap_or_default()
+        );
     }
     kill_processes(&live_sleep);
     let status = live.wait().unwrap();

@@ -40,7 +40,7 @@ script:
   - tool_calls:
       - {name: write_file, id: w1, args: {file_path: a.txt, content: "one\n"}}
   - tool_calls:
-      - {name: bash, id: s1, args: {command: "sleep ${NAP:-0}", timeout: 120}}
+      - {name: bash, id: s1, args: {command: "sleep ${NAP:-0}", timeout: 120000}}
       - {name: write_file, id: w2, args: {file_path: b.txt, content: "two\n"}}
   - tool_calls:
       - {name: write_file, id: w3, args: {file_path: b.txt, content: "two\n"}}
@@ -161,7 +161,7 @@ fn resumed_requests_extend_the_interrupted_runs_byte_for_byte() {
         vec![call(
             "c1",
             "bash",
-            json!({"command": "sleep 48.75", "timeout": 120}),
+            json!({"command": "sleep 48.75", "timeout": 120000}),
         )],
     );
     first.input_tokens = 1000;

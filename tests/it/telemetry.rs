@@ -689,7 +689,7 @@ fn a_run_stopped_by_sigterm_still_sends_its_telemetry() {
     write(
         dir.path(),
         "slow.yaml",
-        "name: slow\nprompt: wait\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"sleep 43.75\", timeout: 120}}\n",
+        "name: slow\nprompt: wait\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"sleep 43.75\", timeout: 120000}}\n",
     );
     let mut child = clean(runner())
         .current_dir(dir.path())
