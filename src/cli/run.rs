@@ -31,9 +31,9 @@ pub struct RunArgs {
     /// comma-separated list falls back to the next model when one fails.
     #[arg(long, value_parser = parse_models)]
     model: Option<Models>,
-    /// Tasks run in parallel.
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
+    /// Tasks run in parallel (default 1; every task under --batch).
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Run only shard K of N (stable by task name).
     #[arg(long)]
     shard: Option<Shard>,
@@ -67,6 +67,16 @@ pub struct RunArgs {
     /// their model go on from their transcripts, the others run.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     resume: Option<PathBuf>,
+    /// Ask the models through the vendors' batch APIs (half the price,
+    /// answers within a day): the tasks' turns go in one batch per
+    /// vendor, model and key. For single-turn work; a task with
+    /// `batch: false` stays interactive.
+    #[arg(long)]
+    batch: bool,
+    /// How long a batch may take before its tasks fail (its id is kept
+    /// for --resume); a task's timeout is its own plus this.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_batch_timeout, requires = "batch")]
+    batch_timeout: std::time::Duration,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
@@ -137,6 +147,10 @@ fn parse_models(s: &str) -> Result<Models, crate::provider::ModelSpecError> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not an amount of US dollars above 0")]
 pub struct UsdError(String);
+
+fn parse_batch_timeout(s: &str) -> Result<std::time::Duration, crate::task::DurationError> {
+    crate::task::parse_duration(s)
+}
 
 fn parse_usd(s: &str) -> Result<f64, UsdError> {
     match s.trim_start_matches('$').parse::<f64>() {
@@ -218,10 +232,22 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             )));
         }
     }
-    let tasks: Vec<_> = match args.shard {
+    let mut tasks: Vec<_> = match args.shard {
         Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
         None => tasks,
     };
+    // A batch's wait is the vendor's time, not the task's own.
+    if args.batch {
+        for t in tasks.iter_mut().filter(|t| t.batch) {
+            t.timeout += args.batch_timeout;
+        }
+    }
+    // Under --batch the tasks wait together: a batch holds the turns of
+    // the tasks running at once.
+    let jobs = args
+        .jobs
+        .unwrap_or(if args.batch { tasks.len() } else { 1 })
+        .max(1);
     // A model that cannot be reached for want of a key is an input error:
     // say so before anything runs.
     let bad_models: Vec<String> = tasks
@@ -299,6 +325,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         budget: args.max_cost.map(|m| Arc::new(RunBudget::new(m))),
         telemetry: telemetry.clone(),
         resume: args.resume.is_some(),
+        batch: args.batch.then_some(args.batch_timeout),
     };
     watch_signals(opts.cancel.clone());
     // What runs killed outright (SIGKILL) left in the temp folder, and
@@ -306,11 +333,11 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // (see `cleanup`).
     let sweeper = crate::cleanup::Sweeper::start(tmp, out.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
-    opts.reporter.run_started(&names, args.jobs.max(1));
+    opts.reporter.run_started(&names, jobs);
     if !args.quiet {
         eprintln!("runner: outputs in {}", out.display());
     }
-    let mut results = run_tasks(&tasks, &opts, args.jobs).await;
+    let mut results = run_tasks(&tasks, &opts, jobs).await;
     // Kept tasks a killed run never applied first, in the order given.
     let kept_applied = !args.apply || args.resume.is_none() || apply_kept(&mut results, &out);
     let all_applied = (!args.apply || apply_passed(&mut results, &out)) && kept_applied;

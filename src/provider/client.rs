@@ -8,6 +8,7 @@ use std::pin::Pin;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::batch::{BatchJoin, Seat};
 use super::config::ProviderConfig;
 use super::failure::Failure;
 use super::governor::{Governor, Limits, Progress};
@@ -48,6 +49,8 @@ pub struct HttpProvider<W: WireFormat> {
     learned: std::sync::Arc<Learned>,
     /// The pace of the run's requests to this server and key.
     governor: std::sync::Arc<Governor>,
+    /// The task's seat at its model's batcher (`runner run --batch`).
+    seat: Option<std::sync::Arc<Seat>>,
 }
 
 impl<W: WireFormat> HttpProvider<W> {
@@ -64,7 +67,43 @@ impl<W: WireFormat> HttpProvider<W> {
             client,
             learned,
             governor,
+            seat: None,
         }
+    }
+
+    /// Asks through the vendor's batch API ([`super::batch`]); its
+    /// answers are whole (not streamed) and priced at the batch rate.
+    pub fn batched(mut self, join: BatchJoin) -> Self {
+        self.cfg.stream = false;
+        self.cfg.learnable.stream = false;
+        let url = self.wire.url(&self.cfg);
+        let headers = self.wire.headers(&self.cfg);
+        self.seat = Some(Seat::take(
+            &self.cfg,
+            self.client.clone(),
+            &url,
+            headers,
+            join,
+        ));
+        self
+    }
+
+    /// Its seat at its model's batcher, when it asks in batches.
+    pub fn seat(&self) -> Option<std::sync::Arc<Seat>> {
+        self.seat.clone()
+    }
+
+    /// `body`'s answer from a batch.
+    async fn ask_batch(
+        &self,
+        seat: &Seat,
+        body: &Value,
+        messages: usize,
+    ) -> Result<ModelTurn, Failure> {
+        let raw = seat.ask(body.clone(), messages).await?;
+        let mut turn = self.wire.parse(raw)?;
+        turn.service_tier = Some(super::tier::BATCH.to_string());
+        Ok(turn)
     }
 
     /// One try of `body`, built with `cfg`. A refusal that teaches the
@@ -74,10 +113,13 @@ impl<W: WireFormat> HttpProvider<W> {
         cfg: &ProviderConfig,
         body: &Value,
         early: Option<&EarlyCalls>,
-        started: Instant,
+        (started, messages): (Instant, usize),
         progress: &Progress,
     ) -> Result<ModelTurn, Failure> {
-        let result = self.send(cfg, body, early, progress).await;
+        let result = match &self.seat {
+            Some(seat) => self.ask_batch(seat, body, messages).await,
+            None => self.send(cfg, body, early, progress).await,
+        };
         let Err(mut f) = result else { return result };
         if let Some(n) = f.window
             && cfg.learnable.window
@@ -181,7 +223,8 @@ impl<W: WireFormat> Provider for HttpProvider<W> {
                 let body = self.wire.body(&cfg, &req);
                 let progress = Progress::default();
                 let result = with_retries(&cfg, &name, || {
-                    self.attempt(&cfg, &body, req.early, started, &progress)
+                    let at = (started, req.messages.len());
+                    self.attempt(&cfg, &body, req.early, at, &progress)
                 })
                 .await;
                 match result {

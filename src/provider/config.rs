@@ -109,6 +109,14 @@ impl Vendor {
             _ => None,
         }
     }
+    /// `openai`, `anthropic`, `gemini`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
     /// The service tiers its API defines (`model_options.service_tier`).
     pub fn service_tiers(self) -> &'static [super::tier::ServiceTier] {
         use super::tier::ServiceTier::*;

@@ -26,10 +26,21 @@ pub async fn post(
     body: Vec<u8>,
     deadline: Instant,
 ) -> Result<reqwest::Response, Failure> {
-    let mut req = client
+    let req = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body);
+    send(req, url, headers, deadline).await
+}
+
+/// Sends `req` (to `url`, with `headers`) and checks the status, as
+/// [`post`] does.
+pub async fn send(
+    mut req: reqwest::RequestBuilder,
+    url: &str,
+    headers: &[(&str, String)],
+    deadline: Instant,
+) -> Result<reqwest::Response, Failure> {
     for (k, v) in headers {
         req = req.header(*k, v);
     }

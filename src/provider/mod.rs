@@ -13,6 +13,7 @@
 mod anthropic;
 mod api;
 mod assemble;
+pub(crate) mod batch;
 pub(crate) mod chain;
 mod client;
 pub(crate) mod config;
@@ -58,10 +59,37 @@ pub fn declarations(vendor: Vendor, tools: &[ToolSpec]) -> serde_json::Value {
 
 /// The HTTP provider for a resolved configuration.
 pub fn http_provider(cfg: ProviderConfig) -> Result<Box<dyn Provider>, ProviderSetupError> {
+    batched_provider(cfg, None).map(|(p, _)| p)
+}
+
+/// A model, and its seat at a vendor batch when it asks in batches.
+pub type Seated = (Box<dyn Provider>, Option<std::sync::Arc<batch::Seat>>);
+
+/// The HTTP provider for a resolved configuration, asking through the
+/// vendor's batch API when `join` is given (`runner run --batch`), with
+/// its seat at the batcher then.
+pub fn batched_provider(
+    cfg: ProviderConfig,
+    join: Option<batch::BatchJoin>,
+) -> Result<Seated, ProviderSetupError> {
+    fn make<W: WireFormat>(
+        w: W,
+        cfg: ProviderConfig,
+        client: reqwest::Client,
+        join: Option<batch::BatchJoin>,
+    ) -> Seated {
+        let p = HttpProvider::new(w, cfg, client);
+        let p = match join {
+            Some(j) => p.batched(j),
+            None => p,
+        };
+        let seat = p.seat();
+        (Box::new(p), seat)
+    }
     let client = http::client(&cfg.base_url)?;
     Ok(match cfg.vendor {
-        Vendor::OpenAi => Box::new(HttpProvider::new(OpenAi, cfg, client)),
-        Vendor::Anthropic => Box::new(HttpProvider::new(Anthropic, cfg, client)),
-        Vendor::Gemini => Box::new(HttpProvider::new(Gemini, cfg, client)),
+        Vendor::OpenAi => make(OpenAi, cfg, client, join),
+        Vendor::Anthropic => make(Anthropic, cfg, client, join),
+        Vendor::Gemini => make(Gemini, cfg, client, join),
     })
 }

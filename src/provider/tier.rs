@@ -62,8 +62,13 @@ pub fn names(tiers: &[ServiceTier]) -> String {
 /// its price (`model_options.pricing`), which then holds whatever the
 /// tier. `None`: not known (priority for a model the table has no
 /// priority price for).
+/// What a turn answered from a vendor batch is priced as.
+pub const BATCH: &str = "batch";
+
 pub fn price(standard: Pricing, model: &str, served: &str, own: bool) -> Option<Pricing> {
     match served {
+        // Batches cost half whatever the price (the runner chose them).
+        BATCH => Some(standard.scaled(0.5)),
         _ if own => Some(standard),
         "flex" => Some(standard.scaled(0.5)),
         "priority" => models::priority_pricing(model),

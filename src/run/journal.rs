@@ -16,6 +16,9 @@
 //!   may have changed files (a tool that is not read-only).
 //! - `checks`, when an attempt's checks failed and the next attempt
 //!   starts: every check record so far.
+//! - `batch`, when a request went in a vendor batch (`--batch`): the
+//!   batch, so that `--resume` collects its answer instead of paying for
+//!   it again.
 //!
 //! Each line is one `write` of the whole line, flushed to the disk right
 //! after by a thread of the journal's own. A kill in the middle of one
@@ -63,6 +66,9 @@ enum Line {
     Start(Box<Start>),
     Turn(Box<TurnLine>),
     Checks(Vec<CheckRecord>),
+    /// A request went in a vendor batch (`--batch`): a resumed task
+    /// collects its answer rather than asking again.
+    Batch(runner_output::PendingBatch),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -280,6 +286,12 @@ impl<'a> TaskJournal<'a> {
 
     fn append(&self, line: &Line) {
         append(&self.file, line);
+    }
+
+    /// Where the task's model tells each batch its requests go in.
+    pub fn batch_sink(&self) -> crate::provider::batch::BatchSink {
+        let file = Arc::clone(&self.file);
+        Box::new(move |r| append(&file, &Line::Batch(r.clone())))
     }
 
     /// Whether a call among `recent`'s may have changed a file.

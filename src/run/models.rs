@@ -3,9 +3,12 @@
 //! make (a chain, or the scripted model). Children's models are made the
 //! same way (see `agents`).
 
+use std::sync::Arc;
+
+use crate::provider::batch::BatchJoin;
 use crate::provider::config::resolve;
 use crate::provider::{
-    Provider, ProviderConfig, ProviderSetupError, ScriptedProvider, http_provider,
+    ProviderConfig, ProviderSetupError, ScriptedProvider, batched_provider, http_provider,
 };
 use crate::task::Task;
 
@@ -29,22 +32,25 @@ pub fn fallback_configs(task: &Task) -> Result<Vec<ProviderConfig>, ProviderSetu
         .collect()
 }
 
-/// The task's model (a chain with its fallbacks); a scripted one plays
-/// its script from turn `done` on (a resumed task's).
+/// The task's model (a chain with its fallbacks), and its seat at a
+/// vendor batch when it asks in batches; a scripted one plays
+/// its script from turn `done` on (a resumed task's). With `batch`, its
+/// own model asks through the vendor's batch API (its fallbacks at once:
+/// a model the task may never use holds no batch back).
 pub(crate) fn make_provider(
     task: &Task,
     done: usize,
-) -> Result<Box<dyn Provider>, ProviderSetupError> {
-    let first = match provider_config(task)? {
+    batch: Option<BatchJoin>,
+) -> Result<crate::provider::Seated, ProviderSetupError> {
+    let (first, seat) = match provider_config(task)? {
         None => {
-            return Ok(Box::new(
-                ScriptedProvider::new(std::sync::Arc::clone(&task.script)).starting_at(done),
-            ));
+            let script = ScriptedProvider::new(Arc::clone(&task.script)).starting_at(done);
+            return Ok((Box::new(script), None));
         }
-        Some(cfg) => http_provider(cfg)?,
+        Some(cfg) => batched_provider(cfg, batch)?,
     };
     if task.fallback.is_empty() {
-        return Ok(first);
+        return Ok((first, seat));
     }
     use crate::provider::chain::{Chain, Link};
     let mut links = vec![Link {
@@ -61,5 +67,5 @@ pub(crate) fn make_provider(
             pricing: crate::provider::models::pricing(&spec.model),
         });
     }
-    Ok(Box::new(Chain::new(links)))
+    Ok((Box::new(Chain::new(links)), seat))
 }

@@ -47,8 +47,8 @@ pub fn resumable(o: &Outcome) -> bool {
 pub fn previous(out: &Path, name: &str) -> Previous {
     let dir = out.join(name);
     if let Some((t, diff)) = super::journal::read(&dir) {
-        return match t.counts.turns {
-            0 => Previous::Fresh,
+        return match (t.counts.turns, &t.pending_batch) {
+            (0, None) => Previous::Fresh,
             _ => Previous::Resume(Box::new(t), diff),
         };
     }
@@ -63,7 +63,10 @@ pub fn previous(out: &Path, name: &str) -> Previous {
         OutcomeStatus::Passed | OutcomeStatus::Failed | OutcomeStatus::Conflict => {
             Previous::Keep(Box::new(t), diff)
         }
-        _ if resumable(&t.outcome) && t.counts.turns > 0 => Previous::Resume(Box::new(t), diff),
+        // A batch it was waiting on is collected, not paid for again.
+        _ if resumable(&t.outcome) && (t.counts.turns > 0 || t.pending_batch.is_some()) => {
+            Previous::Resume(Box::new(t), diff)
+        }
         _ => Previous::Fresh,
     }
 }

@@ -98,6 +98,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         checks,
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
+        batch: tf.batch,
         model_options,
         env,
         sandbox,

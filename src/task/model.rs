@@ -290,6 +290,10 @@ pub struct ModelOptionsFile {
     pub service_tier: Option<Spanned<String>>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// A task file. Unknown fields are errors.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -340,6 +344,11 @@ pub struct TaskFile {
     /// Fail the task when any call was denied (default false).
     #[serde(default)]
     pub fail_on_denial: bool,
+    /// Under `runner run --batch`, whether this task's model is asked
+    /// through the vendor's batch API (default true); `false` keeps it
+    /// interactive.
+    #[serde(default = "yes")]
+    pub batch: bool,
     /// The model's turns, for `model: scripted`.
     #[serde(default)]
     pub script: Option<Vec<ScriptTurn>>,

@@ -44,6 +44,8 @@ pub struct Task {
     pub checks: Vec<TaskCheck>,
     pub retries: u32,
     pub fail_on_denial: bool,
+    /// `batch:`: asked in vendor batches under `runner run --batch`.
+    pub batch: bool,
     /// Shared: every attempt plays it from the start.
     pub script: std::sync::Arc<[ScriptTurn]>,
     /// Declared parameters with their values (`files` not included).

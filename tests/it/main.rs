@@ -8,6 +8,7 @@ mod common;
 
 mod agents;
 mod backstops;
+mod batch;
 mod cli_ci;
 mod cli_run;
 mod containment;

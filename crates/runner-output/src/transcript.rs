@@ -288,6 +288,22 @@ impl Counts {
     }
 }
 
+/// A request sent in a vendor's batch (`runner run --batch`) whose answer
+/// the task has not had yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingBatch {
+    /// `openai`, `anthropic`, `gemini`.
+    pub vendor: String,
+    /// The vendor's batch id (`msgbatch_…`, `batch_…`, `batches/…`).
+    pub id: String,
+    /// The request's id in the batch.
+    pub custom_id: String,
+    /// How many messages the conversation had when it was asked: the
+    /// request a resumed task builds from the same conversation is this
+    /// one.
+    pub messages: usize,
+}
+
 /// The transcript of one task.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Transcript {
@@ -333,6 +349,11 @@ pub struct Transcript {
     /// streamed), one line each; kept for the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_adaptations: Vec<String>,
+    /// The vendor batch the task was waiting on when it ended (cancelled,
+    /// out of time; `runner run --batch`): `--resume` collects its answer
+    /// instead of asking again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_batch: Option<PendingBatch>,
     /// Things the run went on without: MCP servers skipped, tools left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

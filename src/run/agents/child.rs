@@ -233,8 +233,9 @@ impl Child<'_> {
             parent_root,
         } = self;
         let tree = &d.tree;
-        let provider = match super::super::models::make_provider(task, 0) {
-            Ok(pr) => pr,
+        // Children ask at once (a parent waiting on them holds no batch).
+        let provider = match super::super::models::make_provider(task, 0, None) {
+            Ok((pr, _)) => pr,
             Err(e) => return failed(format!("the child's model: {e}")),
         };
         let mut system = super::super::prompt::system_prompt(task, &registry, &policy);

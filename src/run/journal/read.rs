@@ -52,6 +52,7 @@ pub fn read(dir: &Path) -> Option<(Transcript, String)> {
         match line {
             Line::Start(_) => break,
             Line::Checks(checks) => base.checks = checks,
+            Line::Batch(b) => base.pending_batch = Some(b),
             Line::Turn(t) => {
                 base.messages.extend(t.messages);
                 base.turns.extend(t.recent.turns);

@@ -4,7 +4,7 @@
 
 use super::progress::Prior;
 use super::scene::Scene;
-use crate::provider::Provider;
+use crate::provider::batch::BatchJoin;
 use crate::report::{Outcome, OutcomeStatus};
 use crate::run::models::make_provider;
 
@@ -35,11 +35,12 @@ impl From<NotAdmitted> for Outcome {
 
 /// The task's model, unless the run was cancelled or its budget spent
 /// before the task started. A resumed task's scripted model plays its
-/// script from where the earlier runs left it.
+/// script from where the earlier runs left it; under `--batch`, its model
+/// collects the batch an earlier run was waiting on.
 pub(super) fn admit(
     scene: &Scene,
     prior: Option<&Prior>,
-) -> Result<Box<dyn Provider>, NotAdmitted> {
+) -> Result<crate::provider::Seated, NotAdmitted> {
     let opts = scene.opts;
     if let Some(why) = opts.cancel.reason() {
         return Err(NotAdmitted::Cancelled(format!(
@@ -56,5 +57,12 @@ pub(super) fn admit(
         )));
     }
     let done = prior.map_or(0, |p| p.transcript.turns.len());
-    make_provider(scene.task, done).map_err(|e| NotAdmitted::Failure(e.to_string()))
+    let batch = opts
+        .batch
+        .filter(|_| scene.task.batch)
+        .map(|timeout| BatchJoin {
+            timeout,
+            resume: prior.and_then(|p| p.transcript.pending_batch.clone()),
+        });
+    make_provider(scene.task, done, batch).map_err(|e| NotAdmitted::Failure(e.to_string()))
 }

@@ -26,6 +26,8 @@ pub(super) struct Worked {
     pub mcp_sandbox: BTreeMap<String, String>,
     /// What the model's server taught the runner (see `provider::learn`).
     pub server_adaptations: Vec<String>,
+    /// The vendor batch the task was waiting on when it ended.
+    pub pending_batch: Option<runner_output::PendingBatch>,
 }
 
 impl Worked {
@@ -38,6 +40,7 @@ impl Worked {
             changes: Vec::new(),
             mcp_sandbox: BTreeMap::new(),
             server_adaptations: Vec::new(),
+            pending_batch: None,
         }
     }
 }
@@ -91,6 +94,7 @@ pub(super) fn finish(
         credentials_removed,
         backstops: policy.backstops(),
         server_adaptations: worked.server_adaptations,
+        pending_batch: worked.pending_batch,
         warnings: progress.warnings,
         started_at: progress.started_at,
         duration_ms: earlier_ms + scene.epoch.elapsed().as_millis() as u64,
@@ -145,6 +149,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
         credentials_removed: Vec::new(),
         backstops: Default::default(),
         server_adaptations: Vec::new(),
+        pending_batch: None,
         warnings: Vec::new(),
         resumes: 0,
         started_at: String::new(),

@@ -56,6 +56,8 @@ fn base(scene: &Scene<'_>, progress: &Progress, prior: Option<&Prior>) -> Transc
         },
         connections: list(earlier, |p| &p.connections),
         violations: progress.violations.clone(),
+        // Still to collect, until the task asks for it.
+        pending_batch: earlier.and_then(|p| p.pending_batch.clone()),
         ..blank(scene.task)
     }
 }

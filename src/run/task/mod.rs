@@ -68,6 +68,7 @@ mod workspace;
 
 use crate::engine::EventSink;
 use crate::provider::Provider;
+use crate::provider::batch::Seat;
 use crate::report::TranscriptRecorder;
 use crate::report::progress::{Fanout, TaskEvents};
 use crate::task::Task;
@@ -100,10 +101,10 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     let trace = opts.telemetry.as_ref().map(|t| t.task_context(&task.name));
     let worked = match admit(&scene, prior.as_ref()) {
         Err(e) => Worked::early(e.into(), None),
-        Ok(provider) => {
+        Ok((provider, seat)) => {
             let work = work(
                 &scene,
-                provider.as_ref(),
+                (provider.as_ref(), seat.as_deref()),
                 &mut progress,
                 prior.as_ref(),
                 (&sink, &recorder),
@@ -113,6 +114,7 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
             // MCP servers' start), or before a task ended early.
             crate::engine::emit_connections(&scene.net_log, &sink);
             worked.server_adaptations = provider.adaptations();
+            worked.pending_batch = seat.and_then(|s| s.pending());
             worked
         }
     };
@@ -155,7 +157,7 @@ fn earlier_run(task: &Task, opts: &RunOptions) -> Result<Option<Prior>, Box<Task
 /// checks), then, once the world is closed, violations.
 async fn work(
     scene: &Scene<'_>,
-    provider: &dyn Provider,
+    (provider, seat): (&dyn Provider, Option<&Seat>),
     progress: &mut Progress,
     prior: Option<&Prior>,
     (sink, recorder): (&dyn EventSink, &TranscriptRecorder),
@@ -166,6 +168,9 @@ async fn work(
     };
     let first = ready.first.take();
     let journal = journaled::begin(scene, &ready, progress, prior, recorder);
+    if let (Some(j), Some(seat)) = (&journal, seat) {
+        seat.tell(j.batch_sink());
+    }
     let (outcome, answer) = attempts(
         scene,
         provider,
@@ -193,5 +198,6 @@ async fn work(
         changes,
         mcp_sandbox,
         server_adaptations: Vec::new(),
+        pending_batch: None,
     }
 }

@@ -29,6 +29,9 @@ pub struct RunOptions {
     pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
     /// `--resume`: `out_dir` holds an earlier run to go on from.
     pub resume: bool,
+    /// `--batch`: the tasks' models are asked through the vendors' batch
+    /// APIs; a batch may take this long (`--batch-timeout`).
+    pub batch: Option<std::time::Duration>,
 }
 
 /// `runner run --max-cost`: once the tasks that ran have spent it, the

@@ -96,6 +96,8 @@ pub struct Recorded {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body as sent (a form upload is not JSON).
+    pub raw: String,
 }
 
 impl Recorded {
@@ -230,6 +232,7 @@ fn serve(conn: TcpStream, recs: &Mutex<Vec<Recorded>>, handler: &Handler, probes
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: String::from_utf8_lossy(&body).into_owned(),
     };
     if is_probe(&rec.path) {
         let reply = {

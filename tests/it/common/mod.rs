@@ -1,6 +1,7 @@
 //! Helpers shared by the tests that drive the `runner` binary.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod fake_batch;
 pub mod fake_llm;
 pub mod wire;
 

@@ -364,3 +364,62 @@ pub fn tool_results(v: Vendor, body: &Value) -> Vec<(String, String, bool)> {
     }
     out
 }
+
+/// A turn as one whole (not streamed) answer body, as each vendor's
+/// endpoint (and its batch API) sends it.
+pub fn whole(v: Vendor, t: &Turn) -> Value {
+    let args = |c: &Call| serde_json::from_str::<Value>(&c.args).unwrap_or(json!({}));
+    match v {
+        Vendor::OpenAi => {
+            let calls: Vec<Value> = t
+                .calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}}))
+                .collect();
+            let mut message = json!({"role": "assistant", "content": t.text});
+            if !calls.is_empty() {
+                message["tool_calls"] = json!(calls);
+            }
+            json!({
+                "id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": "fake-gpt",
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": if t.calls.is_empty() { "stop" } else { "tool_calls" }}],
+                "usage": {"prompt_tokens": t.input_tokens, "completion_tokens": t.output_tokens,
+                          "total_tokens": t.input_tokens + t.output_tokens}
+            })
+        }
+        Vendor::Anthropic => {
+            let mut content = Vec::new();
+            if !t.text.is_empty() {
+                content.push(json!({"type": "text", "text": t.text}));
+            }
+            content.extend(t.calls.iter().map(
+                |c| json!({"type": "tool_use", "id": c.id, "name": c.name, "input": args(c)}),
+            ));
+            json!({
+                "id": "msg_fake", "type": "message", "role": "assistant", "model": "fake-claude",
+                "content": content,
+                "stop_reason": if t.calls.is_empty() { "end_turn" } else { "tool_use" },
+                "usage": {"input_tokens": t.input_tokens, "output_tokens": t.output_tokens,
+                          "service_tier": "batch"}
+            })
+        }
+        Vendor::Gemini => {
+            let mut parts = Vec::new();
+            if !t.text.is_empty() {
+                parts.push(json!({"text": t.text}));
+            }
+            parts.extend(
+                t.calls
+                    .iter()
+                    .map(|c| json!({"functionCall": {"name": c.name, "args": args(c)}})),
+            );
+            json!({
+                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": t.input_tokens,
+                                  "candidatesTokenCount": t.output_tokens,
+                                  "totalTokenCount": t.input_tokens + t.output_tokens}
+            })
+        }
+    }
+}
