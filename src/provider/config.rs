@@ -40,6 +40,29 @@ pub struct ModelOptions {
     /// `None`: the runner's choice (`null`, or `""` once a server refused
     /// `null`).
     pub content_with_tool_calls: Option<ToolCallContent>,
+    /// `api:`: which of OpenAI's APIs asks the model.
+    pub api: OpenAiApi,
+}
+
+/// `model_options.api`: OpenAI's two APIs for a model's turns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OpenAiApi {
+    /// Chat Completions (`/v1/chat/completions`), which the servers that
+    /// copy OpenAI's API speak too.
+    #[default]
+    Chat,
+    /// The Responses API (`/v1/responses`).
+    Responses,
+}
+
+impl OpenAiApi {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "chat" => Some(Self::Chat),
+            "responses" => Some(Self::Responses),
+            _ => None,
+        }
+    }
 }
 
 impl ModelOptions {
@@ -53,6 +76,7 @@ impl ModelOptions {
             context_window: None,
             pricing: None,
             content_with_tool_calls: None,
+            api: OpenAiApi::Chat,
             ..self.clone()
         }
     }
@@ -170,6 +194,8 @@ pub struct ProviderConfig {
     pub content_with_tool_calls: ToolCallContent,
     /// The task's tier, where this vendor defines it.
     pub service_tier: Option<super::tier::ServiceTier>,
+    /// Which of OpenAI's APIs (other vendors have one).
+    pub api: OpenAiApi,
     /// What the task left to the runner, which a server's refusal may
     /// change for the run ([`super::learn`]).
     pub learnable: Learnable,
@@ -262,6 +288,7 @@ pub fn resolve(
         service_tier: options
             .service_tier
             .filter(|t| vendor.service_tiers().contains(t)),
+        api: options.api,
         learnable: Learnable {
             content: options.content_with_tool_calls.is_none(),
             stream: options.stream.is_none(),

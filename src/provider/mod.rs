@@ -26,6 +26,7 @@ pub(crate) mod learn;
 mod message;
 pub(crate) mod models;
 mod openai;
+mod openai_responses;
 mod probe;
 mod rate_headers;
 pub(crate) mod retry;
@@ -40,6 +41,7 @@ pub(crate) use config::{ModelOptions, ProviderConfig, ProviderSetupError, ToolCa
 pub(crate) use gemini::Gemini;
 pub(crate) use message::{Message, ModelTurn, ToolCallRequest, ToolSpec, Usage};
 pub(crate) use openai::OpenAi;
+pub(crate) use openai_responses::OpenAiResponses;
 pub(crate) use scripted::{ScriptTurn, ScriptedProvider};
 pub(crate) use spec::{ModelSpec, ModelSpecError};
 
@@ -88,6 +90,9 @@ pub fn batched_provider(
     }
     let client = http::client(&cfg.base_url)?;
     Ok(match cfg.vendor {
+        Vendor::OpenAi if cfg.api == config::OpenAiApi::Responses => {
+            make(OpenAiResponses, cfg, client, join)
+        }
         Vendor::OpenAi => make(OpenAi, cfg, client, join),
         Vendor::Anthropic => make(Anthropic, cfg, client, join),
         Vendor::Gemini => make(Gemini, cfg, client, join),

@@ -288,6 +288,12 @@ pub struct ModelOptionsFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub service_tier: Option<Spanned<String>>,
+    /// OpenAI's API for the model's turns: `chat` (Chat Completions, the
+    /// default; OpenAI-compatible servers speak it) or `responses` (the
+    /// Responses API). Other vendors have one.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub api: Option<Spanned<String>>,
 }
 
 fn yes() -> bool {

@@ -11,6 +11,7 @@ use super::model::SandboxModeFile;
 use super::model::{DurationText, LimitsFile, McpServerFile, ModelOptionsFile, SandboxFile};
 use crate::contain::{SandboxMode, SandboxSettings};
 use crate::mcp::McpServerSpec;
+use crate::provider::config::OpenAiApi;
 use crate::provider::tier::{self, ServiceTier};
 use crate::provider::{ModelOptions, ToolCallContent, Vendor};
 use runner_policy::ConfigError;
@@ -294,7 +295,21 @@ pub(super) fn model_options(
         }
         tier
     });
+    let api = f.api.as_ref().map_or(OpenAiApi::Chat, |a| {
+        OpenAiApi::parse(&a.value).unwrap_or_else(|| {
+            errors.push(ConfigError::at(
+                path,
+                &a.referenced,
+                format!(
+                    "model_options.api: `{}` is neither chat (Chat Completions, the default) nor responses (the Responses API)",
+                    a.value
+                ),
+            ));
+            OpenAiApi::Chat
+        })
+    });
     ModelOptions {
+        api,
         service_tier,
         content_with_tool_calls,
         tool_choice: f.tool_choice.as_ref().map_or_else(Default::default, |c| {

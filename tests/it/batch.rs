@@ -330,3 +330,56 @@ fn a_batch_past_its_timeout_is_kept_for_resume() {
     let output = read_json(d.join("out/alpha/output.json"));
     assert_eq!(output, json!({"label": "alpha-bug"}));
 }
+
+/// A task on OpenAI's Responses API (`model_options.api: responses`) is
+/// batched for `/v1/responses`, and its answers read in that API's shape.
+#[test]
+fn openai_batches_carry_the_requests_endpoint() {
+    let v = Vendor::OpenAi;
+    let dir = setup();
+    let d = dir.path();
+    let fake = FakeBatches::start(v, 0, label_of);
+    for (name, api) in [("alpha", "responses"), ("beta", "chat")] {
+        write(
+            d,
+            &format!("tasks/{name}.yaml"),
+            &format!(
+                "name: {name}\nprompt: Label issue {name}.\nmodel: {}\nworkspace: ../ws\n\
+                 output_schema: {{type: object, required: [label], properties: {{label: {{type: string}}}}}}\n\
+                 model_options: {{api: {api}}}\n",
+                v.model()
+            ),
+        );
+    }
+    let out = wire::runner_for(v, &fake.server.url(), "k")
+        .current_dir(d)
+        .args([
+            "run",
+            "--batch",
+            "--out",
+            "out",
+            "tasks/alpha.yaml",
+            "tasks/beta.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut endpoints: Vec<String> = fake.batches().iter().map(|b| b.endpoint.clone()).collect();
+    endpoints.sort();
+    assert_eq!(endpoints, ["/v1/chat/completions", "/v1/responses"]);
+    let responses = fake
+        .batches()
+        .into_iter()
+        .find(|b| b.endpoint == "/v1/responses")
+        .unwrap();
+    let body = &responses.items[0].1;
+    assert!(
+        body["input"].is_array() && body["instructions"].is_string(),
+        "{body}"
+    );
+    assert_eq!(body["stream"], false);
+    for name in ["alpha", "beta"] {
+        let output = read_json(d.join(format!("out/{name}/output.json")));
+        assert_eq!(output, json!({"label": format!("{name}-bug")}));
+    }
+}

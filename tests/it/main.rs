@@ -32,6 +32,7 @@ mod providers;
 mod rate_limits;
 mod readme;
 mod reports;
+mod responses_api;
 mod resume;
 mod service_tiers;
 mod shell_differential;

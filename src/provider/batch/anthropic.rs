@@ -30,9 +30,13 @@ pub(super) async fn poll(ep: &Endpoint, id: &str) -> Result<Polled, Failure> {
     if v["processing_status"].as_str() != Some("ended") {
         return Ok(Polled::Running);
     }
-    let url = v["results_url"]
-        .as_str()
-        .map_or_else(|| format!("{}/{id}/results", batches(ep)), str::to_string);
+    // The results at the vendor's own address only: the key goes with
+    // the request.
+    let own = format!("{}/{id}/results", batches(ep));
+    let url = match v["results_url"].as_str() {
+        Some(u) if u.starts_with(&format!("{}/", ep.base_url)) => u.to_string(),
+        _ => own,
+    };
     let mut out = Outcomes::new();
     for item in json_lines(&get_text(ep, &url).await?)? {
         let Some(cid) = item["custom_id"].as_str() else {

@@ -67,6 +67,8 @@ pub struct Batcher {
     wake: Notify,
 }
 
+/// A batch's requests share their endpoint (OpenAI's name one), model and
+/// key: the endpoint's URL (server and path), the model, the key's hash.
 type GroupKey = (String, String, u64);
 
 static GROUPS: LazyLock<Mutex<HashMap<GroupKey, Arc<Batcher>>>> = LazyLock::new(Default::default);
@@ -77,7 +79,8 @@ impl Batcher {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         key.hash(&mut h);
-        let id = (ep.base_url.clone(), ep.model.clone(), h.finish());
+        let url = format!("{}{}", ep.base_url, ep.path);
+        let id = (url, ep.model.clone(), h.finish());
         let mut all = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(id).or_insert_with(|| {
             Arc::new(Batcher {

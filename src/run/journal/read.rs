@@ -66,6 +66,16 @@ pub fn read(dir: &Path) -> Option<(Transcript, String)> {
                 if let Some(d) = t.diff {
                     diff = d;
                 }
+                // A batch asked with fewer messages was answered: this
+                // turn holds its answer. (One asked for the next turn may
+                // be written before this line.)
+                if base
+                    .pending_batch
+                    .as_ref()
+                    .is_some_and(|b| b.messages < base.messages.len())
+                {
+                    base.pending_batch = None;
+                }
                 last = Some(t.turn);
             }
         }
@@ -170,6 +180,36 @@ mod tests {
         // Nothing after a bad line counts, even whole lines.
         journal(d, &whole[..2], &format!("{{\"turn\":\n{cut}"));
         assert_eq!(read(d).unwrap().0.messages.len(), 2);
+    }
+
+    fn batch(messages: usize) -> Line {
+        Line::Batch(runner_output::PendingBatch {
+            vendor: "anthropic".into(),
+            id: format!("msgbatch_{messages}"),
+            custom_id: "runner-1".into(),
+            messages,
+        })
+    }
+
+    /// The batch a task waits on is the last one whose request the
+    /// journal's turns have not answered, whatever the lines' order.
+    #[test]
+    fn a_pending_batch_is_kept_until_a_turn_answers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // Asked with the start's one message, answered by turn 1.
+        journal(d, &[start(VERSION), batch(1), turn(1, "one", None)], "");
+        assert_eq!(read(d).unwrap().0.pending_batch, None);
+        // The next turn's batch, written before turn 1's line.
+        journal(
+            d,
+            &[start(VERSION), batch(1), batch(2), turn(1, "one", None)],
+            "",
+        );
+        let pending = read(d).unwrap().0.pending_batch.unwrap();
+        assert_eq!(pending.id, "msgbatch_2");
+        journal(d, &[start(VERSION), batch(1)], "");
+        assert_eq!(read(d).unwrap().0.pending_batch.unwrap().messages, 1);
     }
 
     #[test]

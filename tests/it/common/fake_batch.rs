@@ -32,6 +32,8 @@ pub struct Batch {
     /// (custom id, request body).
     pub items: Vec<(String, Value)>,
     pub polls: usize,
+    /// The requests' endpoint (OpenAI's batches name one).
+    pub endpoint: String,
 }
 
 struct State {
@@ -105,7 +107,7 @@ impl FakeBatches {
 
 fn is_interactive(v: Vendor, path: &str) -> bool {
     match v {
-        Vendor::OpenAi => path.ends_with("/chat/completions"),
+        Vendor::OpenAi => path.ends_with("/chat/completions") || path.ends_with("/responses"),
         Vendor::Anthropic => path == "/v1/messages",
         Vendor::Gemini => {
             path.contains(":generateContent") || path.contains(":streamGenerateContent")
@@ -171,6 +173,7 @@ fn anthropic(s: &mut State, decide: &Decide, r: &Recorded, base: &str) -> Reply 
             id: id.clone(),
             items,
             polls: 0,
+            endpoint: BATCHES.into(),
         });
         return ok(json!({"id": id, "type": "message_batch", "processing_status": "in_progress"}));
     }
@@ -243,6 +246,7 @@ fn openai(s: &mut State, decide: &Decide, r: &Recorded) -> Reply {
             id: id.clone(),
             items,
             polls: 0,
+            endpoint: r.body["endpoint"].as_str().unwrap().to_string(),
         });
         return ok(json!({"id": id, "object": "batch", "status": "validating"}));
     }
@@ -265,7 +269,11 @@ fn openai(s: &mut State, decide: &Decide, r: &Recorded) -> Reply {
             .iter()
             .filter_map(|(cid, body)| match (decide(body), errors) {
                 (Outcome::Answer(t), false) => Some(json!({"id": "r", "custom_id": cid,
-                    "response": {"status_code": 200, "body": wire::whole(Vendor::OpenAi, &t)},
+                    "response": {"status_code": 200, "body": if b.endpoint == "/v1/responses" {
+                        wire::responses_whole(&t)
+                    } else {
+                        wire::whole(Vendor::OpenAi, &t)
+                    }},
                     "error": null})),
                 (Outcome::Expired, true) => Some(json!({"id": "r", "custom_id": cid, "response": null,
                     "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})),
@@ -309,6 +317,7 @@ fn gemini(s: &mut State, decide: &Decide, r: &Recorded) -> Reply {
             id: id.clone(),
             items,
             polls: 0,
+            endpoint: r.path.clone(),
         });
         return ok(json!({"name": id, "metadata": {"state": "BATCH_STATE_PENDING"}}));
     }

@@ -423,3 +423,71 @@ pub fn whole(v: Vendor, t: &Turn) -> Value {
         }
     }
 }
+
+/// A turn as OpenAI's Responses API answers it whole.
+pub fn responses_whole(t: &Turn) -> Value {
+    let mut output = Vec::new();
+    if !t.text.is_empty() {
+        output.push(
+            json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": t.text, "annotations": []}]}),
+        );
+    }
+    for c in &t.calls {
+        output.push(
+            json!({"type": "function_call", "id": format!("fc_{}", c.id), "call_id": c.id,
+            "name": c.name, "arguments": c.args, "status": "completed"}),
+        );
+    }
+    json!({
+        "id": "resp_fake", "object": "response", "status": "completed", "model": "fake-gpt",
+        "output": output,
+        "usage": {"input_tokens": t.input_tokens, "output_tokens": t.output_tokens,
+                  "total_tokens": t.input_tokens + t.output_tokens,
+                  "input_tokens_details": {"cached_tokens": t.cached_tokens}}
+    })
+}
+
+/// A turn as OpenAI's Responses API streams it: the text in deltas, each
+/// call's arguments in deltas then its item done, and the whole response
+/// last.
+pub fn responses_stream(t: &Turn) -> Vec<String> {
+    let ev = |kind: &str, mut v: Value| {
+        v["type"] = json!(kind);
+        format!("event: {kind}\ndata: {v}\n\n")
+    };
+    let whole = responses_whole(t);
+    let mut out = vec![ev(
+        "response.created",
+        json!({"response": {"id": "resp_fake", "status": "in_progress", "output": []}}),
+    )];
+    for (i, item) in whole["output"].as_array().unwrap().iter().enumerate() {
+        out.push(ev(
+            "response.output_item.added",
+            json!({"output_index": i, "item": item}),
+        ));
+        if item["type"] == "message" {
+            let (a, b) = halves(&t.text);
+            for piece in [a, b] {
+                out.push(ev(
+                    "response.output_text.delta",
+                    json!({"output_index": i, "content_index": 0, "delta": piece}),
+                ));
+            }
+        } else {
+            let (a, b) = halves(item["arguments"].as_str().unwrap());
+            for piece in [a, b] {
+                out.push(ev(
+                    "response.function_call_arguments.delta",
+                    json!({"output_index": i, "delta": piece}),
+                ));
+            }
+        }
+        out.push(ev(
+            "response.output_item.done",
+            json!({"output_index": i, "item": item}),
+        ));
+    }
+    out.push(ev("response.completed", json!({"response": whole})));
+    out
+}
