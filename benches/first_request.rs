@@ -14,7 +14,7 @@
 //! median of; `BENCH_FILES` (default 10000) the synthetic repository's
 //! size; `BENCH_RUNNER=/path/to/runner` measures another build (an
 //! earlier commit's, side by side). Prints a Markdown table for
-//! docs/performance.md.
+//! docs/src/performance.md.
 
 use std::io::BufReader;
 use std::net::TcpListener;

@@ -11,7 +11,7 @@
  * bash and its children goes to a supervisor thread (poll, then
  * SECCOMP_IOCTL_NOTIF_RECV and _SEND). SYNC 1 sets
  * SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6+), as the runner does.
- * docs/performance.md has what it measured; compare medians of several
+ * docs/src/performance.md has what it measured; compare medians of several
  * alternating runs, this machine is noisy.
  */
 #define _GNU_SOURCE

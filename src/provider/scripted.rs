@@ -22,6 +22,7 @@ use serde_saphyr::Spanned;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptCall {
+    /// The tool's name.
     #[schemars(with = "String")]
     pub name: Spanned<String>,
     /// The arguments, any YAML mapping.
@@ -30,6 +31,7 @@ pub struct ScriptCall {
     /// Arguments as raw text, sent as is (to test malformed JSON).
     #[serde(default)]
     pub raw_args: Option<String>,
+    /// The call's id (default: one made up).
     #[serde(default)]
     pub id: Option<String>,
 }
@@ -38,8 +40,10 @@ pub struct ScriptCall {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptTurn {
+    /// The turn's text (the final answer on a turn without calls).
     #[serde(default)]
     pub text: Option<String>,
+    /// The tool calls the turn asks for.
     #[serde(default)]
     pub tool_calls: Vec<ScriptCall>,
 }

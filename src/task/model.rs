@@ -98,6 +98,8 @@ pub struct CheckEntry {
     /// A bash script run in the task's workspace; exit 0 passes.
     #[schemars(with = "String")]
     pub run: Spanned<String>,
+    /// Its name in the transcript and the JUnit report (default: the
+    /// script's first line).
     #[serde(default)]
     pub name: Option<String>,
     /// How the script runs: `bash` (the default: `bash --noprofile --norc
@@ -127,6 +129,7 @@ pub struct McpServerFile {
     /// everywhere): `Authorization: "Bearer ${MCP_TOKEN}"`.
     #[serde(default)]
     pub headers: std::collections::BTreeMap<String, String>,
+    /// The program's arguments (a server over stdio).
     #[serde(default)]
     pub args: Vec<String>,
     /// The server's environment, added to PATH, HOME and LANG.
@@ -194,6 +197,7 @@ pub enum SandboxFile {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxFull {
+    /// `best-effort` (the default), `required` or `off`.
     #[serde(default)]
     pub mode: Option<SandboxModeFile>,
     /// Whether commands may use the network (default true).
@@ -328,6 +332,7 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub workspace: Option<Spanned<String>>,
+    /// `edit` (the default: every tool) or `plan` (read-only tools only).
     #[serde(default)]
     pub mode: Mode,
     /// The tools the agent may use (default: all).
@@ -342,6 +347,8 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub timeout: Option<Spanned<DurationText>>,
+    /// Scripts run in the workspace after the agent stops; the task
+    /// passes when each exits 0.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,
     /// Times to re-run the agent with the failed checks' output (default 0).

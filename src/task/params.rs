@@ -25,6 +25,7 @@ pub enum ParamDecl {
     /// `name:` with no value: declared, without a default.
     Bare(()),
     Full {
+        /// The value when `--param` gives none.
         #[serde(default)]
         default: Option<String>,
         /// For people reading the task file (and `runner schema task`).

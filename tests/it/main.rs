@@ -9,6 +9,7 @@ mod common;
 mod agents;
 mod backstops;
 mod batch;
+mod book;
 mod cli_ci;
 mod cli_run;
 mod containment;

@@ -1,6 +1,6 @@
-//! The README's recipes work as written (issue 50): every YAML block is
-//! checked as what it is, and every command of the command table exists
-//! with the options it lists.
+//! The README's and the book's recipes work as written (issues 50, 47):
+//! every YAML block is checked as what it is, and every command of the
+//! command table exists with the options it lists.
 //!
 //! - A task (it has `prompt:`) validates and, being scripted, runs offline
 //!   beside the shipped policies and example workspace, and passes.
@@ -14,8 +14,22 @@ use std::process::Command;
 
 use crate::common::{copy_tree, repo, runner, stderr};
 
+/// The README and the book's hand-written pages (the generated reference
+/// aside), one after the other.
 fn readme() -> String {
-    std::fs::read_to_string(repo().join("README.md")).unwrap()
+    let mut text = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mut pages: Vec<_> = std::fs::read_dir(repo().join("docs/src"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    for p in pages {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(p).unwrap());
+    }
+    text
 }
 
 /// The fenced blocks of `lang`, with the line each starts on.
