@@ -127,6 +127,17 @@ enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Report what this machine offers the sandbox, and which backstops a
+    /// run here would hold (exit 1 when one `--require` names is missing).
+    Doctor {
+        /// `text` (aligned lines) or `json` (`runner schema doctor`).
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::doctor::DoctorFormat,
+        /// Backstops that must hold, comma-separated: reads, edits,
+        /// confined, exec, network.
+        #[arg(long, value_delimiter = ',', value_name = "LIST")]
+        require: Vec<String>,
+    },
     /// Print the JSON Schema of a file format.
     Schema {
         #[arg(value_enum)]
@@ -269,6 +280,7 @@ fn try_main(cli: Cli) -> CliResult {
             } => cli::lint::lint(&files),
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
+            Command::Doctor { format, require } => cli::doctor::doctor(format, &require),
             Command::Init { dir } => cli::init::init(&dir),
             Command::Completions { shell } => {
                 let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -1,6 +1,7 @@
 //! Command-line commands, one file each. stdout carries data, stderr logs.
 
 pub mod check;
+pub mod doctor;
 mod error;
 pub(crate) mod expand;
 pub mod export;

@@ -1,4 +1,4 @@
-//! `runner schema task|policy|transcript|events|agent`
+//! `runner schema task|policy|transcript|events|agent|doctor`
 
 use schemars::JsonSchema;
 
@@ -11,6 +11,8 @@ pub enum SchemaKind {
     Events,
     /// A child agent's run: the `metadata.agent` of a `task` call.
     Agent,
+    /// What `runner doctor --format json` prints.
+    Doctor,
 }
 
 fn schema<T: JsonSchema>() -> serde_json::Value {
@@ -24,6 +26,7 @@ pub fn print_schema(kind: SchemaKind) -> super::CliResult {
         SchemaKind::Transcript => schema::<crate::report::Transcript>(),
         SchemaKind::Events => schema::<crate::report::events::EventLine>(),
         SchemaKind::Agent => schema::<runner_output::AgentRun>(),
+        SchemaKind::Doctor => schema::<runner_output::DoctorReport>(),
     };
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(super::Exit::Passed)

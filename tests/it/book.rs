@@ -24,6 +24,7 @@ const KINDS: &[(&str, &str, &str)] = &[
     ("agent", "agent.md", "A child agent's run"),
     ("transcript", "transcript.md", "transcript.json"),
     ("events", "events.md", "Events (`--format json`)"),
+    ("doctor", "doctor.md", "`runner doctor --format json`"),
 ];
 
 fn book() -> PathBuf {

@@ -16,6 +16,7 @@ mod containment;
 mod context_windows;
 mod crash;
 mod credentials;
+mod doctor;
 mod error_classes;
 mod exec_wall;
 mod fallback;

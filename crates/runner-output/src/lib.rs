@@ -16,6 +16,7 @@
 
 mod agent;
 mod call;
+mod doctor;
 mod event;
 mod message;
 mod network;
@@ -25,6 +26,7 @@ pub use agent::{AgentRun, Reserved};
 pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };
+pub use doctor::{DoctorBackstop, DoctorReport};
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};
 pub use network::{Connection, ConnectionVia};

@@ -1,0 +1,41 @@
+//! `runner doctor --format json`: what this machine offers the sandbox,
+//! and which backstops a run here would hold.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What this machine offers the runner's sandbox.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DoctorReport {
+    /// `linux`, `macos`, `windows` ...
+    pub platform: String,
+    /// The kernel's release (`uname -r`).
+    pub kernel: String,
+    /// Landlock's ABI version; absent when the kernel offers none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u32>,
+    /// Whether seccomp's user notification works here (the supervisor's
+    /// way of deciding a command's system calls).
+    pub seccomp_notify: bool,
+    /// Whether the runner's supervisor can run commands here.
+    pub supervisor: bool,
+    /// Whether unprivileged user namespaces are enabled.
+    pub user_namespaces: bool,
+    /// Sockets of daemons that act outside a sandbox (a container engine,
+    /// the system bus) that a command here could reach without the
+    /// supervisor.
+    pub daemon_sockets: Vec<String>,
+    /// Each backstop a run here would hold behind the policy's deny rules.
+    pub backstops: Vec<DoctorBackstop>,
+}
+
+/// One backstop: held or not, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DoctorBackstop {
+    /// `reads`, `edits`, `confined`, `exec` or `network`.
+    pub name: String,
+    /// Whether a run here holds it.
+    pub held: bool,
+    /// What it rests on, or why it is missing.
+    pub why: String,
+}

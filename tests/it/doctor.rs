@@ -1,0 +1,128 @@
+//! `runner doctor` (issue 44): what this machine offers the sandbox and
+//! which backstops a run here holds, on this machine and with Landlock or
+//! the supervisor simulated away; `--require` for a workflow's first step.
+
+use serde_json::Value;
+
+use crate::common::{python, runner, stderr, write};
+
+fn doctor(env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut cmd = runner();
+    cmd.arg("doctor").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn report(env: &[(&str, &str)]) -> Value {
+    let out = doctor(env, &["--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The backstop `name`: (held, why).
+fn backstop(r: &Value, name: &str) -> (bool, String) {
+    let b = r["backstops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {r}"));
+    (
+        b["held"].as_bool().unwrap(),
+        b["why"].as_str().unwrap().into(),
+    )
+}
+
+/// This machine (and CI's, of the same kind) has Landlock with scopes and
+/// seccomp's user notification: every backstop holds, and the JSON is
+/// what `runner schema doctor` says.
+#[test]
+fn this_machine_holds_every_backstop_and_the_json_is_its_schema() {
+    let r = report(&[]);
+    assert_eq!(r["platform"], "linux");
+    assert!(r["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{r}");
+    assert!(r["landlock_abi"].as_u64().unwrap() >= 6, "{r}");
+    assert_eq!(r["seccomp_notify"], true);
+    assert_eq!(r["supervisor"], true);
+    for name in ["reads", "edits", "confined", "exec", "network"] {
+        let (held, why) = backstop(&r, name);
+        assert!(held, "{name}: {why}");
+    }
+    assert!(backstop(&r, "exec").1.contains("supervisor"));
+    let dir = tempfile::tempdir().unwrap();
+    let schema = runner().args(["schema", "doctor"]).output().unwrap();
+    let file = write(
+        dir.path(),
+        "doctor.schema.json",
+        &String::from_utf8_lossy(&schema.stdout),
+    );
+    let check = r#"
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+v.validate(json.load(sys.stdin))
+assert not v.is_valid({"platform": "linux"})
+"#;
+    python(
+        check,
+        &[&file.display().to_string()],
+        r.to_string().as_bytes(),
+    );
+    let text = doctor(&[], &[]);
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("landlock         ABI"), "{text}");
+    assert!(text.contains("exec      held"), "{text}");
+}
+
+/// Without Landlock only the edits backstop holds, each missing one says
+/// why, and `--require` fails on exactly the missing ones.
+#[test]
+fn without_landlock_only_edits_hold_and_require_says_which_are_missing() {
+    let env = [("RUNNER_SIMULATE_NO_LANDLOCK", "1")];
+    let r = report(&env);
+    assert!(r.get("landlock_abi").is_none(), "{r}");
+    assert_eq!(r["supervisor"], false);
+    assert!(backstop(&r, "edits").0);
+    for name in ["reads", "confined", "exec", "network"] {
+        let (held, why) = backstop(&r, name);
+        assert!(!held, "{name}");
+        assert!(why.contains("RUNNER_SIMULATE_NO_LANDLOCK"), "{name}: {why}");
+    }
+    let ok = doctor(&env, &["--require", "edits"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let missing = doctor(&env, &["--require", "edits,confined,exec"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let err = stderr(&missing);
+    assert!(
+        err.contains("confined (") && err.contains("exec (") && !err.contains("edits ("),
+        "{err}"
+    );
+}
+
+/// Without the supervisor (seccomp's user notification refused), Landlock
+/// still confines writes here (no daemon socket is reachable), but execs
+/// and connections are not decided at the syscall.
+#[test]
+fn without_the_supervisor_exec_and_network_are_missing() {
+    let r = report(&[("RUNNER_SIMULATE_NO_SUPERVISOR", "1")]);
+    assert_eq!(r["seccomp_notify"], false);
+    assert_eq!(r["supervisor"], false);
+    assert!(backstop(&r, "reads").0);
+    let no_daemons = r["daemon_sockets"].as_array().unwrap().is_empty();
+    assert_eq!(backstop(&r, "confined").0, no_daemons, "{r}");
+    for name in ["exec", "network"] {
+        let (held, why) = backstop(&r, name);
+        assert!(!held && why.contains("no supervisor"), "{name}: {why}");
+    }
+    let bad = doctor(&[], &["--require", "everything"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--require everything"),
+        "{}",
+        stderr(&bad)
+    );
+}
