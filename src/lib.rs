@@ -12,6 +12,7 @@ pub(crate) mod cleanup;
 pub mod cli;
 pub(crate) mod contain;
 pub mod engine;
+pub(crate) mod fleet;
 pub(crate) mod hash;
 pub(crate) mod mcp;
 pub mod net;

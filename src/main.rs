@@ -39,7 +39,7 @@ const MERGE_EXAMPLES: &str = "Examples:
 enum Command {
     /// Run task files (paths or globs).
     #[command(after_help = RUN_EXAMPLES)]
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
     /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).
     #[command(after_help = MERGE_EXAMPLES)]
     Merge {
@@ -241,7 +241,7 @@ fn try_main(cli: Cli) -> CliResult {
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
     let result = rt.block_on(async move {
         match cli.command {
-            Command::Run(args) => cli::run::run(args).await,
+            Command::Run(args) => cli::run::run(*args).await,
             Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
             Command::Export { out, otel } => cli::export::export(&out, otel.as_deref()).await,
             Command::Validate { files } => cli::validate::validate(&files, &LoadOptions::lenient()),

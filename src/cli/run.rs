@@ -77,6 +77,18 @@ pub struct RunArgs {
     /// for --resume); a task's timeout is its own plus this.
     #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_batch_timeout, requires = "batch")]
     batch_timeout: std::time::Duration,
+    /// Run every task in every repository FILE lists (one a line: a git
+    /// URL or a path, with an optional @REF); outputs in OUT/REPO/TASK.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["shard", "apply"])]
+    repos: Option<PathBuf>,
+    /// Where --repos keeps its clones (default: the user's cache folder,
+    /// runner/repos); reused and fetched again on later runs.
+    #[arg(long, value_name = "DIR", requires = "repos")]
+    repos_cache: Option<PathBuf>,
+    /// With --repos: start no new repository once N have failed (the rest
+    /// are skipped).
+    #[arg(long, value_name = "N", requires = "repos")]
+    max_failures: Option<usize>,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
@@ -236,6 +248,25 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
         None => tasks,
     };
+    // A fleet: every task in every repository of the list.
+    let mut unfetched = Vec::new();
+    if let Some(file) = &args.repos {
+        let repos = crate::fleet::load(file).map_err(CliError::Config)?;
+        let cache = args
+            .repos_cache
+            .clone()
+            .unwrap_or_else(crate::fleet::default_cache);
+        let base = file.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let jobs = args.jobs.unwrap_or(1);
+        let fleet = crate::fleet::prepare(&repos, (base, &cache), &tasks, jobs).await;
+        tasks = fleet.tasks;
+        unfetched = fleet.unfetched;
+    }
     // A batch's wait is the vendor's time, not the task's own.
     if args.batch {
         for t in tasks.iter_mut().filter(|t| t.batch) {
@@ -326,6 +357,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         telemetry: telemetry.clone(),
         resume: args.resume.is_some(),
         batch: args.batch.then_some(args.batch_timeout),
+        fleet: args
+            .max_failures
+            .map(|n| Arc::new(crate::run::FailureBreaker::new(n))),
     };
     watch_signals(opts.cancel.clone());
     // What runs killed outright (SIGKILL) left in the temp folder, and
@@ -338,6 +372,13 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         eprintln!("runner: outputs in {}", out.display());
     }
     let mut results = run_tasks(&tasks, &opts, jobs).await;
+    // The tasks of repositories that could not be fetched, in the report
+    // too.
+    for r in &unfetched {
+        crate::run::write_task_outputs(&out, r)
+            .map_err(|e| CliError::Failed(format!("writing {}: {e}", r.transcript.task)))?;
+    }
+    results.extend(unfetched);
     // Kept tasks a killed run never applied first, in the order given.
     let kept_applied = !args.apply || args.resume.is_none() || apply_kept(&mut results, &out);
     let all_applied = (!args.apply || apply_passed(&mut results, &out)) && kept_applied;

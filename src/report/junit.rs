@@ -9,102 +9,190 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use super::transcript::{OutcomeStatus, Transcript};
 
-/// Renders the report of a run.
+/// Renders the report of a run: a suite per task, or for a fleet run
+/// (`--repos`) a suite per repository with a case per task.
 pub fn render(transcripts: &[(&Transcript, String)]) -> String {
+    let fleet = !transcripts.is_empty() && transcripts.iter().all(|(t, _)| t.repository.is_some());
     let mut report = Report::new("runner");
     let mut total = Duration::ZERO;
+    if fleet {
+        for (folder, tasks) in by_repository(transcripts) {
+            report.add_test_suite(repository_suite(folder, &tasks));
+        }
+    }
     for (t, transcript_path) in transcripts {
         let time = Duration::from_millis(t.duration_ms);
         total += time;
-        let status = match t.outcome.status {
-            OutcomeStatus::Passed => TestCaseStatus::success(),
-            OutcomeStatus::Failed | OutcomeStatus::Conflict | OutcomeStatus::Timeout => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(t.outcome.reason.clone())
-                    .set_type(t.outcome.status.as_str());
-                s
-            }
-            OutcomeStatus::Error => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                // A provider's failure says its class (`rate_limited` ...).
-                s.set_message(t.outcome.reason.clone())
-                    .set_type(t.outcome.error_class.map_or("error", |c| c.as_str()));
-                s
-            }
-            OutcomeStatus::Cancelled | OutcomeStatus::Skipped => {
-                let mut s = TestCaseStatus::skipped();
-                s.set_message(format!(
-                    "{}: {}",
-                    t.outcome.status.as_str(),
-                    t.outcome.reason
-                ));
-                s
-            }
-        };
-        let mut case = TestCase::new(t.task.clone(), status);
-        case.set_classname(t.task_file.clone()).set_time(time);
-        let mut out = String::new();
-        if !t.final_answer.is_empty() {
-            out.push_str(&format!("Final answer:\n{}\n\n", t.final_answer));
+        if fleet {
+            continue;
         }
-        let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
-        if !refused.is_empty() {
-            out.push_str(&format!("Connections refused ({}):\n", refused.len()));
-            for c in refused.iter().take(50) {
-                out.push_str(&format!(
-                    "- {}: {}:{} by {}: {}\n",
-                    c.via.as_str(),
-                    c.host,
-                    c.port,
-                    c.rule.as_deref().unwrap_or("no rule"),
-                    c.reason
-                ));
-            }
-            out.push('\n');
-        }
-        out.push_str(&format!("Transcript: {transcript_path}\n"));
-        case.set_system_out(out);
         let mut suite = TestSuite::new(t.task.clone());
         suite.set_time(time);
-        let props = [
-            ("model", t.model.clone()),
-            ("outcome", t.outcome.status.as_str().to_string()),
-            ("attempts", t.counts.attempts.to_string()),
-            ("turns", t.counts.turns.to_string()),
-            ("tool_calls", t.counts.tool_calls.to_string()),
-            ("denied_calls", t.counts.denied_calls.to_string()),
-            (
-                "denied_connections",
-                t.counts.denied_connections.to_string(),
-            ),
-            ("violations", t.violations.len().to_string()),
-            ("failed_calls", t.counts.failed_calls.to_string()),
-            ("input_tokens", t.usage.input_tokens.to_string()),
-            ("output_tokens", t.usage.output_tokens.to_string()),
-            (
-                "cached_input_tokens",
-                t.usage.cached_input_tokens.to_string(),
-            ),
-            (
-                "cache_write_input_tokens",
-                t.usage.cache_write_input_tokens.to_string(),
-            ),
-            (
-                "cost_usd",
-                t.usage
-                    .cost_usd
-                    .map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
-            ),
-            ("changed_files", t.changes.len().to_string()),
-        ];
-        for (k, v) in props {
+        for (k, v) in properties(t) {
             suite.add_property(Property::new(k, v));
         }
-        suite.add_test_case(case);
+        suite.add_test_case(case_of(t, transcript_path, &t.task));
         report.add_test_suite(suite);
     }
     report.set_time(total);
     strip_testsuites_skipped(&report.to_string().unwrap_or_default())
+}
+
+/// The transcripts grouped by their repository's folder, in the order
+/// the repositories first come.
+fn by_repository<'a>(
+    transcripts: &'a [(&'a Transcript, String)],
+) -> Vec<(&'a str, Vec<&'a (&'a Transcript, String)>)> {
+    let mut groups: Vec<(&str, Vec<&(&Transcript, String)>)> = Vec::new();
+    for pair in transcripts {
+        let folder = pair.0.repository.as_ref().map_or("", |r| r.folder.as_str());
+        match groups.iter_mut().find(|(f, _)| *f == folder) {
+            Some((_, v)) => v.push(pair),
+            None => groups.push((folder, vec![pair])),
+        }
+    }
+    groups
+}
+
+/// A repository's suite: its URL, ref and commit, how many of its tasks
+/// passed, what they changed and cost; a case per task.
+fn repository_suite(folder: &str, tasks: &[&(&Transcript, String)]) -> TestSuite {
+    let mut suite = TestSuite::new(folder.to_string());
+    let repo = tasks.first().and_then(|(t, _)| t.repository.as_ref());
+    let passed = tasks
+        .iter()
+        .filter(|(t, _)| t.outcome.status == OutcomeStatus::Passed)
+        .count();
+    let cost: Option<f64> = tasks.iter().map(|(t, _)| t.usage.cost_usd).sum();
+    let props = [
+        ("repository", repo.map_or(String::new(), |r| r.url.clone())),
+        (
+            "ref",
+            repo.and_then(|r| r.git_ref.clone()).unwrap_or_default(),
+        ),
+        (
+            "commit",
+            repo.and_then(|r| r.commit.clone()).unwrap_or_default(),
+        ),
+        ("tasks", tasks.len().to_string()),
+        ("passed", passed.to_string()),
+        (
+            "changed_files",
+            tasks
+                .iter()
+                .map(|(t, _)| t.changes.len())
+                .sum::<usize>()
+                .to_string(),
+        ),
+        (
+            "cost_usd",
+            cost.map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
+        ),
+    ];
+    for (k, v) in props {
+        suite.add_property(Property::new(k, v));
+    }
+    let mut time = Duration::ZERO;
+    for (t, path) in tasks {
+        time += Duration::from_millis(t.duration_ms);
+        let name = t
+            .task
+            .strip_prefix(&format!("{folder}/"))
+            .unwrap_or(&t.task);
+        suite.add_test_case(case_of(t, path, name));
+    }
+    suite.set_time(time);
+    suite
+}
+
+/// A task's case, named `name`: its outcome, answer, refused connections
+/// and where its transcript is.
+fn case_of(t: &Transcript, transcript_path: &str, name: &str) -> TestCase {
+    let time = Duration::from_millis(t.duration_ms);
+    let status = match t.outcome.status {
+        OutcomeStatus::Passed => TestCaseStatus::success(),
+        OutcomeStatus::Failed | OutcomeStatus::Conflict | OutcomeStatus::Timeout => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(t.outcome.reason.clone())
+                .set_type(t.outcome.status.as_str());
+            s
+        }
+        OutcomeStatus::Error => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            // A provider's failure says its class (`rate_limited` ...).
+            s.set_message(t.outcome.reason.clone())
+                .set_type(t.outcome.error_class.map_or("error", |c| c.as_str()));
+            s
+        }
+        OutcomeStatus::Cancelled | OutcomeStatus::Skipped => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!(
+                "{}: {}",
+                t.outcome.status.as_str(),
+                t.outcome.reason
+            ));
+            s
+        }
+    };
+    let mut case = TestCase::new(name.to_string(), status);
+    case.set_classname(t.task_file.clone()).set_time(time);
+    let mut out = String::new();
+    if !t.final_answer.is_empty() {
+        out.push_str(&format!("Final answer:\n{}\n\n", t.final_answer));
+    }
+    let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
+    if !refused.is_empty() {
+        out.push_str(&format!("Connections refused ({}):\n", refused.len()));
+        for c in refused.iter().take(50) {
+            out.push_str(&format!(
+                "- {}: {}:{} by {}: {}\n",
+                c.via.as_str(),
+                c.host,
+                c.port,
+                c.rule.as_deref().unwrap_or("no rule"),
+                c.reason
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("Transcript: {transcript_path}\n"));
+    case.set_system_out(out);
+    case
+}
+
+/// A task's suite properties.
+fn properties(t: &Transcript) -> Vec<(&'static str, String)> {
+    vec![
+        ("model", t.model.clone()),
+        ("outcome", t.outcome.status.as_str().to_string()),
+        ("attempts", t.counts.attempts.to_string()),
+        ("turns", t.counts.turns.to_string()),
+        ("tool_calls", t.counts.tool_calls.to_string()),
+        ("denied_calls", t.counts.denied_calls.to_string()),
+        (
+            "denied_connections",
+            t.counts.denied_connections.to_string(),
+        ),
+        ("violations", t.violations.len().to_string()),
+        ("failed_calls", t.counts.failed_calls.to_string()),
+        ("input_tokens", t.usage.input_tokens.to_string()),
+        ("output_tokens", t.usage.output_tokens.to_string()),
+        (
+            "cached_input_tokens",
+            t.usage.cached_input_tokens.to_string(),
+        ),
+        (
+            "cache_write_input_tokens",
+            t.usage.cache_write_input_tokens.to_string(),
+        ),
+        (
+            "cost_usd",
+            t.usage
+                .cost_usd
+                .map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
+        ),
+        ("changed_files", t.changes.len().to_string()),
+    ]
 }
 
 /// The Jenkins xUnit schema allows no `skipped` attribute on

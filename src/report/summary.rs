@@ -201,7 +201,8 @@ fn diff_section(t: &Transcript, diff: &str, budget: usize) -> String {
 /// (`changes.diff`'s text).
 pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
-    let mut s = render_table(&transcripts);
+    let mut s = repository_table(&transcripts);
+    s.push_str(&render_table(&transcripts));
     // Diffs share what the table and the heads leave (with room for
     // each diff's own lines around it).
     let heads: Vec<String> = transcripts.iter().map(|t| task_head(t)).collect();
@@ -219,6 +220,55 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
         let (kept, _) = cut_lines(&s, MAX_BYTES - note.len());
         s = format!("{kept}{note}");
     }
+    s
+}
+
+/// For a fleet run (`--repos`), a row per repository: its tasks passed,
+/// files changed and cost; nothing otherwise.
+fn repository_table(transcripts: &[&Transcript]) -> String {
+    let mut rows: Vec<(&runner_output::Repository, Vec<&Transcript>)> = Vec::new();
+    for t in transcripts {
+        let Some(r) = &t.repository else {
+            return String::new();
+        };
+        match rows.iter_mut().find(|(x, _)| x.folder == r.folder) {
+            Some((_, v)) => v.push(t),
+            None => rows.push((r, vec![t])),
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let green = rows
+        .iter()
+        .filter(|(_, ts)| ts.iter().all(|t| t.outcome.status == OutcomeStatus::Passed))
+        .count();
+    let mut s = format!(
+        "## runner: {green}/{} repositories passed\n\n| repository | commit | tasks passed | changed files | cost |\n|---|---|---:|---:|---:|\n",
+        rows.len()
+    );
+    for (r, ts) in &rows {
+        let passed = ts
+            .iter()
+            .filter(|t| t.outcome.status == OutcomeStatus::Passed)
+            .count();
+        let spent: Option<f64> = ts.iter().map(|t| t.usage.cost_usd).sum();
+        let name = match &r.git_ref {
+            Some(g) => format!("{}@{g}", r.url),
+            None => r.url.clone(),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {passed}/{} | {} | {} |\n",
+            cell(&name),
+            r.commit
+                .as_deref()
+                .map_or("not fetched", |c| &c[..c.len().min(12)]),
+            ts.len(),
+            ts.iter().map(|t| t.changes.len()).sum::<usize>(),
+            cost(spent)
+        ));
+    }
+    s.push('\n');
     s
 }
 

@@ -99,6 +99,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
         batch: tf.batch,
+        repository: None,
         model_options,
         env,
         sandbox,

@@ -46,6 +46,8 @@ pub struct Task {
     pub fail_on_denial: bool,
     /// `batch:`: asked in vendor batches under `runner run --batch`.
     pub batch: bool,
+    /// The repository it runs in, for a fleet run (`--repos`).
+    pub repository: Option<runner_output::Repository>,
     /// Shared: every attempt plays it from the start.
     pub script: std::sync::Arc<[ScriptTurn]>,
     /// Declared parameters with their values (`files` not included).

@@ -20,6 +20,7 @@ mod doctor;
 mod error_classes;
 mod exec_wall;
 mod fallback;
+mod fleet;
 mod git_workspace;
 mod hooks;
 mod leftovers;

@@ -288,6 +288,21 @@ impl Counts {
     }
 }
 
+/// A repository of a fleet run (`runner run --repos`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Repository {
+    /// Its URL (or path) as listed.
+    pub url: String,
+    /// The ref listed (`@REF`); absent: the remote's default branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// The commit the task ran on; absent when it could not be fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Its folder in the output folder.
+    pub folder: String,
+}
+
 /// A request sent in a vendor's batch (`runner run --batch`) whose answer
 /// the task has not had yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -349,6 +364,9 @@ pub struct Transcript {
     /// streamed), one line each; kept for the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_adaptations: Vec<String>,
+    /// The repository the task ran in, for a fleet run (`--repos`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<Repository>,
     /// The vendor batch the task was waiting on when it ended (cancelled,
     /// out of time; `runner run --batch`): `--resume` collects its answer
     /// instead of asking again.

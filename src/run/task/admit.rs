@@ -56,6 +56,13 @@ pub(super) fn admit(
             b.spent()
         )));
     }
+    if let (Some(b), Some(repo)) = (&opts.fleet, &scene.task.repository)
+        && let Err(failed) = b.may_start(&repo.folder)
+    {
+        return Err(NotAdmitted::Skipped(format!(
+            "not run: --max-failures reached ({failed} repositories had failed before this one started)"
+        )));
+    }
     let done = prior.map_or(0, |p| p.transcript.turns.len());
     let batch = opts
         .batch

@@ -150,6 +150,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
         backstops: Default::default(),
         server_adaptations: Vec::new(),
         pending_batch: None,
+        repository: task.repository.clone(),
         warnings: Vec::new(),
         resumes: 0,
         started_at: String::new(),

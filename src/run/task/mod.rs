@@ -73,7 +73,7 @@ use crate::report::TranscriptRecorder;
 use crate::report::progress::{Fanout, TaskEvents};
 use crate::task::Task;
 
-pub use options::{RunBudget, RunOptions, TaskResult, task_registry};
+pub use options::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry};
 
 use admit::admit;
 use attempts::attempts;
@@ -119,6 +119,11 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         }
     };
     let result = finish(&scene, progress, worked, &recorder, prior);
+    if let (Some(b), Some(repo)) = (&opts.fleet, &task.repository)
+        && !result.passed()
+    {
+        b.failed(&repo.folder);
+    }
     if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
         b.add(cost);
     }
@@ -127,6 +132,24 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
         t.task_finished(&result.transcript);
     }
     result
+}
+
+/// The result of a task that never started (its repository could not be
+/// fetched, a fleet's failure budget was spent): its transcript says why.
+pub fn unstarted(task: &Task, status: crate::report::OutcomeStatus, reason: String) -> TaskResult {
+    let mut transcript = finish::blank(task);
+    transcript.outcome = crate::report::Outcome {
+        status,
+        reason,
+        error_class: None,
+    };
+    TaskResult {
+        transcript,
+        diff: String::new(),
+        changes: Vec::new(),
+        workspace: task.workspace.clone(),
+        kept: false,
+    }
 }
 
 /// With `--resume`: the earlier run to go on from, if any; `Err` with its

@@ -32,6 +32,48 @@ pub struct RunOptions {
     /// `--batch`: the tasks' models are asked through the vendors' batch
     /// APIs; a batch may take this long (`--batch-timeout`).
     pub batch: Option<std::time::Duration>,
+    /// `--max-failures` of a fleet run (`--repos`).
+    pub fleet: Option<Arc<FailureBreaker>>,
+}
+
+/// `runner run --repos … --max-failures N`: once N repositories have a
+/// task that did not pass, no new repository starts (the tasks of those
+/// already started go on).
+#[derive(Debug)]
+pub struct FailureBreaker {
+    max: usize,
+    /// Repositories (their folders) started, and those that failed.
+    seen: std::sync::Mutex<(
+        std::collections::BTreeSet<String>,
+        std::collections::BTreeSet<String>,
+    )>,
+}
+
+impl FailureBreaker {
+    pub fn new(max: usize) -> Self {
+        Self {
+            max,
+            seen: Default::default(),
+        }
+    }
+
+    /// Whether a task of repository `folder` may start: yes when the
+    /// repository already started, or fewer than the bound failed.
+    /// Starting it marks the repository started.
+    pub(super) fn may_start(&self, folder: &str) -> Result<(), usize> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if !seen.0.contains(folder) && seen.1.len() >= self.max {
+            return Err(seen.1.len());
+        }
+        seen.0.insert(folder.to_string());
+        Ok(())
+    }
+
+    /// A task of repository `folder` did not pass.
+    pub(super) fn failed(&self, folder: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.1.insert(folder.to_string());
+    }
 }
 
 /// `runner run --max-cost`: once the tasks that ran have spent it, the

@@ -1,0 +1,240 @@
+//! Fleet runs (`runner run --repos`, issue 45) over real git repositories
+//! in temp folders, by `file://` URL and by path: every task in every
+//! repository at its ref, outputs per repository, a junit suite and a
+//! summary row per repository, a repository that cannot be fetched failing
+//! alone, `--max-failures`, the cache reused and fetched again, and the
+//! list's mistakes with their lines.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{read_json, runner, stderr, write};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository at `dir` whose `status.txt` says `status`; its commit.
+fn repository(dir: &Path, status: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, "status.txt", &format!("{status}\n"));
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "first"]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// A task that writes notes.txt and passes when status.txt says ok.
+fn task(d: &Path) {
+    write(
+        d,
+        "tasks/notes.yaml",
+        "name: notes\nprompt: Write notes.\npolicy:\n  default: allow\nchecks:\n  - run: grep -qx ok status.txt\nscript:\n  - tool_calls:\n      - {name: write_file, args: {file_path: notes.txt, content: \"notes\\n\"}}\n  - text: Wrote notes.\n",
+    );
+}
+
+fn fleet(d: &Path, extra: &[&str]) -> std::process::Output {
+    runner()
+        .current_dir(d)
+        .env("CI", "true")
+        .args([
+            "run",
+            "--repos",
+            "repos.txt",
+            "--repos-cache",
+            "cache",
+            "--out",
+            "out",
+        ])
+        .args(extra)
+        .arg("tasks/notes.yaml")
+        .output()
+        .unwrap()
+}
+
+/// The transcripts of the run in `out`, by repository URL.
+fn by_url(out: &Path) -> Vec<(String, Value)> {
+    let mut all = Vec::new();
+    for repo in std::fs::read_dir(out).unwrap().flatten() {
+        let t = repo.path().join("notes/transcript.json");
+        if t.is_file() {
+            let t = read_json(&t);
+            all.push((t["repository"]["url"].as_str().unwrap().to_string(), t));
+        }
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+#[test]
+fn every_task_runs_in_every_repository_with_a_report_per_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = repository(&d.join("src/alpha"), "ok");
+    let b = repository(&d.join("src/beta"), "broken");
+    // gamma's `dev` branch is the one listed; main stays behind.
+    let gamma = d.join("src/gamma");
+    repository(&gamma, "broken");
+    git(&gamma, &["checkout", "-qb", "dev"]);
+    write(&gamma, "status.txt", "ok\n");
+    git(&gamma, &["commit", "-qam", "fixed"]);
+    let g = git(&gamma, &["rev-parse", "HEAD"]);
+    git(&gamma, &["checkout", "-q", "main"]);
+    write(
+        d,
+        "repos.txt",
+        &format!(
+            "# the fleet\nfile://{}\nsrc/beta   # a path, from this list's folder\nfile://{}@dev\nfile://{}/src/missing\n",
+            d.join("src/alpha").display(),
+            gamma.display(),
+            d.display()
+        ),
+    );
+    task(d);
+    let out = fleet(d, &["--jobs", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("src/missing: cannot fetch it"), "{err}");
+    let runs = by_url(&d.join("out"));
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    let find = |end: &str| {
+        runs.iter()
+            .find(|(u, _)| u.ends_with(end))
+            .unwrap_or_else(|| panic!("no {end}"))
+            .1
+            .clone()
+    };
+    let (alpha, beta, gamma_t, missing) = (
+        find("alpha"),
+        find("src/beta"),
+        find("gamma"),
+        find("missing"),
+    );
+    assert_eq!(alpha["outcome"]["status"], "passed");
+    assert_eq!(alpha["repository"]["commit"], a.as_str());
+    assert_eq!(beta["outcome"]["status"], "failed");
+    assert_eq!(beta["repository"]["commit"], b.as_str());
+    assert_eq!(gamma_t["outcome"]["status"], "passed", "{gamma_t}");
+    assert_eq!(gamma_t["repository"]["git_ref"], "dev");
+    assert_eq!(gamma_t["repository"]["commit"], g.as_str());
+    assert_eq!(missing["outcome"]["status"], "error");
+    let why = missing["outcome"]["reason"].as_str().unwrap();
+    assert!(why.starts_with("cannot fetch file://"), "{why}");
+    assert!(missing["repository"].get("commit").is_none());
+    // Each changed its own copy; the diff is in the repository's folder.
+    let folder = alpha["repository"]["folder"].as_str().unwrap();
+    let diff =
+        std::fs::read_to_string(d.join("out").join(folder).join("notes/changes.diff")).unwrap();
+    assert!(diff.contains("+notes"), "{diff}");
+    // A suite per repository, named by its folder, a case per task.
+    let junit = std::fs::read_to_string(d.join("out/junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testsuite ").count(), 4, "{junit}");
+    assert!(
+        junit.contains(&format!("<testsuite name=\"{folder}\"")),
+        "{junit}"
+    );
+    assert!(junit.contains(&format!("value=\"{a}\"")), "{junit}");
+    assert_eq!(
+        junit.matches("<testcase name=\"notes\"").count(),
+        4,
+        "{junit}"
+    );
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(summary.contains("2/4 repositories passed"), "{summary}");
+    assert!(summary.contains("| not fetched |"), "{summary}");
+    assert!(summary.contains(&a[..12]), "{summary}");
+}
+
+#[test]
+fn the_cache_is_reused_and_fetched_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = repository(&d.join("src/alpha"), "ok");
+    write(
+        d,
+        "repos.txt",
+        &format!("file://{}\n", d.join("src/alpha").display()),
+    );
+    task(d);
+    assert!(fleet(d, &[]).status.success());
+    let t = &by_url(&d.join("out"))[0].1;
+    assert_eq!(t["repository"]["commit"], first.as_str());
+    let folder = t["repository"]["folder"].as_str().unwrap().to_string();
+    let cached = d.join("cache").join(&folder);
+    // A mark in the cached clone: a second run fetches into it, not anew.
+    write(&cached, ".git/runner-test-mark", "x");
+    write(&cached, "stray.txt", "left by someone\n");
+    write(&d.join("src/alpha"), "more.txt", "more\n");
+    git(&d.join("src/alpha"), &["add", "."]);
+    git(&d.join("src/alpha"), &["commit", "-qm", "more"]);
+    let second = git(&d.join("src/alpha"), &["rev-parse", "HEAD"]);
+    let out = fleet(d, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        cached.join(".git/runner-test-mark").exists(),
+        "cloned again"
+    );
+    assert!(!cached.join("stray.txt").exists(), "a stray file was kept");
+    let t = &by_url(&d.join("out"))[0].1;
+    assert_eq!(t["repository"]["commit"], second.as_str());
+}
+
+#[test]
+fn max_failures_starts_no_new_repository_once_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut list = String::new();
+    for (name, status) in [("a", "broken"), ("b", "ok"), ("c", "ok")] {
+        repository(&d.join("src").join(name), status);
+        list.push_str(&format!("file://{}\n", d.join("src").join(name).display()));
+    }
+    write(d, "repos.txt", &list);
+    task(d);
+    let out = fleet(d, &["--max-failures", "1", "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let runs = by_url(&d.join("out"));
+    let status: Vec<&str> = runs
+        .iter()
+        .map(|(_, t)| t["outcome"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["failed", "skipped", "skipped"], "{runs:?}");
+    let why = runs[1].1["outcome"]["reason"].as_str().unwrap();
+    assert!(why.contains("--max-failures"), "{why}");
+}
+
+#[test]
+fn mistakes_in_the_list_are_errors_with_their_lines_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d);
+    write(
+        d,
+        "repos.txt",
+        "https://example.com/org/a\nhttps://example.com/org/b two\nhttps://EXAMPLE.com/org/a.git@v2\n",
+    );
+    let out = fleet(d, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("repos.txt:2:1") && err.contains("one repository a line"),
+        "{err}"
+    );
+    assert!(
+        err.contains("repos.txt:3:1") && err.contains("lines 1 and 3"),
+        "{err}"
+    );
+    assert!(!d.join("out").exists() && !d.join("cache").exists());
+}
