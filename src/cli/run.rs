@@ -89,6 +89,16 @@ pub struct RunArgs {
     /// are skipped).
     #[arg(long, value_name = "N", requires = "repos")]
     max_failures: Option<usize>,
+    /// With --repos: push each passing repository's changes as one commit
+    /// on BRANCH to its origin (an earlier one replaced with a lease).
+    #[arg(long, value_name = "BRANCH", requires = "repos")]
+    push: Option<String>,
+    /// The author of --push's commits.
+    #[arg(long, value_name = "NAME <EMAIL>", requires = "push", default_value = crate::fleet::AUTHOR)]
+    author: String,
+    /// The message of --push's commits (default: the tasks' names).
+    #[arg(long, value_name = "TEXT", requires = "push")]
+    message: Option<String>,
     /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
     /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
     /// argument after it.
@@ -251,6 +261,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // A fleet: every task in every repository of the list.
     let mut unfetched = Vec::new();
     if let Some(file) = &args.repos {
+        crate::fleet::check_author(&args.author).map_err(|e| CliError::Invalid(e.to_string()))?;
         let repos = crate::fleet::load(file).map_err(CliError::Config)?;
         let cache = args
             .repos_cache
@@ -379,6 +390,17 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             .map_err(|e| CliError::Failed(format!("writing {}: {e}", r.transcript.task)))?;
     }
     results.extend(unfetched);
+    let pushed = match &args.push {
+        Some(branch) => {
+            let push = crate::fleet::Push {
+                branch: branch.clone(),
+                author: args.author.clone(),
+                message: args.message.clone(),
+            };
+            crate::fleet::push_all(&mut results, &push, &out)
+        }
+        None => true,
+    };
     // Kept tasks a killed run never applied first, in the order given.
     let kept_applied = !args.apply || args.resume.is_none() || apply_kept(&mut results, &out);
     let all_applied = (!args.apply || apply_passed(&mut results, &out)) && kept_applied;
@@ -396,8 +418,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     if args.format == OutputFormat::Text {
         println!("{passed} passed, {} failed", results.len() - passed);
     }
-    // A conflict under `--apply` is a failure (its task says `conflict`).
-    let exit = match all_applied {
+    // A conflict under `--apply` is a failure (its task says `conflict`),
+    // and so is a rejected `--push` (its repository's tasks say why).
+    let exit = match all_applied && pushed {
         true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
         false => Exit::Failed,
     };

@@ -20,8 +20,11 @@
 //!   repository and `summary.md` a row per repository.
 //! - `--max-failures N` ([`crate::run::FailureBreaker`]): once N
 //!   repositories failed, no new one starts; the rest are skipped.
+//! - [`push`]: `--push BRANCH`, a commit of each passing repository's
+//!   changes pushed to its origin.
 
 mod checkout;
+mod push;
 mod repos;
 
 use std::path::Path;
@@ -32,6 +35,7 @@ use crate::report::OutcomeStatus;
 use crate::run::{TaskResult, unstarted};
 use crate::task::Task;
 
+pub use push::{AUTHOR, Push, check_author, push_all};
 pub use repos::{Repo, default_cache, load};
 
 /// A fleet's tasks: those to run, and those of the repositories that
@@ -87,6 +91,7 @@ pub async fn prepare(
                 git_ref: repo.git_ref.clone(),
                 commit: commit.clone(),
                 folder: repo.folder.clone(),
+                pushed: None,
             });
             match &failure {
                 Some(why) => fleet.unfetched.push(unstarted(

@@ -238,3 +238,122 @@ fn mistakes_in_the_list_are_errors_with_their_lines_and_nothing_runs() {
     );
     assert!(!d.join("out").exists() && !d.join("cache").exists());
 }
+
+/// A bare repository at `bare` (the origin) whose main branch has
+/// `status.txt` saying `status`; its commit.
+fn origin(d: &Path, bare: &Path, status: &str) -> String {
+    git(
+        d,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            &bare.display().to_string(),
+        ],
+    );
+    let work = d.join(format!(
+        "work-{}",
+        bare.file_name().unwrap().to_string_lossy()
+    ));
+    let commit = repository(&work, status);
+    git(&work, &["push", "-q", &bare.display().to_string(), "main"]);
+    commit
+}
+
+/// `--push`: the passing repository gets one commit of its changes on
+/// the branch, on the commit its tasks ran on; the failing one gets no
+/// branch; a remote that rejects the push fails that repository alone;
+/// a second run replaces the run's own branch (with a lease).
+#[test]
+fn push_makes_a_branch_for_each_passing_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, broken, guarded) = (
+        d.join("ok.git"),
+        d.join("broken.git"),
+        d.join("guarded.git"),
+    );
+    let base = origin(d, &ok, "ok");
+    origin(d, &broken, "broken");
+    origin(d, &guarded, "ok");
+    // guarded refuses to move a branch anywhere but forward, and has the
+    // branch already at an unrelated commit.
+    git(&guarded, &["config", "receive.denyNonFastForwards", "true"]);
+    let other = d.join("other");
+    repository(&other, "other");
+    git(
+        &other,
+        &[
+            "push",
+            "-q",
+            &guarded.display().to_string(),
+            "main:refs/heads/runner/notes",
+        ],
+    );
+    let url = |p: &Path| format!("file://{}", p.display());
+    write(
+        d,
+        "repos.txt",
+        &format!("{}\n{}\n{}\n", url(&ok), url(&broken), url(&guarded)),
+    );
+    task(d);
+    let push = [
+        "--push",
+        "runner/notes",
+        "--author",
+        "Fleet Bot <bot@example.com>",
+    ];
+    let out = fleet(d, &push);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // ok: one commit on the cloned one, holding the change.
+    let head = git(&ok, &["rev-parse", "refs/heads/runner/notes"]);
+    assert_eq!(git(&ok, &["rev-parse", "runner/notes^"]), base);
+    assert_eq!(git(&ok, &["show", "runner/notes:notes.txt"]), "notes");
+    assert_eq!(
+        git(&ok, &["log", "-1", "--format=%an <%ae>|%s", "runner/notes"]),
+        "Fleet Bot <bot@example.com>|runner: notes"
+    );
+    let runs = by_url(&d.join("out"));
+    let t = |end: &str| {
+        runs.iter()
+            .find(|(u, _)| u.ends_with(end))
+            .unwrap()
+            .1
+            .clone()
+    };
+    let pushed = &t("ok.git")["repository"]["pushed"];
+    assert_eq!(pushed["branch"], "runner/notes");
+    assert_eq!(pushed["commit"], head.as_str());
+    assert_eq!(pushed["base"], base.as_str());
+    // broken: its check failed, so no branch.
+    assert!(git(&broken, &["branch", "--list", "runner/notes"]).is_empty());
+    assert!(t("broken.git")["repository"].get("pushed").is_none());
+    // guarded: the remote refused; that repository failed, with why.
+    let g = t("guarded.git");
+    assert_eq!(g["outcome"]["status"], "failed", "{g}");
+    let why = g["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("--push runner/notes: the push was rejected"),
+        "{why}"
+    );
+    // A second run replaces its own branch from the first.
+    let again = fleet(d, &push);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert_eq!(git(&ok, &["rev-parse", "runner/notes^"]), base);
+    let moved = by_url(&d.join("out"));
+    let second = moved.iter().find(|(u, _)| u.ends_with("ok.git")).unwrap();
+    assert_eq!(second.1["outcome"]["status"], "passed");
+    assert_eq!(
+        git(&ok, &["rev-parse", "refs/heads/runner/notes"]),
+        second.1["repository"]["pushed"]["commit"].as_str().unwrap()
+    );
+    let bad = fleet(d, &["--push", "x", "--author", "nobody"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("expected `Name <email>`"),
+        "{}",
+        stderr(&bad)
+    );
+}

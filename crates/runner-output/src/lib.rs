@@ -33,8 +33,8 @@ pub use network::{Connection, ConnectionVia};
 pub use runner_policy::{Decision, Verdict};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,
-    Mode, ModelSwitch, Outcome, OutcomeStatus, PendingBatch, Repository, TRANSCRIPT_VERSION,
-    TraceIds, Transcript, TurnRecord, Violation,
+    Mode, ModelSwitch, Outcome, OutcomeStatus, PendingBatch, PushedBranch, Repository,
+    TRANSCRIPT_VERSION, TraceIds, Transcript, TurnRecord, Violation,
 };
 
 /// For `skip_serializing_if`: a count left out of the JSON while zero.

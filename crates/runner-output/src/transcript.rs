@@ -301,6 +301,21 @@ pub struct Repository {
     pub commit: Option<String>,
     /// Its folder in the output folder.
     pub folder: String,
+    /// The branch `--push` pushed with the repository's changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<PushedBranch>,
+}
+
+/// A branch `runner run --repos … --push BRANCH` pushed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PushedBranch {
+    /// The branch, on the repository's origin.
+    pub branch: String,
+    /// Its commit: the tasks' changes.
+    pub commit: String,
+    /// The commit it is on (the one the tasks ran on): what a pull
+    /// request compares it with.
+    pub base: String,
 }
 
 /// A request sent in a vendor's batch (`runner run --batch`) whose answer
