@@ -53,8 +53,35 @@ impl From<ShardError> for CliError {
 }
 
 /// The task folders of an output folder (those with a transcript.json,
-/// or a journal a run killed outright left).
+/// or a journal a run killed outright left), and of each repository's
+/// folder in it for a fleet run's (`OUT/REPOSITORY/TASK`).
 pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
+    let mut found = read_tasks(dir)?;
+    let mut repositories = Vec::new();
+    // A folder that is no task's but holds tasks: a repository's.
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let is_task = found.iter().any(|f| f.dir == path);
+        if !is_task && path.is_dir() && !path.join("transcript.json").exists() {
+            repositories.push(path);
+        }
+    }
+    for repo in repositories {
+        let inner = read_tasks(&repo)?;
+        found.extend(
+            inner
+                .into_iter()
+                .filter(|f| f.transcript.repository.is_some()),
+        );
+    }
+    if found.is_empty() && !dir.join("junit.xml").is_file() {
+        return Err(ShardError::NotOutput(dir.to_path_buf()));
+    }
+    Ok(found)
+}
+
+/// The task folders right inside `dir`.
+fn read_tasks(dir: &Path) -> Result<Vec<Found>, ShardError> {
     let read = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ShardError::Read { path, source }
@@ -88,9 +115,6 @@ pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
             dir: entry.path(),
             journal_diff: None,
         });
-    }
-    if found.is_empty() && !dir.join("junit.xml").is_file() {
-        return Err(ShardError::NotOutput(dir.to_path_buf()));
     }
     Ok(found)
 }

@@ -79,7 +79,7 @@ pub struct RunArgs {
     batch_timeout: std::time::Duration,
     /// Run every task in every repository FILE lists (one a line: a git
     /// URL or a path, with an optional @REF); outputs in OUT/REPO/TASK.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["shard", "apply"])]
+    #[arg(long, value_name = "FILE", conflicts_with = "apply")]
     repos: Option<PathBuf>,
     /// Where --repos keeps its clones (default: the user's cache folder,
     /// runner/repos); reused and fetched again on later runs.
@@ -254,15 +254,21 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             )));
         }
     }
+    // A fleet is sharded by repository (each with all its tasks), below.
     let mut tasks: Vec<_> = match args.shard {
-        Some(s) => tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect(),
-        None => tasks,
+        Some(s) if args.repos.is_none() => {
+            tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect()
+        }
+        _ => tasks,
     };
     // A fleet: every task in every repository of the list.
     let mut unfetched = Vec::new();
     if let Some(file) = &args.repos {
         crate::fleet::check_author(&args.author).map_err(|e| CliError::Invalid(e.to_string()))?;
-        let repos = crate::fleet::load(file).map_err(CliError::Config)?;
+        let mut repos = crate::fleet::load(file).map_err(CliError::Config)?;
+        if let Some(s) = args.shard {
+            repos.retain(|r| in_shard(&r.folder, s));
+        }
         let cache = args
             .repos_cache
             .clone()

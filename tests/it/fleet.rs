@@ -357,3 +357,73 @@ fn push_makes_a_branch_for_each_passing_repository() {
         stderr(&bad)
     );
 }
+
+/// `--shard K/N` splits a fleet by repository (each with all its tasks):
+/// the shards cover every repository once, and `runner merge` joins them
+/// into one report with a suite per repository.
+#[test]
+fn shards_cover_each_repository_once_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut list = String::new();
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        repository(&d.join("src").join(name), "ok");
+        list.push_str(&format!("file://{}\n", d.join("src").join(name).display()));
+    }
+    write(d, "repos.txt", &list);
+    task(d);
+    write(
+        d,
+        "tasks/second.yaml",
+        "name: second\nprompt: Nothing.\nscript:\n  - text: Done.\n",
+    );
+    let mut seen = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let out = runner()
+            .current_dir(d)
+            .env("CI", "true")
+            .args([
+                "run",
+                "--repos",
+                "repos.txt",
+                "--repos-cache",
+                "cache",
+                "--shard",
+                k,
+            ])
+            .args(["--out", &format!("out-{}", &k[..1])])
+            .args(["tasks/notes.yaml", "tasks/second.yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{k}: {}", stderr(&out));
+        let runs = by_url(&d.join(format!("out-{}", &k[..1])));
+        for (url, t) in &runs {
+            // Both tasks of a repository are in its shard.
+            let folder = t["repository"]["folder"].as_str().unwrap();
+            let second = d
+                .join(format!("out-{}", &k[..1]))
+                .join(folder)
+                .join("second/transcript.json");
+            assert!(second.is_file(), "{k}: {url}");
+            seen.push(url.clone());
+        }
+    }
+    seen.sort();
+    let before = seen.len();
+    seen.dedup();
+    assert_eq!((before, seen.len()), (6, 6), "{seen:?}");
+    let merged = runner()
+        .current_dir(d)
+        .args(["merge", "--out", "merged", "out-1", "out-2"])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stdout).trim(),
+        "12 passed, 0 failed"
+    );
+    let junit = std::fs::read_to_string(d.join("merged/junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testsuite ").count(), 6, "{junit}");
+    assert_eq!(junit.matches("<testcase ").count(), 12, "{junit}");
+    assert_eq!(by_url(&d.join("merged")).len(), 6);
+}
