@@ -126,6 +126,42 @@ enum Command {
         /// The repository to start (default: the current folder).
         #[arg(default_value = ".")]
         dir: PathBuf,
+        /// Write a fleet instead: a workflow that runs tasks/fleet/ across
+        /// the repositories of fleet/repos.txt, shard by shard, pushing a
+        /// branch and opening a pull request per passing repository.
+        #[arg(long)]
+        fleet: bool,
+    },
+    /// Print how to run a fleet (--repos) on a GitHub matrix or a
+    /// Kubernetes Indexed Job, one shard per job.
+    Plan {
+        /// The repository list, as `runner run --repos` reads it.
+        #[arg(long, value_name = "FILE")]
+        repos: PathBuf,
+        /// How many shards.
+        #[arg(long, value_name = "N", conflicts_with = "per_shard")]
+        shards: Option<u32>,
+        /// How many repositories a shard (about).
+        #[arg(long, value_name = "K")]
+        per_shard: Option<u32>,
+        /// The fleet's budget in US dollars, shared by the shards in
+        /// proportion to their repositories.
+        #[arg(long, value_name = "USD", value_parser = cli::run::parse_usd)]
+        max_cost: Option<f64>,
+        /// `github` (a matrix, JSON) or `k8s` (an Indexed Job, YAML).
+        #[arg(long, value_enum)]
+        format: cli::plan::PlanFormat,
+        /// The Job's image (it holds runner, the list and the task files).
+        #[arg(long, default_value = "runner:latest")]
+        image: String,
+        /// The Secret whose keys become the Job's environment (API keys).
+        #[arg(long, default_value = "runner-keys")]
+        secret: String,
+        /// The volume claim the shards write their outputs to.
+        #[arg(long, default_value = "runner-out")]
+        claim: String,
+        /// The task files each shard runs.
+        tasks: Vec<PathBuf>,
     },
     /// Report what this machine offers the sandbox, and which backstops a
     /// run here would hold (exit 1 when one `--require` names is missing).
@@ -281,7 +317,28 @@ fn try_main(cli: Cli) -> CliResult {
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Doctor { format, require } => cli::doctor::doctor(format, &require),
-            Command::Init { dir } => cli::init::init(&dir),
+            Command::Plan {
+                repos,
+                shards,
+                per_shard,
+                max_cost,
+                format,
+                image,
+                secret,
+                claim,
+                tasks,
+            } => cli::plan::plan(&cli::plan::PlanArgs {
+                repos: &repos,
+                shards,
+                per_shard,
+                max_cost,
+                format,
+                tasks: &tasks,
+                image: &image,
+                secret: &secret,
+                claim: &claim,
+            }),
+            Command::Init { dir, fleet } => cli::init::init(&dir, fleet),
             Command::Completions { shell } => {
                 let mut cmd = <Cli as clap::CommandFactory>::command();
                 let mut text = Vec::new();

@@ -124,15 +124,20 @@ script:
 
 /// Writes the starter files into `dir`; exit 0, or 2 when one could not be
 /// written (the others are written all the same).
-pub fn init(dir: &Path) -> CliResult {
-    let files = [
+pub fn init(dir: &Path, fleet: bool) -> CliResult {
+    let starter = [
         ("tasks/example.yaml", TASK),
         ("policies/ci.yaml", POLICY),
         (".github/workflows/runner.yml", WORKFLOW),
         ("tasks/pre-commit/staged-files.yaml", PRE_COMMIT_TASK),
     ];
+    let files: &[(&str, &str)] = if fleet {
+        super::init_fleet::FILES
+    } else {
+        &starter
+    };
     let mut failed = Vec::new();
-    for (rel, text) in files {
+    for &(rel, text) in files {
         let path = dir.join(rel);
         if path.symlink_metadata().is_ok() {
             eprintln!("skipped {rel}: it exists");
@@ -152,6 +157,12 @@ pub fn init(dir: &Path) -> CliResult {
     }
     if !failed.is_empty() {
         return Err(CliError::Invalid(failed.join("; ")));
+    }
+    if fleet {
+        eprintln!(
+            "next: list the repositories in fleet/repos.txt, then `runner run --repos fleet/repos.txt tasks/fleet/*.yaml`; the workflow needs the secret FLEET_TOKEN"
+        );
+        return Ok(Exit::Passed);
     }
     eprintln!("next: runner run tasks/*.yaml");
     eprintln!(

@@ -174,7 +174,7 @@ fn parse_batch_timeout(s: &str) -> Result<std::time::Duration, crate::task::Dura
     crate::task::parse_duration(s)
 }
 
-fn parse_usd(s: &str) -> Result<f64, UsdError> {
+pub fn parse_usd(s: &str) -> Result<f64, UsdError> {
     match s.trim_start_matches('$').parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
         _ => Err(UsdError(s.to_string())),

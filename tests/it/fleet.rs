@@ -427,3 +427,144 @@ fn shards_cover_each_repository_once_and_merge() {
     assert_eq!(junit.matches("<testcase ").count(), 12, "{junit}");
     assert_eq!(by_url(&d.join("merged")).len(), 6);
 }
+
+/// `runner plan`: a GitHub matrix whose shards cover the fleet with their
+/// shares of the budget, and a Kubernetes Indexed Job that validates
+/// against the Kubernetes schemas.
+#[test]
+fn plan_prints_a_matrix_and_a_valid_indexed_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let list: String = (1..=9)
+        .map(|i| format!("https://github.com/acme/service-{i}\n"))
+        .collect();
+    write(d, "repos.txt", &list);
+    let plan = |args: &[&str]| {
+        runner()
+            .current_dir(d)
+            .args(["plan", "--repos", "repos.txt"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = plan(&["--per-shard", "4", "--max-cost", "9", "--format", "github"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = m["include"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{m}");
+    let repos: u64 = rows
+        .iter()
+        .map(|r| r["repositories"].as_u64().unwrap())
+        .sum();
+    assert_eq!(repos, 9);
+    let spent: f64 = rows
+        .iter()
+        .map(|r| r["max_cost"].as_str().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!(spent <= 9.0 && spent > 8.9, "{m}");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["shard"], format!("{}/3", i + 1));
+    }
+    let out = plan(&[
+        "--shards",
+        "4",
+        "--max-cost",
+        "8",
+        "--format",
+        "k8s",
+        "tasks/a.yaml",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let job = String::from_utf8_lossy(&out.stdout).to_string();
+    for part in [
+        "completionMode: Indexed",
+        "completions: 4",
+        "backoffLimitPerIndex: 1",
+        "maxFailedIndexes: 1",
+        "--shard \\\"$((JOB_COMPLETION_INDEX + 1))/4\\\"",
+        "--max-cost 2.00",
+        "secretRef:",
+        "claimName: \"runner-out\"",
+    ] {
+        assert!(job.contains(part), "{part}: {job}");
+    }
+    let file = write(d, "job.yaml", &job);
+    let checked = Command::new("kubernetes-validate")
+        .arg("--strict")
+        .arg(&file)
+        .output()
+        .expect("kubernetes-validate (scripts/install-test-deps installs it)");
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        stderr(&checked)
+    );
+    let bad = plan(&["--format", "github"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--shards N or --per-shard K"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+/// `runner init --fleet` writes a workflow actionlint accepts (plan,
+/// shards that push and open pull requests, a merge), a list and a task
+/// that runs across the listed repositories as it is.
+#[test]
+fn init_fleet_writes_a_workflow_and_a_task_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let init = runner().args(["init", "--fleet"]).arg(d).output().unwrap();
+    assert!(init.status.success(), "{}", stderr(&init));
+    let workflow = d.join(".github/workflows/runner-fleet.yml");
+    let text = std::fs::read_to_string(&workflow).unwrap();
+    for part in [
+        "runner plan --repos fleet/repos.txt",
+        "--push \"$BRANCH\"",
+        "gh pr create",
+        "runner merge --out fleet-out",
+    ] {
+        assert!(text.contains(part), "{part}");
+    }
+    let lint = Command::new("actionlint")
+        .arg("-no-color")
+        .arg(&workflow)
+        .output()
+        .expect("actionlint (scripts/install-test-deps installs it)");
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+    // The example task across a local repository, as written.
+    repository(&d.join("src/one"), "ok");
+    write(
+        d,
+        "fleet/repos.txt",
+        &format!("file://{}\n", d.join("src/one").display()),
+    );
+    let out = runner()
+        .current_dir(d)
+        .env("CI", "true")
+        .args([
+            "run",
+            "--repos",
+            "fleet/repos.txt",
+            "--repos-cache",
+            "cache",
+            "--out",
+            "out",
+        ])
+        .arg("tasks/fleet/example.yaml")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = runner().args(["init", "--fleet"]).arg(d).output().unwrap();
+    assert!(
+        stderr(&again).contains("skipped fleet/repos.txt: it exists"),
+        "{}",
+        stderr(&again)
+    );
+}
