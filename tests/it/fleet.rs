@@ -154,6 +154,9 @@ fn every_task_runs_in_every_repository_with_a_report_per_repository() {
     );
     let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
     assert!(summary.contains("2/4 repositories passed"), "{summary}");
+    let html = std::fs::read_to_string(d.join("out/report.html")).unwrap();
+    assert!(html.contains("<h2>2/4 repositories passed</h2>"), "{html}");
+    assert!(html.contains(&format!("<code>{}</code>", &a[..12])));
     assert!(summary.contains("| not fetched |"), "{summary}");
     assert!(summary.contains(&a[..12]), "{summary}");
 }
@@ -567,4 +570,110 @@ fn init_fleet_writes_a_workflow_and_a_task_that_runs() {
         "{}",
         stderr(&again)
     );
+}
+
+/// A SIGTERM in the middle of a fleet leaves every finished repository's
+/// outputs whole, and `--resume` goes on with the rest (the finished one
+/// kept as it was).
+#[test]
+fn a_fleet_cut_short_resumes_with_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut list = String::new();
+    for name in ["a", "b", "c"] {
+        repository(&d.join("src").join(name), "ok");
+        list.push_str(&format!("file://{}\n", d.join("src").join(name).display()));
+    }
+    // a's task finishes at once (it has `fast`); b's waits for the flag.
+    write(&d.join("src/a"), "fast", "");
+    git(&d.join("src/a"), &["add", "fast"]);
+    git(&d.join("src/a"), &["commit", "-qm", "fast"]);
+    // A ref that is not there fails its repository alone.
+    list.push_str(&format!(
+        "file://{}@no-such-branch\n",
+        d.join("src/a-twin").display()
+    ));
+    repository(&d.join("src/a-twin"), "ok");
+    write(d, "repos.txt", &list);
+    let flag = d.join("go-on");
+    write(
+        d,
+        "tasks/wait.yaml",
+        &format!(
+            "name: wait\nprompt: Wait.\npolicy:\n  default: allow\nchecks:\n  - run: grep -qx ok status.txt\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"[ -e fast ] || [ -e {} ] || sleep 31.25\", timeout: 120000}}}}\n  - text: Done.\n",
+            flag.display()
+        ),
+    );
+    let run = |extra: &[&str]| {
+        let mut c = runner();
+        c.current_dir(d)
+            .env("CI", "true")
+            .args([
+                "run",
+                "--repos",
+                "repos.txt",
+                "--repos-cache",
+                "cache",
+                "--jobs",
+                "1",
+            ])
+            .args(extra)
+            .arg("tasks/wait.yaml");
+        c
+    };
+    let mut child = run(&["--out", "out"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::common::sigterm_once_running(&child, &["sleep", "31.25"]);
+    let status = child.wait().unwrap();
+    // Not 75: the repository that cannot be fetched failed for good.
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    let cut = by_wait(&d.join("out"));
+    let statuses: Vec<&str> = cut.iter().map(|(_, s)| s.as_str()).collect();
+    assert!(statuses.contains(&"cancelled"), "{cut:?}");
+    let a = cut.iter().find(|(u, _)| u.ends_with("/src/a")).unwrap();
+    assert_eq!(a.1, "passed", "{cut:?}");
+    write(d, "go-on", "");
+    let resumed = run(&["--resume", "out"]).output().unwrap();
+    assert_eq!(resumed.status.code(), Some(1), "{}", stderr(&resumed));
+    let done = by_wait(&d.join("out"));
+    let passed = done.iter().filter(|(_, s)| s == "passed").count();
+    assert_eq!(passed, 3, "{done:?}");
+    let twin = done.iter().find(|(u, _)| u.ends_with("a-twin")).unwrap();
+    assert_eq!(twin.1, "error", "{done:?}");
+    let t = read_json(
+        std::fs::read_dir(d.join("out"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("src-a-twin"))
+            .unwrap()
+            .path()
+            .join("wait/transcript.json"),
+    );
+    assert!(
+        t["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-branch"),
+        "{t}"
+    );
+}
+
+/// (URL, outcome) of each `wait` task of an output folder.
+fn by_wait(out: &Path) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    for repo in std::fs::read_dir(out).unwrap().flatten() {
+        let t = repo.path().join("wait/transcript.json");
+        if t.is_file() {
+            let t = read_json(&t);
+            all.push((
+                t["repository"]["url"].as_str().unwrap().to_string(),
+                t["outcome"]["status"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    all.sort();
+    all
 }
