@@ -23,7 +23,9 @@ const RUN_EXAMPLES: &str = "Examples:
   $ runner run tasks/*.yaml
   $ runner run --policy policies/ci.yaml --jobs 4 --out runner-out tasks/*.yaml
   $ runner run --resume runner-out tasks/*.yaml
-  $ runner run --apply --max-cost 2.50 --param files=src/lib.rs tasks/fix.yaml";
+  $ runner run --apply --max-cost 2.50 --param files=src/lib.rs tasks/fix.yaml
+  $ runner run --batch --jobs 50 tasks/triage/*.yaml
+  $ runner run --repos fleet/repos.txt --jobs 8 --push runner/logging tasks/fleet/*.yaml";
 const CHECK_EXAMPLES: &str = "Examples:
   $ runner check --policy policies/ci.yaml bash '{\"command\": \"git push origin main\"}'
   $ runner check --policy policies/ci.yaml --backstops all bash '{\"command\": \"python3 -c \\\"print(6*7)\\\"\"}'
@@ -31,6 +33,9 @@ const CHECK_EXAMPLES: &str = "Examples:
 const REPLAY_EXAMPLES: &str = "Examples:
   $ runner replay --policy policies/stricter.yaml runner-out/*/transcript.json
   $ runner replay --policy policies/ci.yaml --policy policies/repo.yaml --format json runner-out/fix/transcript.json";
+const PLAN_EXAMPLES: &str = "Examples:
+  $ runner plan --repos fleet/repos.txt --per-shard 20 --max-cost 50 --format github
+  $ runner plan --repos fleet/repos.txt --shards 10 --format k8s --image ghcr.io/acme/runner-fleet:1 tasks/fleet/logging.yaml";
 const MERGE_EXAMPLES: &str = "Examples:
   $ runner merge --out runner-out shard-1 shard-2 shard-3
   $ runner merge --out merged out-*";
@@ -134,6 +139,7 @@ enum Command {
     },
     /// Print how to run a fleet (--repos) on a GitHub matrix or a
     /// Kubernetes Indexed Job, one shard per job.
+    #[command(after_help = PLAN_EXAMPLES)]
     Plan {
         /// The repository list, as `runner run --repos` reads it.
         #[arg(long, value_name = "FILE")]
@@ -375,6 +381,7 @@ mod tests {
             CHECK_EXAMPLES,
             REPLAY_EXAMPLES,
             MERGE_EXAMPLES,
+            PLAN_EXAMPLES,
         ] {
             for line in examples.lines().filter_map(|l| l.trim().strip_prefix("$ ")) {
                 let words = runner_policy::words::split_words(line);
@@ -382,7 +389,7 @@ mod tests {
                 n += 1;
             }
         }
-        assert_eq!(n, 11);
+        assert_eq!(n, 15);
         assert!(Cli::try_parse_from(["runner", "merge", "shard-1"]).is_err());
     }
 }
