@@ -169,6 +169,18 @@ enum Command {
         /// The task files each shard runs.
         tasks: Vec<PathBuf>,
     },
+    /// Show the sandbox a task's commands get here (--print), or run one
+    /// command under it in a copy of the task's workspace (after --).
+    Sandbox {
+        /// The task file.
+        task: PathBuf,
+        /// Print what the sandbox enforces, what is writable and hidden.
+        #[arg(long)]
+        print: bool,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// Report what this machine offers the sandbox, and which backstops a
     /// run here would hold (exit 1 when one `--require` names is missing).
     Doctor {
@@ -323,6 +335,11 @@ fn try_main(cli: Cli) -> CliResult {
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
             Command::Doctor { format, require } => cli::doctor::doctor(format, &require),
+            Command::Sandbox {
+                task,
+                print,
+                command,
+            } => cli::sandbox::sandbox(&task, print, &command).await,
             Command::Plan {
                 repos,
                 shards,

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod schema;
 pub mod suggest;
 pub mod tool;

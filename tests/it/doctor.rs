@@ -126,3 +126,65 @@ fn without_the_supervisor_exec_and_network_are_missing() {
         stderr(&bad)
     );
 }
+
+/// `runner sandbox TASK -- CMD` runs a command under the task's sandbox
+/// in a copy of its workspace: a write inside the copy succeeds, one
+/// outside it fails, and the original workspace is untouched; `--print`
+/// says what is enforced.
+#[test]
+fn sandbox_runs_a_command_in_the_tasks_copy_and_walls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        "name: t\nprompt: p\nworkspace: ws\nscript: []\n",
+    );
+    let sandbox = |args: &[&str]| {
+        runner()
+            .current_dir(d)
+            .args(["sandbox", "t.yaml"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let plan = sandbox(&["--print"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("sandbox: landlock (ABI") && text.contains("writable: "),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "the original workspace {}",
+            d.join("ws").display()
+        )),
+        "{text}"
+    );
+    let inside = sandbox(&[
+        "--",
+        "sh",
+        "-c",
+        "echo in > inside.txt && cat inside.txt a.txt",
+    ]);
+    assert!(inside.status.success(), "{}", stderr(&inside));
+    assert_eq!(String::from_utf8_lossy(&inside.stdout), "in\na\n");
+    let outside = d.join("outside.txt");
+    let script = format!("echo out > {}", outside.display());
+    let out = sandbox(&["--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!outside.exists());
+    assert!(
+        !d.join("ws/inside.txt").exists(),
+        "the original was written"
+    );
+    let nothing = sandbox(&[]);
+    assert_eq!(nothing.status.code(), Some(2));
+}
