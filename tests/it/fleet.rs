@@ -677,3 +677,26 @@ fn by_wait(out: &Path) -> Vec<(String, String)> {
     all.sort();
     all
 }
+
+/// A ref may be a commit: the tasks run on that commit, not the branch's
+/// newer one.
+#[test]
+fn a_commit_ref_checks_out_that_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src/one");
+    let first = repository(&src, "ok");
+    write(&src, "status.txt", "broken\n");
+    git(&src, &["commit", "-qam", "broken"]);
+    write(
+        d,
+        "repos.txt",
+        &format!("file://{}@{first}\n", src.display()),
+    );
+    task(d);
+    let out = fleet(d, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &by_url(&d.join("out"))[0].1;
+    assert_eq!(t["repository"]["commit"], first.as_str());
+    assert_eq!(t["repository"]["git_ref"], first.as_str());
+}
