@@ -13,6 +13,7 @@ pub mod cli;
 pub(crate) mod contain;
 pub mod engine;
 pub(crate) mod fleet;
+pub(crate) mod git;
 pub(crate) mod hash;
 pub(crate) mod mcp;
 pub mod net;

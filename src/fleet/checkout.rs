@@ -9,9 +9,9 @@
 //! and cleaned, so a cached folder never keeps an earlier run's files.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::repos::Repo;
+use crate::git::{self, GitError};
 
 /// A repository checked out at its ref.
 #[derive(Debug, Clone)]
@@ -30,8 +30,8 @@ pub enum CheckoutError {
         dir: PathBuf,
         source: std::io::Error,
     },
-    #[error("git {what}: {detail}")]
-    Git { what: String, detail: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
 }
 
 /// `repo` at its ref in `cache` (its URL's local paths read from `base`,
@@ -39,35 +39,30 @@ pub enum CheckoutError {
 pub fn checkout(repo: &Repo, cache: &Path, base: &Path) -> Result<Checkout, CheckoutError> {
     let dir = cache.join(&repo.folder);
     let url = remote_of(&repo.url, base);
+    let git = |args: &[&str]| git::run(&dir, args, None);
     if dir.join(".git").is_dir() {
-        git(&dir, &["remote", "set-url", "origin", &url])?;
+        git(&["remote", "set-url", "origin", &url])?;
     } else {
         std::fs::create_dir_all(&dir).map_err(|source| CheckoutError::Folder {
             dir: dir.clone(),
             source,
         })?;
-        git(&dir, &["init", "--quiet"])?;
-        git(&dir, &["remote", "add", "origin", &url])?;
+        git(&["init", "--quiet"])?;
+        git(&["remote", "add", "origin", &url])?;
     }
     let wanted = repo.git_ref.as_deref().unwrap_or("HEAD");
-    git(
-        &dir,
-        &[
-            "fetch",
-            "--quiet",
-            "--depth",
-            "1",
-            "--no-tags",
-            "origin",
-            wanted,
-        ],
-    )?;
-    git(
-        &dir,
-        &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"],
-    )?;
-    git(&dir, &["clean", "--quiet", "-ffdx"])?;
-    let commit = git(&dir, &["rev-parse", "HEAD"])?;
+    git(&[
+        "fetch",
+        "--quiet",
+        "--depth",
+        "1",
+        "--no-tags",
+        "origin",
+        wanted,
+    ])?;
+    git(&["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"])?;
+    git(&["clean", "--quiet", "-ffdx"])?;
+    let commit = git(&["rev-parse", "HEAD"])?;
     Ok(Checkout { dir, commit })
 }
 
@@ -85,33 +80,4 @@ fn remote_of(url: &str, base: &Path) -> String {
             .display()
             .to_string()
     }
-}
-
-/// Runs git in `dir`; its trimmed stdout, or its stderr as the error.
-fn git(dir: &Path, args: &[&str]) -> Result<String, CheckoutError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        // CI has nobody to type a password; a missing credential fails.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| CheckoutError::Git {
-            what: args.join(" "),
-            detail: format!("cannot run git: {e}"),
-        })?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let detail = String::from_utf8_lossy(&out.stderr);
-    Err(CheckoutError::Git {
-        what: args.first().copied().unwrap_or_default().to_string(),
-        detail: detail
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .collect::<Vec<_>>()
-            .join("; "),
-    })
 }

@@ -8,10 +8,9 @@
 //! transcript records the branch, the commit and the commit it is on, so
 //! a workflow can open the pull requests (`gh pr create --head BRANCH`).
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
+use crate::git::{self, GitError};
 use crate::report::OutcomeStatus;
 use crate::run::TaskResult;
 
@@ -33,14 +32,11 @@ pub enum PushError {
     #[error("the repository's commit is not known")]
     NoCommit,
     #[error("the changes of {task} do not apply: {source}")]
-    Apply {
-        task: String,
-        source: Box<PushError>,
-    },
+    Apply { task: String, source: GitError },
     #[error("the push was rejected: {0}")]
-    Rejected(Box<PushError>),
-    #[error("git {what}: {words}")]
-    Git { what: String, words: String },
+    Rejected(GitError),
+    #[error(transparent)]
+    Git(#[from] GitError),
 }
 
 /// The default author of the commits.
@@ -113,21 +109,13 @@ fn commit_and_push(
         .as_ref()
         .and_then(|r| r.commit.clone())
         .ok_or(PushError::NoCommit)?;
-    git(
-        dir,
-        &["checkout", "--quiet", "--force", "--detach", &base],
-        None,
-    )?;
-    git(dir, &["clean", "--quiet", "-ffdx"], None)?;
+    let git = |args: &[&str]| git::run(dir, args, None);
+    git(&["checkout", "--quiet", "--force", "--detach", &base])?;
+    git(&["clean", "--quiet", "-ffdx"])?;
     for r in group.iter().filter(|r| !r.diff.is_empty()) {
-        git(
-            dir,
-            &["apply", "--index", "--whitespace=nowarn", "-"],
-            Some(&r.diff),
-        )
-        .map_err(|e| PushError::Apply {
+        git::apply(dir, &["--index"], &r.diff).map_err(|source| PushError::Apply {
             task: r.transcript.task.clone(),
-            source: Box::new(e),
+            source,
         })?;
     }
     let names: Vec<&str> = group
@@ -142,43 +130,32 @@ fn commit_and_push(
         .clone()
         .unwrap_or_else(|| format!("runner: {}", names.join(", ")));
     let (name, email) = split_author(&push.author)?;
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["commit", "--quiet", "--no-verify", "-m", &message])
-        .envs([
-            ("GIT_AUTHOR_NAME", name),
-            ("GIT_AUTHOR_EMAIL", email),
-            ("GIT_COMMITTER_NAME", name),
-            ("GIT_COMMITTER_EMAIL", email),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| spawn_failed("commit", &e))?;
-    if !out.status.success() {
-        return Err(PushError::Git {
-            what: "commit".into(),
-            words: words(&out.stderr),
-        });
-    }
-    let commit = git(dir, &["rev-parse", "HEAD"], None)?;
+    let mut commit = git::command(dir);
+    commit.envs([
+        ("GIT_AUTHOR_NAME", name),
+        ("GIT_AUTHOR_EMAIL", email),
+        ("GIT_COMMITTER_NAME", name),
+        ("GIT_COMMITTER_EMAIL", email),
+    ]);
+    git::run_in(
+        commit,
+        &["commit", "--quiet", "--no-verify", "-m", &message],
+        None,
+    )?;
+    let commit = git(&["rev-parse", "HEAD"])?;
     let target = format!("refs/heads/{}", push.branch);
     // The branch as the remote has it now: replaced only if unchanged.
-    let seen = git(dir, &["ls-remote", "origin", &target], None)?;
+    let seen = git(&["ls-remote", "origin", &target])?;
     let seen = seen.split_whitespace().next().unwrap_or_default();
     let lease = format!("--force-with-lease={target}:{seen}");
-    git(
-        dir,
-        &[
-            "push",
-            "--quiet",
-            &lease,
-            "origin",
-            &format!("HEAD:{target}"),
-        ],
-        None,
-    )
-    .map_err(|e| PushError::Rejected(Box::new(e)))?;
+    git(&[
+        "push",
+        "--quiet",
+        &lease,
+        "origin",
+        &format!("HEAD:{target}"),
+    ])
+    .map_err(PushError::Rejected)?;
     Ok(runner_output::PushedBranch {
         branch: push.branch.clone(),
         commit,
@@ -201,56 +178,6 @@ fn split_author(author: &str) -> Result<(&str, &str), PushError> {
 /// Checks `--author` before anything runs.
 pub fn check_author(author: &str) -> Result<(), PushError> {
     split_author(author).map(|_| ())
-}
-
-/// Runs git in `dir` (with `input` on its stdin); its trimmed stdout, or
-/// its words on stderr.
-fn git(dir: &Path, args: &[&str], input: Option<&str>) -> Result<String, PushError> {
-    let what = args.first().copied().unwrap_or_default();
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| spawn_failed(what, &e))?;
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| spawn_failed(what, &e))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(PushError::Git {
-            what: what.into(),
-            words: words(&out.stderr),
-        })
-    }
-}
-
-fn spawn_failed(what: &str, e: &std::io::Error) -> PushError {
-    PushError::Git {
-        what: what.into(),
-        words: format!("cannot run git: {e}"),
-    }
-}
-
-/// git's message on one line.
-fn words(stderr: &[u8]) -> String {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 #[cfg(test)]

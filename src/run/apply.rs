@@ -57,50 +57,12 @@ pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
     all_applied
 }
 
-/// Why an earlier run's diff did not apply.
-#[derive(Debug, thiserror::Error)]
-enum DiffApplyError {
-    #[error("cannot run git apply: {0}")]
-    Run(#[from] std::io::Error),
-    /// git's words, its first lines.
-    #[error("{0}")]
-    Refused(String),
-}
-
-/// `git apply` of `diff` (on its stdin) where the diff's paths start: the
-/// root of `workspace`'s repository, or `workspace` outside one.
-fn git_apply(workspace: &Path, diff: &str) -> Result<(), DiffApplyError> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let top = Command::new("git")
-        .arg("-C")
-        .arg(workspace)
-        .args(["rev-parse", "--show-toplevel"])
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-        .unwrap_or_else(|| workspace.to_path_buf());
-    let mut child = Command::new("git")
-        .current_dir(&top)
-        .args(["apply", "--whitespace=nowarn", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A refusal before the whole diff is read shows in its status.
-        let _ = stdin.write_all(diff.as_bytes());
-    }
-    let applied = child.wait_with_output()?;
-    if applied.status.success() {
-        return Ok(());
-    }
-    let why = String::from_utf8_lossy(&applied.stderr);
-    Err(DiffApplyError::Refused(
-        why.lines().take(3).collect::<Vec<_>>().join("; "),
-    ))
+/// `git apply` of `diff` where the diff's paths start: the root of
+/// `workspace`'s repository, or `workspace` outside one.
+fn git_apply(workspace: &Path, diff: &str) -> Result<(), crate::git::GitError> {
+    let top = crate::git::run(workspace, &["rev-parse", "--show-toplevel"], None)
+        .map_or_else(|_| workspace.to_path_buf(), std::path::PathBuf::from);
+    crate::git::apply(&top, &[], diff)
 }
 
 /// Marks `r` applied: what a later `--resume --apply` reads.

@@ -151,28 +151,9 @@ pub fn apply_changes(copy: &Path, diff: &str) -> std::io::Result<()> {
     if diff.trim().is_empty() {
         return Ok(());
     }
-    use std::io::Write;
-    let mut child = std::process::Command::new("git")
-        .args(["apply", "--whitespace=nowarn", "-"])
-        .current_dir(copy)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(diff.as_bytes())?;
-    let out = child.wait_with_output()?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!(
-            "git apply of the recorded changes failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
+    crate::git::apply(copy, &[], diff).map_err(|e| {
+        std::io::Error::other(format!("git apply of the recorded changes failed: {e}"))
+    })
 }
 
 #[cfg(test)]

@@ -54,16 +54,8 @@ pub struct RepoInfo {
 }
 
 fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        // The runner's own environment may point git elsewhere (a hook).
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_OBJECT_DIRECTORY")
-        .env_remove("GIT_COMMON_DIR");
+    let mut c = crate::git::command(dir);
+    c.stderr(Stdio::null());
     c
 }
 

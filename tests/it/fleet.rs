@@ -67,9 +67,15 @@ fn fleet(d: &Path, extra: &[&str]) -> std::process::Output {
 
 /// The transcripts of the run in `out`, by repository URL.
 fn by_url(out: &Path) -> Vec<(String, Value)> {
+    transcripts(out, "notes")
+}
+
+/// The transcripts of task `task` in each repository of `out`, with their
+/// repository's URL, in its order.
+fn transcripts(out: &Path, task: &str) -> Vec<(String, Value)> {
     let mut all = Vec::new();
     for repo in std::fs::read_dir(out).unwrap().flatten() {
-        let t = repo.path().join("notes/transcript.json");
+        let t = repo.path().join(task).join("transcript.json");
         if t.is_file() {
             let t = read_json(&t);
             all.push((t["repository"]["url"].as_str().unwrap().to_string(), t));
@@ -77,6 +83,15 @@ fn by_url(out: &Path) -> Vec<(String, Value)> {
     }
     all.sort_by(|a, b| a.0.cmp(&b.0));
     all
+}
+
+/// The transcript among `runs` whose repository's URL ends with `end`.
+fn of(runs: &[(String, Value)], end: &str) -> Value {
+    runs.iter()
+        .find(|(u, _)| u.ends_with(end))
+        .unwrap_or_else(|| panic!("no {end} in {runs:?}"))
+        .1
+        .clone()
 }
 
 #[test]
@@ -110,13 +125,7 @@ fn every_task_runs_in_every_repository_with_a_report_per_repository() {
     assert!(err.contains("src/missing: cannot fetch it"), "{err}");
     let runs = by_url(&d.join("out"));
     assert_eq!(runs.len(), 4, "{runs:?}");
-    let find = |end: &str| {
-        runs.iter()
-            .find(|(u, _)| u.ends_with(end))
-            .unwrap_or_else(|| panic!("no {end}"))
-            .1
-            .clone()
-    };
+    let find = |end: &str| of(&runs, end);
     let (alpha, beta, gamma_t, missing) = (
         find("alpha"),
         find("src/beta"),
@@ -184,8 +193,34 @@ fn the_cache_is_reused_and_fetched_again() {
     git(&d.join("src/alpha"), &["add", "."]);
     git(&d.join("src/alpha"), &["commit", "-qm", "more"]);
     let second = git(&d.join("src/alpha"), &["rev-parse", "HEAD"]);
-    let out = fleet(d, &[]);
+    // Run from a git hook, as the pre-commit entry is: the hook's GIT_DIR
+    // and GIT_INDEX_FILE name another repository, which git must not act
+    // on while it fetches into the cache.
+    let hook = d.join("hooked");
+    repository(&hook, "hook");
+    let out = runner()
+        .current_dir(d)
+        .env("CI", "true")
+        .env("GIT_DIR", hook.join(".git"))
+        .env("GIT_INDEX_FILE", hook.join(".git/index"))
+        .args([
+            "run",
+            "--repos",
+            "repos.txt",
+            "--repos-cache",
+            "cache",
+            "--out",
+            "out",
+        ])
+        .arg("tasks/notes.yaml")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        git(&hook, &["remote"]),
+        "",
+        "the hook's repository got a remote"
+    );
     assert!(
         cached.join(".git/runner-test-mark").exists(),
         "cloned again"
@@ -319,13 +354,7 @@ fn push_makes_a_branch_for_each_passing_repository() {
         "Fleet Bot <bot@example.com>|runner: notes"
     );
     let runs = by_url(&d.join("out"));
-    let t = |end: &str| {
-        runs.iter()
-            .find(|(u, _)| u.ends_with(end))
-            .unwrap()
-            .1
-            .clone()
-    };
+    let t = |end: &str| of(&runs, end);
     let pushed = &t("ok.git")["repository"]["pushed"];
     assert_eq!(pushed["branch"], "runner/notes");
     assert_eq!(pushed["commit"], head.as_str());
@@ -345,12 +374,11 @@ fn push_makes_a_branch_for_each_passing_repository() {
     let again = fleet(d, &push);
     assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
     assert_eq!(git(&ok, &["rev-parse", "runner/notes^"]), base);
-    let moved = by_url(&d.join("out"));
-    let second = moved.iter().find(|(u, _)| u.ends_with("ok.git")).unwrap();
-    assert_eq!(second.1["outcome"]["status"], "passed");
+    let second = of(&by_url(&d.join("out")), "ok.git");
+    assert_eq!(second["outcome"]["status"], "passed");
     assert_eq!(
         git(&ok, &["rev-parse", "refs/heads/runner/notes"]),
-        second.1["repository"]["pushed"]["commit"].as_str().unwrap()
+        second["repository"]["pushed"]["commit"].as_str().unwrap()
     );
     let bad = fleet(d, &["--push", "x", "--author", "nobody"]);
     assert_eq!(bad.status.code(), Some(2));
@@ -643,15 +671,7 @@ fn a_fleet_cut_short_resumes_with_the_rest() {
     assert_eq!(passed, 3, "{done:?}");
     let twin = done.iter().find(|(u, _)| u.ends_with("a-twin")).unwrap();
     assert_eq!(twin.1, "error", "{done:?}");
-    let t = read_json(
-        std::fs::read_dir(d.join("out"))
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with("src-a-twin"))
-            .unwrap()
-            .path()
-            .join("wait/transcript.json"),
-    );
+    let t = of(&transcripts(&d.join("out"), "wait"), "a-twin");
     assert!(
         t["outcome"]["reason"]
             .as_str()
@@ -663,19 +683,10 @@ fn a_fleet_cut_short_resumes_with_the_rest() {
 
 /// (URL, outcome) of each `wait` task of an output folder.
 fn by_wait(out: &Path) -> Vec<(String, String)> {
-    let mut all = Vec::new();
-    for repo in std::fs::read_dir(out).unwrap().flatten() {
-        let t = repo.path().join("wait/transcript.json");
-        if t.is_file() {
-            let t = read_json(&t);
-            all.push((
-                t["repository"]["url"].as_str().unwrap().to_string(),
-                t["outcome"]["status"].as_str().unwrap().to_string(),
-            ));
-        }
-    }
-    all.sort();
-    all
+    transcripts(out, "wait")
+        .into_iter()
+        .map(|(u, t)| (u, t["outcome"]["status"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 /// A ref may be a commit: the tasks run on that commit, not the branch's
