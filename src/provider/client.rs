@@ -58,7 +58,7 @@ impl<W: WireFormat> HttpProvider<W> {
         let learned = super::learn::for_server(&cfg);
         let governor = super::governor::for_server(
             &cfg.base_url,
-            cfg.api_key.as_ref().map(|k| k.expose()),
+            super::config::key_hash(cfg.api_key.as_ref()),
             &format!("{}:{}", wire.vendor(), cfg.model),
         );
         Self {

@@ -100,6 +100,16 @@ pub enum ToolCallContent {
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 
+/// A hash of the key a server is asked with (none: no key), for the
+/// run's registries per server and key (the rate governor, the batches):
+/// requests with one key share its limits, and the key itself is not kept.
+pub fn key_hash(key: Option<&ApiKey>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.map(ApiKey::expose).hash(&mut h);
+    h.finish()
+}
+
 impl ApiKey {
     pub fn new(s: impl Into<String>) -> Self {
         Self(s.into())

@@ -22,7 +22,6 @@
 //! header lookups.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
@@ -271,14 +270,13 @@ type ServerKey = (String, u64);
 static SERVERS: LazyLock<Mutex<HashMap<ServerKey, Arc<Governor>>>> =
     LazyLock::new(Default::default);
 
-/// The governor of `base_url` asked with `key`, shared by the run's tasks:
+/// The governor of `base_url` asked with a key (its
+/// [`super::config::key_hash`]), shared by the run's tasks:
 /// vendors count requests per key, whatever the model.
-pub fn for_server(base_url: &str, key: Option<&str>, name: &str) -> Arc<Governor> {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
+pub fn for_server(base_url: &str, key_hash: u64, name: &str) -> Arc<Governor> {
     let mut all = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     Arc::clone(
-        all.entry((base_url.to_string(), h.finish()))
+        all.entry((base_url.to_string(), key_hash))
             .or_insert_with(|| Arc::new(Governor::new(name))),
     )
 }

@@ -77,26 +77,15 @@ impl WireFormat for OpenAi {
             };
             body.insert("tool_choice".into(), choice);
         }
-        // Native structured output works together with tools at OpenAI;
-        // OpenAI-compatible servers differ, so only there.
         if let Some(schema) = req.output_schema
-            && cfg.base_url.starts_with("https://api.openai.com/")
+            && native_schema(cfg)
         {
             body.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema, "strict": false}}),
             );
         }
-        if let Some(t) = cfg.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(t) = cfg.service_tier {
-            body.insert("service_tier".into(), json!(t.as_str()));
-        }
-        if let Some(m) = cfg.max_tokens {
-            body.insert("max_tokens".into(), json!(m));
-        }
-        body.insert("stream".into(), json!(cfg.stream));
+        options(&mut body, cfg, "max_tokens");
         if cfg.stream {
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
@@ -124,6 +113,28 @@ impl WireFormat for OpenAi {
             || (m.contains("stream") && m.contains("not supported"));
         (cfg.learnable.stream && cfg.stream && closed).then_some(Lesson::NoStream)
     }
+}
+
+/// Native structured output works together with tools at OpenAI;
+/// OpenAI-compatible servers differ, so only there.
+pub(super) fn native_schema(cfg: &ProviderConfig) -> bool {
+    cfg.base_url.starts_with("https://api.openai.com/")
+}
+
+/// What both of OpenAI's APIs send alike: the temperature, the service
+/// tier, the cap on an answer's tokens (each API names it: `max_field`)
+/// and whether to stream.
+pub(super) fn options(body: &mut Map<String, Value>, cfg: &ProviderConfig, max_field: &str) {
+    if let Some(t) = cfg.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(t) = cfg.service_tier {
+        body.insert("service_tier".into(), json!(t.as_str()));
+    }
+    if let Some(m) = cfg.max_tokens {
+        body.insert(max_field.into(), json!(m));
+    }
+    body.insert("stream".into(), json!(cfg.stream));
 }
 
 /// Whether the server refused `body` (`message`) where the cause may be

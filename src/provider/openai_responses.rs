@@ -19,7 +19,7 @@ use super::client::{StreamFuture, WireFormat};
 use super::config::ProviderConfig;
 use super::failure::Failure;
 use super::http::SseReader;
-use super::openai::argument_text;
+use super::openai::{argument_text, native_schema, options};
 use super::{EarlyCalls, Message, ModelRequest, ModelTurn, ToolChoice, ToolSpec, Usage};
 
 /// The Responses API.
@@ -65,23 +65,14 @@ impl WireFormat for OpenAiResponses {
             body.insert("tool_choice".into(), choice);
         }
         if let Some(schema) = req.output_schema
-            && cfg.base_url.starts_with("https://api.openai.com/")
+            && native_schema(cfg)
         {
             body.insert(
                 "text".into(),
                 json!({"format": {"type": "json_schema", "name": "output", "schema": schema, "strict": false}}),
             );
         }
-        if let Some(t) = cfg.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(t) = cfg.service_tier {
-            body.insert("service_tier".into(), json!(t.as_str()));
-        }
-        if let Some(m) = cfg.max_tokens {
-            body.insert("max_output_tokens".into(), json!(m));
-        }
-        body.insert("stream".into(), json!(cfg.stream));
+        options(&mut body, cfg, "max_output_tokens");
         Value::Object(body)
     }
 

@@ -42,6 +42,24 @@ pub enum DurationError {
     Unit { unit: String, input: String },
 }
 
+/// A duration as people write it, and as [`parse_duration`] reads it
+/// back: `10m`, `1h30m`, `24h`, `90s` shown as `1m30s`, `500ms` under a
+/// second.
+pub fn show_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s == 0 {
+        return format!("{}ms", d.as_millis());
+    }
+    let (h, m, sec) = (s / 3600, s % 3600 / 60, s % 60);
+    let mut out = String::new();
+    for (n, unit) in [(h, "h"), (m, "m"), (sec, "s")] {
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    out
+}
+
 /// Parses a duration.
 pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let t = s.trim();
@@ -106,5 +124,22 @@ mod tests {
             "invalid duration unit `x` in `10x` (use ms, s, m or h)"
         );
         assert!(parse_duration("").is_err());
+    }
+
+    /// Shown as written, and read back the same.
+    #[test]
+    fn shows_what_it_reads() {
+        for (secs, text) in [
+            (600, "10m"),
+            (5400, "1h30m"),
+            (86_400, "24h"),
+            (90, "1m30s"),
+            (87_000, "24h10m"),
+        ] {
+            let d = Duration::from_secs(secs);
+            assert_eq!(show_duration(d), text);
+            assert_eq!(parse_duration(text).unwrap(), d);
+        }
+        assert_eq!(show_duration(Duration::from_millis(500)), "500ms");
     }
 }

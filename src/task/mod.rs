@@ -16,7 +16,7 @@ mod resolved;
 mod sections;
 
 pub(crate) use crate::provider::ModelSpec;
-pub(crate) use duration::{DurationError, parse_duration};
+pub(crate) use duration::{DurationError, parse_duration, show_duration};
 pub(crate) use load::{FileKind, load_task, load_tasks, validate_file};
 pub(crate) use model::{Mode, TaskFile};
 pub use options::LoadOptions;

@@ -74,13 +74,10 @@ type GroupKey = (String, String, u64);
 static GROUPS: LazyLock<Mutex<HashMap<GroupKey, Arc<Batcher>>>> = LazyLock::new(Default::default);
 
 impl Batcher {
-    /// The run's batcher for `ep` and `key`.
-    pub(super) fn for_group(ep: Endpoint, key: Option<&str>, timeout: Duration) -> Arc<Batcher> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
+    /// The run's batcher for `ep` and a key (its hash).
+    pub(super) fn for_group(ep: Endpoint, key_hash: u64, timeout: Duration) -> Arc<Batcher> {
         let url = format!("{}{}", ep.base_url, ep.path);
-        let id = (url, ep.model.clone(), h.finish());
+        let id = (url, ep.model.clone(), key_hash);
         let mut all = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(id).or_insert_with(|| {
             Arc::new(Batcher {
@@ -162,15 +159,17 @@ impl Batcher {
                     return;
                 }
                 let now = Instant::now();
-                let settled = s.joined.is_none_or(|j| now >= j + QUIET);
                 let lingered = s.first.map_or(now, |f| f + LINGER);
-                if (s.waiting >= s.seats && settled) || now >= lingered {
+                // With every seat waiting, a moment after the last joined.
+                let due = match s.waiting >= s.seats {
+                    true => s.joined.map_or(now, |j| j + QUIET).min(lingered),
+                    false => lingered,
+                };
+                if now >= due {
                     s.first = None;
                     Ok(std::mem::take(&mut s.asked))
-                } else if s.waiting >= s.seats {
-                    Err(s.joined.map_or(now, |j| j + QUIET).min(lingered))
                 } else {
-                    Err(lingered)
+                    Err(due)
                 }
             };
             match due {
@@ -206,7 +205,7 @@ impl Batcher {
             self.ep.vendor.as_str(),
             self.ep.model,
             asked.len(),
-            super::poll::span(self.timeout)
+            crate::task::show_duration(self.timeout)
         );
         let mut answers = Vec::with_capacity(asked.len());
         for a in asked {

@@ -23,13 +23,8 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// POSTs `body` as JSON to `url`; the answer's JSON.
 pub(super) async fn post_json(ep: &Endpoint, url: &str, body: &Value) -> Result<Value, Failure> {
-    let deadline = Instant::now() + CALL_TIMEOUT;
-    let req = ep
-        .client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.to_string());
-    read_json(send(req, url, &ep.headers, deadline).await?, deadline).await
+    let bytes = body.to_string().into_bytes();
+    post_bytes(ep, url, "application/json", bytes).await
 }
 
 /// POSTs `bytes` of `content_type` to `url`; the answer's JSON.
@@ -131,7 +126,10 @@ where
             }
         }
         if Instant::now() + wait > deadline {
-            let why = format!("it did not end within --batch-timeout ({})", span(timeout));
+            let why = format!(
+                "it did not end within --batch-timeout ({})",
+                crate::task::show_duration(timeout)
+            );
             return Err(kept(ep, id, &why));
         }
         tokio::time::sleep(wait).await;
@@ -191,16 +189,5 @@ pub(super) fn not_run(ep: &Endpoint, id: &str, custom_id: &str, kind: &str) -> F
                 ep.vendor.as_str()
             ),
         )
-    }
-}
-
-/// `24h`, `90m`, `30s`, `500ms`.
-pub(super) fn span(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0 => format!("{}ms", d.as_millis()),
-        _ if s.is_multiple_of(3600) => format!("{}h", s / 3600),
-        _ if s.is_multiple_of(60) => format!("{}m", s / 60),
-        _ => format!("{s}s"),
     }
 }

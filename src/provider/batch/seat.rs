@@ -51,8 +51,8 @@ impl Seat {
             headers,
             path: path_of(url),
         };
-        let batcher =
-            Batcher::for_group(ep, cfg.api_key.as_ref().map(|k| k.expose()), join.timeout);
+        let key = crate::provider::config::key_hash(cfg.api_key.as_ref());
+        let batcher = Batcher::for_group(ep, key, join.timeout);
         batcher.seat_taken();
         Arc::new(Seat {
             batcher,

@@ -67,7 +67,10 @@ fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
 pub(super) fn timed_out(task: &Task) -> Outcome {
     Outcome {
         status: OutcomeStatus::Timeout,
-        reason: format!("timed out after {}", humanize(task.timeout)),
+        reason: format!(
+            "timed out after {}",
+            crate::task::show_duration(task.timeout)
+        ),
         error_class: None,
     }
 }
@@ -77,16 +80,5 @@ pub(super) fn cancelled(why: &str) -> Outcome {
         status: OutcomeStatus::Cancelled,
         reason: format!("cancelled ({why})"),
         error_class: None,
-    }
-}
-
-fn humanize(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) {
-        format!("{}m", s / 60)
-    } else if s > 0 {
-        format!("{s}s")
-    } else {
-        format!("{}ms", d.as_millis())
     }
 }
