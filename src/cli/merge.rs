@@ -56,38 +56,22 @@ impl From<ShardError> for CliError {
 /// or a journal a run killed outright left), and of each repository's
 /// folder in it for a fleet run's (`OUT/REPOSITORY/TASK`).
 pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
-    let mut found = read_tasks(dir)?;
-    let mut repositories = Vec::new();
-    // A folder that is no task's but holds tasks: a repository's.
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let is_task = found.iter().any(|f| f.dir == path);
-        if !is_task && path.is_dir() && !path.join("transcript.json").exists() {
-            repositories.push(path);
-        }
-    }
-    for repo in repositories {
-        let inner = read_tasks(&repo)?;
-        found.extend(
-            inner
-                .into_iter()
-                .filter(|f| f.transcript.repository.is_some()),
-        );
-    }
+    let mut found = Vec::new();
+    read_tasks(dir, true, &mut found)?;
     if found.is_empty() && !dir.join("junit.xml").is_file() {
         return Err(ShardError::NotOutput(dir.to_path_buf()));
     }
     Ok(found)
 }
 
-/// The task folders right inside `dir`.
-fn read_tasks(dir: &Path) -> Result<Vec<Found>, ShardError> {
+/// The task folders right inside `dir` into `found`; with `repositories`,
+/// also those of each folder that is no task's (a fleet's repository).
+fn read_tasks(dir: &Path, repositories: bool, found: &mut Vec<Found>) -> Result<(), ShardError> {
     let read = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ShardError::Read { path, source }
     };
     let entries = std::fs::read_dir(dir).map_err(read(dir))?;
-    let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(read(dir))?;
         // A task a run killed outright left: its journal stands for it
@@ -102,6 +86,15 @@ fn read_tasks(dir: &Path) -> Result<Vec<Found>, ShardError> {
         }
         let file = entry.path().join("transcript.json");
         if !file.is_file() {
+            if repositories && entry.path().is_dir() {
+                let mut inner = Vec::new();
+                read_tasks(&entry.path(), false, &mut inner)?;
+                found.extend(
+                    inner
+                        .into_iter()
+                        .filter(|f| f.transcript.repository.is_some()),
+                );
+            }
             continue;
         }
         let bytes = std::fs::read(&file).map_err(read(&file))?;
@@ -116,7 +109,7 @@ fn read_tasks(dir: &Path) -> Result<Vec<Found>, ShardError> {
             journal_diff: None,
         });
     }
-    Ok(found)
+    Ok(())
 }
 
 pub fn merge(out: &Path, shards: &[PathBuf]) -> CliResult {

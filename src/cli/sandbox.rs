@@ -15,10 +15,9 @@ use std::sync::Arc;
 use runner_policy::PolicySet;
 
 use super::{CliError, CliResult, Exit};
-use crate::contain::{CommandSetup, HiddenTree};
 use crate::process::{CommandSpec, run_shell};
+use crate::run::CopyPlan;
 use crate::task::{LoadOptions, load_task};
-use crate::workspace::IsolatedWorkspace;
 
 /// How long the command may run.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -30,45 +29,35 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
         ));
     }
     let task = load_task(task, &LoadOptions::lenient()).map_err(CliError::Config)?;
-    let policy = Arc::new(PolicySet::new(vec![task.policy.clone()]));
-    let hides = policy.denies_reads();
-    let iso = if hides {
-        IsolatedWorkspace::create_hiding(&task.workspace, &[], &|rel| policy.read_denied(rel))
-    } else {
-        IsolatedWorkspace::create(&task.workspace, &[])
-    }
-    .map_err(|e| {
-        CliError::Failed(format!(
-            "copying the workspace {}: {e}",
-            task.workspace.display()
-        ))
-    })?;
-    let hidden = hides.then(|| HiddenTree {
-        root: iso.original().to_path_buf(),
-        except: iso.object_stores().to_vec(),
-    });
-    let mut settings = task.sandbox.clone();
-    settings.proxy_port = None;
-    let mut setup = CommandSetup::new(
-        iso.path(),
-        iso.git_dir().as_deref(),
-        &task.env,
-        &settings,
-        hidden.as_ref(),
-        Some(&policy),
-    )
-    .map_err(|e| CliError::Failed(e.to_string()))?;
+    let spill = tempfile::tempdir().map_err(|e| CliError::Failed(format!("a temp folder: {e}")))?;
+    let mut sandbox = task.sandbox.clone();
+    sandbox.proxy_port = None;
+    // The copy, its sandbox and its environment, made as a run makes them.
+    let plan = CopyPlan {
+        workspace: task.workspace.clone(),
+        excludes: Vec::new(),
+        policy: Arc::new(PolicySet::new(vec![task.policy.clone()])),
+        env: task.env.clone(),
+        sandbox: sandbox.clone(),
+        spill_dir: spill.path().to_path_buf(),
+        net_log: Arc::new(crate::net::NetLog::new(std::time::Instant::now())),
+    };
+    let ready = tokio::task::spawn_blocking(move || plan.prepare())
+        .await
+        .map_err(|e| CliError::Failed(e.to_string()))?
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let iso = &ready.iso;
     let mut writable = vec![
         iso.path().display().to_string(),
-        setup.tmp.path().display().to_string(),
+        ready._task_tmp.0.path().display().to_string(),
     ];
     writable.extend(iso.git_dir().map(|g| g.display().to_string()));
-    writable.extend(settings.write.iter().map(|p| p.display().to_string()));
-    let plan = format!(
+    writable.extend(sandbox.write.iter().map(|p| p.display().to_string()));
+    let said = format!(
         "sandbox: {}\nwritable: {}\nhidden: {}\n",
-        setup.sandbox_note,
+        ready.sandbox_note,
         writable.join(", "),
-        match &hidden {
+        match &ready.hidden {
             Some(h) => format!(
                 "the original workspace {} ({} path(s) the policy denies reading left out of the copy)",
                 h.root.display(),
@@ -78,22 +67,21 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
         }
     );
     if print {
-        print!("{plan}");
+        print!("{said}");
         if command.is_empty() {
             return Ok(Exit::Passed);
         }
     } else {
-        eprint!("{plan}");
+        eprint!("{said}");
     }
-    let confine = setup.confine.take().map(Arc::new);
     let result = run_shell(CommandSpec {
         script: "",
         argv: command,
         cwd: iso.path(),
-        env: Some(&setup.env),
+        env: ready.ctx.env.as_deref(),
         timeout: TIMEOUT,
         max_output_bytes: 1 << 20,
-        confine,
+        confine: ready.ctx.confine.clone(),
         stdin: None,
     })
     .await
@@ -103,7 +91,6 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
     for r in &result.exec_refusals {
         eprintln!("runner sandbox: refused to start: {r:?}");
     }
-    drop(setup);
     Ok(match result.exit_code {
         Some(0) => Exit::Passed,
         _ => Exit::Failed,

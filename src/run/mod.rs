@@ -25,4 +25,5 @@ pub use outputs::{write_report_html, write_run_outputs, write_run_reports, write
 pub use resume::resumable;
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard};
+pub(crate) use task::CopyPlan;
 pub use task::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry, unstarted};
