@@ -37,6 +37,19 @@ fn label_of(body: &Value) -> Outcome {
     Outcome::Errored(format!("fake: no task in {text}"))
 }
 
+/// `runner run ARGS` in `d` against `fake`, as in CI.
+fn run(v: Vendor, fake: &FakeBatches, d: &Path, args: &[&str]) -> std::process::Output {
+    wire::runner_for(v, &fake.server.url(), "k")
+        .current_dir(d)
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The three labelling tasks.
+const THREE: [&str; 3] = ["tasks/alpha.yaml", "tasks/beta.yaml", "tasks/gamma.yaml"];
+
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
@@ -55,19 +68,12 @@ fn single_turn_tasks_go_in_one_batch_per_vendor() {
         for name in ["alpha", "beta", "gamma"] {
             label_task(d, v, name, "");
         }
-        let out = wire::runner_for(v, &fake.server.url(), "k")
-            .current_dir(d)
-            .args([
-                "run",
-                "--batch",
-                "--out",
-                "out",
-                "tasks/alpha.yaml",
-                "tasks/beta.yaml",
-            ])
-            .arg("tasks/gamma.yaml")
-            .output()
-            .unwrap();
+        let out = run(
+            v,
+            &fake,
+            d,
+            &[&["--batch", "--out", "out"][..], &THREE].concat(),
+        );
         assert!(out.status.success(), "{v:?}: {}", stderr(&out));
         let batches = fake.batches();
         assert_eq!(batches.len(), 1, "{v:?}: {batches:?}");
@@ -125,18 +131,18 @@ fn a_multi_turn_task_sends_a_batch_per_turn() {
             ),
         );
     }
-    let out = wire::runner_for(v, &fake.server.url(), "k")
-        .current_dir(d)
-        .args([
-            "run",
+    let out = run(
+        v,
+        &fake,
+        d,
+        &[
             "--batch",
             "--out",
             "out",
             "tasks/one.yaml",
             "tasks/two.yaml",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let batches = fake.batches();
     assert_eq!(batches.len(), 2, "{batches:?}");
@@ -150,10 +156,11 @@ fn a_multi_turn_task_sends_a_batch_per_turn() {
     }
 }
 
-/// A request the vendor let expire fails its task, naming the batch and
-/// the request; the other tasks of the batch pass.
+/// A request the vendor let expire, and one it answered with an error,
+/// fail their own tasks, naming the batch and the request; the other
+/// tasks of the batch pass.
 #[test]
-fn an_expired_request_fails_its_task_only() {
+fn an_expired_or_errored_request_fails_its_task_only() {
     for v in [Vendor::Anthropic, Vendor::OpenAi] {
         let dir = setup();
         let d = dir.path();
@@ -161,34 +168,35 @@ fn an_expired_request_fails_its_task_only() {
             if body.to_string().contains("Label issue beta.") {
                 Outcome::Expired
             } else {
+                // delta is no task the fake knows: it answers an error.
                 label_of(body)
             }
         });
-        for name in ["alpha", "beta", "gamma"] {
+        for name in ["alpha", "beta", "gamma", "delta"] {
             label_task(d, v, name, "");
         }
-        let out = wire::runner_for(v, &fake.server.url(), "k")
-            .current_dir(d)
-            .args([
-                "run",
-                "--batch",
-                "--out",
-                "out",
-                "tasks/alpha.yaml",
-                "tasks/beta.yaml",
-            ])
-            .arg("tasks/gamma.yaml")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(75), "{v:?}: {}", stderr(&out));
+        let mut args = vec!["--batch", "--out", "out"];
+        args.extend(THREE);
+        args.push("tasks/delta.yaml");
+        let out = run(v, &fake, d, &args);
+        // delta's refusal is for good: not a run to resume (75).
+        assert_eq!(out.status.code(), Some(1), "{v:?}: {}", stderr(&out));
         assert_eq!(fake.batches().len(), 1, "{v:?}");
-        let beta = read_json(d.join("out/beta/transcript.json"));
-        assert_eq!(beta["outcome"]["status"], "error", "{v:?}");
-        let reason = beta["outcome"]["reason"].as_str().unwrap();
-        let id = &fake.batches()[0].id;
+        let id = fake.batches()[0].id.clone();
+        let reason = |name: &str| {
+            let t = read_json(d.join(format!("out/{name}/transcript.json")));
+            assert_eq!(t["outcome"]["status"], "error", "{v:?}: {name}");
+            t["outcome"]["reason"].as_str().unwrap().to_string()
+        };
+        let beta = reason("beta");
         assert!(
-            reason.contains("expired before the vendor ran it") && reason.contains(id.as_str()),
-            "{v:?}: {reason}"
+            beta.contains("expired before the vendor ran it") && beta.contains(&id),
+            "{v:?}: {beta}"
+        );
+        let delta = reason("delta");
+        assert!(
+            delta.contains("errored") && delta.contains("fake: no task") && delta.contains(&id),
+            "{v:?}: {delta}"
         );
         for name in ["alpha", "gamma"] {
             let t = read_json(d.join(format!("out/{name}/transcript.json")));
@@ -213,18 +221,18 @@ fn a_task_may_stay_interactive() {
             v.model()
         ),
     );
-    let out = wire::runner_for(v, &fake.server.url(), "k")
-        .current_dir(d)
-        .args([
-            "run",
+    let out = run(
+        v,
+        &fake,
+        d,
+        &[
             "--batch",
             "--out",
             "out",
             "tasks/alpha.yaml",
             "tasks/now.yaml",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(fake.direct(), 1);
     assert_eq!(fake.batches().len(), 1);
@@ -277,11 +285,12 @@ fn resume_collects_a_pending_batch_and_submits_nothing_again() {
             assert!(journal.contains(&batch.id), "{journal}");
         }
         fake.end_all();
-        let out = wire::runner_for(v, &fake.server.url(), "k")
-            .current_dir(d)
-            .args(["run", "--batch", "--resume", "out", "tasks/alpha.yaml"])
-            .output()
-            .unwrap();
+        let out = run(
+            v,
+            &fake,
+            d,
+            &["--batch", "--resume", "out", "tasks/alpha.yaml"],
+        );
         assert!(out.status.success(), "{signal}: {}", stderr(&out));
         assert_eq!(fake.batches().len(), 1, "{signal}: submitted again");
         assert_eq!(fake.direct(), 0);
@@ -302,12 +311,19 @@ fn a_batch_past_its_timeout_is_kept_for_resume() {
     let d = dir.path();
     let fake = FakeBatches::start(v, usize::MAX, label_of);
     label_task(d, v, "alpha", "");
-    let out = wire::runner_for(v, &fake.server.url(), "k")
-        .current_dir(d)
-        .args(["run", "--batch", "--batch-timeout", "2s", "--out", "out"])
-        .arg("tasks/alpha.yaml")
-        .output()
-        .unwrap();
+    let out = run(
+        v,
+        &fake,
+        d,
+        &[
+            "--batch",
+            "--batch-timeout",
+            "2s",
+            "--out",
+            "out",
+            "tasks/alpha.yaml",
+        ],
+    );
     assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
     let t = read_json(d.join("out/alpha/transcript.json"));
     let reason = t["outcome"]["reason"].as_str().unwrap();
@@ -320,11 +336,12 @@ fn a_batch_past_its_timeout_is_kept_for_resume() {
     );
     assert_eq!(t["pending_batch"]["id"], id.as_str());
     fake.end_all();
-    let out = wire::runner_for(v, &fake.server.url(), "k")
-        .current_dir(d)
-        .args(["run", "--batch", "--resume", "out", "tasks/alpha.yaml"])
-        .output()
-        .unwrap();
+    let out = run(
+        v,
+        &fake,
+        d,
+        &["--batch", "--resume", "out", "tasks/alpha.yaml"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(fake.batches().len(), 1, "submitted again");
     let output = read_json(d.join("out/alpha/output.json"));
@@ -351,18 +368,18 @@ fn openai_batches_carry_the_requests_endpoint() {
             ),
         );
     }
-    let out = wire::runner_for(v, &fake.server.url(), "k")
-        .current_dir(d)
-        .args([
-            "run",
+    let out = run(
+        v,
+        &fake,
+        d,
+        &[
             "--batch",
             "--out",
             "out",
             "tasks/alpha.yaml",
             "tasks/beta.yaml",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let mut endpoints: Vec<String> = fake.batches().iter().map(|b| b.endpoint.clone()).collect();
     endpoints.sort();
