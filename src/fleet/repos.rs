@@ -49,6 +49,7 @@ pub fn load(path: &Path) -> Result<Vec<Repo>, Vec<ConfigError>> {
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Repo>, Vec<ConfigError>> {
     let mut repos: Vec<Repo> = Vec::new();
     let mut errors = Vec::new();
+    let mut seen: std::collections::HashMap<String, u64> = Default::default();
     for (i, raw) in text.lines().enumerate() {
         let line = i as u64 + 1;
         let entry = raw.split('#').next().unwrap_or_default().trim();
@@ -75,14 +76,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Repo>, Vec<ConfigError>> {
             )));
             continue;
         }
-        let key = normal(url);
-        if let Some(first) = repos.iter().find(|r| normal(&r.url) == key) {
+        // One lookup a line: a list of thousands stays linear.
+        if let Some(first) = seen.get(&normal(url)) {
             errors.push(err(format!(
-                "`{url}` is listed twice: lines {} and {line}",
-                first.line
+                "`{url}` is listed twice: lines {first} and {line}"
             )));
             continue;
         }
+        seen.insert(normal(url), line);
         repos.push(Repo {
             url: url.to_string(),
             git_ref: git_ref.map(str::to_string),
@@ -219,5 +220,8 @@ mod tests {
         assert!(text[1].contains("r.txt:3:1") && text[1].contains("lines 1 and 3"));
         assert!(text[2].contains("r.txt:4:1"), "{}", text[2]);
         assert!(parse(Path::new("r.txt"), "# nothing\n").is_err());
+        // A third listing names the first line too.
+        let errs = parse(Path::new("r.txt"), "h/a\nh/a\nh/a\n").unwrap_err();
+        assert!(errs[1].to_string().contains("lines 1 and 3"), "{}", errs[1]);
     }
 }
