@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{CliError, CliResult, Exit};
-use crate::run::{Shard, in_shard};
+use crate::run::shard_of;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -59,12 +59,11 @@ pub fn plan(a: &PlanArgs) -> CliResult {
     };
     // No shard without a repository to run.
     let count = count.min(repos.len() as u32).max(1);
-    let sizes: Vec<usize> = (1..=count)
-        .map(|index| {
-            let s = Shard { index, count };
-            repos.iter().filter(|r| in_shard(&r.folder, s)).count()
-        })
-        .collect();
+    // One pass over the list, however many shards.
+    let mut sizes = vec![0usize; count as usize];
+    for r in &repos {
+        sizes[shard_of(&r.folder, count) as usize - 1] += 1;
+    }
     let share = |n: usize| {
         a.max_cost
             .map(|m| m * n as f64 / repos.len() as f64)

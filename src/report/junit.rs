@@ -7,93 +7,64 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::repositories::Group;
 use super::transcript::{OutcomeStatus, Transcript};
 
 /// Renders the report of a run: a suite per task, or for a fleet run
 /// (`--repos`) a suite per repository with a case per task.
 pub fn render(transcripts: &[(&Transcript, String)]) -> String {
-    let fleet = !transcripts.is_empty() && transcripts.iter().all(|(t, _)| t.repository.is_some());
     let mut report = Report::new("runner");
-    let mut total = Duration::ZERO;
-    if fleet {
-        for (folder, tasks) in by_repository(transcripts) {
-            report.add_test_suite(repository_suite(folder, &tasks));
+    let total: Duration = transcripts
+        .iter()
+        .map(|(t, _)| Duration::from_millis(t.duration_ms))
+        .sum();
+    let ts: Vec<&Transcript> = transcripts.iter().map(|(t, _)| *t).collect();
+    match super::repositories::group(&ts) {
+        Some(groups) => {
+            for g in groups {
+                report.add_test_suite(repository_suite(&g, transcripts));
+            }
         }
-    }
-    for (t, transcript_path) in transcripts {
-        let time = Duration::from_millis(t.duration_ms);
-        total += time;
-        if fleet {
-            continue;
+        None => {
+            for (t, transcript_path) in transcripts {
+                let mut suite = TestSuite::new(t.task.clone());
+                suite.set_time(Duration::from_millis(t.duration_ms));
+                for (k, v) in properties(t) {
+                    suite.add_property(Property::new(k, v));
+                }
+                suite.add_test_case(case_of(t, transcript_path, &t.task));
+                report.add_test_suite(suite);
+            }
         }
-        let mut suite = TestSuite::new(t.task.clone());
-        suite.set_time(time);
-        for (k, v) in properties(t) {
-            suite.add_property(Property::new(k, v));
-        }
-        suite.add_test_case(case_of(t, transcript_path, &t.task));
-        report.add_test_suite(suite);
     }
     report.set_time(total);
     strip_testsuites_skipped(&report.to_string().unwrap_or_default())
 }
 
-/// The transcripts grouped by their repository's folder, in the order
-/// the repositories first come.
-fn by_repository<'a>(
-    transcripts: &'a [(&'a Transcript, String)],
-) -> Vec<(&'a str, Vec<&'a (&'a Transcript, String)>)> {
-    let mut groups: Vec<(&str, Vec<&(&Transcript, String)>)> = Vec::new();
-    for pair in transcripts {
-        let folder = pair.0.repository.as_ref().map_or("", |r| r.folder.as_str());
-        match groups.iter_mut().find(|(f, _)| *f == folder) {
-            Some((_, v)) => v.push(pair),
-            None => groups.push((folder, vec![pair])),
-        }
-    }
-    groups
-}
-
 /// A repository's suite: its URL, ref and commit, how many of its tasks
 /// passed, what they changed and cost; a case per task.
-fn repository_suite(folder: &str, tasks: &[&(&Transcript, String)]) -> TestSuite {
-    let mut suite = TestSuite::new(folder.to_string());
-    let repo = tasks.first().and_then(|(t, _)| t.repository.as_ref());
-    let passed = tasks
-        .iter()
-        .filter(|(t, _)| t.outcome.status == OutcomeStatus::Passed)
-        .count();
-    let cost: Option<f64> = tasks.iter().map(|(t, _)| t.usage.cost_usd).sum();
+fn repository_suite(g: &Group, transcripts: &[(&Transcript, String)]) -> TestSuite {
+    let folder = &g.repo.folder;
+    let mut suite = TestSuite::new(folder.clone());
     let props = [
-        ("repository", repo.map_or(String::new(), |r| r.url.clone())),
-        (
-            "ref",
-            repo.and_then(|r| r.git_ref.clone()).unwrap_or_default(),
-        ),
-        (
-            "commit",
-            repo.and_then(|r| r.commit.clone()).unwrap_or_default(),
-        ),
-        ("tasks", tasks.len().to_string()),
-        ("passed", passed.to_string()),
-        (
-            "changed_files",
-            tasks
-                .iter()
-                .map(|(t, _)| t.changes.len())
-                .sum::<usize>()
-                .to_string(),
-        ),
+        ("repository", g.repo.url.clone()),
+        ("ref", g.repo.git_ref.clone().unwrap_or_default()),
+        ("commit", g.repo.commit.clone().unwrap_or_default()),
+        ("tasks", g.tasks.len().to_string()),
+        ("passed", g.passed.to_string()),
+        ("changed_files", g.changed.to_string()),
         (
             "cost_usd",
-            cost.map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
+            g.cost
+                .map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
         ),
     ];
     for (k, v) in props {
         suite.add_property(Property::new(k, v));
     }
     let mut time = Duration::ZERO;
-    for (t, path) in tasks {
+    for &i in &g.tasks {
+        let (t, path) = &transcripts[i];
         time += Duration::from_millis(t.duration_ms);
         let name = t
             .task

@@ -8,6 +8,7 @@ pub mod events;
 pub mod html;
 pub mod junit;
 pub mod progress;
+pub(crate) mod repositories;
 pub mod summary;
 pub mod transcript;
 

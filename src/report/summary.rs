@@ -226,46 +226,23 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
 /// For a fleet run (`--repos`), a row per repository: its tasks passed,
 /// files changed and cost; nothing otherwise.
 fn repository_table(transcripts: &[&Transcript]) -> String {
-    let mut rows: Vec<(&runner_output::Repository, Vec<&Transcript>)> = Vec::new();
-    for t in transcripts {
-        let Some(r) = &t.repository else {
-            return String::new();
-        };
-        match rows.iter_mut().find(|(x, _)| x.folder == r.folder) {
-            Some((_, v)) => v.push(t),
-            None => rows.push((r, vec![t])),
-        }
-    }
-    if rows.is_empty() {
+    let Some(groups) = super::repositories::group(transcripts) else {
         return String::new();
-    }
-    let green = rows
-        .iter()
-        .filter(|(_, ts)| ts.iter().all(|t| t.outcome.status == OutcomeStatus::Passed))
-        .count();
+    };
+    let green = groups.iter().filter(|g| g.green()).count();
     let mut s = format!(
         "## runner: {green}/{} repositories passed\n\n| repository | commit | tasks passed | changed files | cost |\n|---|---|---:|---:|---:|\n",
-        rows.len()
+        groups.len()
     );
-    for (r, ts) in &rows {
-        let passed = ts
-            .iter()
-            .filter(|t| t.outcome.status == OutcomeStatus::Passed)
-            .count();
-        let spent: Option<f64> = ts.iter().map(|t| t.usage.cost_usd).sum();
-        let name = match &r.git_ref {
-            Some(g) => format!("{}@{g}", r.url),
-            None => r.url.clone(),
-        };
+    for g in &groups {
         s.push_str(&format!(
-            "| {} | {} | {passed}/{} | {} | {} |\n",
-            cell(&name),
-            r.commit
-                .as_deref()
-                .map_or("not fetched", |c| &c[..c.len().min(12)]),
-            ts.len(),
-            ts.iter().map(|t| t.changes.len()).sum::<usize>(),
-            cost(spent)
+            "| {} | {} | {}/{} | {} | {} |\n",
+            cell(&g.name()),
+            g.commit(),
+            g.passed,
+            g.tasks.len(),
+            g.changed,
+            cost(g.cost)
         ));
     }
     s.push('\n');

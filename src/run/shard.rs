@@ -47,5 +47,10 @@ impl FromStr for Shard {
 
 /// Whether the task named `name` belongs to `shard`.
 pub fn in_shard(name: &str, shard: Shard) -> bool {
-    (crate::hash::fnv1a(name.as_bytes()) % shard.count as u64) as u32 == shard.index - 1
+    shard_of(name, shard.count) == shard.index
+}
+
+/// The shard (from 1) of `count` that the task named `name` belongs to.
+pub fn shard_of(name: &str, count: u32) -> u32 {
+    (crate::hash::fnv1a(name.as_bytes()) % count as u64) as u32 + 1
 }
