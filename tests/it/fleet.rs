@@ -46,23 +46,20 @@ fn task(d: &Path) {
     );
 }
 
-fn fleet(d: &Path, extra: &[&str]) -> std::process::Output {
-    runner()
-        .current_dir(d)
+/// `runner run` of the notes task over repos.txt, as in CI.
+fn fleet_cmd(d: &Path, extra: &[&str]) -> Command {
+    let mut c = runner();
+    c.current_dir(d)
         .env("CI", "true")
-        .args([
-            "run",
-            "--repos",
-            "repos.txt",
-            "--repos-cache",
-            "cache",
-            "--out",
-            "out",
-        ])
+        .args(["run", "--repos", "repos.txt", "--repos-cache", "cache"])
+        .args(["--out", "out"])
         .args(extra)
-        .arg("tasks/notes.yaml")
-        .output()
-        .unwrap()
+        .arg("tasks/notes.yaml");
+    c
+}
+
+fn fleet(d: &Path, extra: &[&str]) -> std::process::Output {
+    fleet_cmd(d, extra).output().unwrap()
 }
 
 /// The transcripts of the run in `out`, by repository URL.
@@ -198,21 +195,9 @@ fn the_cache_is_reused_and_fetched_again() {
     // on while it fetches into the cache.
     let hook = d.join("hooked");
     repository(&hook, "hook");
-    let out = runner()
-        .current_dir(d)
-        .env("CI", "true")
+    let out = fleet_cmd(d, &[])
         .env("GIT_DIR", hook.join(".git"))
         .env("GIT_INDEX_FILE", hook.join(".git/index"))
-        .args([
-            "run",
-            "--repos",
-            "repos.txt",
-            "--repos-cache",
-            "cache",
-            "--out",
-            "out",
-        ])
-        .arg("tasks/notes.yaml")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
