@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Paths a hurried exit must clean up, registered while they live: the
-/// temporary folders here, the tasks' cgroups in `contain::pids`.
+/// temporary folders here, the tasks' cgroups in `contain`'s Linux `pids`.
 pub struct LiveSet(Mutex<BTreeSet<PathBuf>>);
 
 impl LiveSet {

@@ -177,6 +177,12 @@ enum Command {
         /// Print what the sandbox enforces, what is writable and hidden.
         #[arg(long)]
         print: bool,
+        /// The platform whose sandbox to print: `linux` (the Landlock,
+        /// seccomp and supervisor plan this kernel gives) or `macos` (the
+        /// Seatbelt profile); this machine's by default. Running a command
+        /// needs this machine's.
+        #[arg(long, value_enum)]
+        platform: Option<cli::sandbox::Platform>,
         /// The command and its arguments, after `--`.
         #[arg(last = true)]
         command: Vec<String>,
@@ -338,8 +344,9 @@ fn try_main(cli: Cli) -> CliResult {
             Command::Sandbox {
                 task,
                 print,
+                platform,
                 command,
-            } => cli::sandbox::sandbox(&task, print, &command).await,
+            } => cli::sandbox::sandbox(&task, print, platform, &command).await,
             Command::Plan {
                 repos,
                 shards,

@@ -4,11 +4,18 @@
 //! confined process's socket through one.
 
 /// A pidfd for `pid` (Linux 5.3+), or `None` where the kernel has none.
+#[cfg(target_os = "linux")]
 pub fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: plain syscall; the fd returned is ours to own.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
     (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// No process descriptors here: callers wait by reaping.
+#[cfg(not(target_os = "linux"))]
+pub fn pidfd_open(_pid: u32) -> Option<std::os::fd::OwnedFd> {
+    None
 }
 
 /// Resolves when the process behind `pidfd` has ended, without reaping it.

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::contain::ConfinedCommand;
+
 /// What to run.
 pub struct CommandSpec<'a> {
     pub script: &'a str,
@@ -47,7 +49,7 @@ pub struct CommandResult {
     pub stderr: Captured,
     pub duration: Duration,
     /// The programs the supervisor refused to start (policy deny rules).
-    pub exec_refusals: Vec<crate::contain::exec_guard::ExecRefusal>,
+    pub exec_refusals: Vec<crate::contain::ExecRefusal>,
 }
 
 impl CommandResult {
@@ -196,18 +198,19 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
 /// Runs `bash -c SCRIPT` as described by `spec`.
 pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> {
     let start = Instant::now();
-    let mut cmd = match spec.argv.split_first() {
+    let mut confined = match spec.argv.split_first() {
         Some((program, args)) => {
-            let mut c = tokio::process::Command::new(program);
-            c.args(args);
+            let mut c = ConfinedCommand::new(spec.confine.as_ref(), program)?;
+            c.cmd.args(args);
             c
         }
         None => {
-            let mut c = tokio::process::Command::new("bash");
-            c.arg("-c").arg(spec.script);
+            let mut c = ConfinedCommand::new(spec.confine.as_ref(), "bash")?;
+            c.cmd.arg("-c").arg(spec.script);
             c
         }
     };
+    let cmd = &mut confined.cmd;
     cmd.current_dir(spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
@@ -224,24 +227,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     }
     // The span that starts it, when the run exports telemetry.
     cmd.envs(crate::telemetry::context::propagation_env());
-    // The supervisor's thread for this command, when it runs; the child
-    // sends it its listener before `exec`.
-    let mut supervised = match &spec.confine {
-        Some(c) => c.supervise()?,
-        None => None,
-    };
-    if let Some(c) = spec.confine.clone() {
-        let channel = supervised.as_ref().map_or(-1, |s| s.child_fd());
-        // SAFETY: `apply_with` makes only system calls (no allocation, no
-        // locks), which is what may run between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || c.apply_with(channel));
-        }
-    }
-    let spawned = cmd.spawn();
-    if let Some(s) = &mut supervised {
-        s.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
-    }
+    let spawned = confined.spawn();
     let mut child = spawned?;
     let guard = GroupGuard::new(child.id().map(|p| p as i32).unwrap_or(0));
     let pidfd = child.id().and_then(crate::pidfd::pidfd_open);
@@ -286,10 +272,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         _ => Captured::default(),
     };
     use std::os::unix::process::ExitStatusExt;
-    let exec_refusals = supervised
-        .as_ref()
-        .map(|s| s.exec_refusals())
-        .unwrap_or_default();
+    let exec_refusals = confined.exec_refusals();
     Ok(CommandResult {
         exec_refusals,
         exit_code: if timed_out {

@@ -8,37 +8,20 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The macOS profile's text, for its golden tests (made on every platform).
+pub use crate::contain::HiddenTree;
 /// Redaction, for its bench (the cost per megabyte of tool output).
 pub use crate::contain::redact::Redactor;
-use crate::contain::{Confinement, SandboxMode, SandboxSettings};
+pub use crate::contain::seatbelt;
 /// The rate governor, for its bench (its cost per request).
 pub use crate::provider::governor::{Governor, Limits};
 
-/// Why a command could not be confined.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfineError {
-    #[error(transparent)]
-    Sandbox(#[from] crate::contain::SandboxError),
-    #[error("no sandbox: {0}")]
-    Unavailable(String),
-}
-
 /// Confines `cmd` (applied in the child before `exec`): writes only in
-/// `writable` (and `/dev/null`), no network. Errors when the kernel has no
-/// Landlock: the caller must not run the command unconfined.
-pub fn confine(cmd: &mut Command, writable: &[PathBuf]) -> Result<String, ConfineError> {
-    use std::os::unix::process::CommandExt;
-    let settings = SandboxSettings {
-        mode: SandboxMode::Required,
-        network: false,
-        ..SandboxSettings::default()
-    };
-    let (c, description) = Confinement::new(&settings, writable)?;
-    let c = c.ok_or_else(|| ConfineError::Unavailable(description.clone()))?;
-    // SAFETY: `apply` makes only system calls (no allocation, no locks),
-    // which is what may run between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || c.apply());
-    }
-    Ok(description)
+/// `writable` (and `/dev/null`), no network. Errors when this machine (or
+/// build) has no sandbox: the caller must not run the command unconfined.
+pub fn confine(
+    cmd: &mut Command,
+    writable: &[PathBuf],
+) -> Result<String, crate::contain::SandboxError> {
+    crate::contain::confine_std(cmd, writable)
 }

@@ -8,11 +8,9 @@
 //! The backstops are those of a task with the default sandbox
 //! (`best-effort`) and network rules: what `runner run` would hold here.
 
-use runner_output::{DoctorBackstop, DoctorReport};
+use runner_output::DoctorReport;
 
 use super::{CliError, CliResult, Exit};
-use crate::contain::daemons::reachable_daemon_sockets;
-use crate::contain::landlock::landlock_abi;
 
 /// The backstops `--require` may name.
 pub const BACKSTOPS: &[&str] = &["reads", "edits", "confined", "exec", "network"];
@@ -34,7 +32,7 @@ pub fn doctor(format: DoctorFormat, require: &[String]) -> CliResult {
             )));
         }
     }
-    let report = examine();
+    let report = crate::contain::doctor::examine();
     match format {
         DoctorFormat::Json => println!(
             "{}",
@@ -58,116 +56,10 @@ pub fn doctor(format: DoctorFormat, require: &[String]) -> CliResult {
     Ok(Exit::Failed)
 }
 
-/// What this machine offers.
-pub fn examine() -> DoctorReport {
-    let landlock = landlock_abi();
-    let notify = crate::contain::supervisor::available();
-    let supervisor = landlock.is_ok() && notify.is_ok();
-    let daemons: Vec<String> = reachable_daemon_sockets()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    let held = |name: &str, held: bool, why: String| DoctorBackstop {
-        name: name.into(),
-        held,
-        why,
-    };
-    let no_landlock = |what: &str| match &landlock {
-        Err(why) => format!("{why}: {what}"),
-        Ok(_) => String::new(),
-    };
-    let no_supervisor = match (&landlock, &notify) {
-        (Err(why), _) => format!("no supervisor without Landlock ({why})"),
-        (Ok(_), Err(why)) => format!("no supervisor: {why}"),
-        (Ok(_), Ok(())) => String::new(),
-    };
-    let confined = landlock.is_ok() && (supervisor || daemons.is_empty());
-    let backstops = vec![
-        held(
-            "reads",
-            landlock.is_ok(),
-            match &landlock {
-                Ok(abi) => format!(
-                    "read-denied files are left out of the copy, and Landlock (ABI {abi}) keeps commands out of the original"
-                ),
-                Err(_) => no_landlock("commands could read the original workspace"),
-            },
-        ),
-        held(
-            "edits",
-            true,
-            "changes to edit-denied paths are reverted on the result (on every platform)".into(),
-        ),
-        held(
-            "confined",
-            confined,
-            match (&landlock, supervisor) {
-                (Err(_), _) => no_landlock("commands could write anywhere this user can"),
-                (Ok(abi), true) => format!(
-                    "Landlock (ABI {abi}) confines writes, no_new_privs holds, and the supervisor keeps Unix sockets inside the task"
-                ),
-                (Ok(abi), false) if daemons.is_empty() => format!(
-                    "Landlock (ABI {abi}) confines writes and no_new_privs holds; no daemon socket is reachable ({no_supervisor})"
-                ),
-                (Ok(_), false) => format!(
-                    "a command could ask a daemon to act outside the sandbox: {} ({no_supervisor})",
-                    daemons.join(", ")
-                ),
-            },
-        ),
-        held(
-            "exec",
-            confined && supervisor,
-            if supervisor && confined {
-                "the supervisor decides every exec on its real argv against the Bash deny rules"
-                    .into()
-            } else if !supervisor {
-                no_supervisor.clone()
-            } else {
-                "commands are not confined (see confined)".into()
-            },
-        ),
-        held(
-            "network",
-            supervisor,
-            if supervisor {
-                "the supervisor decides every connection by address: only the runner's proxy, which applies the network: rules".into()
-            } else {
-                format!(
-                    "{no_supervisor}: a task with network: rules runs with no network at all, as nothing else decides connections by address"
-                )
-            },
-        ),
-    ];
-    DoctorReport {
-        platform: std::env::consts::OS.into(),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default(),
-        landlock_abi: landlock.ok().map(|a| a as u32),
-        seccomp_notify: notify.is_ok(),
-        supervisor,
-        user_namespaces: user_namespaces(),
-        daemon_sockets: daemons,
-        backstops,
-    }
-}
-
-/// Whether unprivileged user namespaces are enabled (Debian's switch and
-/// the namespace limit).
-fn user_namespaces() -> bool {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-    };
-    read("/proc/sys/kernel/unprivileged_userns_clone") != Some(0)
-        && read("/proc/sys/user/max_user_namespaces").is_some_and(|n| n > 0)
-}
-
 fn text(r: &DoctorReport) -> String {
     let yes = |b: bool| if b { "yes" } else { "no" };
     let mut out = format!("platform         {} {}\n", r.platform, r.kernel);
+    out.push_str(&format!("sandbox          {}\n", r.sandbox));
     out.push_str(&format!(
         "landlock         {}\n",
         r.landlock_abi

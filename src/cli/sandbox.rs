@@ -6,10 +6,16 @@
 //! the command in it under the task's sandbox and environment, prints its
 //! output and exits with its status, then removes the copy.
 //!
+//! `--platform macos --print` prints the Seatbelt profile a macOS run of
+//! the task would get (for this copy's paths), on any machine;
+//! `--platform linux` is the plan this machine's kernel gives, so it is
+//! printed on Linux only.
+//!
 //! One difference from a run: no network proxy is started, so a task's
 //! `network:` rules are not applied here; `sandbox: {network: false}`
 //! still turns the network off.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use runner_policy::PolicySet;
@@ -22,12 +28,54 @@ use crate::task::{LoadOptions, load_task};
 /// How long the command may run.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
-pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) -> CliResult {
+/// `--platform`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Platform {
+    Linux,
+    Macos,
+}
+
+impl Platform {
+    /// This machine's, where it is one of them.
+    fn here() -> Option<Platform> {
+        match std::env::consts::OS {
+            "linux" => Some(Platform::Linux),
+            "macos" => Some(Platform::Macos),
+            _ => None,
+        }
+    }
+}
+
+pub async fn sandbox(
+    task: &std::path::Path,
+    print: bool,
+    platform: Option<Platform>,
+    command: &[String],
+) -> CliResult {
     if !print && command.is_empty() {
         return Err(CliError::Invalid(
             "give --print, or a command to run after `--`".into(),
         ));
     }
+    let here = Platform::here();
+    if let Some(p) = platform
+        && Some(p) != here
+    {
+        if !command.is_empty() {
+            return Err(CliError::Invalid(format!(
+                "--platform {}: a command runs under this machine's sandbox ({}); give --print alone",
+                p.name(),
+                std::env::consts::OS
+            )));
+        }
+        if p == Platform::Linux {
+            return Err(CliError::Invalid(
+                "--platform linux: the Linux plan is what the kernel gives; print it on Linux"
+                    .into(),
+            ));
+        }
+    }
+    let seatbelt = platform == Some(Platform::Macos);
     let task = load_task(task, &LoadOptions::lenient()).map_err(CliError::Config)?;
     let spill = tempfile::tempdir().map_err(|e| CliError::Failed(format!("a temp folder: {e}")))?;
     let mut sandbox = task.sandbox.clone();
@@ -48,15 +96,19 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let iso = &ready.iso;
     let mut writable = vec![
-        iso.path().display().to_string(),
-        ready._task_tmp.0.path().display().to_string(),
+        iso.path().to_path_buf(),
+        ready._task_tmp.0.path().to_path_buf(),
     ];
-    writable.extend(iso.git_dir().map(|g| g.display().to_string()));
-    writable.extend(sandbox.write.iter().map(|p| p.display().to_string()));
+    writable.extend(iso.git_dir().map(|g| g.to_path_buf()));
+    writable.extend(sandbox.write.iter().cloned());
     let said = format!(
         "sandbox: {}\nwritable: {}\nhidden: {}\n",
         ready.sandbox_note,
-        writable.join(", "),
+        writable
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         match &ready.hidden {
             Some(h) => format!(
                 "the original workspace {} ({} path(s) the policy denies reading left out of the copy)",
@@ -66,6 +118,11 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
             None => "nothing (the policy denies reading nothing)".into(),
         }
     );
+    if print && seatbelt {
+        let profile = seatbelt_profile(&sandbox, &writable, &ready)?;
+        print!("{profile}");
+        return Ok(Exit::Passed);
+    }
     if print {
         print!("{said}");
         if command.is_empty() {
@@ -94,5 +151,47 @@ pub async fn sandbox(task: &std::path::Path, print: bool, command: &[String]) ->
     Ok(match result.exit_code {
         Some(0) => Exit::Passed,
         _ => Exit::Failed,
+    })
+}
+
+impl Platform {
+    fn name(self) -> &'static str {
+        match self {
+            Platform::Linux => "linux",
+            Platform::Macos => "macos",
+        }
+    }
+}
+
+/// The Seatbelt profile a macOS run of `task` would get, for this copy's
+/// folders. The proxy's port is chosen when a run starts: `PORT` here.
+fn seatbelt_profile(
+    sandbox: &crate::contain::SandboxSettings,
+    writable: &[PathBuf],
+    ready: &crate::run::Prepared,
+) -> Result<String, CliError> {
+    use crate::contain::seatbelt::{Spec, render};
+    let policy = &ready.policy;
+    let mut settings = sandbox.clone();
+    let network_rules = policy.has_network_rules();
+    if network_rules {
+        settings.proxy_port = Some(0);
+    }
+    let mut spec = Spec::new(&settings, writable, ready.hidden.as_ref());
+    let path = ready.ctx.env.as_deref().and_then(|vars| {
+        vars.iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str())
+    });
+    spec.add_policy(policy, path);
+    let profile = render(&spec).map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok(if network_rules {
+        profile.replacen(
+            "(allow network-outbound (remote ip \"localhost:0\"))",
+            "; PORT: the task's proxy, whose port a run chooses when it starts.\n(allow network-outbound (remote ip \"localhost:PORT\"))",
+            1,
+        )
+    } else {
+        profile
     })
 }

@@ -23,7 +23,7 @@ pub enum CommandSetupError {
     #[error("could not create the task's temp folder: {0}")]
     TempFolder(std::io::Error),
     #[error(transparent)]
-    Sandbox(#[from] super::sandbox::SandboxError),
+    Sandbox(#[from] super::SandboxError),
 }
 
 pub struct CommandSetup {
@@ -66,28 +66,20 @@ impl CommandSetup {
             vars.push((var.to_string(), tmp.path().display().to_string()));
         }
         let registered = crate::cleanup::register(tmp.path());
-        // The exec wall behind the policy's program denies, where the
-        // supervisor runs; programs looked up on the commands' PATH.
+        // What the policy's deny rules say, where the platform's sandbox
+        // can hold it (the exec wall on Linux, the profile on macOS);
+        // programs looked up on the commands' PATH.
         let path = vars
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str());
-        // Deny rules with a wall already (no_new_privs under Landlock, the
-        // network switch) cost the execs nothing.
-        let walls = runner_policy::Backstops {
-            confined: true,
-            network_off: !sandbox.network,
-            ..Default::default()
+        let confine = match (confine, policy) {
+            (Some(c), Some(p)) => Some(c.with_policy(p, path)),
+            (c, _) => c,
         };
-        let guard = policy.and_then(|p| super::exec_guard::ExecGuard::new(p.clone(), path, walls));
-        let (confine, sandbox_note) = match (confine, guard) {
-            (Some(c), Some(g)) if c.supervises() => {
-                let c = c.with_exec(std::sync::Arc::new(g));
-                let note = c.description.clone();
-                (Some(c), note)
-            }
-            (c, _) => (c, sandbox_note),
-        };
+        let sandbox_note = confine
+            .as_ref()
+            .map_or(sandbox_note, |c| c.description.clone());
         Ok(CommandSetup {
             env: vars,
             confine,

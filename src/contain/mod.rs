@@ -1,6 +1,7 @@
 //! Containing what the agent runs: the policy decides what may run; this is
 //! about what an allowed command can then do.
 //!
+//! What every platform shares:
 //! - [`env`]: commands and checks get the runner's environment without the
 //!   variables that look like secrets, unless a task passes them on.
 //! - [`redact`]: the values of those variables, and well-known token shapes,
@@ -9,33 +10,55 @@
 //!   value a secret from then on.
 //! - [`daemons`]: the sockets through which a confined command could have
 //!   a daemon act for it, outside the sandbox.
-//! - [`sandbox`]: on Linux, Landlock lets commands write only inside the
-//!   task's workspace copy and its private temp folder; seccomp can cut the
-//!   network; rlimits bound CPU time and memory. All of it is prepared in
-//!   the runner and applied in the child between `fork` and `exec` with
-//!   plain system calls.
-//!   Landlock's ABI and the ruleset are [`landlock`]'s.
-//! - [`pids`]: a pids cgroup of the task's own bounds how many processes
-//!   its commands may have (a fork bomb stays bounded), where a task asks
-//!   for it and the machine lets the runner make one.
-//! - [`supervisor`]: behind the sandbox, the runner decides each `connect`
-//!   of a confined command (the proxy by address and port; Unix sockets
-//!   only inside the task's folders).
+//! - [`settings`]: a task's `sandbox:` and `limits:`; [`hidden`]: the
+//!   original workspace commands may not read.
+//! - [`seatbelt`]: the macOS profile of a task, as text (generated on
+//!   every platform, so that `runner sandbox --platform macos --print`
+//!   and its golden tests work anywhere).
+//! - [`commands`]: everything a task's commands run under, and [`spawn`]:
+//!   starting one under it.
+//!
+//! What each platform does, in `os` (one of three files with the same
+//! API, chosen at build time):
+//! - `linux/`: Landlock, seccomp, the supervisor behind them (with the
+//!   exec wall, `exec_guard`: an exec decided against the policy's `Bash`
+//!   deny rules), a pids cgroup for the process bound.
+//! - `macos.rs`: Seatbelt (`sandbox-exec` with the [`seatbelt`] profile).
+//! - `portable.rs`: no OS sandbox (other platforms, and a build with
+//!   `--cfg runner_portable` or the `portable` feature on any): decisions
+//!   stay as strict as with no backstop.
+//!
+//! Nothing outside this module names a platform but the few files that
+//! must (`pidfd`, `workspace::open`'s `openat2`).
 
 pub mod commands;
 pub mod daemons;
 pub mod env;
-pub mod exec_guard;
-pub mod landlock;
-pub mod pids;
+pub mod hidden;
 pub mod redact;
-pub mod sandbox;
-mod seccomp;
-pub mod supervisor;
+pub mod seatbelt;
+pub mod settings;
+pub mod spawn;
 pub mod vars;
+
+#[cfg(all(target_os = "linux", not(runner_portable)))]
+#[path = "linux/mod.rs"]
+mod os;
+#[cfg(all(target_os = "macos", not(runner_portable)))]
+#[path = "macos.rs"]
+mod os;
+#[cfg(any(runner_portable, not(any(target_os = "linux", target_os = "macos"))))]
+#[path = "portable.rs"]
+mod os;
+#[cfg(any(runner_portable, not(target_os = "linux")))]
+mod unsupervised;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
-pub use landlock::HiddenTree;
+pub use hidden::HiddenTree;
+#[cfg(feature = "test-tools")]
+pub use os::confine_std;
+pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
-pub use sandbox::{Confinement, SandboxError, SandboxMode, SandboxSettings};
+pub use settings::{SandboxError, SandboxMode, SandboxSettings};
+pub use spawn::{ConfinedCommand, ExecRefusal};

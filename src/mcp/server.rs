@@ -36,12 +36,12 @@ pub struct ServerTool {
 
 /// A stdio server's process group, temp folder (`TMPDIR`) and process
 /// bound, kept as long as it runs (what is left in the bound when the
-/// server is dropped is killed: see `contain::pids`).
+/// server is dropped is killed: see `contain`'s Linux `pids`).
 type StdioProcess = (
     Arc<GroupGuard>,
     tempfile::TempDir,
     crate::cleanup::Registered,
-    Option<Arc<crate::contain::pids::PidsCgroup>>,
+    Option<Arc<crate::contain::ProcessBound>>,
 );
 
 /// A running server.
@@ -210,7 +210,11 @@ impl McpServer {
         };
         let (confine, sandbox) = crate::contain::Confinement::new(&settings, &writable)
             .map_err(McpStartError::Sandbox)?;
-        let mut cmd = tokio::process::Command::new(&spec.command);
+        let pids = confine.as_ref().and_then(|c| c.pids());
+        let confine = confine.map(Arc::new);
+        let mut confined = crate::contain::ConfinedCommand::new(confine.as_ref(), &spec.command)
+            .map_err(io(format!("supervising {}", spec.command)))?;
+        let cmd = &mut confined.cmd;
         cmd.args(&spec.args)
             .current_dir(spec.cwd.as_deref().unwrap_or(default_cwd))
             .env_clear()
@@ -237,31 +241,12 @@ impl McpServer {
         // The task's span, when the run is traced: the server's own spans
         // join the run's trace.
         cmd.envs(crate::telemetry::context::propagation_env());
-        // The supervisor's thread for the server, when it runs.
-        let mut supervised = match &confine {
-            Some(c) => c
-                .supervise()
-                .map_err(io(format!("supervising {}", spec.command)))?,
-            None => None,
-        };
-        let pids = confine.as_ref().and_then(|c| c.pids());
-        if let Some(c) = confine {
-            let channel = supervised.as_ref().map_or(-1, |s| s.child_fd());
-            // SAFETY: `apply_with` makes only system calls (no allocation,
-            // no locks), which is what may run between fork and exec.
-            unsafe {
-                cmd.pre_exec(move || c.apply_with(channel));
-            }
-        }
         if let Some(dir) = log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let log_file = std::fs::File::create(&log).map_err(io(format!("log {}", log.display())))?;
         cmd.stderr(log_file);
-        let spawned = cmd.spawn();
-        if let Some(s) = &mut supervised {
-            s.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
-        }
+        let spawned = confined.spawn();
         let mut child = spawned.map_err(|source| McpStartError::Spawn {
             command: spec.command.clone(),
             source,

@@ -7,7 +7,7 @@
 //! link-local addresses (cloud metadata services) after resolution unless
 //! a rule names the address: a name that resolves to `127.0.0.1` is not
 //! a way in. The sandbox makes the proxy the only way out for commands
-//! (see `contain::sandbox`).
+//! (see `contain`'s Linux sandbox).
 
 pub mod admit;
 pub mod log;

@@ -111,7 +111,7 @@ pub fn watch_signals(cancel: Cancel) {
                 }
                 eprintln!("runner: {name} again: exiting now");
                 crate::process::kill_all_groups();
-                crate::contain::pids::remove_all();
+                crate::contain::remove_leftovers();
                 if !crate::cleanup::remove_all(std::time::Duration::from_secs(1)) {
                     eprintln!("runner: some temporary folders could not be removed in time");
                 }

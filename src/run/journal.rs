@@ -369,7 +369,9 @@ impl crate::engine::TurnLog for TaskJournal<'_> {
         let spawned = std::thread::Builder::new()
             .name("runner-journal".into())
             .spawn(move || {
-                // SAFETY: plain system calls about this thread.
+                // SAFETY: plain system calls about this thread (a thread's
+                // own priority is Linux's; elsewhere it keeps the runner's).
+                #[cfg(target_os = "linux")]
                 unsafe {
                     libc::setpriority(libc::PRIO_PROCESS as _, libc::gettid() as _, 10);
                 }

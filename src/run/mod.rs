@@ -25,5 +25,5 @@ pub use outputs::{write_report_html, write_run_outputs, write_run_reports, write
 pub use resume::resumable;
 pub use schedule::run_tasks;
 pub use shard::{Shard, in_shard, shard_of};
-pub(crate) use task::CopyPlan;
+pub(crate) use task::{CopyPlan, Prepared};
 pub use task::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry, unstarted};

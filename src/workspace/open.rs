@@ -33,12 +33,7 @@ impl RootFd {
             .get_or_init(|| {
                 let c = c_path(root.as_os_str()).ok()?;
                 // SAFETY: a valid C string; the fd is owned below.
-                let fd = unsafe {
-                    libc::open(
-                        c.as_ptr(),
-                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                    )
-                };
+                let fd = unsafe { libc::open(c.as_ptr(), DIR_FLAGS) };
                 // SAFETY: a fresh descriptor nobody else owns.
                 (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
             })
@@ -70,8 +65,22 @@ fn c_path(p: &std::ffi::OsStr) -> std::io::Result<CString> {
     CString::new(p.as_bytes()).map_err(|_| std::io::ErrorKind::InvalidInput.into())
 }
 
+/// How a folder on the way is opened: only as a place (`O_PATH`) where
+/// Linux has it.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: i32 = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// `openat2` exists on Linux only: elsewhere the callers fall back.
+#[cfg(not(target_os = "linux"))]
+fn openat2_beneath(_dir: i32, _rel: &Path, _flags: i32) -> Option<std::io::Result<OwnedFd>> {
+    None
+}
+
 /// `openat2` relative to `dir` with no symlinks and no escape; `None` when
 /// the kernel has no `openat2` (or a filter hides it).
+#[cfg(target_os = "linux")]
 fn openat2_beneath(dir: i32, rel: &Path, flags: i32) -> Option<std::io::Result<OwnedFd>> {
     let c = match c_path(rel.as_os_str()) {
         Ok(c) => c,
@@ -136,8 +145,7 @@ pub fn write_beneath(
         // SAFETY: valid fd and C string. An existing entry is fine here:
         // openat2 below checks what it is.
         unsafe { libc::mkdirat(at, c.as_ptr(), 0o777) };
-        let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-        match openat2_beneath(at, Path::new(part), flags) {
+        match openat2_beneath(at, Path::new(part), DIR_FLAGS) {
             Some(fd) => cur = Some(fd?),
             None => return super::atomic_write(real, bytes),
         }

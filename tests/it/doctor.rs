@@ -42,6 +42,7 @@ fn backstop(r: &Value, name: &str) -> (bool, String) {
 fn this_machine_holds_every_backstop_and_the_json_is_its_schema() {
     let r = report(&[]);
     assert_eq!(r["platform"], "linux");
+    assert_eq!(r["sandbox"], "landlock");
     assert!(r["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{r}");
     assert!(r["landlock_abi"].as_u64().unwrap() >= 6, "{r}");
     assert_eq!(r["seccomp_notify"], true);
@@ -187,4 +188,63 @@ fn sandbox_runs_a_command_in_the_tasks_copy_and_walls() {
     );
     let nothing = sandbox(&[]);
     assert_eq!(nothing.status.code(), Some(2));
+}
+
+#[test]
+fn sandbox_prints_the_macos_profile_of_the_tasks_copy_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        "prompt: p\nworkspace: ws\nscript: []\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Edit(.github/**)\", \"Read(./.env)\", \"Bash(git push:*)\"]\n  network:\n    allow: [example.com]\n",
+    );
+    let out = runner()
+        .current_dir(d)
+        .args(["sandbox", "t.yaml", "--platform", "macos", "--print"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let profile = String::from_utf8_lossy(&out.stdout);
+    assert!(profile.starts_with("(version 1)\n"), "{profile}");
+    // The copy (a temp folder) is writable, the original unreadable.
+    let copy = profile
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("(subpath \"")?.strip_suffix("\")"))
+        .unwrap();
+    assert!(copy.contains("runner-ws-"), "{profile}");
+    assert!(
+        profile.contains(&format!("(deny file-write* (subpath \"{copy}/.github\"))")),
+        "{profile}"
+    );
+    assert!(
+        profile.contains(&format!("(deny file-write* (subpath \"{copy}/.env\"))")),
+        "{profile}"
+    );
+    let original = std::fs::canonicalize(d.join("ws")).unwrap();
+    assert!(
+        profile.contains(&format!(
+            "(deny file-read* file-write* (subpath \"{}\"))",
+            original.display()
+        )),
+        "{profile}"
+    );
+    assert!(
+        profile.contains("(remote ip \"localhost:PORT\")"),
+        "{profile}"
+    );
+    assert!(profile.contains(";   deny Bash(git push:*)"), "{profile}");
+    // A command runs under this machine's sandbox only.
+    let refused = runner()
+        .current_dir(d)
+        .args(["sandbox", "t.yaml", "--platform", "macos", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("give --print alone"),
+        "{}",
+        stderr(&refused)
+    );
 }

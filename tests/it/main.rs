@@ -37,6 +37,7 @@ mod readme;
 mod reports;
 mod responses_api;
 mod resume;
+mod seatbelt;
 mod service_tiers;
 mod shell_differential;
 mod start;

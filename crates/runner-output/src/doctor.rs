@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 pub struct DoctorReport {
     /// `linux`, `macos`, `windows` ...
     pub platform: String,
+    /// What sandboxes commands here: `landlock` (Linux), `seatbelt`
+    /// (macOS), or `none` (no OS sandbox: the kernel offers none, or a
+    /// portable build).
+    #[serde(default)]
+    pub sandbox: String,
     /// The kernel's release (`uname -r`).
     pub kernel: String,
     /// Landlock's ABI version; absent when the kernel offers none.

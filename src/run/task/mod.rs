@@ -74,7 +74,7 @@ use crate::report::progress::{Fanout, TaskEvents};
 use crate::task::Task;
 
 pub use options::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry};
-pub(crate) use workspace::CopyPlan;
+pub(crate) use workspace::{CopyPlan, Prepared};
 
 use admit::admit;
 use attempts::attempts;

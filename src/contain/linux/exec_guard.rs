@@ -41,16 +41,7 @@ use std::sync::{Arc, OnceLock};
 
 use runner_policy::{Family, PolicySet, Signature};
 
-/// A refused exec, as the tool call records it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ExecRefusal {
-    pub argv: Vec<String>,
-    /// `deny Bash(git push:*)`.
-    pub rule: String,
-    pub policy: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
-}
+pub use crate::contain::ExecRefusal;
 
 /// A denied program's executable.
 #[derive(Debug)]

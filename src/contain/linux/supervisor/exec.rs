@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use super::connect::still_valid;
 use super::memory::{read_argv, read_cstring};
 use super::rules::Answer;
-use crate::contain::exec_guard::{ExecGuard, ExecRefusal};
+use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
 
 /// Decides one `execve`/`execveat` against the policy's program denies.
 pub(super) fn decide_exec(

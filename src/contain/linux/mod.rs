@@ -1,4 +1,4 @@
-//! The Linux sandbox for bash commands and checks.
+//! The Linux sandbox for commands, checks, hooks and MCP stdio servers.
 //!
 //! Landlock (kernel 5.13+) limits writes to the task's workspace copy, its
 //! private temp folder, `/dev/null` and the paths a task adds; everything
@@ -11,73 +11,39 @@
 //! The ruleset and the filter are built in the runner ([`Confinement::new`]);
 //! the child only makes system calls ([`Confinement::apply`]), which is what
 //! may safely run between `fork` and `exec` in a threaded program.
-//! Landlock's ABI and the ruleset are [`super::landlock`]'s, the seccomp
-//! filters [`super::seccomp`]'s, the supervisor behind them
-//! [`super::supervisor`]'s; this file puts them together per task and
-//! says what holds.
+//! Landlock's ABI and the ruleset are [`landlock`]'s, the seccomp
+//! filters [`seccomp`]'s, the supervisor behind them [`supervisor`]'s,
+//! the task's process bound [`pids`]'s; this file puts them together per
+//! task and says what holds.
 
+pub mod doctor;
+pub mod exec_guard;
+pub mod landlock;
+pub mod pids;
+mod seccomp;
+pub mod supervisor;
+
+use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::exec_guard::ExecGuard;
-use super::landlock::{HiddenTree, Net, NoLandlock, build_ruleset, landlock_abi};
-use super::supervisor::{IpRule, Rules, Supervised};
+use self::exec_guard::ExecGuard;
+use self::landlock::{Net, build_ruleset, landlock_abi};
+pub use self::supervisor::Supervised as Watch;
+use self::supervisor::{IpRule, Rules};
+use super::{HiddenTree, SandboxError, SandboxMode, SandboxSettings};
 
-/// `sandbox:` modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SandboxMode {
-    /// Sandbox where the kernel can; otherwise run unsandboxed and say so.
-    #[default]
-    BestEffort,
-    /// Fail the task where the kernel cannot sandbox.
-    Required,
-    Off,
-}
+/// What sandboxes commands here (`runner doctor`'s `sandbox`).
+pub const SANDBOX: &str = "landlock";
 
-/// A task's `sandbox:` and `limits:`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SandboxSettings {
-    pub mode: SandboxMode,
-    /// Whether commands may use the network (default true).
-    pub network: bool,
-    /// The runner's proxy (`network:` rules): commands may connect to this
-    /// port only, where the kernel's Landlock has network rules (ABI 4+);
-    /// elsewhere they get no network at all.
-    pub proxy_port: Option<u16>,
-    /// More folders commands may write (absolute, or relative to the task
-    /// file; `~/` is the home folder).
-    pub write: Vec<PathBuf>,
-    /// RLIMIT_CPU, seconds.
-    pub cpu_seconds: Option<u64>,
-    /// RLIMIT_AS, bytes.
-    pub memory_bytes: Option<u64>,
-    /// Most processes (and threads) the task's commands may have at once
-    /// (a pids cgroup, see [`super::pids`]); `None`: no bound.
-    pub processes: Option<u64>,
-}
+/// What keeps a task's process bound alive (see [`pids`]).
+pub type ProcessBound = pids::PidsCgroup;
 
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        Self {
-            mode: SandboxMode::BestEffort,
-            network: true,
-            proxy_port: None,
-            write: Vec::new(),
-            cpu_seconds: None,
-            memory_bytes: None,
-            processes: None,
-        }
-    }
-}
-
-/// Why the sandbox could not be prepared.
-#[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
-    #[error("sandbox: required, but {0}")]
-    Required(NoLandlock),
-    #[error("cannot build the Landlock ruleset: {0}")]
-    Ruleset(std::io::Error),
+/// Removes what the sandbox left on the machine (the tasks' cgroups), on a
+/// hurried exit.
+pub fn remove_leftovers() {
+    pids::remove_all();
 }
 
 /// What a child applies to itself before `exec`.
@@ -94,7 +60,9 @@ pub struct Confinement {
     /// (see [`super::supervisor`]), and its filter.
     supervisor: Option<(Arc<Rules>, Vec<libc::sock_filter>)>,
     /// The task's process bound, which each command joins.
-    pids: Option<Arc<super::pids::PidsCgroup>>,
+    pids: Option<Arc<pids::PidsCgroup>>,
+    /// `network: false`: the network programs' deny rules have a wall.
+    network_off: bool,
 }
 
 impl Confinement {
@@ -127,7 +95,7 @@ impl Confinement {
         {
             (None, String::new())
         } else {
-            super::pids::bound(settings.processes)
+            pids::bound(settings.processes)
         };
         // `network:` rules hold even where nothing else is confined:
         // without Landlock's network rules, by no network at all.
@@ -146,7 +114,7 @@ impl Confinement {
         let abi = match landlock_abi() {
             Ok(a) => a,
             Err(why) if settings.mode == SandboxMode::Required => {
-                return Err(SandboxError::Required(why));
+                return Err(SandboxError::Required(why.to_string()));
             }
             Err(why) => {
                 let note = off_for_rules("without Landlock");
@@ -164,20 +132,20 @@ impl Confinement {
             _ if settings.network => Net::On,
             _ => Net::Off,
         };
-        let ruleset = build_ruleset(abi, writable, hidden, &net).map_err(SandboxError::Ruleset)?;
+        let ruleset = build_ruleset(abi, writable, hidden, &net).map_err(SandboxError::Prepare)?;
         let filter = match net {
             Net::On => Vec::new(),
-            Net::Proxy(_) => super::seccomp::socket_filter(true),
-            Net::Off | Net::OffForRules => super::seccomp::socket_filter(false),
+            Net::Proxy(_) => seccomp::socket_filter(true),
+            Net::Off | Net::OffForRules => seccomp::socket_filter(false),
         };
-        let supervisor = match super::supervisor::available() {
+        let supervisor = match supervisor::available() {
             Ok(()) => {
                 let ip = match net {
                     Net::Proxy(port) => IpRule::Proxy(port),
                     _ => IpRule::Any,
                 };
                 let rules = Arc::new(Rules::new(ip, writable, abi < 6));
-                let filter = super::supervisor::filter(&rules);
+                let filter = supervisor::filter(&rules);
                 Some((rules, filter))
             }
             Err(why) => {
@@ -185,7 +153,7 @@ impl Confinement {
                 None
             }
         };
-        let supervised = match (&supervisor, super::supervisor::available()) {
+        let supervised = match (&supervisor, supervisor::available()) {
             (Some(_), _) => match net {
                 Net::Proxy(port) => format!(
                     "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
@@ -235,6 +203,7 @@ impl Confinement {
                 hides: hidden.is_some(),
                 supervisor,
                 pids,
+                network_off: !settings.network,
             }),
             description,
         ))
@@ -248,10 +217,10 @@ impl Confinement {
         d: String,
         no_network: bool,
         rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
-        pids: Option<Arc<super::pids::PidsCgroup>>,
+        pids: Option<Arc<pids::PidsCgroup>>,
     ) -> (Option<Confinement>, String) {
         let filter = if no_network {
-            super::seccomp::socket_filter(false)
+            seccomp::socket_filter(false)
         } else {
             Vec::new()
         };
@@ -264,6 +233,7 @@ impl Confinement {
                 hides: false,
                 supervisor: None,
                 pids,
+                network_off: false,
             });
         (c, d)
     }
@@ -279,12 +249,13 @@ impl Confinement {
             hides: false,
             supervisor: None,
             pids: None,
+            network_off: false,
         }
     }
 
     /// The task's process bound, for whatever must keep it as long as the
     /// processes that joined it run.
-    pub fn pids(&self) -> Option<Arc<super::pids::PidsCgroup>> {
+    pub fn pids(&self) -> Option<Arc<pids::PidsCgroup>> {
         self.pids.clone()
     }
 
@@ -315,12 +286,32 @@ impl Confinement {
         self
     }
 
+    /// The same confinement, with the supervisor deciding execs against
+    /// `policy`'s program denies (where it runs), the programs looked up
+    /// on `path` (the commands' `PATH`). Deny rules with a wall already
+    /// (`no_new_privs` under Landlock, the network switch) cost the execs
+    /// nothing.
+    pub fn with_policy(self, policy: &Arc<runner_policy::PolicySet>, path: Option<&str>) -> Self {
+        if !self.supervises() {
+            return self;
+        }
+        let walls = runner_policy::Backstops {
+            confined: true,
+            network_off: self.network_off,
+            ..Default::default()
+        };
+        match ExecGuard::new(policy.clone(), path, walls) {
+            Some(g) => self.with_exec(Arc::new(g)),
+            None => self,
+        }
+    }
+
     /// The same confinement, with the supervisor deciding execs with
     /// `guard` too (where the supervisor runs).
-    pub fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {
+    fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {
         if let Some((rules, _)) = &self.supervisor {
             let rules = Arc::new(rules.with_exec(guard));
-            let filter = super::supervisor::filter(&rules);
+            let filter = supervisor::filter(&rules);
             self.supervisor = Some((rules, filter));
             self.description
                 .push_str("; execs decided against the policy's program denies (supervisor)");
@@ -328,15 +319,28 @@ impl Confinement {
         self
     }
 
-    /// Prepares one spawn: where the supervisor runs, the thread that will
-    /// serve the child's listener (give [`Supervised::child_fd`] to
-    /// [`Confinement::apply_with`], and call [`Supervised::spawned`] once
-    /// the child is started).
-    pub fn supervise(&self) -> std::io::Result<Option<Supervised>> {
-        match &self.supervisor {
-            Some((rules, _)) => Supervised::start(rules.clone()).map(Some),
-            None => Ok(None),
+    /// `program`, ready to start under this confinement (the caller adds
+    /// its arguments and the rest): the confinement applied in the child
+    /// before `exec`, and, where the supervisor runs, the thread that will
+    /// serve the child's listener (tell it the child's id with
+    /// [`Watch::spawned`] once started).
+    pub fn command(
+        self: &Arc<Self>,
+        program: &OsStr,
+    ) -> std::io::Result<(tokio::process::Command, Option<Watch>)> {
+        let watch = match &self.supervisor {
+            Some((rules, _)) => Some(Watch::start(rules.clone())?),
+            None => None,
+        };
+        let mut cmd = tokio::process::Command::new(program);
+        let channel = watch.as_ref().map_or(-1, |s| s.child_fd());
+        let c = self.clone();
+        // SAFETY: `apply_with` makes only system calls (no allocation, no
+        // locks), which is what may run between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || c.apply_with(channel));
         }
+        Ok((cmd, watch))
     }
 
     /// Applies the confinement to the calling process. Only system calls:
@@ -389,7 +393,7 @@ impl Confinement {
             }
             if let Some((_, filter)) = &self.supervisor {
                 if supervisor >= 0 {
-                    super::supervisor::install_in_child(filter, supervisor)?;
+                    supervisor::install_in_child(filter, supervisor)?;
                 } else {
                     install_filter(filter)?;
                 }
@@ -397,6 +401,29 @@ impl Confinement {
         }
         Ok(())
     }
+}
+
+/// Confines `cmd` (a test's process): writes only in `writable` (and
+/// `/dev/null`), no network; the error when the kernel cannot.
+#[cfg(feature = "test-tools")]
+pub fn confine_std(
+    cmd: &mut std::process::Command,
+    writable: &[PathBuf],
+) -> Result<String, SandboxError> {
+    use std::os::unix::process::CommandExt;
+    let settings = SandboxSettings {
+        mode: SandboxMode::Required,
+        network: false,
+        ..SandboxSettings::default()
+    };
+    let (c, description) = Confinement::new(&settings, writable)?;
+    let c = c.ok_or_else(|| SandboxError::Required(description.clone()))?;
+    // SAFETY: `apply` makes only system calls (no allocation, no locks),
+    // which is what may run between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || c.apply());
+    }
+    Ok(description)
 }
 
 /// Installs a seccomp program on the calling thread (with `no_new_privs`

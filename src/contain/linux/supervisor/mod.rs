@@ -51,8 +51,8 @@ mod procs;
 mod rules;
 mod signal;
 
-use super::exec_guard::ExecRefusal;
 use super::seccomp::{self, Op};
+use crate::contain::ExecRefusal;
 use connect::decide_connect;
 use exec::decide_exec;
 use rules::Answer;

@@ -162,7 +162,7 @@ mod tests {
         let mut cmd = std::process::Command::new("python3");
         cmd.args(["-c", script]);
         if let Some(f) = filter {
-            let c = crate::contain::sandbox::Confinement::with_filter(f);
+            let c = crate::contain::Confinement::with_filter(f);
             // SAFETY: `apply` makes system calls only.
             unsafe { cmd.pre_exec(move || c.apply()) };
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::contain::exec_guard::ExecGuard;
+use crate::contain::os::exec_guard::ExecGuard;
 
 /// Which IP connections a supervised command may make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

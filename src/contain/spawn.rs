@@ -1,0 +1,62 @@
+//! Starting a command under a task's confinement: one call on every
+//! platform, so that the callers (the bash tool, checks and hooks, MCP
+//! stdio servers, `runner sandbox`) name none. On Linux the confinement
+//! is applied in the child before `exec` and the supervisor watches it; on
+//! macOS the program is started by `sandbox-exec` with the task's profile;
+//! in a portable build it starts as it is.
+
+use std::ffi::OsStr;
+use std::sync::Arc;
+
+use super::Confinement;
+use super::os::Watch;
+
+/// A command to start confined: set its arguments, folder, environment
+/// and pipes on [`ConfinedCommand::cmd`], then [`ConfinedCommand::spawn`].
+pub struct ConfinedCommand {
+    pub cmd: tokio::process::Command,
+    watch: Option<Watch>,
+}
+
+impl ConfinedCommand {
+    /// `program` under `confine` (`None`: as it is).
+    pub fn new(
+        confine: Option<&Arc<Confinement>>,
+        program: impl AsRef<OsStr>,
+    ) -> std::io::Result<Self> {
+        let (cmd, watch) = match confine {
+            Some(c) => c.command(program.as_ref())?,
+            None => (tokio::process::Command::new(program), None),
+        };
+        Ok(Self { cmd, watch })
+    }
+
+    /// Starts it, and tells the supervisor (where it runs) which process
+    /// it watches.
+    pub fn spawn(&mut self) -> std::io::Result<tokio::process::Child> {
+        let spawned = self.cmd.spawn();
+        if let Some(w) = &mut self.watch {
+            w.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
+        }
+        spawned
+    }
+
+    /// The execs the supervisor refused so far.
+    pub fn exec_refusals(&self) -> Vec<ExecRefusal> {
+        self.watch
+            .as_ref()
+            .map(Watch::exec_refusals)
+            .unwrap_or_default()
+    }
+}
+
+/// A refused exec, as the tool call records it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExecRefusal {
+    pub argv: Vec<String>,
+    /// `deny Bash(git push:*)`.
+    pub rule: String,
+    pub policy: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
