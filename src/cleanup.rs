@@ -96,9 +96,7 @@ fn claim(dir: &Path) -> Option<std::fs::File> {
 
 /// Takes `file`'s exclusive lock without waiting; whether it got it.
 fn lock(file: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a plain system call on an open descriptor.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    crate::sys::try_lock(file)
 }
 
 impl Drop for Registered {
@@ -161,13 +159,11 @@ impl Sweeper {
 /// no process holds a lock on. Never follows a link, never touches
 /// another user's files.
 pub fn sweep(root: &Path, settled: Duration) -> Swept {
-    use std::os::unix::fs::MetadataExt;
     let mut swept = Swept::default();
     let Ok(entries) = std::fs::read_dir(root) else {
         return swept;
     };
-    // SAFETY: a plain system call.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::euid();
     for e in entries.flatten() {
         let name = e.file_name();
         let Some(dir_name) = name
@@ -190,7 +186,7 @@ pub fn sweep(root: &Path, settled: Duration) -> Swept {
         }
         let dir = root.join(dir_name);
         let is_ours = std::fs::symlink_metadata(&dir)
-            .map(|m| m.is_dir() && m.uid() == me)
+            .map(|m| m.is_dir() && crate::sys::owner(&m) == me)
             .unwrap_or(false);
         if is_ours {
             if std::fs::remove_dir_all(&dir).is_err() {
@@ -206,10 +202,9 @@ pub fn sweep(root: &Path, settled: Duration) -> Swept {
 /// Whether `path` is a regular file (not a link) of user `me`, unchanged
 /// for `older` at least: the only files a sweep may judge.
 fn old_file_of(path: &Path, me: u32, older: Duration) -> bool {
-    use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).is_ok_and(|meta| {
         meta.is_file()
-            && meta.uid() == me
+            && crate::sys::owner(&meta) == me
             && meta
                 .modified()
                 .ok()
@@ -224,8 +219,7 @@ fn old_file_of(path: &Path, me: u32, older: Duration) -> bool {
 /// writing a transcript or a report leaves one. Regular files of this user
 /// only; nothing else is touched.
 fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
-    // SAFETY: a plain system call.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::euid();
     let mut removed = Vec::new();
     let mut dirs = vec![out.to_path_buf()];
     if let Ok(entries) = std::fs::read_dir(out) {

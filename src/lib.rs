@@ -22,6 +22,7 @@ pub(crate) mod process;
 pub mod provider;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod sys;
 pub use run::decide_exit;
 pub mod task;
 pub mod telemetry;

@@ -137,12 +137,7 @@ pub fn kill_all_groups() {
 }
 
 fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: plain syscall; ESRCH (already gone) is fine.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
+    crate::sys::kill_group(pgid);
 }
 
 async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
@@ -219,8 +214,8 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    crate::sys::own_group(cmd);
     if let Some(env) = spec.env {
         cmd.env_clear();
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
@@ -271,7 +266,6 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         Ok(Ok(c)) => c,
         _ => Captured::default(),
     };
-    use std::os::unix::process::ExitStatusExt;
     let exec_refusals = confined.exec_refusals();
     Ok(CommandResult {
         exec_refusals,
@@ -280,7 +274,7 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         } else {
             status.and_then(|s| s.code())
         },
-        signal: status.and_then(|s| s.signal()),
+        signal: status.and_then(crate::sys::exit_signal),
         timed_out,
         stdout,
         stderr,

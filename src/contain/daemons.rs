@@ -8,8 +8,6 @@
 //! backstop the policy can count on (see `runner_policy::Backstops`), and
 //! the transcript says why.
 
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// The daemon sockets this process could connect to (they exist, are
@@ -32,8 +30,7 @@ fn candidates() -> Vec<PathBuf> {
     .iter()
     .map(PathBuf::from)
     .collect();
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = crate::sys::uid();
     if uid == 0 {
         // Root may start system units over the system bus.
         out.push("/run/dbus/system_bus_socket".into());
@@ -46,9 +43,9 @@ fn candidates() -> Vec<PathBuf> {
         }
     }
     if let Some(host) = std::env::var_os("DOCKER_HOST")
-        && let Some(path) = host.as_bytes().strip_prefix(b"unix://")
+        && let Some(path) = crate::sys::os_bytes(&host).strip_prefix(b"unix://")
     {
-        out.push(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
+        out.push(PathBuf::from(crate::sys::os_from_bytes(path)));
     }
     out.sort();
     out.dedup();
@@ -59,14 +56,7 @@ fn is_writable_socket(path: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else {
         return false;
     };
-    if !meta.file_type().is_socket() {
-        return false;
-    }
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: a valid NUL-terminated path.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    crate::sys::is_socket(&meta.file_type()) && crate::sys::may_write(path)
 }
 
 #[cfg(test)]

@@ -21,7 +21,11 @@ use super::{HiddenTree, SandboxError, SandboxMode, SandboxSettings};
 pub const SANDBOX: &str = "none";
 
 /// Why there is no sandbox.
+#[cfg(runner_portable)]
 const WHY: &str = "this build has no OS sandbox (a portable build)";
+/// Why there is no sandbox.
+#[cfg(not(runner_portable))]
+const WHY: &str = "the runner has no sandbox on this platform";
 
 /// Never made: [`Confinement::hiding`] always gives `None`.
 #[derive(Debug)]

@@ -220,8 +220,8 @@ impl McpServer {
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        crate::sys::own_group(cmd);
         for var in SAFE_VARS {
             if let Some(v) = std::env::var_os(var) {
                 cmd.env(var, v);

@@ -80,21 +80,14 @@ pub fn decide_exit(code: i32) -> i32 {
 /// process group, removes the temporary copies and folders (waiting a
 /// second at most) and exits at once with 130 (SIGINT) or 143 (SIGTERM).
 pub fn watch_signals(cancel: Cancel) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
+    let Some(mut signals) = crate::sys::StopSignals::listen() else {
         eprintln!("warning: cannot listen for SIGINT/SIGTERM; a cancelled run writes no outputs");
         return;
     };
     tokio::spawn(async move {
         let mut seen = 0;
         loop {
-            let name = tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            };
+            let name = signals.next().await;
             seen += 1;
             if seen == 1 {
                 eprintln!(

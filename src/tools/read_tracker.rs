@@ -6,7 +6,6 @@
 //! clobbering a file it never looked at, or one that a command changed since.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,8 +24,8 @@ fn stamp(path: &Path) -> Option<Stamp> {
 fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     Stamp {
         size: m.len(),
-        mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-        ino: m.ino(),
+        mtime_ns: crate::sys::mtime_ns(m),
+        ino: crate::sys::inode(m),
     }
 }
 

@@ -161,7 +161,7 @@ fn write(root: &Path, p: &Planned) -> std::io::Result<()> {
     }
     if let Some(target) = &new.symlink {
         let _ = std::fs::remove_file(&path);
-        return std::os::unix::fs::symlink(target, &path);
+        return crate::sys::symlink(target, &path);
     }
     if path
         .symlink_metadata()
@@ -170,6 +170,5 @@ fn write(root: &Path, p: &Planned) -> std::io::Result<()> {
         std::fs::remove_file(&path)?;
     }
     atomic_write(&path, &new.bytes)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(new.mode & 0o7777))
+    crate::sys::set_mode(&path, new.mode)
 }

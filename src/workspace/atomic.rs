@@ -41,11 +41,9 @@ fn write(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     if let Some(perms) = existing_perms {
         tmp.as_file().set_permissions(perms)?;
     } else {
-        use std::os::unix::fs::PermissionsExt;
         // tempfile creates 0600; a new file gets the usual 0644 (less umask).
         let mode = 0o666 & !current_umask();
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        crate::sys::set_file_mode(tmp.as_file(), mode)?;
     }
     if durable {
         tmp.as_file().sync_data()?;
@@ -64,15 +62,8 @@ pub fn atomic_write_str(path: &Path, text: &str) -> std::io::Result<()> {
 
 fn current_umask() -> u32 {
     static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *UMASK.get_or_init(|| {
-        // SAFETY: umask is async-signal-safe; we set it back at once. It is
-        // read once, at the first write, before any worker threads write.
-        unsafe {
-            let old = libc::umask(0o022);
-            libc::umask(old);
-            old as u32
-        }
-    })
+    // Read once, at the first write, before any worker threads write.
+    *UMASK.get_or_init(crate::sys::umask)
 }
 
 #[cfg(test)]

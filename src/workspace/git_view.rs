@@ -126,7 +126,6 @@ impl TrackedIgnored {
     /// The paths, relative to the workspace; none when git failed (the
     /// copy is then as it would be without them).
     pub fn finish(mut self) -> Vec<PathBuf> {
-        use std::os::unix::ffi::OsStrExt;
         let Some(child) = self.0.take() else {
             return Vec::new();
         };
@@ -135,7 +134,7 @@ impl TrackedIgnored {
                 .stdout
                 .split(|b| *b == 0)
                 .filter(|p| !p.is_empty())
-                .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+                .map(|p| PathBuf::from(crate::sys::os_from_bytes(p)))
                 .collect(),
             _ => Vec::new(),
         }

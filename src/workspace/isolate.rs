@@ -23,7 +23,6 @@
 //! [`hidden`]'s.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -340,7 +339,7 @@ impl FileContent {
         }
         Ok(FileContent {
             bytes: std::fs::read(path)?,
-            mode: meta.mode(),
+            mode: crate::sys::mode(&meta),
             symlink: None,
         })
     }

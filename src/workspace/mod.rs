@@ -12,6 +12,10 @@ mod diff;
 mod git_config;
 mod git_view;
 mod isolate;
+#[cfg(unix)]
+mod open;
+#[cfg(not(unix))]
+#[path = "open_other.rs"]
 mod open;
 mod paths;
 mod snapshot;

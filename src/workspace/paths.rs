@@ -209,7 +209,6 @@ impl runner_policy::SignaturePaths for Workspace {
 /// absolute folders of `search` (a PATH) is the same file (device and
 /// inode, links followed).
 fn same_program_on_path(path: &Path, search: &std::ffi::OsStr) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
     let name = path.file_name()?.to_str()?;
     let target = std::fs::metadata(path).ok()?;
     let found = std::env::split_paths(search)
@@ -217,9 +216,9 @@ fn same_program_on_path(path: &Path, search: &std::ffi::OsStr) -> Option<String>
         .map(|dir| dir.join(name))
         .find_map(|p| {
             let m = std::fs::metadata(&p).ok()?;
-            (m.is_file() && m.mode() & 0o111 != 0).then_some(m)
+            (m.is_file() && crate::sys::is_executable(&m)).then_some(m)
         })?;
-    (found.dev() == target.dev() && found.ino() == target.ino()).then(|| name.to_string())
+    crate::sys::same_file(&found, &target).then(|| name.to_string())
 }
 
 /// Most dangling links followed by hand before giving up (as the kernel's

@@ -4,7 +4,6 @@
 //! agent touched three files reads three files.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 /// One file's record.
@@ -29,10 +28,7 @@ impl PartialEq for SnapshotEntry {
 
 /// A file's size and mtime in nanoseconds.
 pub fn size_and_mtime(meta: &std::fs::Metadata) -> (u64, i128) {
-    (
-        meta.len(),
-        meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
-    )
+    (meta.len(), crate::sys::mtime_ns(meta))
 }
 
 impl SnapshotEntry {
@@ -41,7 +37,7 @@ impl SnapshotEntry {
         Self {
             size,
             mtime_ns,
-            mode: meta.mode(),
+            mode: crate::sys::mode(meta),
             symlink,
             source: None,
         }

@@ -135,13 +135,12 @@ fn revert(root: &Path, change: &FileChange) -> std::io::Result<()> {
 }
 
 fn restore(path: &Path, old: &FileContent) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     if let Some(target) = &old.symlink {
-        return std::os::unix::fs::symlink(target, path);
+        return crate::sys::symlink(target, path);
     }
     std::fs::write(path, &old.bytes)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(old.mode & 0o7777))
+    crate::sys::set_mode(path, old.mode)
 }

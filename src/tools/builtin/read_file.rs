@@ -2,7 +2,6 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::fs::OpenOptionsExt;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -88,10 +87,7 @@ impl Tool for ReadFile {
         // then asked what it is: one path lookup for both.
         let (real, opened) = if ctx.is_spill_file(std::path::Path::new(shown)) {
             let real = std::path::PathBuf::from(shown);
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&real);
+            let f = crate::sys::open_nonblocking(&real);
             (real, f)
         } else {
             let real = ctx.resolve(shown)?.real;

@@ -150,7 +150,7 @@ pub(super) fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<Snap
     let source = Some(crate::workspace::snapshot::size_and_mtime(&meta));
     if ft.is_symlink() {
         let target = std::fs::read_link(src)?;
-        std::os::unix::fs::symlink(&target, dest)?;
+        crate::sys::symlink(&target, dest)?;
         let m = dest.symlink_metadata()?;
         return Ok(Some(SnapshotEntry {
             source,
