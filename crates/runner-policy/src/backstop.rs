@@ -153,6 +153,26 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_is_backed_by_its_own_backstop_under_confinement_only() {
+        let p = layer("default: allow\nrules:\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\"]\n");
+        let read = &p.rules[0].pattern;
+        let edit = &p.rules[1].pattern;
+        let reads = Backstops {
+            reads: true,
+            confined: true,
+            ..Backstops::default()
+        };
+        assert!(reads.backs_rule(read));
+        assert!(!reads.backs_rule(edit));
+        let unconfined = Backstops {
+            confined: false,
+            ..reads
+        };
+        assert!(!unconfined.backs_rule(read));
+        assert!(!Backstops::default().backs_rule(read));
+    }
+
+    #[test]
     fn each_deny_needs_its_own_backstop() {
         let all = Backstops {
             reads: true,

@@ -369,6 +369,41 @@ impl Pattern {
 mod tests {
     use super::*;
 
+    #[test]
+    fn parse_holds_its_bounds_and_balances_parentheses() {
+        let ok = |t: &str| Pattern::parse(t).is_ok();
+        // Balanced parentheses inside the specifier, and not.
+        assert!(ok("Edit(a(b)c)"));
+        assert!(ok("Bash(echo a(b)c)"));
+        assert!(!ok("Edit(a(b)"));
+        assert!(!ok("Edit(a)b(c)"));
+        assert!(!ok("Bash(a)b(c)"));
+        // A whole rule: at most MAX_RULE_CHARS.
+        let long = |n: usize| format!("Bash({})", "x".repeat(n - 6));
+        assert!(ok(&long(MAX_RULE_CHARS)));
+        assert!(!ok(&long(MAX_RULE_CHARS + 1)));
+        // A path: at most MAX_PATH_RULE_CHARS characters and
+        // MAX_PATH_SEGMENTS segments.
+        let path = |n: usize| format!("Read(a/{})", "b".repeat(n - 2));
+        assert!(ok(&path(MAX_PATH_RULE_CHARS)));
+        assert!(!ok(&path(MAX_PATH_RULE_CHARS + 1)));
+        let segments = |n: usize| format!("Read({})", vec!["d"; n].join("/"));
+        assert!(ok(&segments(MAX_PATH_SEGMENTS)));
+        assert!(!ok(&segments(MAX_PATH_SEGMENTS + 1)));
+        assert!(Pattern::parse("Read(/etc/**)").unwrap().is_absolute_path());
+        assert!(!Pattern::parse("Read(src/**)").unwrap().is_absolute_path());
+    }
+
+    #[test]
+    fn a_deny_rule_names_its_program_by_base_name_and_nothing_else() {
+        let bash = |s: &str| Signature::new(Family::Bash, s);
+        let curl = Pattern::parse("Bash(/usr/bin/curl:*)").unwrap();
+        assert!(curl.matches(&bash("curl -s x"), true));
+        let rm = Pattern::parse("Bash(rm -rf /tmp/x:*)").unwrap();
+        assert!(rm.matches(&bash("rm -rf /tmp/x"), true));
+        assert!(!rm.matches(&bash("rm -rf x"), true));
+    }
+
     fn m(p: &str, s: &str) -> bool {
         let pat = Pattern::parse(p).unwrap();
         let sig = Signature::new(pat.family, s);

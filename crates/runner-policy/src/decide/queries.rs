@@ -95,3 +95,76 @@ impl PolicySet {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Backstops;
+    use crate::load::parse_policy_yaml;
+
+    fn set(rules: &str) -> PolicySet {
+        let yaml = format!("default: allow\nrules:\n{rules}");
+        PolicySet::new(vec![
+            parse_policy_yaml(&yaml, std::path::Path::new("p.yaml")).unwrap(),
+        ])
+    }
+
+    #[test]
+    fn what_a_set_denies_of_paths_and_by_which_rule() {
+        let programs =
+            set("  - deny: [\"Bash(curl:*)\"]\n  - allow: [\"Edit(src/**)\", \"Read(docs/**)\"]\n");
+        let reads = set("  - deny: [\"Read(secrets/**)\"]\n");
+        let edits = set("  - deny: [\"Edit(.github/**)\"]\n");
+        // The built-in credentials layer always denies paths.
+        assert!(programs.denies_paths() && programs.denies_reads());
+        // Only a deny rule on a path counts: not a program's, not an allow.
+        assert!(!programs.rules_deny_paths());
+        assert!(reads.rules_deny_paths() && edits.rules_deny_paths());
+        let source = |s: &PolicySet| s.layers()[0].source.clone();
+        assert_eq!(
+            edits.edit_denied(".github/ci.yml"),
+            Some(("deny Edit(.github/**)".into(), source(&edits)))
+        );
+        // A path denied to reading is denied to editing.
+        assert_eq!(
+            reads.edit_denied("secrets/key"),
+            Some(("deny Read(secrets/**)".into(), source(&reads)))
+        );
+        assert_eq!(edits.edit_denied("src/a.rs"), None);
+        assert_eq!(programs.edit_denied("src/a.rs"), None);
+        assert_eq!(programs.edit_denied("docs/a.md"), None);
+        assert!(reads.rules_deny_reading("secrets/key"));
+        assert!(!reads.rules_deny_reading("src/a.rs"));
+        assert!(!edits.rules_deny_reading(".github/ci.yml"));
+        // The set keeps the backstops it was given.
+        let held = Backstops {
+            reads: true,
+            confined: true,
+            ..Backstops::default()
+        };
+        assert_eq!(reads.clone().with_backstops(held).backstops(), held);
+    }
+
+    fn layer(yaml: &str, file: &str) -> crate::Policy {
+        parse_policy_yaml(yaml, std::path::Path::new(file)).unwrap()
+    }
+
+    #[test]
+    fn of_two_layers_allowing_alike_the_first_is_named() {
+        let allow = "default: deny\nrules:\n  - allow: [\"Bash(ls:*)\"]\n";
+        let set = PolicySet::new(vec![layer(allow, "team.yaml"), layer(allow, "task.yaml")]);
+        let d = set.decide(
+            "bash",
+            crate::Risk::Low,
+            vec![Signature::new(Family::Bash, "ls -l")],
+        );
+        assert_eq!(d.verdict, Verdict::Allow);
+        assert_eq!(d.policy.as_deref(), Some(set.layers()[0].source.as_str()));
+    }
+
+    #[test]
+    fn a_rule_that_can_never_match_fails_the_load() {
+        let never = "default: allow\nrules:\n  - deny: [\"Edit(../outside)\"]\n";
+        assert!(parse_policy_yaml(never, std::path::Path::new("p.yaml")).is_err());
+    }
+}
