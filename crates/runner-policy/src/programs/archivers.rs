@@ -286,4 +286,26 @@ mod tests {
         assert_eq!(ops("gzip -c f"), "read f");
         assert_eq!(ops("gunzip -r d"), "tree-write d");
     }
+
+    /// Each option that names a file, and what only looks like one: a
+    /// first word that is no option cluster, a checkpoint action that runs
+    /// nothing, operands beside `-O` (not under `/dev/stdout`).
+    #[test]
+    fn archive_options_that_name_files() {
+        assert_eq!(ops("tar ./d"), "read ./d");
+        assert_eq!(
+            ops("tar -cf a.tar -X skip.txt d"),
+            "read skip.txt; write a.tar; tree-read d"
+        );
+        assert_eq!(
+            ops("tar -cf a.tar -g snap d"),
+            "write snap a.tar; tree-read d"
+        );
+        assert_eq!(
+            ops("tar -cf a.tar --checkpoint=1 --checkpoint-action=dot d"),
+            "write a.tar; tree-read d"
+        );
+        assert_eq!(ops("tar -t -O -f a.tar x"), "read a.tar x");
+        assert_eq!(ops("zip -m a.zip f"), "read f; write a.zip; tree-write f");
+    }
 }
