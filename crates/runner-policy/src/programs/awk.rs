@@ -149,7 +149,35 @@ fn regex_may_start(prev: Option<&str>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::ops;
+    use super::super::tests::{ops, ops_of};
+
+    /// Comments and strings as awk reads them: what a comment says does
+    /// nothing, the next line does; an escaped quote stays in its string.
+    #[test]
+    fn awk_comments_and_strings() {
+        let awk = |program: &str| ops_of(&["awk", program, "f"]);
+        for (program, want) in [
+            ("# print > \"x\"\n{ print }", "read f"),
+            ("# c\n{ print > \"out\" }", "read f; write out"),
+            ("{ print \"a\\\"b\" > \"out\" }", "read f; write out"),
+            ("{ print \"abc", "read f"),
+            ("{ print } # end", "read f"),
+            ("{ getline line < \"s\" }", "read s f"),
+            ("{ if (x < 5) print }", "read f"),
+            ("NR > 1 { print }", "read f"),
+            ("/a\\/b|c/ { print }", "read f"),
+            ("/abc", "read f"),
+        ] {
+            assert_eq!(awk(program), want, "{program:?}");
+        }
+        for program in [
+            "{ getline < $2 }",
+            "{ getline line < $2 }",
+            "{ print > $2 }",
+        ] {
+            assert!(awk(program).starts_with("opaque"), "{program:?}");
+        }
+    }
 
     #[test]
     fn awk_programs() {

@@ -226,7 +226,12 @@ pub(super) mod tests {
     /// A command's model in words: `read a b; write c; tree-read d`, or
     /// `opaque: why`.
     pub(crate) fn ops(cmd: &str) -> String {
-        let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        ops_of(&cmd.split_whitespace().collect::<Vec<_>>())
+    }
+
+    /// [`ops`] of words as given (a word may hold spaces and newlines).
+    pub(crate) fn ops_of(words: &[&str]) -> String {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         let o = file_operands(&words[0], &words[1..]);
         if let Some(why) = o.opaque {
             return format!("opaque: {why}");
