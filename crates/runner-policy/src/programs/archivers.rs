@@ -307,5 +307,6 @@ mod tests {
         );
         assert_eq!(ops("tar -t -O -f a.tar x"), "read a.tar x");
         assert_eq!(ops("zip -m a.zip f"), "read f; write a.zip; tree-write f");
+        assert_eq!(ops("zstd f -o out.zst"), "write f out.zst");
     }
 }

@@ -167,6 +167,11 @@ mod tests {
             ("NR > 1 { print }", "read f"),
             ("/a\\/b|c/ { print }", "read f"),
             ("/abc", "read f"),
+            ("{ print (1 > 2) }", "read f"),
+            ("{ print; y = x > \"b\" }", "read f"),
+            ("{ print $system }", "read f"),
+            ("{ print _x > \"o\" }", "read f; write o"),
+            ("{ print $1 > \"o\" }", "read f; write o"),
         ] {
             assert_eq!(awk(program), want, "{program:?}");
         }
