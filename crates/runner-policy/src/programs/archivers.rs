@@ -211,8 +211,9 @@ pub(super) fn unzip(args: &[String]) -> FileOperands {
 /// decompressed) form unless the output goes to stdout.
 pub(super) fn compressor(args: &[String]) -> FileOperands {
     let opts = Options {
-        short_values: "SbBTM",
+        short_values: "SbBTMo",
         long_values: &[
+            "--output",
             "--suffix",
             "--threads",
             "--memlimit",
@@ -307,6 +308,9 @@ mod tests {
         );
         assert_eq!(ops("tar -t -O -f a.tar x"), "read a.tar x");
         assert_eq!(ops("zip -m a.zip f"), "read f; write a.zip; tree-write f");
-        assert_eq!(ops("zstd f -o out.zst"), "write f out.zst");
+        assert_eq!(ops("zstd f -o out.zst"), "write out.zst f");
+        // `-o FILE` is written even where the operands are only read.
+        assert_eq!(ops("zstd -c -o out.zst f"), "read f; write out.zst");
+        assert_eq!(ops("zstd -c --output out.zst f"), "read f; write out.zst");
     }
 }
