@@ -94,7 +94,7 @@ impl GroupGuard {
     /// Kills the group now, unless retired (it is also killed when dropped).
     pub fn kill(&self) {
         if !self.retired.load(std::sync::atomic::Ordering::Acquire) {
-            kill_group(self.pgid);
+            crate::sys::kill_group(self.pgid);
         }
     }
 
@@ -132,12 +132,8 @@ pub fn kill_all_groups() {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     for pgid in groups {
-        kill_group(pgid);
+        crate::sys::kill_group(pgid);
     }
-}
-
-fn kill_group(pgid: i32) {
-    crate::sys::kill_group(pgid);
 }
 
 async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {

@@ -163,35 +163,27 @@ impl Platform {
     }
 }
 
-/// The Seatbelt profile a macOS run of `task` would get, for this copy's
-/// folders. The proxy's port is chosen when a run starts: `PORT` here.
+/// The Seatbelt profile a macOS run of the task would get, for this
+/// copy's folders. The proxy's port is chosen when a run starts: `PORT`
+/// here.
 fn seatbelt_profile(
     sandbox: &crate::contain::SandboxSettings,
     writable: &[PathBuf],
     ready: &crate::run::Prepared,
 ) -> Result<String, CliError> {
+    use crate::contain::seatbelt::Network;
     use crate::contain::seatbelt::{Spec, render};
     let policy = &ready.policy;
-    let mut settings = sandbox.clone();
-    let network_rules = policy.has_network_rules();
-    if network_rules {
-        settings.proxy_port = Some(0);
+    let mut spec = Spec::new(sandbox, writable, ready.hidden.as_ref());
+    // A run's proxy, whose port is chosen when the run starts.
+    if policy.has_network_rules() && sandbox.network {
+        spec.network = Some(Network::Proxy(None));
     }
-    let mut spec = Spec::new(&settings, writable, ready.hidden.as_ref());
     let path = ready.ctx.env.as_deref().and_then(|vars| {
         vars.iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str())
     });
     spec.add_policy(policy, path);
-    let profile = render(&spec).map_err(|e| CliError::Failed(e.to_string()))?;
-    Ok(if network_rules {
-        profile.replacen(
-            "(allow network-outbound (remote ip \"localhost:0\"))",
-            "; PORT: the task's proxy, whose port a run chooses when it starts.\n(allow network-outbound (remote ip \"localhost:PORT\"))",
-            1,
-        )
-    } else {
-        profile
-    })
+    render(&spec).map_err(|e| CliError::Failed(e.to_string()))
 }

@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::limits::Rlimits;
 use super::seatbelt::{Spec, render};
 pub use super::unsupervised::{ProcessBound, Watch, remove_leftovers};
 use super::{HiddenTree, SandboxError, SandboxMode, SandboxSettings};
@@ -28,19 +29,12 @@ pub struct Confinement {
     spec: Spec,
     /// `None`: only the limits (sandbox off, or none to be had).
     profile: Option<String>,
-    rlimits: Vec<(libc::c_int, u64)>,
+    rlimits: Rlimits,
     pub description: String,
     pub hides: bool,
 }
 
 impl Confinement {
-    pub fn new(
-        settings: &SandboxSettings,
-        writable: &[PathBuf],
-    ) -> Result<(Option<Confinement>, String), SandboxError> {
-        Self::hiding(settings, writable, None)
-    }
-
     /// The profile for commands writing to `writable` with `hidden`
     /// unreadable; `Ok(None)` when there is nothing to apply.
     pub fn hiding(
@@ -48,14 +42,8 @@ impl Confinement {
         writable: &[PathBuf],
         hidden: Option<&HiddenTree>,
     ) -> Result<(Option<Confinement>, String), SandboxError> {
-        let mut rlimits = Vec::new();
-        if let Some(s) = settings.cpu_seconds {
-            rlimits.push((libc::RLIMIT_CPU, s));
-        }
-        if let Some(b) = settings.memory_bytes {
-            rlimits.push((libc::RLIMIT_AS, b));
-        }
-        let unsandboxed = |d: String, rlimits: Vec<(libc::c_int, u64)>| {
+        let rlimits = Rlimits::of(settings);
+        let unsandboxed = |d: String, rlimits: Rlimits| {
             let c = (!rlimits.is_empty()).then(|| Confinement {
                 spec: Spec::default(),
                 profile: None,
@@ -167,7 +155,7 @@ impl Confinement {
             // SAFETY: only `setrlimit` calls on stack values: safe between
             // fork and exec.
             unsafe {
-                cmd.pre_exec(move || set_limits(&limits));
+                cmd.pre_exec(move || limits.apply());
             }
         }
         Ok((cmd, None))
@@ -185,7 +173,7 @@ fn describe(spec: &Spec) -> String {
         "seatbelt: writes only in {}; network {}",
         folders.join(", "),
         match spec.network {
-            Some(super::seatbelt::Network::Proxy(port)) =>
+            Some(super::seatbelt::Network::Proxy(Some(port))) =>
                 format!("only through the runner's proxy (localhost:{port})"),
             Some(super::seatbelt::Network::Off) => "off".to_string(),
             _ => "on".to_string(),
@@ -208,25 +196,6 @@ fn describe(spec: &Spec) -> String {
         ));
     }
     d
-}
-
-fn set_limits(limits: &[(libc::c_int, u64)]) -> std::io::Result<()> {
-    for &(res, value) in limits {
-        let hard = if res == libc::RLIMIT_CPU {
-            value + 1
-        } else {
-            value
-        };
-        let lim = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: hard,
-        };
-        // SAFETY: a plain system call on a stack value.
-        if unsafe { libc::setrlimit(res, &lim) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// A test's process is not put under Seatbelt.

@@ -35,6 +35,8 @@ pub mod commands;
 pub mod daemons;
 pub mod env;
 pub mod hidden;
+#[cfg(all(any(target_os = "linux", target_os = "macos"), not(runner_portable)))]
+mod limits;
 pub mod redact;
 pub mod seatbelt;
 pub mod settings;
@@ -62,3 +64,36 @@ pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
 pub use settings::{SandboxError, SandboxMode, SandboxSettings};
 pub use spawn::{ConfinedCommand, ExecRefusal};
+
+impl Confinement {
+    /// The confinement of commands writing to `writable` under `settings`
+    /// ([`Confinement::hiding`] with nothing hidden): `Ok(None)` when there
+    /// is nothing to apply (the description says why; `Err` only for
+    /// `sandbox: required`).
+    pub fn new(
+        settings: &SandboxSettings,
+        writable: &[std::path::PathBuf],
+    ) -> Result<(Option<Confinement>, String), SandboxError> {
+        Self::hiding(settings, writable, None)
+    }
+}
+
+/// The files named `program` in the folders of `path` (the commands'
+/// `PATH`; the usual folders when it is unset), in `PATH` order, with
+/// their metadata (links followed): the executables a deny rule's program
+/// is, for the exec wall and the macOS profile.
+pub(crate) fn programs_on_path(
+    program: &str,
+    path: Option<&str>,
+) -> Vec<(std::path::PathBuf, std::fs::Metadata)> {
+    path.unwrap_or("/usr/local/bin:/usr/bin:/bin")
+        .split(':')
+        .map(|dir| std::path::Path::new(dir).join(program))
+        .filter_map(|p| {
+            std::fs::metadata(&p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| (p, m))
+        })
+        .collect()
+}

@@ -35,15 +35,6 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// No confinement; the description says why (an error for `sandbox:
-    /// required`).
-    pub fn new(
-        settings: &SandboxSettings,
-        writable: &[PathBuf],
-    ) -> Result<(Option<Confinement>, String), SandboxError> {
-        Self::hiding(settings, writable, None)
-    }
-
     pub fn hiding(
         settings: &SandboxSettings,
         _writable: &[PathBuf],

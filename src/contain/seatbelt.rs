@@ -11,11 +11,12 @@
 //! rule overrides an earlier one it overlaps, so each `deny` is followed by
 //! the narrower `allow`s it leaves:
 //! - writes only in the task's copy, its temp folder and the folders the
-//!   task adds (and the terminal devices), and never to a path the policy
-//!   denies editing or reading whose pattern names a fixed path (a
-//!   pattern with a wildcard inside, such as `**/.env`, is left to the
-//!   revert of denied changes on the result, which holds on every
-//!   platform);
+//!   task adds (and the terminal devices), and never to the one path an
+//!   edit or read deny rule names from the workspace's root
+//!   ([`runner_policy::Pattern::fixed_path`]: `.github/**`, `./.env`); a
+//!   pattern at any depth or with a wildcard (`Cargo.lock`, `**/.env`,
+//!   `*.pem`) is left to the revert of denied changes on the result,
+//!   which holds on every platform;
 //! - the original workspace unreadable (the copy stands in for it), but
 //!   for git's object stores that the copy reads through;
 //! - outbound connections only to the runner's proxy on `localhost`, by
@@ -26,8 +27,8 @@
 //!   trust), so that no service can be asked to act for a command
 //!   outside the sandbox (open a terminal, run a script);
 //! - signals only to processes in the same sandbox (never the runner);
-//! - the executables of programs the policy denies whole
-//!   (`Bash(curl:*)`) refused by path (`process-exec`). Seatbelt sees the
+//! - the executables of programs the policy denies whatever their
+//!   arguments (`Bash(curl:*)`) refused by path (`process-exec`). Seatbelt sees the
 //!   path, not the argv: a rule on arguments (`Bash(git push:*)`) stays
 //!   with the analysis, which decides it strictly, and the profile lists
 //!   it in a comment.
@@ -53,11 +54,12 @@ pub enum Network {
     On,
     /// `network: false`, or `network:` rules that cannot be held.
     Off,
-    /// Only the runner's proxy on this port of `localhost`.
-    Proxy(u16),
+    /// Only the runner's proxy on this port of `localhost`; `None` where
+    /// no run has chosen it (`runner sandbox --print` shows `PORT`).
+    Proxy(Option<u16>),
 }
 
-/// A program the policy denies whole, and where it is.
+/// A program the policy denies whatever its arguments, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeniedProgram {
     /// The executable (canonical: Seatbelt sees the file's real path).
@@ -66,15 +68,25 @@ pub struct DeniedProgram {
     pub rule: String,
 }
 
+/// A path of the copy commands may not write, and the rule naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwritable {
+    pub path: PathBuf,
+    /// What is beneath the path (`.github/**`), not the path itself.
+    pub beneath: bool,
+    /// `deny Edit(.github/**)`.
+    pub rule: String,
+}
+
 /// What a task's profile is made from.
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
     /// The task's copy, its temp folder, and the folders it adds.
     pub writable: Vec<PathBuf>,
-    /// Fixed paths commands may not write (absolute: the copy's own paths
-    /// that edit or read deny rules name), each with its rule.
-    pub unwritable: Vec<(PathBuf, String)>,
-    /// Deny rules on paths whose pattern has a wildcard inside: reverted
+    /// Paths in the copy that edit or read deny rules name one by one.
+    pub unwritable: Vec<Unwritable>,
+    /// Deny rules on paths that name no one path (at any depth, a
+    /// wildcard, absolute): reverted
     /// on the result, listed in a comment.
     pub reverted_only: Vec<String>,
     pub hidden: Option<HiddenTree>,
@@ -115,7 +127,7 @@ impl Spec {
         hidden: Option<&HiddenTree>,
     ) -> Self {
         let network = match settings.proxy_port {
-            Some(port) if settings.network => Network::Proxy(port),
+            Some(port) if settings.network => Network::Proxy(Some(port)),
             _ if settings.network => Network::On,
             _ => Network::Off,
         };
@@ -137,15 +149,19 @@ impl Spec {
                 let text = &rule.pattern.text;
                 let said = format!("deny {text}");
                 match rule.pattern.family {
-                    Family::Edit | Family::Read => match fixed_path(text) {
-                        Some(rel) if !copy.as_os_str().is_empty() => {
-                            self.unwritable.push((copy.join(rel), said));
+                    Family::Edit | Family::Read => match rule.pattern.fixed_path() {
+                        Some((rel, beneath)) if !copy.as_os_str().is_empty() => {
+                            self.unwritable.push(Unwritable {
+                                path: copy.join(rel),
+                                beneath,
+                                rule: said,
+                            });
                         }
                         _ => self.reverted_only.push(said),
                     },
-                    Family::Bash => match whole_program(text) {
-                        Some(program) => {
-                            let found = executables(&program, path);
+                    Family::Bash => match rule.pattern.program() {
+                        Some(program) if rule.pattern.names_program_whole() => {
+                            let found = executables(program, path);
                             if found.is_empty() {
                                 self.argv_rules.push(format!("{said} (not found on PATH)"));
                             }
@@ -156,7 +172,7 @@ impl Spec {
                                 });
                             }
                         }
-                        None => self.argv_rules.push(said),
+                        _ => self.argv_rules.push(said),
                     },
                     _ => {}
                 }
@@ -165,40 +181,11 @@ impl Spec {
     }
 }
 
-/// The fixed path a `Read(...)`/`Edit(...)` pattern names, relative to
-/// the workspace: `.github/**` and `Cargo.lock` name one; `**/.env`,
-/// `src/*.rs`, `~/x` and absolute paths do not (absolute paths outside
-/// the copy are unwritable anyway).
-fn fixed_path(text: &str) -> Option<&str> {
-    let inner = text.split_once('(')?.1.strip_suffix(')')?;
-    let base = inner.strip_suffix("/**").unwrap_or(inner);
-    let base = base.strip_prefix("./").unwrap_or(base);
-    let plain = !base.is_empty()
-        && !base.starts_with(['/', '~'])
-        && !base.contains(['*', '?', '[', ']', '{', '}', '\\'])
-        && !base.split('/').any(|c| c == ".." || c == ".");
-    plain.then_some(base)
-}
-
-/// The program a `Bash(...)` rule denies whole (`curl:*`, `curl`), if
-/// that is all it names.
-fn whole_program(text: &str) -> Option<String> {
-    let inner = text.strip_prefix("Bash(")?.strip_suffix(')')?;
-    let inner = inner.strip_suffix(":*").unwrap_or(inner);
-    let words = runner_policy::words::split_words(inner);
-    match words.as_slice() {
-        [one] if !one.contains(['*', '?', '[', '/']) => Some(one.clone()),
-        _ => None,
-    }
-}
-
 /// The executables named `program` on `path`, each by its real path.
 fn executables(program: &str, path: Option<&str>) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
-    for dir in path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
-        let candidate = Path::new(dir).join(program);
+    for (candidate, _) in super::programs_on_path(program, path) {
         if let Ok(real) = std::fs::canonicalize(&candidate)
-            && real.is_file()
             && !found.contains(&real)
         {
             found.push(real);
@@ -251,13 +238,14 @@ pub fn render(spec: &Spec) -> Result<String, SeatbeltError> {
     );
     if !spec.unwritable.is_empty() {
         p.push_str("\n; Paths the policy denies editing (or reading).\n");
-        for (path, rule) in &spec.unwritable {
-            let _ = writeln!(p, "; {}", comment(rule));
-            let _ = writeln!(p, "(deny file-write* (subpath {}))", quote(path)?);
+        for u in &spec.unwritable {
+            let filter = if u.beneath { "subpath" } else { "literal" };
+            let _ = writeln!(p, "; {}", comment(&u.rule));
+            let _ = writeln!(p, "(deny file-write* ({filter} {}))", quote(&u.path)?);
         }
     }
     if !spec.reverted_only.is_empty() {
-        p.push_str("; Reverted on the result instead (a wildcard inside the pattern):\n");
+        p.push_str("; Reverted on the result instead (no one path in the copy):\n");
         for rule in &spec.reverted_only {
             let _ = writeln!(p, ";   {}", comment(rule));
         }
@@ -288,11 +276,17 @@ pub fn render(spec: &Spec) -> Result<String, SeatbeltError> {
                 _ => "none; Unix sockets inside the task only.\n",
             });
             p.push_str("(deny network-outbound)\n");
-            if let Network::Proxy(port) = net {
-                let _ = writeln!(
-                    p,
-                    "(allow network-outbound (remote ip \"localhost:{port}\"))"
-                );
+            match net {
+                Network::Proxy(Some(port)) => {
+                    let _ = writeln!(
+                        p,
+                        "(allow network-outbound (remote ip \"localhost:{port}\"))"
+                    );
+                }
+                Network::Proxy(None) => p.push_str(
+                    "; PORT: the task's proxy, whose port a run chooses when it starts.\n(allow network-outbound (remote ip \"localhost:PORT\"))\n",
+                ),
+                _ => {}
             }
             let folders: Vec<String> = spec
                 .writable

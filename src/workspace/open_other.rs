@@ -22,6 +22,5 @@ pub fn write_beneath(
     real: &Path,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(real.parent().unwrap_or(Path::new(".")))?;
     super::atomic_write(real, bytes)
 }

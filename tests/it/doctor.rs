@@ -219,7 +219,7 @@ fn sandbox_prints_the_macos_profile_of_the_tasks_copy_here() {
         "{profile}"
     );
     assert!(
-        profile.contains(&format!("(deny file-write* (subpath \"{copy}/.env\"))")),
+        profile.contains(&format!("(deny file-write* (literal \"{copy}/.env\"))")),
         "{profile}"
     );
     let original = std::fs::canonicalize(d.join("ws")).unwrap();

@@ -59,25 +59,28 @@ fn read_denies_hide_the_original_and_forbid_writes_in_the_copy() {
     );
     let profile = render(&spec).unwrap();
     assert!(profile.contains(&format!("(deny file-write* (subpath \"{COPY}/secrets\"))")));
+    assert!(profile.contains(&format!("(deny file-write* (literal \"{COPY}/.env\"))")));
     assert!(profile.contains(";   deny Read(**/*.key)"), "{profile}");
     golden("read-denies", &profile);
 }
 
 #[test]
-fn edit_denies_with_a_fixed_path_are_walls_and_wildcards_are_reverted() {
+fn edit_denies_of_one_path_are_walls_and_the_others_are_reverted() {
     let mut spec = frame(Network::On);
     spec.add_policy(
         &policy(
-            "default: allow\nrules:\n  - deny: [\"Edit(.github/**)\", \"Edit(Cargo.lock)\", \"Edit(**/*.pem)\", \"Edit(src/*.rs)\", \"Edit(/etc/**)\"]\n",
+            "default: allow\nrules:\n  - deny: [\"Edit(.github/**)\", \"Edit(./Cargo.lock)\", \"Edit(Cargo.toml)\", \"Edit(**/*.pem)\", \"Edit(src/*.rs)\", \"Edit(/etc/**)\"]\n",
         ),
         Some("/nonexistent"),
     );
     let profile = render(&spec).unwrap();
     assert!(profile.contains(&format!("(deny file-write* (subpath \"{COPY}/.github\"))")));
+    // The file itself, not a folder of that name's contents.
     assert!(profile.contains(&format!(
-        "(deny file-write* (subpath \"{COPY}/Cargo.lock\"))"
+        "(deny file-write* (literal \"{COPY}/Cargo.lock\"))"
     )));
-    for reverted in ["**/*.pem", "src/*.rs", "/etc/**"] {
+    // `Cargo.toml` is any Cargo.toml, at any depth: no one path.
+    for reverted in ["Cargo.toml", "**/*.pem", "src/*.rs", "/etc/**"] {
         assert!(
             profile.contains(&format!(";   deny Edit({reverted})")),
             "{reverted}: {profile}"
@@ -88,7 +91,7 @@ fn edit_denies_with_a_fixed_path_are_walls_and_wildcards_are_reverted() {
 
 #[test]
 fn network_rules_reach_only_the_proxy_by_address_and_port() {
-    let profile = render(&frame(Network::Proxy(41234))).unwrap();
+    let profile = render(&frame(Network::Proxy(Some(41234)))).unwrap();
     assert!(profile.contains(
         "(deny network-outbound)\n(allow network-outbound (remote ip \"localhost:41234\"))"
     ));
@@ -104,12 +107,12 @@ fn network_rules_reach_only_the_proxy_by_address_and_port() {
 }
 
 #[test]
-fn whole_program_denies_are_refused_by_path_and_argv_rules_stay_with_the_analysis() {
+fn program_denies_of_any_arguments_are_refused_by_path_and_the_rest_stay_with_the_analysis() {
     let bin = fixtures().join("bin");
     let mut spec = frame(Network::On);
     spec.add_policy(
         &policy(
-            "default: allow\nrules:\n  - deny: [\"Bash(curl:*)\", \"Bash(rsync)\", \"Bash(git push:*)\", \"Bash(wget:*)\", \"Bash(py*:*)\"]\n",
+            "default: allow\nrules:\n  - deny: [\"Bash(curl:*)\", \"Bash(/usr/bin/rsync *)\", \"Bash(rsync)\", \"Bash(git push:*)\", \"Bash(wget:*)\", \"Bash(py*:*)\"]\n",
         ),
         Some(bin.to_str().unwrap()),
     );
@@ -123,7 +126,7 @@ fn whole_program_denies_are_refused_by_path_and_argv_rules_stay_with_the_analysi
             },
             DeniedProgram {
                 path: real.join("rsync"),
-                rule: "deny Bash(rsync)".into()
+                rule: "deny Bash(/usr/bin/rsync *)".into()
             },
         ]
     );
@@ -137,6 +140,7 @@ fn whole_program_denies_are_refused_by_path_and_argv_rules_stay_with_the_analysi
         "{profile}"
     );
     for rule in [
+        "Bash(rsync)",
         "Bash(git push:*)",
         "Bash(wget:*) (not found on PATH)",
         "Bash(py*:*)",

@@ -130,6 +130,16 @@ impl PathMatcher {
         }))
     }
 
+    /// The one path a literal matcher names from the root (not at any
+    /// depth), and whether it names what is beneath that path (`/**`)
+    /// rather than the path itself.
+    pub(crate) fn anchored(&self) -> Option<(&str, bool)> {
+        match self {
+            PathMatcher::Literal(l) if !l.leading_any => Some((&l.joined, l.trailing_any)),
+            _ => None,
+        }
+    }
+
     /// The path itself matches (glob semantics).
     pub(crate) fn is_match(&self, path: &str) -> bool {
         match self {

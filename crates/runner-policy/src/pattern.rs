@@ -342,6 +342,50 @@ impl Pattern {
         }
     }
 
+    /// The one workspace-relative path a `Read`/`Edit` pattern names, and
+    /// whether it names what is beneath it (`.github/**`) rather than the
+    /// path itself (`./Cargo.lock`). None for a pattern that matches at any
+    /// depth (`Cargo.lock`, `**/.env`), a glob (`src/*.rs`) or an absolute
+    /// path: what a sandbox can wall off by a path prefix.
+    pub fn fixed_path(&self) -> Option<(&str, bool)> {
+        match &self.spec {
+            Spec::Path {
+                matcher,
+                absolute: false,
+                ..
+            } => matcher.anchored(),
+            _ => None,
+        }
+    }
+
+    /// The program a `Bash` pattern names by its first word, by its base
+    /// name: `git` for `Bash(git push:*)` and `Bash(/usr/bin/git:*)`. None
+    /// when that word is a glob (`Bash(git*:*)`), for `Bash(*)`, and for
+    /// other families.
+    pub fn program(&self) -> Option<&str> {
+        match &self.spec {
+            Spec::Words { by_base_name, .. } => match by_base_name.first() {
+                Some(WordPat::Literal(p)) if !p.is_empty() => Some(p),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// True for a `Bash` pattern that denies its program whatever the
+    /// arguments (`Bash(curl:*)`); `Bash(curl)` names `curl` alone, with
+    /// no argument.
+    pub fn names_program_whole(&self) -> bool {
+        match &self.spec {
+            Spec::Words { by_base_name, .. } => {
+                self.program().is_some()
+                    && by_base_name.len() > 1
+                    && by_base_name[1..].iter().all(|w| matches!(w, WordPat::Any))
+            }
+            _ => false,
+        }
+    }
+
     /// True for path patterns that name `.git` (needed to write there).
     pub fn names_git(&self) -> bool {
         matches!(

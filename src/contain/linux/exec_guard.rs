@@ -83,15 +83,6 @@ impl std::fmt::Debug for ExecGuard {
     }
 }
 
-/// The program of a `Bash(...)` rule: its first word's base name.
-fn rule_program(text: &str) -> Option<String> {
-    let inner = text.strip_prefix("Bash(")?.strip_suffix(')')?;
-    let inner = inner.strip_suffix(":*").unwrap_or(inner);
-    let words = runner_policy::words::split_words(inner);
-    let first = words.first()?;
-    Some(runner_policy::words::base_name(first).to_string())
-}
-
 /// A word as bash reads it back: bare when it holds only characters that
 /// mean nothing to bash, single-quoted otherwise.
 fn shell_quote(word: &str) -> String {
@@ -129,15 +120,15 @@ impl ExecGuard {
                 if rule.pattern.family != Family::Bash || without.backs_rule(&rule.pattern) {
                     continue;
                 }
-                match rule_program(&rule.pattern.text) {
-                    Some(p) if !p.contains(['*', '?', '[']) && !p.is_empty() => {
-                        denied.entry(p).or_insert_with(|| FirstRule {
+                match rule.pattern.program() {
+                    Some(p) => {
+                        denied.entry(p.to_string()).or_insert_with(|| FirstRule {
                             rule: format!("deny {}", rule.pattern.text),
                             policy: layer.source.clone(),
                             line: rule.line,
                         });
                     }
-                    _ => any = true,
+                    None => any = true,
                 }
             }
         }
@@ -147,14 +138,7 @@ impl ExecGuard {
         let mut executables = Vec::new();
         let mut by_inode = HashMap::new();
         for name in denied.keys() {
-            for dir in path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
-                let candidate = Path::new(dir).join(name);
-                let Ok(meta) = std::fs::metadata(&candidate) else {
-                    continue;
-                };
-                if !meta.is_file() {
-                    continue;
-                }
+            for (candidate, meta) in crate::contain::programs_on_path(name, path) {
                 let key = (meta.dev(), meta.ino());
                 if by_inode.contains_key(&key) {
                     continue;

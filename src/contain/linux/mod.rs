@@ -32,6 +32,7 @@ use self::exec_guard::ExecGuard;
 use self::landlock::{Net, build_ruleset, landlock_abi};
 pub use self::supervisor::Supervised as Watch;
 use self::supervisor::{IpRule, Rules};
+use super::limits::Rlimits;
 use super::{HiddenTree, SandboxError, SandboxMode, SandboxSettings};
 
 /// What sandboxes commands here (`runner doctor`'s `sandbox`).
@@ -51,7 +52,7 @@ pub fn remove_leftovers() {
 pub struct Confinement {
     ruleset: Option<OwnedFd>,
     filter: Vec<libc::sock_filter>,
-    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    rlimits: Rlimits,
     /// For the transcript: what is enforced.
     pub description: String,
     /// Whether the [`HiddenTree`] asked for is unreadable.
@@ -66,16 +67,6 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// Builds the sandbox for commands writing to `writable` folders.
-    /// `Ok(None)`: sandbox off, or unavailable under best-effort (the
-    /// description says which, through `Err` only for `required`).
-    pub fn new(
-        settings: &SandboxSettings,
-        writable: &[PathBuf],
-    ) -> Result<(Option<Confinement>, String), SandboxError> {
-        Self::hiding(settings, writable, None)
-    }
-
     /// [`Confinement::new`], and commands cannot read `hidden` (when the
     /// kernel has Landlock and the tree [`HiddenTree::is_hideable`]).
     pub fn hiding(
@@ -83,13 +74,7 @@ impl Confinement {
         writable: &[PathBuf],
         hidden: Option<&HiddenTree>,
     ) -> Result<(Option<Confinement>, String), SandboxError> {
-        let mut rlimits = Vec::new();
-        if let Some(s) = settings.cpu_seconds {
-            rlimits.push((libc::RLIMIT_CPU, s));
-        }
-        if let Some(b) = settings.memory_bytes {
-            rlimits.push((libc::RLIMIT_AS, b));
-        }
+        let rlimits = Rlimits::of(settings);
         // With the sandbox off, only a bound the task asked for.
         let (pids, pids_note) = if settings.mode == SandboxMode::Off && settings.processes.is_none()
         {
@@ -216,7 +201,7 @@ impl Confinement {
     fn unsandboxed(
         d: String,
         no_network: bool,
-        rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+        rlimits: Rlimits,
         pids: Option<Arc<pids::PidsCgroup>>,
     ) -> (Option<Confinement>, String) {
         let filter = if no_network {
@@ -244,7 +229,7 @@ impl Confinement {
         Self {
             ruleset: None,
             filter,
-            rlimits: Vec::new(),
+            rlimits: Rlimits::default(),
             description: String::new(),
             hides: false,
             supervisor: None,
@@ -357,23 +342,7 @@ impl Confinement {
         if let Some(pids) = &self.pids {
             pids.join()?;
         }
-        for &(res, value) in &self.rlimits {
-            // For CPU time the hard limit is a second later, so the command
-            // first gets SIGXCPU (which says why) rather than SIGKILL.
-            let hard = if res == libc::RLIMIT_CPU {
-                value + 1
-            } else {
-                value
-            };
-            let lim = libc::rlimit {
-                rlim_cur: value,
-                rlim_max: hard,
-            };
-            // SAFETY: plain system call on a stack value.
-            if unsafe { libc::setrlimit(res, &lim) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
+        self.rlimits.apply()?;
         if self.ruleset.is_none() && self.filter.is_empty() {
             return Ok(());
         }

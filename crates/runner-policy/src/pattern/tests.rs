@@ -142,3 +142,34 @@ fn long_paths_match_their_folders() {
     assert!(m("Read(/tmp)", "/tmp/a/b"));
     assert!(!m("Read(/tmp)", "/tmpx"));
 }
+
+#[test]
+fn what_a_pattern_names_for_a_sandbox() {
+    let p = |t: &str| Pattern::parse(t).unwrap();
+    assert_eq!(p("Edit(.github/**)").fixed_path(), Some((".github", true)));
+    assert_eq!(
+        p("Edit(./Cargo.lock)").fixed_path(),
+        Some(("Cargo.lock", false))
+    );
+    assert_eq!(p("Read(./.env)").fixed_path(), Some((".env", false)));
+    // At any depth, a glob, absolute, another family: no one path.
+    for t in [
+        "Edit(Cargo.lock)",
+        "Read(**/.env)",
+        "Edit(src/*.rs)",
+        "Edit(/etc/**)",
+        "Bash(ls)",
+    ] {
+        assert_eq!(p(t).fixed_path(), None, "{t}");
+    }
+    assert_eq!(p("Bash(git push:*)").program(), Some("git"));
+    assert_eq!(p("Bash(/usr/bin/curl:*)").program(), Some("curl"));
+    assert_eq!(p("Bash(git*:*)").program(), None);
+    assert_eq!(p("Bash(*)").program(), None);
+    assert_eq!(p("Read(x)").program(), None);
+    assert!(p("Bash(curl:*)").names_program_whole());
+    assert!(p("Bash(/usr/bin/curl *)").names_program_whole());
+    assert!(!p("Bash(curl)").names_program_whole());
+    assert!(!p("Bash(git push:*)").names_program_whole());
+    assert!(!p("Bash(py*:*)").names_program_whole());
+}
