@@ -9,6 +9,8 @@
 //!
 //! Run with `cargo bench --bench sandbox` (or `scripts/bench`); medians of
 //! `BENCH_ROUNDS` (default 5) rounds. Prints a Markdown table.
+//! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
+//! commit's, to compare), as the first-request bench does.
 
 use std::path::Path;
 use std::process::Command;
@@ -29,7 +31,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 /// Runs `command` with `runner tool bash` in `ws` under `policy`, with the
 /// supervisor or without; the wall time.
 fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool) -> Duration {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+    let runner =
+        std::env::var("BENCH_RUNNER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").into());
+    let mut c = Command::new(runner);
     c.args(["tool", "bash"])
         .arg(serde_json::json!({"command": command, "timeout": 600_000}).to_string())
         .arg("--workspace")
