@@ -123,6 +123,8 @@ impl McpServer {
         }
         let sent = sent_headers(spec);
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+        // rmcp builds its reqwest client itself.
+        crate::net::tls::install();
         let transport = StreamableHttpClientTransport::from_config(config);
         let (service, tools) = handshake(
             ().serve(transport),

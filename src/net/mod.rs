@@ -13,6 +13,7 @@ pub mod admit;
 pub mod log;
 pub mod proxy;
 pub mod resolve;
+pub mod tls;
 
 pub use log::NetLog;
 pub use proxy::Proxy;

@@ -204,7 +204,7 @@ impl SseReader {
 /// under /etc/ssl/certs) was most of the time from process start to the
 /// first request. Such a client refuses any `https://` address.
 pub fn client(base_url: &str) -> Result<reqwest::Client, reqwest::Error> {
-    let builder = reqwest::Client::builder()
+    let builder = crate::net::tls::client_builder()
         .user_agent(concat!("runner/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30));
     let plain = base_url

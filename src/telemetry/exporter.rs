@@ -90,7 +90,7 @@ fn build(
     let (mut spans, metrics) = match s.protocol {
         Protocol::HttpProtobuf => {
             let client = || {
-                reqwest::Client::builder()
+                crate::net::tls::client_builder()
                     .timeout(s.timeout)
                     .build()
                     .unwrap_or_default()

@@ -135,7 +135,7 @@ fn client() -> &'static (reqwest::Client, Arc<Pinned>) {
     static CLIENT: OnceLock<(reqwest::Client, Arc<Pinned>)> = OnceLock::new();
     CLIENT.get_or_init(|| {
         let pinned = Arc::new(Pinned::default());
-        let c = reqwest::Client::builder()
+        let c = crate::net::tls::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .dns_resolver(pinned.clone())
