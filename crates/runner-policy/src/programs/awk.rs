@@ -172,6 +172,25 @@ mod tests {
             ("{ print $system }", "read f"),
             ("{ print _x > \"o\" }", "read f; write o"),
             ("{ print $1 > \"o\" }", "read f; write o"),
+            ("{ print >> \"o\" }", "read f; write o"),
+            // `getline < FILE` and `getline VAR < FILE`, first in the
+            // program or after other statements; a `<` near the start
+            // that is not getline's.
+            ("getline < \"s\"", "read s f"),
+            ("getline l < \"s\"", "read s f"),
+            ("{ getline < \"s\" }", "read s f"),
+            ("{ x = 1; getline l < \"s\" }", "read s f"),
+            ("< \"s\"", "read f"),
+            ("x < 1 { print }", "read f"),
+            // Words start with `_` and `$` too: `_system` is a function
+            // of the program's, not awk's `system`.
+            (
+                "function _system(a) { return a } { print _system(1) }",
+                "read f",
+            ),
+            // A regex literal ends at its `/`: its last character is not
+            // read again (`|` inside is alternation).
+            ("/a|/ { print }", "read f"),
         ] {
             assert_eq!(awk(program), want, "{program:?}");
         }
@@ -179,6 +198,9 @@ mod tests {
             "{ getline < $2 }",
             "{ getline line < $2 }",
             "{ print > $2 }",
+            // After a regex, `/` divides (as awk's lexer reads it): the
+            // `|` is a pipe.
+            "/a/ /b|c/ { print }",
         ] {
             assert!(awk(program).starts_with("opaque"), "{program:?}");
         }

@@ -192,6 +192,18 @@ mod tests {
         assert_eq!((c.arg_files, c.command), (vec!["list".to_string()], 2));
         assert!(call("-i rm {}").unwrap().replace);
         assert!(call("-a$X list rm").is_err());
+        // Options only, no command: the command would start past the end.
+        assert_eq!(call("-0").unwrap().command, 1);
+        // After `--`, the next word starts the command.
+        assert_eq!(call("-0 -- rm").unwrap().command, 2);
+        // A long option without a value takes no word; `--replace` and
+        // `-I STR` put the words in place of a string.
+        let c = call("--null rm").unwrap();
+        assert_eq!((c.command, c.replace), (1, false));
+        assert!(call("--replace rm {}").unwrap().replace);
+        let c = call("-I {} rm {}").unwrap();
+        assert_eq!((c.command, c.replace), (2, true));
+        assert!(!call("-n 1 rm").unwrap().replace);
     }
 
     #[test]
@@ -199,6 +211,11 @@ mod tests {
         assert_eq!(ops("find src -name x"), "read src");
         assert_eq!(ops("find -L a b -delete"), "tree-write a b");
         assert_eq!(ops("find -fprint out"), "read .; write out");
+        // A value is not read as an action: this writes a file `-delete`.
+        assert_eq!(ops("find . -fprint -delete"), "read .; write -delete");
+        // Roots or leading options up to the last word.
+        assert_eq!(ops("find src"), "read src");
+        assert_eq!(ops("find -L"), "read .");
         assert_eq!(
             super::roots(&["-L".into(), "a".into(), "-type".into(), "f".into()]),
             ["a"]
