@@ -6,7 +6,10 @@
 //! - no import circle between its files: each names the files it takes
 //!   from by `use` and by path (`crate::a::B`, `super::C`, `child::D`);
 //! - no `Result<_, String>` outside tests: an error is a type that says
-//!   what went wrong.
+//!   what went wrong;
+//! - every HTTP client of the runner built through `net::tls` (reqwest is
+//!   built without a TLS provider and panics on a client built before
+//!   one is installed).
 //!
 //! The engine crate's own test (crates/runner-policy/tests/structure.rs)
 //! keeps its dependencies light; this one holds the shape of all three.
@@ -384,6 +387,47 @@ fn small_files_no_circles_typed_errors() {
         }
     }
     assert!(files > 150 && benches.len() > 5, "read {files} files");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// reqwest has no TLS provider of its own here (`rustls-no-provider`): a
+/// client built before `net::tls` installs ring panics. So the runner's
+/// code builds clients only through `net::tls::client_builder`, and a
+/// library that builds its own (rmcp's streamable HTTP transport) is
+/// called after `net::tls::install`.
+#[test]
+fn http_clients_are_built_with_the_tls_provider() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = BTreeMap::new();
+    modules(&root.join("src"), &[], &mut all);
+    let mut problems = Vec::new();
+    let mut transports = 0;
+    for p in all.values() {
+        if p.ends_with("net/tls.rs") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(p).unwrap());
+        let shown = p.strip_prefix(root).unwrap().display().to_string();
+        for direct in [
+            "Client::builder(",
+            "Client::new(",
+            "Client::default(",
+            "ClientBuilder::new(",
+        ] {
+            if code.contains(direct) {
+                problems.push(format!("{shown}: `{direct}`: use net::tls::client_builder"));
+            }
+        }
+        if code.contains("StreamableHttpClientTransport::from_config") {
+            transports += 1;
+            if !code.contains("tls::install()") {
+                problems.push(format!(
+                    "{shown}: rmcp builds a client: call net::tls::install first"
+                ));
+            }
+        }
+    }
+    assert_eq!(transports, 1, "the remote MCP transport was not found");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
