@@ -25,3 +25,12 @@ pub fn confine(
 ) -> Result<String, crate::contain::SandboxError> {
     crate::contain::confine_std(cmd, writable)
 }
+
+/// Confines the calling thread and what it starts from then on, as
+/// [`confine`] confines one command (Linux only): for a thread of the
+/// test that starts many commands, which then start without a `fork` of
+/// the whole test process. The thread stays confined until it ends: give
+/// it its own thread.
+pub fn confine_thread(writable: &[PathBuf]) -> Result<String, crate::contain::SandboxError> {
+    crate::contain::confine_thread(writable)
+}

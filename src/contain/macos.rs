@@ -209,6 +209,14 @@ pub fn confine_std(
     ))
 }
 
+/// A test's thread is not put under Seatbelt.
+#[cfg(feature = "test-tools")]
+pub fn confine_thread(_writable: &[PathBuf]) -> Result<String, SandboxError> {
+    Err(SandboxError::Required(
+        "a test's thread is confined only on Linux".into(),
+    ))
+}
+
 /// What `runner doctor` reports here.
 pub mod doctor {
     use runner_output::{DoctorBackstop, DoctorReport};

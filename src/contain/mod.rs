@@ -58,9 +58,9 @@ mod unsupervised;
 pub use commands::{CommandSetup, CommandSetupError, process_env};
 pub use env::{EnvSettings, is_secret_name, scrubbed_env};
 pub use hidden::HiddenTree;
-#[cfg(feature = "test-tools")]
-pub use os::confine_std;
 pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
+#[cfg(feature = "test-tools")]
+pub use os::{confine_std, confine_thread};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
 pub use settings::{SandboxError, SandboxMode, SandboxSettings};
 pub use spawn::{ConfinedCommand, ExecRefusal};

@@ -98,6 +98,12 @@ pub fn confine_std(
     Err(SandboxError::Required(WHY.into()))
 }
 
+/// A test's thread cannot be confined here.
+#[cfg(feature = "test-tools")]
+pub fn confine_thread(_writable: &[PathBuf]) -> Result<String, SandboxError> {
+    Err(SandboxError::Required(WHY.into()))
+}
+
 /// What `runner doctor` reports here.
 pub mod doctor {
     use runner_output::{DoctorBackstop, DoctorReport};

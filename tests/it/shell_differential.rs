@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use runner_policy::words::base_name;
@@ -294,10 +295,11 @@ fn lay_out(ws: &Path) {
     }
 }
 
-/// A worker's folders: the shims, their log, the case's workspace.
+/// A worker's folders: the shims, their log, the case's workspace; and
+/// the thread that runs bash in them.
 struct Lab {
+    spawner: Spawner,
     _dir: tempfile::TempDir,
-    shims: PathBuf,
     log: PathBuf,
     ws: PathBuf,
     home: PathBuf,
@@ -346,11 +348,14 @@ impl Lab {
             let _ = std::os::unix::fs::symlink(&shim, shims.join(n));
         }
         let home = root.join("home");
-        std::fs::create_dir(&home).unwrap();
+        let ws = root.join("ws");
+        for d in [&home, &ws, &log] {
+            std::fs::create_dir(d).unwrap();
+        }
         let mut lab = Self {
-            ws: root.join("ws"),
+            spawner: Spawner::start(&ws, &shims, &home, &log),
+            ws,
             _dir: dir,
-            shims,
             log,
             home,
             startup: Vec::new(),
@@ -376,16 +381,15 @@ impl Lab {
     /// programs that ran, and the files changed (workspace-relative, or
     /// absolute in `$HOME`, which a script may write through `~`).
     fn run(&self, script: &str) -> (Vec<Vec<String>>, Vec<String>) {
-        for fresh in [&self.ws, &self.home] {
-            let _ = std::fs::remove_dir_all(fresh);
-            std::fs::create_dir(fresh).unwrap();
+        // Emptied, not made again: the spawner's confinement names these
+        // folders as they were when it began.
+        for fresh in [&self.ws, &self.home, &self.log] {
+            empty(fresh);
         }
         lay_out(&self.ws);
         let before = snapshot(&self.ws);
         let home_before = snapshot(&self.home);
-        let _ = std::fs::remove_dir_all(&self.log);
-        std::fs::create_dir(&self.log).unwrap();
-        self.run_bash(script);
+        self.spawner.run(script);
         let mut changes = changed(&before, &snapshot(&self.ws));
         changes.extend(
             changed(&home_before, &snapshot(&self.home))
@@ -497,39 +501,115 @@ impl Lab {
             ))
         }
     }
+}
 
-    fn run_bash(&self, script: &str) {
-        let mut cmd = Command::new("/bin/bash");
-        cmd.args(["--norc", "--noprofile", "-c", script])
-            .current_dir(&self.ws)
-            .env_clear()
-            .env("PATH", &self.shims)
-            .env("HOME", &self.home)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        let writable = [self.ws.clone(), self.log.clone(), self.home.clone()];
-        runner::testkit::confine(&mut cmd, &writable)
+/// A thread that runs the cases' scripts under bash, confined once when it
+/// starts (writes only in the lab's folders, no network), as every process
+/// it starts is then. Started from the test's own threads, each case would
+/// pay a `fork` of the whole test process (its page tables, with every
+/// other test's memory): most of this test's cost in the suite. From here
+/// bash starts by `posix_spawn`.
+struct Spawner {
+    cases: Option<mpsc::Sender<(String, mpsc::Sender<()>)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spawner {
+    fn start(ws: &Path, shims: &Path, home: &Path, log: &Path) -> Self {
+        let (ws, shims, home, log) = (
+            ws.to_path_buf(),
+            shims.to_path_buf(),
+            home.to_path_buf(),
+            log.to_path_buf(),
+        );
+        let (cases, inbox) = mpsc::channel::<(String, mpsc::Sender<()>)>();
+        let (ready, confined) = mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let result = runner::testkit::confine_thread(&[ws.clone(), log, home.clone()]);
+            let ok = result.is_ok();
+            ready.send(result).unwrap();
+            if !ok {
+                return;
+            }
+            for (script, done) in inbox {
+                run_bash(&script, &ws, &shims, &home);
+                let _ = done.send(());
+            }
+        });
+        confined
+            .recv()
+            .unwrap()
             .expect("the differential test needs Landlock to confine bash");
-        let mut child = cmd.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            if Instant::now() > deadline {
-                // SAFETY: signalling the case's own process group.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.wait();
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(300));
+        Self {
+            cases: Some(cases),
+            thread: Some(thread),
         }
-        // Whatever the script left running in the background.
-        // SAFETY: as above.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    }
+
+    /// Runs `script` and waits for it (and its process group) to end.
+    fn run(&self, script: &str) {
+        let (done, wait) = mpsc::channel();
+        let cases = self.cases.as_ref().unwrap();
+        cases.send((script.to_string(), done)).unwrap();
+        wait.recv().expect("the spawner thread ended");
+    }
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.cases.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `bash -c script` in `ws` with the shims as its PATH, on the calling
+/// (confined) thread; at most 3 seconds, then its process group is killed.
+fn run_bash(script: &str, ws: &Path, shims: &Path, home: &Path) {
+    let mut cmd = Command::new("/bin/bash");
+    cmd.args(["--norc", "--noprofile", "-c", script])
+        .current_dir(ws)
+        .env_clear()
+        .env("PATH", shims)
+        .env("HOME", home)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: signalling the case's own process group.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    // Whatever the script left running in the background.
+    // SAFETY: as above.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+}
+
+/// Removes what `dir` holds, keeping `dir`.
+fn empty(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        let _ = if is_dir {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
     }
 }
 
@@ -888,6 +968,20 @@ fn the_analysis_covers_what_bash_does() {
 fn the_harness_sees_what_bash_runs() {
     let names = program_names();
     let lab = Lab::new(&names);
+    // Bash is confined to the lab's folders, and only the spawner thread
+    // is: this one still writes beside them.
+    let root = lab.ws.parent().unwrap().to_path_buf();
+    lab.spawner
+        .run("echo x > ../escaped; echo x > /tmp/escaped-$$; echo x > inside");
+    assert!(lab.ws.join("inside").exists());
+    assert!(!root.join("escaped").exists());
+    assert!(
+        std::fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .all(|e| { !e.file_name().to_string_lossy().starts_with("escaped-") })
+    );
+    std::fs::write(root.join("beside"), "x").unwrap();
     for script in ["( ( touch pwned ) )", "x=$((echo x > pwned) )"] {
         let (ran, changed) = lab.run(script);
         assert!(

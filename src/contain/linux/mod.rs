@@ -380,6 +380,38 @@ pub fn confine_std(
     writable: &[PathBuf],
 ) -> Result<String, SandboxError> {
     use std::os::unix::process::CommandExt;
+    let (c, description) = for_tests(writable)?;
+    // SAFETY: `apply` makes only system calls (no allocation, no locks),
+    // which is what may run between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || c.apply());
+    }
+    Ok(description)
+}
+
+/// Confines the calling thread, and every process it starts from then on,
+/// as [`confine_std`] confines one command: for a test's thread that
+/// starts many. Its children then start by `posix_spawn` (no closure to
+/// run between fork and exec), rather than by a `fork` that copies the
+/// whole test process's page tables each time, most of the shell
+/// differential test's cost in the suite. Landlock, `no_new_privs` and
+/// seccomp hold per thread, so the process's other threads stay as they
+/// were; this one stays confined until it ends.
+#[cfg(feature = "test-tools")]
+pub fn confine_thread(writable: &[PathBuf]) -> Result<String, SandboxError> {
+    let (c, description) = for_tests(writable)?;
+    // Limits and a pids cgroup belong to a process, not a thread: none is
+    // asked for here. The supervisor's filter holds without its channel,
+    // as in `confine_std` (connections fail, closed).
+    debug_assert!(c.rlimits.is_empty() && c.pids.is_none());
+    c.apply().map_err(SandboxError::Prepare)?;
+    Ok(description)
+}
+
+/// What a test's process or thread gets: writes only in `writable`, no
+/// network; its description.
+#[cfg(feature = "test-tools")]
+fn for_tests(writable: &[PathBuf]) -> Result<(Confinement, String), SandboxError> {
     let settings = SandboxSettings {
         mode: SandboxMode::Required,
         network: false,
@@ -387,12 +419,7 @@ pub fn confine_std(
     };
     let (c, description) = Confinement::new(&settings, writable)?;
     let c = c.ok_or_else(|| SandboxError::Required(description.clone()))?;
-    // SAFETY: `apply` makes only system calls (no allocation, no locks),
-    // which is what may run between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || c.apply());
-    }
-    Ok(description)
+    Ok((c, description))
 }
 
 /// Installs a seccomp program on the calling thread (with `no_new_privs`
