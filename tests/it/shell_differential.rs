@@ -26,6 +26,7 @@
 //! `RUNNER_DIFF_MUTANTS` (default 1,200) and `RUNNER_DIFF_SEED` change the
 //! mutants; `scripts/fuzz-gate` runs many more.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -303,6 +304,10 @@ struct Lab {
     log: PathBuf,
     ws: PathBuf,
     home: PathBuf,
+    /// Where `log`, `ws` and `home` are, the one folder bash may write in.
+    cases: PathBuf,
+    /// How many folders were renamed away.
+    gone: Cell<usize>,
     /// What the machine's startup files run (`bash -l -c :`), which a
     /// login shell runs before its command.
     startup: Vec<Vec<String>>,
@@ -314,7 +319,11 @@ impl Lab {
         let root = dir.path().canonicalize().unwrap();
         let shims = root.join("shims");
         std::fs::create_dir(&shims).unwrap();
-        let log = root.join("log");
+        // The case's folders, and the folders of cases gone by: bash may
+        // write only in here.
+        let cases = root.join("cases");
+        std::fs::create_dir(&cases).unwrap();
+        let log = cases.join("log");
         let mut pass = String::new();
         for p in PASS_THROUGH {
             if let Some(real) = real_program(p) {
@@ -347,17 +356,19 @@ impl Lab {
         for n in names {
             let _ = std::os::unix::fs::symlink(&shim, shims.join(n));
         }
-        let home = root.join("home");
-        let ws = root.join("ws");
+        let home = cases.join("home");
+        let ws = cases.join("ws");
         for d in [&home, &ws, &log] {
             std::fs::create_dir(d).unwrap();
         }
         let mut lab = Self {
-            spawner: Spawner::start(&ws, &shims, &home, &log),
+            spawner: Spawner::start(&cases, &ws, &shims, &home),
             ws,
             _dir: dir,
             log,
             home,
+            cases,
+            gone: Cell::new(0),
             startup: Vec::new(),
         };
         let (mut startup, _) = lab.run("bash -l -c :");
@@ -381,10 +392,16 @@ impl Lab {
     /// programs that ran, and the files changed (workspace-relative, or
     /// absolute in `$HOME`, which a script may write through `~`).
     fn run(&self, script: &str) -> (Vec<Vec<String>>, Vec<String>) {
-        // Emptied, not made again: the spawner's confinement names these
-        // folders as they were when it began.
+        // New folders under the same names: whatever the last case left
+        // running goes on writing in the old ones, which are renamed away
+        // (and removed) rather than emptied.
         for fresh in [&self.ws, &self.home, &self.log] {
-            empty(fresh);
+            let n = self.gone.get();
+            self.gone.set(n + 1);
+            let old = self.cases.join(format!("gone-{n}"));
+            std::fs::rename(fresh, &old).unwrap();
+            std::fs::create_dir(fresh).unwrap();
+            let _ = std::fs::remove_dir_all(&old);
         }
         lay_out(&self.ws);
         let before = snapshot(&self.ws);
@@ -515,17 +532,17 @@ struct Spawner {
 }
 
 impl Spawner {
-    fn start(ws: &Path, shims: &Path, home: &Path, log: &Path) -> Self {
-        let (ws, shims, home, log) = (
+    fn start(writable: &Path, ws: &Path, shims: &Path, home: &Path) -> Self {
+        let (writable, ws, shims, home) = (
+            writable.to_path_buf(),
             ws.to_path_buf(),
             shims.to_path_buf(),
             home.to_path_buf(),
-            log.to_path_buf(),
         );
         let (cases, inbox) = mpsc::channel::<(String, mpsc::Sender<()>)>();
         let (ready, confined) = mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let result = runner::testkit::confine_thread(&[ws.clone(), log, home.clone()]);
+            let result = runner::testkit::confine_thread(&[writable]);
             let ok = result.is_ok();
             ready.send(result).unwrap();
             if !ok {
@@ -595,22 +612,6 @@ fn run_bash(script: &str, ws: &Path, shims: &Path, home: &Path) {
     // Whatever the script left running in the background.
     // SAFETY: as above.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-}
-
-/// Removes what `dir` holds, keeping `dir`.
-fn empty(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        let _ = if is_dir {
-            std::fs::remove_dir_all(&p)
-        } else {
-            std::fs::remove_file(&p)
-        };
-    }
 }
 
 /// A signature only a rule naming the exact text allows; a login shell's
@@ -970,9 +971,9 @@ fn the_harness_sees_what_bash_runs() {
     let lab = Lab::new(&names);
     // Bash is confined to the lab's folders, and only the spawner thread
     // is: this one still writes beside them.
-    let root = lab.ws.parent().unwrap().to_path_buf();
+    let root = lab.cases.parent().unwrap().to_path_buf();
     lab.spawner
-        .run("echo x > ../escaped; echo x > /tmp/escaped-$$; echo x > inside");
+        .run("echo x > ../../escaped; echo x > /tmp/escaped-$$; echo x > inside");
     assert!(lab.ws.join("inside").exists());
     assert!(!root.join("escaped").exists());
     assert!(
