@@ -25,6 +25,14 @@ impl Rlimits {
         Self(limits)
     }
 
+    /// And at most `n` processes and threads for the command's user
+    /// (`RLIMIT_NPROC`, soft and hard: a command cannot raise it).
+    #[cfg(target_os = "linux")]
+    pub fn with_processes(mut self, n: u64) -> Self {
+        self.0.push((libc::RLIMIT_NPROC, n));
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

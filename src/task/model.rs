@@ -220,10 +220,13 @@ pub struct LimitsFile {
     #[serde(default)]
     pub memory_mb: Option<u64>,
     /// Most processes and threads the task's commands may have at once
-    /// (a fork bomb then fails to fork), where the machine lets the runner
-    /// make a pids cgroup; the transcript's `sandbox` says whether it
-    /// holds. Default: no bound (each command's join costs up to a few
-    /// milliseconds under cgroup v1).
+    /// (a fork bomb then fails to fork): a pids cgroup of the task's own
+    /// where the machine lets the runner make one; else, for a user other
+    /// than root, `RLIMIT_NPROC` at this many beyond the machine's count.
+    /// Default: `RLIMIT_NPROC` at 1024 beyond the machine's count, for a
+    /// user other than root (root is not held to it; a cgroup is never the
+    /// default, its join costs up to a few milliseconds a command under
+    /// cgroup v1). The transcript's `sandbox` says which bound holds.
     #[serde(default)]
     pub processes: Option<u64>,
 }

@@ -31,6 +31,7 @@ mod network;
 mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
+mod process_bound;
 mod providers;
 mod rate_limits;
 mod readme;

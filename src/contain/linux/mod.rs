@@ -19,6 +19,7 @@
 pub mod doctor;
 pub mod exec_guard;
 pub mod landlock;
+mod nproc;
 pub mod pids;
 mod seccomp;
 pub mod supervisor;
@@ -74,14 +75,17 @@ impl Confinement {
         writable: &[PathBuf],
         hidden: Option<&HiddenTree>,
     ) -> Result<(Option<Confinement>, String), SandboxError> {
-        let rlimits = Rlimits::of(settings);
+        let mut rlimits = Rlimits::of(settings);
         // With the sandbox off, only a bound the task asked for.
-        let (pids, pids_note) = if settings.mode == SandboxMode::Off && settings.processes.is_none()
-        {
-            (None, String::new())
+        let bound = if settings.mode == SandboxMode::Off && settings.processes.is_none() {
+            pids::Bound::default()
         } else {
             pids::bound(settings.processes)
         };
+        if let Some(n) = bound.nproc {
+            rlimits = rlimits.with_processes(n);
+        }
+        let (pids, pids_note) = (bound.cgroup, bound.note);
         // `network:` rules hold even where nothing else is confined:
         // without Landlock's network rules, by no network at all.
         let off_for_rules = |why: &str| {

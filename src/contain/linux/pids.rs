@@ -2,38 +2,87 @@
 //! fork bomb in a command (`:(){ :|:& };:`) stays bounded and the runner,
 //! the machine and the other tasks go on.
 //!
-//! The bound is a pids cgroup of the task's own, a child of the runner's
+//! The bound a task asks for is a pids cgroup of its own, a child of the runner's
 //! cgroup, whose `pids.max` the kernel holds every fork and clone to (a
 //! command over it gets `EAGAIN`, as bash reports: "fork: retry: Resource
 //! temporarily unavailable"). Each command joins it between fork and exec.
 //! It works where the runner may create a child cgroup: cgroup v1's pids
 //! hierarchy when writable (a container's root, as on this machine), or a
 //! cgroup v2 subtree delegated to the runner with the pids controller
-//! enabled. `RLIMIT_NPROC` is no substitute: it counts every process of
-//! the user, and root ignores it. Where neither cgroup is open to the
-//! runner, the bound is not there and the transcript's `sandbox` says so
-//! when a task asked for one (`limits: {processes: N}`).
+//! enabled. Where neither cgroup is open to the runner, and by default,
+//! the bound is `RLIMIT_NPROC` ([`super::nproc`]), which counts every
+//! process of the user rather than the task's and which root ignores; the
+//! transcript's `sandbox` says which bound holds, or why none does.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The bound for a task that asked for one (`limits: {processes: N}`), and
-/// what the transcript's `sandbox` says of it. None unless asked: joining a
-/// cgroup v1 waits for an RCU grace period (1 to 14 ms a command on this
-/// project's machines, measured with strace), which every bash call would
-/// pay; spawning straight into a cgroup v2 (`clone3` with
-/// `CLONE_INTO_CGROUP`) would cost nothing and could make it the default.
-pub fn bound(processes: Option<u64>) -> (Option<std::sync::Arc<PidsCgroup>>, String) {
-    let Some(max) = processes else {
-        return (None, String::new());
+use super::nproc;
+
+/// A task's bound on its commands' processes, and what the transcript's
+/// `sandbox` says of it.
+#[derive(Debug, Default)]
+pub struct Bound {
+    /// The pids cgroup each command joins.
+    pub cgroup: Option<std::sync::Arc<PidsCgroup>>,
+    /// Else `RLIMIT_NPROC`, set in each command (see [`super::nproc`]).
+    pub nproc: Option<u64>,
+    pub note: String,
+}
+
+/// The bound: a pids cgroup when the task asked for one
+/// (`limits: {processes: N}`) and the machine allows it; else, for a user
+/// other than root, `RLIMIT_NPROC` at N (or [`nproc::DEFAULT_MORE`])
+/// beyond the machine's task count. A cgroup is never the default:
+/// joining a cgroup v1 waits for an RCU grace period (1 to 14 ms a command
+/// on this project's machines, measured with strace), which every bash
+/// call would pay; spawning straight into a cgroup v2 (`clone3` with
+/// `CLONE_INTO_CGROUP`) would cost nothing and could make it one.
+pub fn bound(processes: Option<u64>) -> Bound {
+    let no_cgroup = match processes {
+        Some(max) => match PidsCgroup::create(max) {
+            Ok(cg) => {
+                return Bound {
+                    cgroup: Some(std::sync::Arc::new(cg)),
+                    nproc: None,
+                    note: format!("; processes: at most {max} (pids cgroup)"),
+                };
+            }
+            Err(why) => Some(why),
+        },
+        None => None,
     };
-    match PidsCgroup::create(max) {
-        Ok(cg) => (
-            Some(std::sync::Arc::new(cg)),
-            format!("; processes: at most {max} (pids cgroup)"),
+    let more = processes.unwrap_or(nproc::DEFAULT_MORE);
+    let note = match (nproc::user_limit(more), &no_cgroup) {
+        (Ok(l), None) => {
+            return Bound {
+                cgroup: None,
+                nproc: Some(l.limit),
+                note: format!(
+                    "; processes: this user's at most {} (RLIMIT_NPROC, the default: the machine's {} and {more} more)",
+                    l.limit, l.tasks
+                ),
+            };
+        }
+        (Ok(l), Some(why)) => {
+            return Bound {
+                cgroup: None,
+                nproc: Some(l.limit),
+                note: format!(
+                    "; processes: this user's at most {} (RLIMIT_NPROC: the machine's {} and {more} more; no pids cgroup: {why})",
+                    l.limit, l.tasks
+                ),
+            };
+        }
+        (Err(no), Some(why)) => format!("; processes: not bounded ({why}; {no})"),
+        (Err(no), None) => format!(
+            "; processes: not bounded by default ({no}; limits: {{processes: N}} asks for a pids cgroup)"
         ),
-        Err(why) => (None, format!("; processes: not bounded ({why})")),
+    };
+    Bound {
+        note,
+        ..Bound::default()
     }
 }
 

@@ -235,3 +235,21 @@ pub fn start_until_running(mut cmd: Command, sleeper: &[&str]) -> std::process::
     }
     child
 }
+
+/// The fork bomb commands' results ([`FORK_BOMB`] then `echo next`): the
+/// bomb's forks failed, it ended, and the next command ran.
+pub fn assert_the_bomb_failed_to_fork(r: &[String]) {
+    assert!(r[0].contains("bomb-ended"), "{}", r[0]);
+    assert!(
+        r[0].contains("fork") || r[0].contains("Resource temporarily unavailable"),
+        "{}",
+        r[0]
+    );
+    assert!(r[1].contains("next"), "{}", r[1]);
+}
+
+/// A fork bomb under a 3-second timeout, then a command after it.
+pub const FORK_BOMB: [&str; 2] = [
+    "timeout 3 bash -c ':(){ :|:& };:' 2>&1 | head -c 2000; echo bomb-ended",
+    "echo next",
+];

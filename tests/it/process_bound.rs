@@ -1,0 +1,142 @@
+//! The default bound on a task's processes (issue 41): for a user other
+//! than root, each command's `RLIMIT_NPROC` is the machine's task count
+//! plus 1024 (or plus `limits: {processes: N}` where no pids cgroup can be
+//! made), so a fork bomb fails to fork and the runner goes on. Root is not
+//! held to `RLIMIT_NPROC`: run as root, these tests run the runner as
+//! `nobody`. (The pids cgroup, root's bound, is tested in containment.rs.)
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{
+    FORK_BOMB, assert_the_bomb_failed_to_fork, bash_turns, read_json, stderr, write,
+};
+
+/// `nobody`, where the test runs as root; else the test's own user.
+const NOBODY: u32 = 65534;
+
+fn is_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Runs `commands` in a task with `extra` settings, as a user other than
+/// root: the exit, the transcript, each command's output.
+fn run_as_a_user(extra: &str, commands: &[&str]) -> (std::process::Output, Value, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    write(
+        d,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n{extra}script:\n{}",
+            bash_turns(commands)
+        ),
+    );
+    // A copy of the binary `nobody` may run, wherever the build is.
+    let runner = d.join("runner");
+    std::fs::copy(env!("CARGO_BIN_EXE_runner"), &runner).unwrap();
+    let mut cmd = std::process::Command::new(&runner);
+    if is_root() {
+        chown_tree(d, NOBODY);
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+    let out = cmd
+        .current_dir(d)
+        .env("CI", "true")
+        .env("HOME", d.join("home"))
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    let results = t["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["content"].as_str().unwrap().to_string())
+        .collect();
+    (out, t, results)
+}
+
+fn chown_tree(p: &Path, uid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+    if p.is_dir() && !p.is_symlink() {
+        for e in std::fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid);
+        }
+    }
+}
+
+/// The number in the transcript's `processes: this user's at most N`.
+fn limit_in(sandbox: &str) -> u64 {
+    let after = sandbox
+        .split("processes: this user's at most ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no RLIMIT_NPROC bound: {sandbox}"));
+    after.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// By default: the command's limit is the one the transcript names, the
+/// machine's count and 1024 more.
+#[test]
+fn a_task_without_limits_gets_the_default_bound() {
+    let (out, t, r) = run_as_a_user("", &["ulimit -Su; ulimit -Hu; cat /proc/loadavg"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains("(RLIMIT_NPROC, the default: the machine's "),
+        "{sandbox}"
+    );
+    assert!(sandbox.contains(" and 1024 more)"), "{sandbox}");
+    let limit = limit_in(sandbox);
+    let lines: Vec<&str> = r[0]
+        .lines()
+        .skip_while(|l| *l != "--- stdout ---")
+        .skip(1)
+        .collect();
+    assert_eq!(lines[0], limit.to_string(), "{}", r[0]);
+    assert_eq!(lines[1], limit.to_string(), "{}", r[0]);
+    // The machine's count when the sandbox was made, give or take what
+    // started and ended since.
+    let tasks: u64 = lines[2]
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .split('/')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        limit > 1024 && limit.abs_diff(tasks + 1024) < 200,
+        "{limit} {tasks}"
+    );
+}
+
+/// A bomb under `limits: {processes: 64}` where no pids cgroup can be
+/// made (a user's): forks past the bound fail, the command ends at its
+/// timeout, and the next one runs.
+#[test]
+fn a_fork_bomb_fails_to_fork_under_rlimit_nproc() {
+    let commands = FORK_BOMB;
+    let (out, t, r) = run_as_a_user("limits: {processes: 64}\n", &commands);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    if sandbox.contains("at most 64 (pids cgroup)") {
+        eprintln!("this user may make a pids cgroup: the cgroup holds ({sandbox})");
+    } else {
+        assert!(
+            sandbox.contains("RLIMIT_NPROC: the machine's "),
+            "{sandbox}"
+        );
+        assert!(
+            sandbox.contains(" and 64 more; no pids cgroup: "),
+            "{sandbox}"
+        );
+    }
+    assert_the_bomb_failed_to_fork(&r);
+}
