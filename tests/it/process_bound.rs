@@ -71,6 +71,13 @@ fn chown_tree(p: &Path, uid: u32) {
     }
 }
 
+/// Every process and thread on the machine now (`/proc/loadavg`).
+fn machine_tasks() -> u64 {
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap();
+    let field = loadavg.split_whitespace().nth(3).unwrap();
+    field.split('/').nth(1).unwrap().parse().unwrap()
+}
+
 /// The number in the transcript's `processes: this user's at most N`.
 fn limit_in(sandbox: &str) -> u64 {
     let after = sandbox
@@ -122,7 +129,14 @@ fn a_task_without_limits_gets_the_default_bound() {
 /// timeout, and the next one runs.
 #[test]
 fn a_fork_bomb_fails_to_fork_under_rlimit_nproc() {
-    let commands = FORK_BOMB;
+    // Set off only under a limit near the one asked for: were the bound
+    // broken (a mutant, a regression), the bomb would take the machine.
+    let most = machine_tasks() + 64 + 500;
+    let guarded = format!(
+        "l=$(ulimit -u); case $l in *[!0-9]*|'') l=0;; esac; if [ $l -eq 0 ] || [ $l -gt {most} ]; then echo \"not set off: ulimit -u is $(ulimit -u)\"; exit 1; fi; {}",
+        FORK_BOMB[0]
+    );
+    let commands = [guarded.as_str(), FORK_BOMB[1]];
     let (out, t, r) = run_as_a_user("limits: {processes: 64}\n", &commands);
     assert!(out.status.success(), "{}", stderr(&out));
     let sandbox = t["sandbox"].as_str().unwrap();
