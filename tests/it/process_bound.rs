@@ -25,23 +25,24 @@ fn is_root() -> bool {
 /// Runs `commands` in a task with `extra` settings, as a user other than
 /// root: the exit, the transcript, each command's output.
 fn run_as_a_user(extra: &str, commands: &[&str]) -> (std::process::Output, Value, Vec<String>) {
+    run_task(extra, commands, true)
+}
+
+/// Runs `commands` in a task with `extra` settings, as a user other than
+/// root when `as_a_user`, else as the test's own user.
+fn run_task(
+    extra: &str,
+    commands: &[&str],
+    as_a_user: bool,
+) -> (std::process::Output, Value, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "ws/a.txt", "a\n");
-    std::fs::create_dir_all(d.join("home")).unwrap();
-    write(
-        d,
-        "task.yaml",
-        &format!(
-            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n{extra}script:\n{}",
-            bash_turns(commands)
-        ),
-    );
+    lay_out(d, extra, commands);
     // A copy of the binary `nobody` may run, wherever the build is.
     let runner = d.join("runner");
     std::fs::copy(env!("CARGO_BIN_EXE_runner"), &runner).unwrap();
     let mut cmd = std::process::Command::new(&runner);
-    if is_root() {
+    if as_a_user && is_root() {
         chown_tree(d, NOBODY);
         cmd.uid(NOBODY).gid(NOBODY);
     }
@@ -60,6 +61,21 @@ fn run_as_a_user(extra: &str, commands: &[&str]) -> (std::process::Output, Value
         .map(|c| c["content"].as_str().unwrap().to_string())
         .collect();
     (out, t, results)
+}
+
+/// A workspace, a home and a task running `commands` with `extra`
+/// settings, in `d`.
+fn lay_out(d: &Path, extra: &str, commands: &[&str]) {
+    write(d, "ws/a.txt", "a\n");
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    write(
+        d,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run things\nworkspace: ws\npolicy:\n  default: allow\n{extra}script:\n{}",
+            bash_turns(commands)
+        ),
+    );
 }
 
 fn chown_tree(p: &Path, uid: u32) {
@@ -107,8 +123,7 @@ fn a_task_without_limits_gets_the_default_bound() {
         .collect();
     assert_eq!(lines[0], limit.to_string(), "{}", r[0]);
     assert_eq!(lines[1], limit.to_string(), "{}", r[0]);
-    // The machine's count when the sandbox was made, give or take what
-    // started and ended since.
+    // The machine's count when the sandbox was made, and 1024 more.
     let tasks: u64 = lines[2]
         .split_whitespace()
         .nth(3)
@@ -118,10 +133,15 @@ fn a_task_without_limits_gets_the_default_bound() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(
-        limit > 1024 && limit.abs_diff(tasks + 1024) < 200,
-        "{limit} {tasks}"
-    );
+    let then: u64 = sandbox
+        .split("the machine's ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{sandbox}"));
+    assert_eq!(limit, then + 1024, "{sandbox}");
+    // Other tests' processes come and go meanwhile.
+    assert!(then > 0 && then.abs_diff(tasks) < 2000, "{then} {tasks}");
 }
 
 /// A bomb under `limits: {processes: 64}` where no pids cgroup can be
@@ -153,4 +173,47 @@ fn a_fork_bomb_fails_to_fork_under_rlimit_nproc() {
         );
     }
     assert_the_bomb_failed_to_fork(&r);
+}
+
+/// `sandbox: off` confines nothing, but limits a task asks for still hold
+/// in each command: the process bound (here `RLIMIT_NPROC`, a user's) and
+/// memory.
+#[test]
+fn asked_limits_hold_with_the_sandbox_off() {
+    let (out, t, r) = run_as_a_user(
+        "sandbox: off\nlimits: {processes: 64, memory_mb: 256}\n",
+        &["ulimit -Su; ulimit -v"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.starts_with("off"), "{sandbox}");
+    let lines: Vec<&str> = r[0]
+        .lines()
+        .skip_while(|l| *l != "--- stdout ---")
+        .skip(1)
+        .collect();
+    assert_eq!(lines[1], (256 * 1024).to_string(), "{}", r[0]);
+    if sandbox.contains("at most 64 (pids cgroup)") {
+        return;
+    }
+    assert_eq!(lines[0], limit_in(sandbox).to_string(), "{}", r[0]);
+}
+
+/// Root is not held to `RLIMIT_NPROC`: a run as root has no default bound,
+/// and its transcript says why (a user's runs are checked above).
+#[test]
+fn as_root_the_transcript_says_there_is_no_default_bound() {
+    if !is_root() {
+        eprintln!("not root: the default bound holds (checked above)");
+        return;
+    }
+    let (out, t, _) = run_task("", &["ulimit -Su"], false);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains(
+            "; processes: not bounded by default (root is not held to RLIMIT_NPROC; limits: {processes: N} asks for a pids cgroup)"
+        ),
+        "{sandbox}"
+    );
 }
