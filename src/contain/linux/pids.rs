@@ -54,35 +54,34 @@ pub fn bound(processes: Option<u64>) -> Bound {
         None => None,
     };
     let more = processes.unwrap_or(nproc::DEFAULT_MORE);
-    let note = match (nproc::user_limit(more), &no_cgroup) {
-        (Ok(l), None) => {
-            return Bound {
-                cgroup: None,
-                nproc: Some(l.limit),
-                note: format!(
-                    "; processes: this user's at most {} (RLIMIT_NPROC, the default: the machine's {} and {more} more)",
-                    l.limit, l.tasks
-                ),
-            };
-        }
-        (Ok(l), Some(why)) => {
-            return Bound {
-                cgroup: None,
-                nproc: Some(l.limit),
-                note: format!(
-                    "; processes: this user's at most {} (RLIMIT_NPROC: the machine's {} and {more} more; no pids cgroup: {why})",
-                    l.limit, l.tasks
-                ),
-            };
-        }
-        (Err(no), Some(why)) => format!("; processes: not bounded ({why}; {no})"),
-        (Err(no), None) => format!(
-            "; processes: not bounded by default ({no}; limits: {{processes: N}} asks for a pids cgroup)"
-        ),
-    };
-    Bound {
-        note,
-        ..Bound::default()
+    match (nproc::user_limit(more), no_cgroup) {
+        (Ok(l), no_cgroup) => Bound {
+            cgroup: None,
+            nproc: Some(l.limit),
+            note: format!(
+                "; processes: this user's at most {} (RLIMIT_NPROC{}: the machine's {} and {more} more{})",
+                l.limit,
+                if no_cgroup.is_none() {
+                    ", the default"
+                } else {
+                    ""
+                },
+                l.tasks,
+                no_cgroup
+                    .map(|why| format!("; no pids cgroup: {why}"))
+                    .unwrap_or_default()
+            ),
+        },
+        (Err(no), Some(why)) => Bound {
+            note: format!("; processes: not bounded ({why}; {no})"),
+            ..Bound::default()
+        },
+        (Err(no), None) => Bound {
+            note: format!(
+                "; processes: not bounded by default ({no}; limits: {{processes: N}} asks for a pids cgroup)"
+            ),
+            ..Bound::default()
+        },
     }
 }
 
