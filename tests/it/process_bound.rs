@@ -38,21 +38,37 @@ fn run_task(
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     lay_out(d, extra, commands);
-    // A copy of the binary `nobody` may run, wherever the build is.
-    let runner = d.join("runner");
-    std::fs::copy(env!("CARGO_BIN_EXE_runner"), &runner).unwrap();
-    let mut cmd = std::process::Command::new(&runner);
-    if as_a_user && is_root() {
+    let mut runner = std::path::PathBuf::from(env!("CARGO_BIN_EXE_runner"));
+    let nobody = as_a_user && is_root();
+    if nobody {
+        // A copy of the binary `nobody` may run, wherever the build is.
+        let copy = d.join("runner");
+        std::fs::copy(&runner, &copy).unwrap();
+        runner = copy;
         chown_tree(d, NOBODY);
-        cmd.uid(NOBODY).gid(NOBODY);
     }
-    let out = cmd
-        .current_dir(d)
-        .env("CI", "true")
-        .env("HOME", d.join("home"))
-        .args(["run", "--out", "out", "task.yaml"])
-        .output()
-        .unwrap();
+    // A copy just written can be busy for a moment: another test's fork
+    // may hold its descriptor until that child's exec (ETXTBSY).
+    let mut tries = 0;
+    let out = loop {
+        let mut cmd = std::process::Command::new(&runner);
+        if nobody {
+            cmd.uid(NOBODY).gid(NOBODY);
+        }
+        match cmd
+            .current_dir(d)
+            .env("CI", "true")
+            .env("HOME", d.join("home"))
+            .args(["run", "--out", "out", "task.yaml"])
+            .output()
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     let t = read_json(d.join("out/t/transcript.json"));
     let results = t["tool_calls"]
         .as_array()
