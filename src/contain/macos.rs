@@ -136,6 +136,14 @@ impl Confinement {
         false
     }
 
+    /// Starts `cmd` (from [`Confinement::command`]).
+    pub fn spawn(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        cmd.spawn()
+    }
+
     /// `program` under `sandbox-exec` with the profile, and the limits
     /// set in the child before `exec`.
     pub fn command(

@@ -81,6 +81,14 @@ impl Confinement {
         false
     }
 
+    /// Starts `cmd` (from [`Confinement::command`]).
+    pub fn spawn(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        cmd.spawn()
+    }
+
     pub fn command(
         self: &Arc<Self>,
         program: &OsStr,

@@ -16,6 +16,7 @@ use super::os::Watch;
 pub struct ConfinedCommand {
     pub cmd: tokio::process::Command,
     watch: Option<Watch>,
+    confine: Option<Arc<Confinement>>,
 }
 
 impl ConfinedCommand {
@@ -28,13 +29,20 @@ impl ConfinedCommand {
             Some(c) => c.command(program.as_ref())?,
             None => (tokio::process::Command::new(program), None),
         };
-        Ok(Self { cmd, watch })
+        Ok(Self {
+            cmd,
+            watch,
+            confine: confine.cloned(),
+        })
     }
 
     /// Starts it, and tells the supervisor (where it runs) which process
     /// it watches.
     pub fn spawn(&mut self) -> std::io::Result<tokio::process::Child> {
-        let spawned = self.cmd.spawn();
+        let spawned = match &self.confine {
+            Some(c) => c.spawn(&mut self.cmd),
+            None => self.cmd.spawn(),
+        };
         if let Some(w) = &mut self.watch {
             w.spawned(spawned.as_ref().ok().and_then(|c| c.id()));
         }

@@ -224,9 +224,11 @@ pub struct LimitsFile {
     /// where the machine lets the runner make one; else, for a user other
     /// than root, `RLIMIT_NPROC` at this many beyond the machine's count.
     /// Default: `RLIMIT_NPROC` at 1024 beyond the machine's count, for a
-    /// user other than root (root is not held to it; a cgroup is never the
-    /// default, its join costs up to a few milliseconds a command under
-    /// cgroup v1). The transcript's `sandbox` says which bound holds.
+    /// user other than root; for root, whom it does not hold, a pids
+    /// cgroup of 1024 where the commands can start inside it (cgroup v1),
+    /// else none (a cgroup each command joins costs up to a few
+    /// milliseconds a command). The transcript's `sandbox` says which
+    /// bound holds.
     #[serde(default)]
     pub processes: Option<u64>,
 }

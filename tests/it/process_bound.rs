@@ -3,7 +3,8 @@
 //! plus 1024 (or plus `limits: {processes: N}` where no pids cgroup can be
 //! made), so a fork bomb fails to fork and the runner goes on. Root is not
 //! held to `RLIMIT_NPROC`: run as root, these tests run the runner as
-//! `nobody`. (The pids cgroup, root's bound, is tested in containment.rs.)
+//! `nobody`, but for root's own default, a pids cgroup. (A bomb in a pids
+//! cgroup is tested in containment.rs.)
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -215,21 +216,46 @@ fn asked_limits_hold_with_the_sandbox_off() {
     assert_eq!(lines[0], limit_in(sandbox).to_string(), "{}", r[0]);
 }
 
-/// Root is not held to `RLIMIT_NPROC`: a run as root has no default bound,
-/// and its transcript says why (a user's runs are checked above).
+/// Root is not held to `RLIMIT_NPROC`: a run as root gets, by default, a
+/// pids cgroup of 1024 where its commands can start in it without joining
+/// it (cgroup v1: a thread of the runner in the cgroup forks them), and
+/// otherwise no default bound, which the transcript says, with why.
 #[test]
-fn as_root_the_transcript_says_there_is_no_default_bound() {
+fn as_root_the_default_bound_is_a_cgroup_the_commands_start_in() {
     if !is_root() {
-        eprintln!("not root: the default bound holds (checked above)");
+        eprintln!("not root: RLIMIT_NPROC holds (checked above)");
         return;
     }
-    let (out, t, _) = run_task("", &["ulimit -Su"], false);
+    // The runner is the command's parent: it stays outside the cgroup.
+    let probe = "grep pids: /proc/self/cgroup; grep pids: /proc/$PPID/cgroup; d=/sys/fs/cgroup/pids$(grep pids: /proc/self/cgroup | cut -d: -f3); cat $d/pids.max";
+    let (out, t, r) = run_task(
+        "  rules: [{allow: [\"Read(/proc/**)\", \"Read(/sys/**)\"]}]\n",
+        &[probe],
+        false,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let sandbox = t["sandbox"].as_str().unwrap();
-    assert!(
-        sandbox.contains(
-            "; processes: not bounded by default (root is not held to RLIMIT_NPROC; limits: {processes: N} asks for a pids cgroup)"
-        ),
-        "{sandbox}"
-    );
+    if !sandbox.contains("; processes: at most 1024 (pids cgroup, the default)") {
+        assert!(
+            sandbox.contains(
+                "; processes: not bounded by default (root is not held to RLIMIT_NPROC; no pids cgroup without a cost a command: "
+            ),
+            "{sandbox}"
+        );
+        eprintln!("no cgroup v1 pids hierarchy open to the runner here: {sandbox}");
+        return;
+    }
+    let lines: Vec<&str> = r[0]
+        .lines()
+        .skip_while(|l| *l != "--- stdout ---")
+        .skip(1)
+        .collect();
+    let (own, runners) = (lines[0], lines[1]);
+    let name = own.rsplit('/').next().unwrap();
+    assert!(name.starts_with("runner-"), "{}", r[0]);
+    assert!(!runners.ends_with(&format!("/{name}")), "{}", r[0]);
+    // 1024, and the runner's thread that forks the commands.
+    assert_eq!(lines[2], "1025", "{}", r[0]);
+    let dir = format!("/sys/fs/cgroup/pids{}", own.splitn(3, ':').nth(2).unwrap());
+    assert!(!std::path::Path::new(&dir).exists(), "{dir} left behind");
 }

@@ -22,6 +22,7 @@ pub mod landlock;
 mod nproc;
 pub mod pids;
 mod seccomp;
+mod spawner;
 pub mod supervisor;
 
 use std::ffi::OsStr;
@@ -75,13 +76,23 @@ impl Confinement {
         writable: &[PathBuf],
         hidden: Option<&HiddenTree>,
     ) -> Result<(Option<Confinement>, String), SandboxError> {
-        let mut rlimits = Rlimits::of(settings);
         // With the sandbox off, only a bound the task asked for.
         let bound = if settings.mode == SandboxMode::Off && settings.processes.is_none() {
             pids::Bound::default()
         } else {
             pids::bound(settings.processes)
         };
+        Self::bounded(settings, writable, hidden, bound)
+    }
+
+    /// [`Confinement::hiding`] with the process bound `bound`.
+    fn bounded(
+        settings: &SandboxSettings,
+        writable: &[PathBuf],
+        hidden: Option<&HiddenTree>,
+        bound: pids::Bound,
+    ) -> Result<(Option<Confinement>, String), SandboxError> {
+        let mut rlimits = Rlimits::of(settings);
         if let Some(n) = bound.nproc {
             rlimits = rlimits.with_processes(n);
         }
@@ -332,6 +343,18 @@ impl Confinement {
         Ok((cmd, watch))
     }
 
+    /// Starts `cmd` (from [`Confinement::command`]) in the task's process
+    /// bound: forked by the bound's thread where it has one.
+    pub fn spawn(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        match &self.pids {
+            Some(p) => p.spawn(cmd),
+            None => cmd.spawn(),
+        }
+    }
+
     /// Applies the confinement to the calling process. Only system calls:
     /// safe between `fork` and `exec`. Where the supervisor runs and no
     /// channel to it was prepared, its filter still holds and every
@@ -421,7 +444,9 @@ fn for_tests(writable: &[PathBuf]) -> Result<(Confinement, String), SandboxError
         network: false,
         ..SandboxSettings::default()
     };
-    let (c, description) = Confinement::new(&settings, writable)?;
+    // No process bound: limits and a cgroup belong to a process, and a
+    // test's thread or command is one of the test process's.
+    let (c, description) = Confinement::bounded(&settings, writable, None, pids::Bound::default())?;
     let c = c.ok_or_else(|| SandboxError::Required(description.clone()))?;
     Ok((c, description))
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::nproc;
+use super::spawner::{self, Spawner};
 
 /// A task's bound on its commands' processes, and what the transcript's
 /// `sandbox` says of it.
@@ -34,21 +35,24 @@ pub struct Bound {
 /// The bound: a pids cgroup when the task asked for one
 /// (`limits: {processes: N}`) and the machine allows it; else, for a user
 /// other than root, `RLIMIT_NPROC` at N (or [`nproc::DEFAULT_MORE`])
-/// beyond the machine's task count. A cgroup is never the default:
-/// joining a cgroup v1 waits for an RCU grace period (1 to 14 ms a command
-/// on this project's machines, measured with strace), which every bash
-/// call would pay; spawning straight into a cgroup v2 (`clone3` with
-/// `CLONE_INTO_CGROUP`) would cost nothing and could make it one.
+/// beyond the machine's task count; for root, whom `RLIMIT_NPROC` does
+/// not hold, a pids cgroup of [`nproc::DEFAULT_MORE`] where its commands
+/// can start in it without joining it ([`super::spawner`]: cgroup v1).
+/// Joining costs an RCU grace period a command (1 to 14 ms on this
+/// project's machines), which every bash call would pay: a default never
+/// does; spawning straight into a cgroup v2 (`clone3` with
+/// `CLONE_INTO_CGROUP`) would cost nothing and could make it one there.
 pub fn bound(processes: Option<u64>) -> Bound {
+    let cgroup = |max: u64, joins: Joins, how: &str| -> Result<Bound, NoCgroup> {
+        Ok(Bound {
+            cgroup: Some(std::sync::Arc::new(PidsCgroup::create(max, joins)?)),
+            nproc: None,
+            note: format!("; processes: at most {max} (pids cgroup{how})"),
+        })
+    };
     let no_cgroup = match processes {
-        Some(max) => match PidsCgroup::create(max) {
-            Ok(cg) => {
-                return Bound {
-                    cgroup: Some(std::sync::Arc::new(cg)),
-                    nproc: None,
-                    note: format!("; processes: at most {max} (pids cgroup)"),
-                };
-            }
+        Some(max) => match cgroup(max, Joins::Allowed, "") {
+            Ok(b) => return b,
             Err(why) => Some(why),
         },
         None => None,
@@ -76,13 +80,26 @@ pub fn bound(processes: Option<u64>) -> Bound {
             note: format!("; processes: not bounded ({why}; {no})"),
             ..Bound::default()
         },
-        (Err(no), None) => Bound {
-            note: format!(
-                "; processes: not bounded by default ({no}; limits: {{processes: N}} asks for a pids cgroup)"
-            ),
-            ..Bound::default()
+        (Err(no), None) => match cgroup(more, Joins::Refused, ", the default") {
+            Ok(b) => b,
+            Err(why) => Bound {
+                note: format!(
+                    "; processes: not bounded by default ({no}; no pids cgroup without a cost a command: {why}; limits: {{processes: N}} asks for one)"
+                ),
+                ..Bound::default()
+            },
         },
     }
+}
+
+/// Whether a cgroup may be one that each command joins between fork and
+/// exec (an RCU grace period a command), where no thread can fork into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joins {
+    /// The task asked for the bound: it pays that.
+    Allowed,
+    /// A default: only a cgroup that commands start in.
+    Refused,
 }
 
 /// Why a task can have no pids cgroup here (said in the transcript).
@@ -99,6 +116,10 @@ pub enum NoCgroup {
     },
     #[error("a cgroup path with a NUL byte")]
     NulInPath,
+    #[error("{} moves only whole processes (cgroup v2)", parent.display())]
+    WholeProcesses { parent: PathBuf },
+    #[error("cannot start the thread that forks into it: {0}")]
+    NoSpawner(std::io::Error),
     #[error("the pids controller is not enabled for {}: {source}", dir.display())]
     NoController {
         dir: PathBuf,
@@ -114,31 +135,42 @@ pub struct PidsCgroup {
     /// `cgroup.procs` of `dir`, ready for [`PidsCgroup::join`] (no
     /// allocation between fork and exec).
     procs: CString,
+    /// This cgroup among the process's (never 0).
+    id: u64,
+    /// The thread that forks the commands inside it (cgroup v1).
+    spawner: Option<Spawner>,
 }
 
 impl PidsCgroup {
     /// A new pids cgroup of at most `max` processes beneath the runner's
-    /// own, or why there can be none.
-    pub fn create(max: u64) -> Result<Self, NoCgroup> {
+    /// own, with a thread that forks commands inside it where the
+    /// hierarchy moves threads (cgroup v1); else, when `joins` allows,
+    /// one that each command joins. Or why there can be none.
+    pub fn create(max: u64, joins: Joins) -> Result<Self, NoCgroup> {
         let own = std::fs::read_to_string("/proc/self/cgroup").map_err(NoCgroup::Unreadable)?;
         let parent = parent_dir(&own).ok_or(NoCgroup::NoHierarchy)?;
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "runner-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
+        let per_thread = parent.join("tasks").exists();
+        if !per_thread && joins == Joins::Refused {
+            return Err(NoCgroup::WholeProcesses { parent });
+        }
+        static SEQ: AtomicU64 = AtomicU64::new(1);
+        let id = SEQ.fetch_add(1, Ordering::Relaxed);
+        let name = format!("runner-{}-{id}", std::process::id());
         sweep(&parent);
         let dir = parent.join(name);
         std::fs::create_dir(&dir).map_err(|source| NoCgroup::Create {
             parent: parent.clone(),
             source,
         })?;
-        let made = Self {
+        let mut made = Self {
             procs: CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
                 .map_err(|_| NoCgroup::NulInPath)?,
             dir,
+            id,
+            spawner: None,
         };
+        // The spawner thread is one of the cgroup's tasks.
+        let max = max.saturating_add(u64::from(per_thread));
         std::fs::write(made.dir.join("pids.max"), max.to_string()).map_err(|source| {
             NoCgroup::NoController {
                 dir: made.dir.clone(),
@@ -146,12 +178,41 @@ impl PidsCgroup {
             }
         })?;
         LIVE.insert(&made.dir);
+        if per_thread {
+            match Spawner::start(made.dir.join("tasks"), id) {
+                Ok(s) => made.spawner = Some(s),
+                Err(e) if joins == Joins::Refused => return Err(NoCgroup::NoSpawner(e)),
+                Err(_) => {}
+            }
+        }
         Ok(made)
+    }
+
+    /// Starts `cmd` in the cgroup: forked by the cgroup's thread where it
+    /// has one, else started as it is (it joins between fork and exec).
+    /// A cgroup at its bound refuses the thread's fork (what a fork bomb
+    /// left, in groups of its own, until the task ends): the command is
+    /// then forked outside and joins, which the bound does not refuse, so
+    /// it runs as it would have, its own forks refused.
+    pub fn spawn(
+        &self,
+        cmd: &mut tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        match &self.spawner {
+            Some(s) => match s.spawn(cmd) {
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => cmd.spawn(),
+                spawned => spawned,
+            },
+            None => cmd.spawn(),
+        }
     }
 
     /// Moves the calling process into the cgroup. Only system calls: safe
     /// between `fork` and `exec`.
     pub fn join(&self) -> std::io::Result<()> {
+        if spawner::forks_into(self.id) {
+            return Ok(());
+        }
         let mut digits = [0u8; 20];
         let mut n = std::process::id();
         let mut at = digits.len();
@@ -186,8 +247,10 @@ impl Drop for PidsCgroup {
     /// processes forked after their group was killed, a daemon a command
     /// started in a session of its own), then removes it.
     fn drop(&mut self) {
+        // The thread ends first: it leaves the cgroup as it does.
+        self.spawner.take();
         LIVE.remove(&self.dir);
-        if !empty_and_remove(&self.dir, 120) {
+        if !empty_and_remove(&self.dir, 120, false) {
             tracing::warn!(
                 "cgroup {} left behind: its processes did not die",
                 self.dir.display()
@@ -203,23 +266,37 @@ static LIVE: crate::cleanup::LiveSet = crate::cleanup::LiveSet::new();
 /// for the tasks (a second SIGINT/SIGTERM).
 pub fn remove_all() {
     for d in LIVE.paths() {
-        empty_and_remove(&d, 30);
+        empty_and_remove(&d, 30, true);
     }
 }
 
 /// Kills what is in the cgroup `dir` and removes it, trying `rounds` times
 /// with a wait that doubles from 50 µs (a process just reaped leaves its
 /// cgroup a moment later: the first retries are what an ordinary command
-/// needs); whether it is gone. Bounded: the cgroup holds at most its
+/// needs); whether it is gone. The runner's own process is never
+/// signalled: its spawner thread may be in the cgroup, and a `hurried`
+/// exit, whose threads live on to the end, stops when only it is left.
+/// Bounded: the cgroup holds at most its
 /// `pids.max`, and each round kills them all.
-fn empty_and_remove(dir: &Path, rounds: usize) -> bool {
+fn empty_and_remove(dir: &Path, rounds: usize, hurried: bool) -> bool {
     let mut wait = std::time::Duration::from_micros(50);
     for _ in 0..rounds {
         if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
             return true;
         }
         let pids = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        let own = std::process::id() as i32;
+        let pids: Vec<i32> = pids
+            .lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .filter(|&p| p != own)
+            .collect();
+        if hurried && pids.is_empty() {
+            // Only the runner's own spawner thread is left, which lives
+            // until the exit: a later runner sweeps the folder.
+            return false;
+        }
+        for pid in pids {
             // SAFETY: a signal to a process of this task's cgroup.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
@@ -312,7 +389,7 @@ mod tests {
     /// processes of what joins it, and is removed when dropped.
     #[test]
     fn a_cgroup_bounds_forks_where_the_machine_allows_one() {
-        let Ok(cg) = PidsCgroup::create(8) else {
+        let Ok(cg) = PidsCgroup::create(8, Joins::Allowed) else {
             eprintln!("no pids cgroup here: nothing to check");
             return;
         };
@@ -339,11 +416,62 @@ mod tests {
         assert!(!dir.exists(), "{} left behind", dir.display());
     }
 
+    /// Where the hierarchy moves threads (cgroup v1), a command starts in
+    /// the cgroup, forked by its thread, without joining it; the runner's
+    /// own process stays outside, and is not signalled when the cgroup is
+    /// emptied, in a hurry (its thread still inside) or when dropped.
+    #[test]
+    fn commands_start_in_the_cgroup_forked_by_its_thread() {
+        let cg = match PidsCgroup::create(8, Joins::Refused) {
+            Ok(cg) => cg,
+            Err(why) => {
+                eprintln!("no per-thread pids cgroup here ({why}): nothing to check");
+                return;
+            }
+        };
+        assert!(cg.spawner.is_some());
+        assert!(
+            !spawner::forks_into(cg.id),
+            "the test's thread is not in it"
+        );
+        let name = cg.dir.file_name().unwrap().to_str().unwrap().to_string();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let out = rt.block_on(async {
+            let mut cmd = tokio::process::Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg("grep pids: /proc/self/cgroup")
+                .stdout(std::process::Stdio::piped());
+            let child = cg.spawn(&mut cmd).unwrap();
+            // The command came back to the caller, whole.
+            assert_eq!(cmd.as_std().get_program(), "/bin/sh");
+            child.wait_with_output().await.unwrap()
+        });
+        let line = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(line.trim_end().ends_with(&format!("/{name}")), "{line}");
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        assert!(!own.contains(&name), "{own}");
+        assert_eq!(
+            std::fs::read_to_string(cg.dir.join("pids.max"))
+                .unwrap()
+                .trim(),
+            "9"
+        );
+        // The thread is still inside: a hurried exit gives up at once,
+        // leaving the runner alive (this test goes on).
+        assert!(!empty_and_remove(&cg.dir, 30, true));
+        let dir = cg.dir.clone();
+        drop(cg);
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+
     /// A cgroup left by a runner killed with SIGKILL (its PID no process)
     /// is removed when the next one is made; a live runner's is not.
     #[test]
     fn cgroups_of_runners_that_are_gone_are_swept() {
-        let Ok(first) = PidsCgroup::create(8) else {
+        let Ok(first) = PidsCgroup::create(8, Joins::Allowed) else {
             eprintln!("no pids cgroup here: nothing to check");
             return;
         };
@@ -352,7 +480,7 @@ mod tests {
         let stale = parent.join("runner-4999999-0");
         std::fs::create_dir(&stale).unwrap();
         let live = first.dir.clone();
-        let second = PidsCgroup::create(8).unwrap();
+        let second = PidsCgroup::create(8, Joins::Allowed).unwrap();
         assert!(!stale.exists(), "{} not swept", stale.display());
         assert!(live.exists());
         drop(first);
