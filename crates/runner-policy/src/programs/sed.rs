@@ -13,7 +13,7 @@ use super::text::SPECS;
 pub(super) fn sed(args: &[String]) -> FileOperands {
     let spec = Spec {
         options: Options {
-            short_values: "elfs",
+            short_values: "elf",
             long_values: &["--expression", "--file", "--line-length"],
             optional: &["-i", "--in-place"],
         },
@@ -179,5 +179,90 @@ mod tests {
         assert!(ops("sed 1e f").starts_with("opaque"));
         assert!(ops("sed -f script.sed f").starts_with("opaque"));
         assert!(ops("sed -e p -e 2e f").starts_with("opaque"));
+    }
+
+    /// `-s` (`--separate`) takes no value: the word after it is the
+    /// script, which here reads `secret`.
+    #[test]
+    fn separate_takes_no_value() {
+        assert_eq!(ops("sed -s 1rsecret s/x/y/ f"), "read secret s/x/y/ f");
+        assert_eq!(ops("sed -l 80 p f"), "read f");
+        assert_eq!(ops("sed -sn -l 80 wout f"), "read f; write out");
+    }
+
+    /// What a plain script's commands say, each written so that misreading
+    /// its arguments (a label, a text, a flag, an address) would read an
+    /// `e`, an `r`, a `w` or an unknown command out of them: the exact
+    /// reads and writes, or the exact reason it is opaque.
+    #[test]
+    fn every_command_and_its_arguments_are_read() {
+        let sed = |script: &str| super::super::tests::ops_of(&["sed", script, "f"]);
+        let rows: &[(&str, &str)] = &[
+            // Commands without arguments, one by one and together.
+            ("=;d;D;g;G;h;H;l;n;N;p;P;x;z;F", "read f"),
+            // A comment runs to the end of the line.
+            ("# e rsecret\nwout", "read f; write out"),
+            // Addresses: line numbers, steps, the last line, regexes with
+            // their flags, a custom delimiter with an escaped one inside.
+            ("0~3p;$p;1,+2p", "read f"),
+            ("/e/Ip;/rx/M,/we/Id", "read f"),
+            ("/e/I", "read f"),
+            ("\\,e\\,w,d", "read f"),
+            ("\\|e|p", "read f"),
+            ("/a\\/e/d", "read f"),
+            // Labels: `:` to the end of the line, `b`/`t`/`T` to a `;`.
+            (":a;wout", "read f"),
+            (":e\nwout", "read f; write out"),
+            ("tlabel;wout", "read f; write out"),
+            ("blabel;wout", "read f; write out"),
+            ("Tlabel;wout", "read f; write out"),
+            ("be;wout", "read f; write out"),
+            // Text of a, i, c: to the end of the line, `\` continuing it.
+            ("ahello e;wout", "read f"),
+            ("ihello e;wout", "read f"),
+            ("chello e;wout", "read f"),
+            ("a\\\nrun e\nwout", "read f; write out"),
+            ("a x\\\\\nwout", "read f; write out"),
+            // Files.
+            ("Rsecret", "read secret f"),
+            ("Wout", "read f; write out"),
+            // q, Q, L with an exit code, v with a version.
+            ("q5;wout", "read f; write out"),
+            ("Q5;wout", "read f; write out"),
+            ("L5;wout", "read f; write out"),
+            ("v 4.2;wout", "read f; write out"),
+            ("v", "read f"),
+            // y: two parts, no flags.
+            ("y/ae/ea/;wout", "read f; write out"),
+            // s: its flags, an escaped delimiter, and `w` to the line's end.
+            ("s/a/b/gpiImM3;wout", "read f; write out"),
+            ("s/a/b/gi;wout", "read f; write out"),
+            ("s/a/b/I", "read f"),
+            ("s/a\\/e/x/", "read f"),
+            ("s/a/b/w out;e", "read f; write out;e"),
+        ];
+        for (script, want) in rows {
+            assert_eq!(sed(script), *want, "sed {script:?}");
+        }
+        // The exact reasons: each names the command that makes it opaque.
+        let opaque = [
+            ("e", "its sed script runs a command (`e`)"),
+            ("1e", "its sed script runs a command (`e`)"),
+            ("s/a/id/e", "its sed script runs a command (`s///e`)"),
+            ("s/a/id/ge", "its sed script runs a command (`s///e`)"),
+            ("s\\a\\b\\", "its sed script could not be read"),
+            ("s\na\nb\n", "its sed script could not be read"),
+            (
+                "k",
+                "its sed script has `k`, a command the policy does not know",
+            ),
+            (
+                "p;K",
+                "its sed script has `K`, a command the policy does not know",
+            ),
+        ];
+        for (script, why) in opaque {
+            assert_eq!(sed(script), format!("opaque: {why}"), "sed {script:?}");
+        }
     }
 }
