@@ -48,6 +48,28 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs a task of `settings` whose turns are `commands` in `d`, which
+/// must pass; its transcript.
+fn run_passing(d: &Path, settings: &str, commands: &[&str]) -> serde_json::Value {
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\n{settings}script:\n{}  - text: done\n",
+            bash_turns(commands)
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
+    t
+}
+
 #[test]
 fn the_exec_wall_holds_where_the_gate_cannot_see() {
     let rows = rows();
@@ -81,22 +103,13 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
             .success()
     );
     let commands: Vec<&str> = rows.iter().map(|r| r.bash.as_str()).collect();
-    let task = write(
+    let t = run_passing(
         d,
-        "t.yaml",
         &format!(
-            "prompt: p\nmax_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\nscript:\n{}  - text: done\n",
-            bash_turns(&commands)
+            "max_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\n"
         ),
+        &commands,
     );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    let t = read_json(d.join("out/t/transcript.json"));
-    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
     assert_eq!(t["backstops"]["exec"], true, "{}", t["backstops"]);
     let calls = t["tool_calls"].as_array().unwrap();
     assert_eq!(calls.len(), rows.len());
@@ -141,4 +154,39 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
         "{}",
         t["counts"]
     );
+}
+
+/// Each command's supervisor thread ends with the command's processes
+/// (the kernel hangs its listener up): after six commands under a program
+/// deny rule, the runner has the running command's supervisor only.
+/// (Waiting in the receive rather than in `poll`, a first version spun
+/// on the receive's `ENOENT` after the hang-up and kept every thread.)
+#[test]
+fn a_commands_supervisor_ends_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let count = "for t in /proc/$PPID/task/*; do cat $t/comm; done | grep -c '^runner-supervis'";
+    let mut commands = vec!["true"; 5];
+    commands.push(count);
+    let t = run_passing(
+        d,
+        "workspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Read(/proc/**)\"]\n    - deny: [\"Bash(git push:*)\"]\n",
+        &commands,
+    );
+    if t["backstops"]["exec"] != true {
+        eprintln!("no supervisor here: {}", t["sandbox"]);
+        return;
+    }
+    let calls = t["tool_calls"].as_array().unwrap();
+    let last = calls.last().unwrap()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let n = last
+        .lines()
+        .skip_while(|l| *l != "--- stdout ---")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{last}"));
+    assert_eq!(n, "1", "{last}");
 }

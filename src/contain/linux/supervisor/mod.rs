@@ -36,8 +36,9 @@
 //! installs the filter between `fork` and `exec` and passes the listener
 //! to the runner over a socket pair (`SCM_RIGHTS`); a thread of the runner
 //! serves it until the tree is gone (the kernel then hangs the listener
-//! up). A child that fails before sending ends the thread's wait, as the
-//! runner closes its copy of the child's end once the child is started.
+//! up; [`hangup`] ends the thread's wait in the receive). A child that
+//! fails before sending ends the thread's wait, as the runner closes its
+//! copy of the child's end once the child is started.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -46,6 +47,7 @@ use std::sync::{Mutex, OnceLock};
 
 mod connect;
 mod exec;
+mod hangup;
 mod memory;
 mod procs;
 mod rules;
@@ -63,9 +65,6 @@ use signal::{Root, decide_signal};
 /// (seccomp user notification missing or disabled): how the tests see that
 /// such a run says so and stays strict.
 pub const SIMULATE_NO_SUPERVISOR: &str = "RUNNER_SIMULATE_NO_SUPERVISOR";
-
-/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`.
-const SYNC_WAKE_UP: u64 = 1;
 
 /// Why the runner cannot supervise commands here (said in the
 /// transcript's `sandbox`).
@@ -253,18 +252,10 @@ impl Supervised {
         std::thread::Builder::new()
             .name("runner-supervisor".into())
             .spawn(move || {
+                // No `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`: handing over on
+                // one processor doubled the round trip on this project's
+                // 2-vCPU machines (docs/src/performance.md).
                 if let Some(listener) = receive_fd(&ours) {
-                    // The caller and the runner hand over on one processor
-                    // rather than waking each other across two (Linux 6.6;
-                    // older kernels refuse the flag, and nothing changes).
-                    // SAFETY: the listener and a flag value.
-                    unsafe {
-                        libc::ioctl(
-                            listener.as_raw_fd(),
-                            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
-                            SYNC_WAKE_UP,
-                        )
-                    };
                     serve(&listener, &rules, &found, Root::new(root_rx));
                 }
             })?;
@@ -372,26 +363,14 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 }
 
 /// Serves the listener until no process uses the filter any more (the
-/// kernel then reports a hang-up).
+/// kernel then hangs it up: [`hangup`] ends the wait).
 fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, mut root: Root) {
+    // Without the watcher nothing would end the wait: the listener is
+    // dropped unserved, and the filter's calls fail (closed, not open).
+    let Ok(hangup) = hangup::HangUp::watch(listener.as_raw_fd()) else {
+        return;
+    };
     loop {
-        let mut pfd = libc::pollfd {
-            fd: listener.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, -1) };
-        if n < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
-        if pfd.revents & libc::POLLIN == 0 {
-            // POLLHUP: every process of the filter is gone.
-            return;
-        }
         // SAFETY: zeroed is what SECCOMP_IOCTL_NOTIF_RECV wants.
         let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
         // SAFETY: the listener and a notification buffer.
@@ -403,8 +382,20 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
             )
         } != 0
         {
-            // ENOENT: the caller died meanwhile.
-            continue;
+            match io::Error::last_os_error().raw_os_error() {
+                // Every process of the filter is gone: the watcher saw the
+                // hang-up and woke the wait (EINTR), or the kernel answers
+                // every receive at once (ENOENT, as it does once the
+                // filter has no process left).
+                Some(libc::EINTR | libc::ENOENT)
+                    if hangup.is_gone() || hangup::hung_up(listener.as_raw_fd()) =>
+                {
+                    return;
+                }
+                // A stray signal, or the caller died meanwhile.
+                Some(libc::EINTR | libc::ENOENT) => continue,
+                _ => return,
+            }
         }
         let nr = i64::from(req.data.nr);
         let mut later = None;
