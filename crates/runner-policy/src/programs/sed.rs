@@ -188,6 +188,9 @@ mod tests {
         assert_eq!(ops("sed -s 1rsecret s/x/y/ f"), "read secret s/x/y/ f");
         assert_eq!(ops("sed -l 80 p f"), "read f");
         assert_eq!(ops("sed -sn -l 80 wout f"), "read f; write out");
+        // `-i`'s suffix is attached and may be any letters, `l` too (a
+        // backup suffix, not `-l`'s value).
+        assert_eq!(ops("sed -il p f"), "write f");
     }
 
     /// What a plain script's commands say, each written so that misreading
@@ -210,6 +213,13 @@ mod tests {
             ("\\,e\\,w,d", "read f"),
             ("\\|e|p", "read f"),
             ("/a\\/e/d", "read f"),
+            // What follows an address is read: its delimiter is `/`, or
+            // the character after `\`.
+            ("/a/wout", "read f; write out"),
+            ("\\,a,wout", "read f; write out"),
+            // An address or s left open at the end reads no further.
+            ("/a", "read f"),
+            ("s/a", "read f"),
             // Labels: `:` to the end of the line, `b`/`t`/`T` to a `;`.
             (":a;wout", "read f"),
             (":e\nwout", "read f; write out"),
@@ -230,6 +240,8 @@ mod tests {
             ("q5;wout", "read f; write out"),
             ("Q5;wout", "read f; write out"),
             ("L5;wout", "read f; write out"),
+            ("q5", "read f"),
+            ("Q12", "read f"),
             ("v 4.2;wout", "read f; write out"),
             ("v", "read f"),
             // y: two parts, no flags.
