@@ -114,3 +114,29 @@ impl Drop for Spawner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread knows the cgroup it moved into (here a plain file stands
+    /// for its `tasks`); no other thread does, and id 0 is no cgroup.
+    #[test]
+    fn only_the_thread_that_moved_forks_into_its_cgroup() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = dir.path().join("tasks");
+        let s = Spawner::start(tasks.clone(), 7).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let job: Job = Box::new(move || {
+            tx.send((forks_into(7), forks_into(8), forks_into(0)))
+                .unwrap();
+        });
+        s.jobs.as_ref().unwrap().send(job).unwrap();
+        assert_eq!(rx.recv().unwrap(), (true, false, false));
+        assert!(!forks_into(7), "the test's thread moved nowhere");
+        // It wrote its own thread id.
+        let tid: i32 = std::fs::read_to_string(&tasks).unwrap().parse().unwrap();
+        assert!(tid > 0);
+        drop(s);
+    }
+}

@@ -211,6 +211,11 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let waiter = std::thread::spawn(move || {
             let h = HangUp::watch(watched_r.as_raw_fd()).unwrap();
+            assert!(!h.is_gone());
+            // The eventfd is not inherited by what the runner starts.
+            // SAFETY: reads a descriptor's flags.
+            let fd_flags = unsafe { libc::fcntl(h.stop.as_raw_fd(), libc::F_GETFD) };
+            assert_eq!(fd_flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
             let mut interrupted = 0;
             loop {
                 let mut b = 0u8;
@@ -224,7 +229,11 @@ mod tests {
                 }
             }
             tx.send(interrupted).unwrap();
+            // Dropped, it stops and joins the watcher, which then no
+            // longer holds its flag (nor signals this thread).
+            let stopped = h.stopped.clone();
             drop(h);
+            assert_eq!(Arc::strong_count(&stopped), 1, "the watcher still runs");
             drop(watched_r);
         });
         // Not before the hang-up.
