@@ -182,4 +182,35 @@ mod tests {
         assert_eq!(ops("jq . a.json"), "read a.json");
         assert_eq!(ops("jq --rawfile k .env . a.json"), "read a.json .env");
     }
+
+    /// A pattern or program given by an option (`-e`, `--source`) leaves
+    /// the first operand a file; one read from a file (`-f`) reads it.
+    #[test]
+    fn patterns_and_programs_from_options_and_files() {
+        let of = |w: &[&str]| super::super::tests::ops_of(w);
+        assert_eq!(ops("grep -f pats a"), "read pats a");
+        assert_eq!(ops("grep --file=pats a"), "read pats a");
+        assert_eq!(of(&["awk", "-e", "{print}", "a"]), "read a");
+        assert_eq!(of(&["awk", "--source", "{print}", "a"]), "read a");
+        assert_eq!(ops("jq -f prog.jq a.json"), "read prog.jq a.json");
+        assert_eq!(ops("rg -e x src"), "tree-read src");
+        // (rg reads whatever it names as trees, the pattern file too.)
+        assert_eq!(ops("rg -f pats src"), "tree-read pats src");
+        assert_eq!(
+            ops("rg --ignore-file .env x src"),
+            "read .env; tree-read src"
+        );
+        // Listing names reads no file's text.
+        assert_eq!(ops("rg --files"), "");
+        assert_eq!(ops("rg --type-list"), "");
+        // `--arg NAME VALUE` and `--argjson` take two words, no file.
+        assert_eq!(ops("jq --arg k .env . a.json"), "read a.json");
+        assert_eq!(ops("jq --argjson k 1 . a.json"), "read a.json");
+        assert_eq!(ops("jq -n --arg k v ."), "");
+        // A sed script from a file: opaque for that reason.
+        assert_eq!(
+            ops("sed -f s.sed f"),
+            "opaque: `sed -f FILE` runs a program from a file the policy cannot see into"
+        );
+    }
 }
