@@ -342,4 +342,18 @@ mod tests {
         assert_eq!(ops("sha256sum f"), "read f");
         assert_eq!(ops("uniq in out"), "read in; write out");
     }
+
+    /// Files named by options: an exclusion list, a random source, a
+    /// reference, an output, a target folder; and split's prefix.
+    #[test]
+    fn files_named_by_options() {
+        assert_eq!(ops("du -X .env src"), "read .env src");
+        assert_eq!(ops("shuf -o out in"), "read in; write out");
+        assert_eq!(ops("shuf --random-source=.env in"), "read .env in");
+        assert_eq!(ops("mv -t dir a"), "tree-write dir a");
+        assert_eq!(ops("truncate -r .env f"), "read .env; write f");
+        assert_eq!(ops("csplit -f pre in 5"), "read in; write pre*");
+        assert_eq!(ops("csplit --prefix=pre in 5"), "read in; write pre*");
+        assert!(ops("split --filter=sh in").starts_with("opaque: `split --filter`"));
+    }
 }
