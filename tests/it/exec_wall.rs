@@ -159,7 +159,7 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
 /// Each command's supervisor thread ends with the command's processes
 /// (the kernel hangs its listener up): after six commands under a program
 /// deny rule, the runner has the running command's supervisor only.
-/// (Waiting in the receive rather than in `poll`, a first version spun
+/// (A version that waited in the receive rather than in `poll` once spun
 /// on the receive's `ENOENT` after the hang-up and kept every thread.)
 #[test]
 fn a_commands_supervisor_ends_with_it() {

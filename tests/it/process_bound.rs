@@ -106,7 +106,11 @@ fn chown_tree(p: &Path, uid: u32) {
 
 /// Every process and thread on the machine now (`/proc/loadavg`).
 fn machine_tasks() -> u64 {
-    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap();
+    tasks_in(&std::fs::read_to_string("/proc/loadavg").unwrap())
+}
+
+/// The total of a `/proc/loadavg` line's `running/total` field.
+fn tasks_in(loadavg: &str) -> u64 {
     let field = loadavg.split_whitespace().nth(3).unwrap();
     field.split('/').nth(1).unwrap().parse().unwrap()
 }
@@ -141,15 +145,7 @@ fn a_task_without_limits_gets_the_default_bound() {
     assert_eq!(lines[0], limit.to_string(), "{}", r[0]);
     assert_eq!(lines[1], limit.to_string(), "{}", r[0]);
     // The machine's count when the sandbox was made, and 1024 more.
-    let tasks: u64 = lines[2]
-        .split_whitespace()
-        .nth(3)
-        .unwrap()
-        .split('/')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let tasks = tasks_in(lines[2]);
     let then: u64 = sandbox
         .split("the machine's ")
         .nth(1)

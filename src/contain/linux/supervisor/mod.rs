@@ -36,9 +36,8 @@
 //! installs the filter between `fork` and `exec` and passes the listener
 //! to the runner over a socket pair (`SCM_RIGHTS`); a thread of the runner
 //! serves it until the tree is gone (the kernel then hangs the listener
-//! up; [`hangup`] ends the thread's wait in the receive). A child that
-//! fails before sending ends the thread's wait, as the runner closes its
-//! copy of the child's end once the child is started.
+//! up). A child that fails before sending ends the thread's wait, as the
+//! runner closes its copy of the child's end once the child is started.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -47,7 +46,6 @@ use std::sync::{Mutex, OnceLock};
 
 mod connect;
 mod exec;
-mod hangup;
 mod memory;
 mod procs;
 mod rules;
@@ -363,14 +361,26 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 }
 
 /// Serves the listener until no process uses the filter any more (the
-/// kernel then hangs it up: [`hangup`] ends the wait).
+/// kernel then reports a hang-up).
 fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, mut root: Root) {
-    // Without the watcher nothing would end the wait: the listener is
-    // dropped unserved, and the filter's calls fail (closed, not open).
-    let Ok(hangup) = hangup::HangUp::watch(listener.as_raw_fd()) else {
-        return;
-    };
     loop {
+        let mut pfd = libc::pollfd {
+            fd: listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if pfd.revents & libc::POLLIN == 0 {
+            // POLLHUP: every process of the filter is gone.
+            return;
+        }
         // SAFETY: zeroed is what SECCOMP_IOCTL_NOTIF_RECV wants.
         let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
         // SAFETY: the listener and a notification buffer.
@@ -382,20 +392,8 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
             )
         } != 0
         {
-            match io::Error::last_os_error().raw_os_error() {
-                // Every process of the filter is gone: the watcher saw the
-                // hang-up and woke the wait (EINTR), or the kernel answers
-                // every receive at once (ENOENT, as it does once the
-                // filter has no process left).
-                Some(libc::EINTR | libc::ENOENT)
-                    if hangup.is_gone() || hangup::hung_up(listener.as_raw_fd()) =>
-                {
-                    return;
-                }
-                // A stray signal, or the caller died meanwhile.
-                Some(libc::EINTR | libc::ENOENT) => continue,
-                _ => return,
-            }
+            // ENOENT: the caller died meanwhile.
+            continue;
         }
         let nr = i64::from(req.data.nr);
         let mut later = None;
