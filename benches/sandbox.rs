@@ -8,7 +8,9 @@
 //!   built from clean each round): the share added.
 //!
 //! Run with `cargo bench --bench sandbox` (or `scripts/bench`); medians of
-//! `BENCH_ROUNDS` (default 5) rounds. Prints a Markdown table.
+//! `BENCH_ROUNDS` (default 5) rounds, the arms alternating in swapped order
+//! and the cost taken within each round (this VM's speed drifts by more
+//! than the cost between rounds). Prints a Markdown table.
 //! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
 //! commit's, to compare), as the first-request bench does.
 
@@ -52,14 +54,47 @@ fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool) -> Duration 
     took
 }
 
-/// Medians with and without the supervisor, alternating.
-fn pair(ws: &Path, policy: &Path, command: &str) -> (Duration, Duration) {
-    let (mut with, mut without) = (Vec::new(), Vec::new());
-    for _ in 0..rounds() {
-        with.push(timed(ws, policy, command, true));
-        without.push(timed(ws, policy, command, false));
+/// One measurement's rounds: the medians with and without the supervisor,
+/// and the median and quartiles of the per-round differences.
+struct Paired {
+    with: Duration,
+    without: Duration,
+    /// Seconds added by the supervisor in each round (with minus without),
+    /// sorted.
+    added: Vec<f64>,
+}
+
+impl Paired {
+    fn added_quantile(&self, q: f64) -> f64 {
+        let i = ((self.added.len() - 1) as f64 * q).round() as usize;
+        self.added[i]
     }
-    (median(with), median(without))
+}
+
+/// Both arms once per round, the order swapped every round (with first,
+/// then without first), so that a drift of the machine's speed during the
+/// run lands on both arms alike; the difference is taken within each
+/// round, where the two runs are seconds apart.
+fn pair(ws: &Path, policy: &Path, command: &str) -> Paired {
+    let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds() {
+        let (w, wo) = if round % 2 == 0 {
+            let w = timed(ws, policy, command, true);
+            (w, timed(ws, policy, command, false))
+        } else {
+            let wo = timed(ws, policy, command, false);
+            (timed(ws, policy, command, true), wo)
+        };
+        added.push(w.as_secs_f64() - wo.as_secs_f64());
+        with.push(w);
+        without.push(wo);
+    }
+    added.sort_by(f64::total_cmp);
+    Paired {
+        with: median(with),
+        without: median(without),
+        added,
+    }
 }
 
 fn main() {
@@ -91,24 +126,34 @@ fn main() {
     )
     .unwrap();
     println!(
-        "Medians of {} rounds, `runner tool bash` under `deny Bash(git push:*)`.\n",
+        "Medians of {} rounds, `runner tool bash` under `deny Bash(git push:*)`; \
+         the arms alternate (their order swapped each round) and \
+         \"added\" is the median of the per-round differences, with its \
+         quartiles.\n",
         rounds()
     );
-    println!("| measurement | with the supervisor | without | added | goal |");
+    println!("| measurement | with the supervisor | without | added (quartiles) | goal |");
     println!("|---|---|---|---|---|");
-    let (w, wo) = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
-    let added_us = (w.as_secs_f64() - wo.as_secs_f64()) * 1e6 / 1000.0;
+    let execs = 1000.0;
+    let p = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
+    let per_exec = |s: f64| s * 1e6 / execs;
     println!(
-        "| a shell loop of 1,000 execs | {:.0} ms | {:.0} ms | {added_us:.1} µs per exec | under 50 µs |",
-        w.as_secs_f64() * 1e3,
-        wo.as_secs_f64() * 1e3
+        "| a shell loop of 1,000 execs | {:.0} ms | {:.0} ms | {:.1} µs per exec ({:.1} to {:.1}) | under 50 µs |",
+        p.with.as_secs_f64() * 1e3,
+        p.without.as_secs_f64() * 1e3,
+        per_exec(p.added_quantile(0.5)),
+        per_exec(p.added_quantile(0.25)),
+        per_exec(p.added_quantile(0.75)),
     );
     let build = "rm -rf target && cargo build --offline -q";
-    let (w, wo) = pair(&ws, &policy, build);
-    let share = (w.as_secs_f64() / wo.as_secs_f64() - 1.0) * 100.0;
+    let p = pair(&ws, &policy, build);
+    let share = |s: f64| s / p.without.as_secs_f64() * 100.0;
     println!(
-        "| `cargo build` of a small crate (from clean) | {:.0} ms | {:.0} ms | {share:.1}% | under 5% |",
-        w.as_secs_f64() * 1e3,
-        wo.as_secs_f64() * 1e3
+        "| `cargo build` of a small crate (from clean) | {:.0} ms | {:.0} ms | {:.1}% ({:.1} to {:.1}) | under 5% |",
+        p.with.as_secs_f64() * 1e3,
+        p.without.as_secs_f64() * 1e3,
+        share(p.added_quantile(0.5)),
+        share(p.added_quantile(0.25)),
+        share(p.added_quantile(0.75)),
     );
 }

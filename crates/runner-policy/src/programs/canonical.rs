@@ -83,9 +83,8 @@ fn environment_program(program: &str) -> Option<&str> {
     let in_venv = last == "bin"
         && (matches!(parent, ".venv" | "venv" | "env" | ".env" | "virtualenv")
             || dir.contains(".tox/"));
-    let in_node = dir == "node_modules/.bin"
-        || dir.ends_with("/node_modules/.bin")
-        || dir == "./node_modules/.bin";
+    // `./node_modules/.bin` ends with the second.
+    let in_node = dir == "node_modules/.bin" || dir.ends_with("/node_modules/.bin");
     (in_venv || in_node).then_some(name)
 }
 
@@ -110,6 +109,13 @@ mod tests {
         assert_eq!(c(".tox/py312/bin/python -m pytest"), "python -m pytest");
         assert_eq!(c("tools/bin/run"), "tools/bin/run");
         assert_eq!(c("git -C"), "git");
+        assert_eq!(c("git --no-pager"), "git");
+        assert_eq!(c("git --no-pager -P log"), "git log");
+        assert_eq!(c("node_modules/.bin/eslint ."), "eslint .");
+        assert_eq!(c("web/node_modules/.bin/tsc -p ."), "tsc -p .");
+        assert_eq!(c("node_modules/eslint ."), "node_modules/eslint .");
+        assert_eq!(c("env/bin/pip list"), "pip list");
+        assert_eq!(c("tools/venv/lib/x"), "tools/venv/lib/x");
         assert_eq!(c("../.venv/bin/pytest"), "../.venv/bin/pytest");
     }
 }

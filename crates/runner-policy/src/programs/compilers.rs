@@ -171,6 +171,27 @@ mod tests {
             "tree-write .github"
         );
         assert_eq!(ops("redis-server --port 1"), "tree-write .");
+        assert_eq!(
+            ops("rustc src/main.rs -o out/m"),
+            "read src/main.rs; write out/m"
+        );
+        assert_eq!(
+            ops("tsc --outFile out/all.js src/a.ts"),
+            "read src/a.ts; write out/all.js"
+        );
+        assert_eq!(
+            ops("redis-server --dir d --logfile .github/log --pidfile p --port 1"),
+            "write .github/log p; tree-write d"
+        );
+        assert_eq!(
+            ops("redis-server --dir d --dbfilename .env --appendfilename a --port 1"),
+            "write .env a; tree-write d"
+        );
+        assert_eq!(
+            ops("redis-server redis.conf --port 1"),
+            "opaque: `redis-server CONFIG` reads settings that may name any folder"
+        );
+        assert_eq!(ops("redis-server --port 1 x"), "tree-write .");
         assert!(ops("redis-server --loadmodule ./x.so").starts_with("opaque"));
     }
 }

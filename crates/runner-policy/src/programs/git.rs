@@ -418,4 +418,126 @@ mod tests {
         assert_eq!(ops("git config --get user.name"), "");
         assert!(ops("git submodule foreach rm x").starts_with("opaque"));
     }
+
+    /// A row for each option and subcommand the model reads, so that
+    /// misreading one changes an answer.
+    #[test]
+    fn every_option_and_subcommand_is_read() {
+        // git's own options: the subcommand after them, in every spelling.
+        assert_eq!(ops("git --no-pager"), "");
+        assert_eq!(ops("git -C sub"), "");
+        assert_eq!(ops("git --no-pager rm .github/x"), "write .github/x");
+        assert_eq!(ops("git --namespace=n rm f"), "write f");
+        assert_eq!(ops("git --namespace n rm f"), "write f");
+        // `-C=x` is not git's `-C` (git refuses it): no folder is taken.
+        assert_eq!(ops("git -C=x rm f"), "write f");
+        assert_eq!(
+            ops("git -ccore.pager=sh log"),
+            "opaque: `git -c` sets configuration that can make git run other programs"
+        );
+        assert_eq!(ops("git -cuser.name=bot rm f"), "write f");
+        assert_eq!(
+            ops("git --work-tree=w status"),
+            "opaque: `git --work-tree` points git at another repository"
+        );
+        assert_eq!(
+            ops("git --git-dir=g status"),
+            "opaque: `git --git-dir` points git at another repository"
+        );
+        assert_eq!(
+            ops("git --config-env=core.pager=P log"),
+            "opaque: `git --config-env` sets configuration that can make git run other programs"
+        );
+        // Subcommands' options that name files or run programs.
+        assert_eq!(
+            ops("git format-patch --output-directory out HEAD~1"),
+            "tree-write out"
+        );
+        assert_eq!(ops("git archive -o out.tar HEAD"), "write out.tar");
+        assert_eq!(ops("git log -o x"), "");
+        assert_eq!(
+            ops("git blame --contents new.rs -- a.rs"),
+            "read new.rs a.rs"
+        );
+        assert_eq!(
+            ops("git rebase -x make main"),
+            "opaque: `git rebase -x` runs a command"
+        );
+        assert_eq!(ops("git cherry-pick -x abc"), "");
+        assert_eq!(ops("git commit -F msg.txt"), "read msg.txt");
+        assert_eq!(ops("git tag -a -F notes v1"), "read notes");
+        assert_eq!(ops("git commit --file=m"), "read m");
+        assert_eq!(ops("git log -F x"), "");
+        // cat-file: what shows an object's content.
+        let by_id =
+            "opaque: `git cat-file` shows an object named by its id, which may hold any file";
+        assert_eq!(ops("git cat-file --textconv abc"), by_id);
+        assert_eq!(ops("git cat-file --filters abc"), by_id);
+        assert_eq!(ops("git cat-file blob abc"), by_id);
+        assert_eq!(ops("git cat-file -t abc"), "");
+        assert_eq!(ops("git cat-file --textconv HEAD:.env"), "read .env");
+        // rm, mv, clean, checkout.
+        assert_eq!(ops("git rm -r --cached src"), "tree-write src");
+        assert_eq!(ops("git rm --cached -- a b"), "write a b");
+        assert_eq!(ops("git mv a .github/b"), "tree-write a .github/b");
+        assert_eq!(ops("git mv -- a b"), "tree-write a b");
+        assert_eq!(ops("git clean -f build"), "tree-write build");
+        assert_eq!(ops("git clean -f -- build"), "tree-write build");
+        assert_eq!(ops("git checkout main"), "");
+        assert_eq!(ops("git restore --source HEAD~1 src"), "tree-write src");
+        assert_eq!(ops("git worktree list"), "");
+        // config: reading a key, and the writes that change what runs.
+        assert_eq!(ops("git config core.pager"), "");
+        assert_eq!(ops("git config --get-regexp alias x"), "");
+        let config = "opaque: `git config` sets values that change what git runs (aliases, pagers, diff drivers, hooks)";
+        assert_eq!(ops("git config --edit"), config);
+        assert_eq!(ops("git config -e"), config);
+        assert_eq!(ops("git config --unset core.pager"), config);
+        assert_eq!(ops("git config --unset-all core.pager"), config);
+        assert_eq!(ops("git config --unset user.name"), "");
+        assert_eq!(ops("git config set user.name bot"), "");
+        assert_eq!(ops("git config set core.pager cat"), config);
+        // Subcommands that run what the policy cannot see.
+        assert_eq!(ops("git bisect start"), "");
+        assert_eq!(ops("git submodule update --init"), "");
+        for sub in [
+            "filter-branch",
+            "filter-repo",
+            "difftool",
+            "mergetool",
+            "daemon",
+            "instaweb",
+            "web--browse",
+        ] {
+            assert_eq!(
+                ops(&format!("git {sub} x")),
+                format!("opaque: `git {sub}` runs commands the policy cannot see")
+            );
+        }
+        // The folder a clone makes.
+        assert_eq!(ops("git clone https://example.com/a/.."), "tree-write .");
+        assert_eq!(ops("git clone https://example.com/a/."), "tree-write .");
+        assert_eq!(ops("git clone https://example.com/a/`x`"), "tree-write .");
+        assert_eq!(
+            ops("git clone https://example.com/a/tool/"),
+            "tree-write tool"
+        );
+    }
+
+    #[test]
+    fn what_only_reads() {
+        let reads = |s: &str| {
+            let w: Vec<String> = s.split_whitespace().map(String::from).collect();
+            super::only_reads(&w)
+        };
+        assert!(reads("status"));
+        assert!(reads("--no-pager log -p"));
+        assert!(reads("diff HEAD -- src"));
+        assert!(!reads("commit -m x"));
+        assert!(!reads("diff --output=o"));
+        assert!(!reads("-c core.pager=sh log"));
+        assert!(!reads("format-patch -o out HEAD~1"));
+        assert!(!reads("rm f"));
+        assert!(!reads("--no-pager"));
+    }
 }

@@ -89,7 +89,8 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
     // The letters that give inline code in a cluster of short options
     // (`perl -ne`, `python3 -Bc`).
     let code_letters: &[char] = match program {
-        p if p.starts_with("node") || p == "deno" || p == "bun" => &['e', 'p'],
+        // (deno's words are read by `deno` above.)
+        p if p.starts_with("node") || p == "bun" => &['e', 'p'],
         "php" => &['r'],
         _ => &['c', 'e', 'E'],
     };
@@ -168,13 +169,29 @@ pub(super) fn make(args: &[String]) -> FileOperands {
         optional: &[],
     };
     let mut out = FileOperands::default();
+    let mut dir: Option<String> = None;
     for arg in opts.parse(args) {
         if let Arg::Opt { name, value } = arg {
             match name.as_str() {
                 "-f" | "--file" | "--makefile" => out.reads.extend(value.map(str::to_string)),
                 "--eval" => out.opaque("`make --eval` runs make code given on the command line"),
+                // Each `-C` changes folder (from the one before) before the
+                // makefiles are read.
+                "-C" | "--directory" => {
+                    if let Some(v) = value {
+                        dir = Some(match dir {
+                            Some(prev) if !v.starts_with('/') => format!("{prev}/{v}"),
+                            _ => v.to_string(),
+                        });
+                    }
+                }
                 _ => {}
             }
+        }
+    }
+    if let Some(d) = dir {
+        for p in out.reads.iter_mut().filter(|p| !p.starts_with('/')) {
+            *p = format!("{d}/{p}");
         }
     }
     out
@@ -257,7 +274,16 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
             Arg::Operand(o) => operands.push(o.to_string()),
             Arg::Opt { name, value } => match name.as_str() {
                 "-i" | "--input" => out.reads.extend(value.map(str::to_string)),
-                "-d" | "--directory" => dir = value.map(str::to_string),
+                // Each `-d` changes folder before anything is read or
+                // written, from the folder the one before it changed to.
+                "-d" | "--directory" => {
+                    if let Some(v) = value {
+                        dir = Some(match dir {
+                            Some(prev) if !v.starts_with('/') => format!("{prev}/{v}"),
+                            _ => v.to_string(),
+                        });
+                    }
+                }
                 "-o" | "--output" => output = value.map(str::to_string),
                 "-r" | "--reject-file" => out.writes.extend(value.map(str::to_string)),
                 "--dry-run" | "-C" | "--check" => dry = true,
@@ -268,16 +294,28 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
     let mut operands = operands.into_iter();
     let target = operands.next();
     out.reads.extend(operands);
-    if dry {
-        return out;
-    }
-    match (output, target) {
-        (Some(o), t) => {
-            out.writes.push(o);
-            out.reads.extend(t);
+    if !dry {
+        match (output, target) {
+            (Some(o), t) => {
+                out.writes.push(o);
+                out.reads.extend(t);
+            }
+            (None, Some(t)) => out.writes.push(t),
+            (None, None) => out.tree_writes.push(".".into()),
         }
-        (None, Some(t)) => out.writes.push(t),
-        (None, None) => out.tree_writes.push(dir.unwrap_or_else(|| ".".into())),
+    }
+    // Every name is the folder `-d` changed to's (`patch -d .github
+    // workflows/ci.yml` writes `.github/workflows/ci.yml`).
+    if let Some(d) = dir {
+        for list in [&mut out.reads, &mut out.writes, &mut out.tree_writes] {
+            for p in list.iter_mut() {
+                if p == "." {
+                    *p = d.clone();
+                } else if !p.starts_with('/') {
+                    *p = format!("{d}/{p}");
+                }
+            }
+        }
     }
     out
 }
@@ -288,6 +326,31 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
 /// `~`), which the walk then fails closed on.
 fn is_mount_path(src: &str) -> bool {
     src.contains(['/', '.', '$', '~', '`'])
+}
+
+/// docker's short options that take a value (`docker run --help`): `-a`,
+/// `-c`, `-e`, `-h`, `-l`, `-m`, `-p`, `-u`, `-v`, `-w`.
+const DOCKER_SHORT_VALUES: &str = "acehlmpuvw";
+
+/// The value of `-v` in a cluster of short options, as docker's flag
+/// parser (pflag) reads it: `-v SRC:DST`, `-vSRC:DST`, `-v=SRC:DST`,
+/// `-itv SRC:DST`. The first letter that takes a value ends the cluster,
+/// so in `-ev` the `v` is `-e`'s value.
+fn short_volume(word: &str, next: Option<&String>) -> Option<String> {
+    let cluster = word.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
+    let (at, letter) = cluster
+        .char_indices()
+        .find(|(_, c)| DOCKER_SHORT_VALUES.contains(*c))?;
+    if letter != 'v' {
+        return None;
+    }
+    let rest = &cluster[at + 1..];
+    let rest = rest.strip_prefix('=').unwrap_or(rest);
+    if rest.is_empty() {
+        next.cloned()
+    } else {
+        Some(rest.to_string())
+    }
 }
 
 pub(super) fn docker(args: &[String]) -> FileOperands {
@@ -301,7 +364,7 @@ pub(super) fn docker(args: &[String]) -> FileOperands {
         };
         let value = || attached.clone().or_else(|| args.get(i + 1).cloned());
         match name {
-            "-v" | "--volume" => {
+            "--volume" => {
                 if let Some(v) = value() {
                     let src = v.split(':').next().unwrap_or("").to_string();
                     // A named volume (a plain name) is not a path.
@@ -329,9 +392,11 @@ pub(super) fn docker(args: &[String]) -> FileOperands {
             }
             _ => {}
         }
-        if a.starts_with("-v") && a.len() > 2 && !a.starts_with("--") {
-            let src = a[2..].split(':').next().unwrap_or("").to_string();
-            out.tree_writes.push(src);
+        if let Some(v) = short_volume(a, args.get(i + 1)) {
+            let src = v.split(':').next().unwrap_or("");
+            if is_mount_path(src) {
+                out.tree_writes.push(src.to_string());
+            }
         }
         i += 1;
     }
@@ -378,5 +443,113 @@ mod tests {
             "read sub/Cargo.toml"
         );
         assert_eq!(ops("cargo test"), "");
+    }
+
+    /// A row for each option the models read, so that misreading one
+    /// changes an answer.
+    #[test]
+    fn every_option_is_read() {
+        // Inline code in every spelling.
+        let inline = |p: &str, a: &str| {
+            format!("opaque: `{p} {a}` runs inline code the policy cannot see into")
+        };
+        assert_eq!(ops("pwsh -e ZQBjAGgAbwA="), inline("pwsh", "-e"));
+        assert_eq!(ops("pwsh /c dir"), inline("pwsh", "/c"));
+        assert_eq!(
+            ops("powershell -EncodedCommand x"),
+            inline("powershell", "-EncodedCommand")
+        );
+        assert_eq!(ops("node -ip 1"), inline("node", "-ip"));
+        assert_eq!(ops("bun -ip 1"), inline("bun", "-ip"));
+        assert_eq!(ops("node -i app.js"), "read app.js");
+        assert_eq!(ops("python3 -Bc x"), inline("python3", "-Bc"));
+        assert_eq!(ops("php -nr x"), inline("php", "-nr"));
+        assert_eq!(ops("php -n index.php"), "read index.php");
+        assert_eq!(ops("python3 - x"), "read x");
+        assert_eq!(ops("python3 -u tools/a.py"), "read tools/a.py");
+        // deno's subcommand is its first word that is not an option.
+        let deno = "opaque: `deno eval` (or its REPL) runs code the policy cannot see into";
+        assert_eq!(ops("deno --quiet eval console.log(1)"), deno);
+        assert_eq!(ops("deno"), deno);
+        assert_eq!(ops("deno --quiet run a.ts"), "read a.ts");
+        // make reads its makefiles in the folder `-C` names.
+        assert_eq!(ops("make -C secret -f x.mk"), "read secret/x.mk");
+        assert_eq!(ops("make -f x.mk -C a --directory=b all"), "read a/b/x.mk");
+        assert_eq!(ops("make -C a -C /b -f x.mk"), "read /b/x.mk");
+        assert_eq!(ops("make -C a -f /x.mk"), "read /x.mk");
+        assert_eq!(ops("make -C a all"), "");
+        // Build tools' options that name programs, and cargo's `--config`.
+        assert_eq!(
+            ops("cargo -Zhost-config test"),
+            "opaque: `cargo -Zhost-config` names other programs to run"
+        );
+        assert_eq!(
+            ops("cargo -Ztarget-applies-to-host test"),
+            "opaque: `cargo -Ztarget-applies-to-host` names other programs to run"
+        );
+        assert_eq!(ops("cargo --config build.jobs=2 test"), "");
+        assert_eq!(ops("cargo --config=build.jobs=2 test"), "");
+        assert_eq!(
+            ops("cargo --config=target.x.runner=sh test"),
+            "opaque: `cargo --config` names other programs to run"
+        );
+        assert_eq!(
+            ops("cargo test --manifest-path=sub/Cargo.toml"),
+            "read sub/Cargo.toml"
+        );
+        // patch: what `-d`, `-o`, `-r` name, beneath `-d`'s folder.
+        assert_eq!(
+            ops("patch -d .github workflows/ci.yml fix.diff"),
+            "read .github/fix.diff; write .github/workflows/ci.yml"
+        );
+        assert_eq!(
+            ops("patch -d a -d b -p1 -i x.diff"),
+            "read a/b/x.diff; tree-write a/b"
+        );
+        assert_eq!(
+            ops("patch -d a -d /b -i x.diff"),
+            "read /b/x.diff; tree-write /b"
+        );
+        assert_eq!(
+            ops("patch -o out.c f.c fix.diff"),
+            "read fix.diff f.c; write out.c"
+        );
+        assert_eq!(
+            ops("patch --directory=d -o out.c f.c fix.diff"),
+            "read d/fix.diff d/f.c; write d/out.c"
+        );
+        assert_eq!(
+            ops("patch -r rej f.c fix.diff"),
+            "read fix.diff; write rej f.c"
+        );
+        assert_eq!(ops("patch --dry-run -d d -r rej f.c"), "write d/rej");
+        // docker's mounts in every spelling pflag reads.
+        assert_eq!(ops("docker run -v=.github:/g img"), "tree-write .github");
+        assert_eq!(ops("docker run -v.github:/g img"), "tree-write .github");
+        assert_eq!(ops("docker run -itv ./src:/s img"), "tree-write ./src");
+        assert_eq!(ops("docker run -itv=./src:/s img"), "tree-write ./src");
+        assert_eq!(ops("docker run -ev ./src img"), "");
+        assert_eq!(ops("docker run -vcache:/c img"), "");
+        assert_eq!(
+            ops("docker run --mount type=bind,src=./d,dst=/d img"),
+            "tree-write ./d"
+        );
+        assert_eq!(
+            ops("docker run --mount=type=bind,source=/x,target=/d img"),
+            "tree-write /x"
+        );
+        for flag in [
+            "--privileged",
+            "--cap-add=ALL",
+            "--device=/dev/sda",
+            "--pid=host",
+            "--security-opt=x",
+        ] {
+            let name = flag.split('=').next().unwrap();
+            assert_eq!(
+                ops(&format!("docker run {flag} img")),
+                format!("opaque: `docker {name}` gives the container the host's powers")
+            );
+        }
     }
 }
