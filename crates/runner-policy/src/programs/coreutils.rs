@@ -9,6 +9,22 @@ use super::spec::{FileOperands, Spec, Writes, reader, writer};
 
 const RECURSIVE: &[&str] = &["-r", "-R", "--recursive", "-a", "--archive"];
 
+/// The long options of `cp`, `ln` and `install` that take a value.
+const COPY_VALUES: &[&str] = &[
+    "--target-directory",
+    "--suffix",
+    "--mode",
+    "--owner",
+    "--group",
+    "--backup",
+    "--reflink",
+    "--sparse",
+    "--preserve",
+    "--no-preserve",
+    "--strip-program",
+    "--context",
+];
+
 /// The shapes of coreutils.
 pub(super) const SPECS: &[Spec] = &[
     // Readers whose options take no value, or whose valued options are
@@ -170,26 +186,13 @@ pub(super) const SPECS: &[Spec] = &[
     Spec {
         tree_write_opts: &["-t", "--target-directory"],
         recursive: RECURSIVE,
-        ..writer(
-            &["cp", "ln", "install"],
-            0,
-            Writes::Last,
-            "tSmogb",
-            &[
-                "--target-directory",
-                "--suffix",
-                "--mode",
-                "--owner",
-                "--group",
-                "--backup",
-                "--reflink",
-                "--sparse",
-                "--preserve",
-                "--no-preserve",
-                "--strip-program",
-                "--context",
-            ],
-        )
+        ..writer(&["cp", "ln"], 0, Writes::Last, "tSmogb", COPY_VALUES)
+    },
+    // `install -d DIR...` makes (or changes the mode of) every operand.
+    Spec {
+        tree_write_opts: &["-t", "--target-directory"],
+        in_place: &["-d", "--directory"],
+        ..writer(&["install"], 0, Writes::Last, "tSmogb", COPY_VALUES)
     },
     Spec {
         tree_write_opts: &["-t", "--target-directory"],
@@ -341,6 +344,18 @@ mod tests {
         assert_eq!(ops("diff -r a b"), "tree-read a b");
         assert_eq!(ops("sha256sum f"), "read f");
         assert_eq!(ops("uniq in out"), "read in; write out");
+        assert_eq!(ops("uniq in"), "read in");
+        // One operand: `ln -s TARGET` makes ./NAME (`cp` and `install`
+        // refuse it: stricter).
+        assert_eq!(
+            ops("ln -s ../../evil.yml"),
+            "read ../../evil.yml; write ./evil.yml"
+        );
+        assert_eq!(ops("cp a"), "read a; write ./a");
+        assert_eq!(ops("cp"), "");
+        assert_eq!(ops("install -d .github/x"), "write .github/x");
+        assert_eq!(ops("install -m 644 a out/"), "read a; write out/a");
+        assert_eq!(ops("cp -d a b"), "read a; write b b/a");
     }
 
     /// Files named by options: an exclusion list, a random source, a

@@ -265,9 +265,26 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
             }
             out.reads.extend(positional.iter().map(|s| s.to_string()));
         }
-        "worktree" if positional.first() == Some(&"add") => {
-            out.tree_writes
-                .extend(positional.get(1).map(|s| s.to_string()));
+        // `add PATH [COMMIT]` makes a folder, `move` moves one, `remove`
+        // deletes one, `repair` writes in them. Their operands, past the
+        // options' values (`-b`/`-B BRANCH`, `--reason TEXT`), are
+        // folders written beneath, but for `add`'s commit-ish.
+        "worktree" => {
+            let mut words = args.iter().map(String::as_str);
+            let action = words.find(|w| !w.starts_with('-'));
+            let mut operands = Vec::new();
+            while let Some(w) = words.next() {
+                if matches!(w, "-b" | "-B" | "--reason") {
+                    words.next();
+                } else if !w.starts_with('-') {
+                    operands.push(w.to_string());
+                }
+            }
+            match action {
+                Some("add") => out.tree_writes.extend(operands.into_iter().take(1)),
+                Some("move" | "remove" | "repair") => out.tree_writes.extend(operands),
+                _ => {}
+            }
         }
         "rm" => {
             let all = [positional.as_slice(), pathspecs.as_slice()].concat();
@@ -486,6 +503,22 @@ mod tests {
         assert_eq!(ops("git checkout main"), "");
         assert_eq!(ops("git restore --source HEAD~1 src"), "tree-write src");
         assert_eq!(ops("git worktree list"), "");
+        assert_eq!(ops("git worktree prune"), "");
+        assert_eq!(ops("git worktree lock --reason x wt"), "");
+        assert_eq!(
+            ops("git worktree add -b feat .github/wt"),
+            "tree-write .github/wt"
+        );
+        assert_eq!(
+            ops("git worktree add -f --detach -B feat wt main"),
+            "tree-write wt"
+        );
+        assert_eq!(
+            ops("git worktree move out/wt .github/wt"),
+            "tree-write out/wt .github/wt"
+        );
+        assert_eq!(ops("git worktree remove -f wt"), "tree-write wt");
+        assert_eq!(ops("git worktree repair -- a b"), "tree-write a b");
         // config: reading a key, and the writes that change what runs.
         assert_eq!(ops("git config core.pager"), "");
         assert_eq!(ops("git config --get-regexp alias x"), "");

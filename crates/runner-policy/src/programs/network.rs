@@ -33,6 +33,7 @@ pub(super) fn curl(args: &[String]) -> FileOperands {
             "--cookie",
             "--config",
             "--header",
+            "--proxy-header",
             "--request",
             "--user-agent",
             "--referer",
@@ -45,12 +46,25 @@ pub(super) fn curl(args: &[String]) -> FileOperands {
             "--cert",
             "--key",
             "--cacert",
+            "--capath",
+            "--crlfile",
+            "--proxy-cert",
+            "--proxy-key",
+            "--proxy-cacert",
+            "--netrc-file",
             "--trace",
             "--trace-ascii",
             "--stderr",
             "--json",
             "--url",
+            "--url-query",
+            "--variable",
             "--output-dir",
+            "--etag-save",
+            "--etag-compare",
+            "--hsts",
+            "--alt-svc",
+            "--libcurl",
             "--connect-timeout",
             "--retry",
             "--limit-rate",
@@ -59,26 +73,39 @@ pub(super) fn curl(args: &[String]) -> FileOperands {
         optional: &[],
     };
     let mut out = FileOperands::default();
-    let mut output_dir = None;
+    // `--output-dir` holds for every `-o` and `-O` of its URLs, given
+    // before or after them; `--next` (`-:`) starts other URLs' options.
+    let mut output_dirs: Vec<String> = Vec::new();
+    let mut outputs: Vec<String> = Vec::new();
+    let mut remote_names = false;
     for arg in opts.parse(args) {
         let Arg::Opt { name, value } = arg else {
             continue;
         };
         let value = value.unwrap_or_default().to_string();
+        // `@FILE` (or `NAME@FILE`) gives an option's value from a file.
+        let at_file = |v: &str| v.split_once('@').map(|(_, f)| f.to_string());
         match name.as_str() {
-            "-o" | "--output" | "-D" | "--dump-header" | "-c" | "--cookie-jar" | "--trace"
-            | "--trace-ascii" | "--stderr" => out.writes.push(value),
-            "-O" | "--remote-name" | "--remote-name-all" | "-J" => out
-                .tree_writes
-                .push(output_dir.clone().unwrap_or_else(|| ".".into())),
-            "--output-dir" => output_dir = Some(value),
-            "-T" | "--upload-file" | "--cert" | "--key" | "--cacert" => out.reads.push(value),
-            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json" => {
-                // `@FILE`, or `name@FILE` for --data-urlencode.
-                if let Some((_, f)) = value.split_once('@') {
-                    out.reads.push(f.to_string());
-                }
+            "-o" | "--output" => outputs.push(value),
+            "-D" | "--dump-header" | "-c" | "--cookie-jar" | "--trace" | "--trace-ascii"
+            | "--stderr" | "--etag-save" | "--libcurl" => out.writes.push(value),
+            // Read, then written back.
+            "--hsts" | "--alt-svc" => {
+                out.reads.push(value.clone());
+                out.writes.push(value);
             }
+            "-O" | "--remote-name" | "--remote-name-all" | "-J" => remote_names = true,
+            "--output-dir" => output_dirs.push(value),
+            "-T" | "--upload-file" | "--cert" | "--key" | "--cacert" | "--crlfile"
+            | "--proxy-cert" | "--proxy-key" | "--proxy-cacert" | "--netrc-file"
+            | "--etag-compare" => out.reads.push(value),
+            "--capath" => out.tree_reads.push(value),
+            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json"
+            | "--url-query" | "--variable" => out.reads.extend(at_file(&value)),
+            // Headers and the write-out format from a file: `-H @FILE`.
+            "-H" | "--header" | "--proxy-header" | "-w" | "--write-out" => out
+                .reads
+                .extend(value.strip_prefix('@').map(str::to_string)),
             "-F" | "--form" => {
                 if let Some((_, v)) = value.split_once('=')
                     && let Some(f) = v.strip_prefix('@').or_else(|| v.strip_prefix('<'))
@@ -86,10 +113,28 @@ pub(super) fn curl(args: &[String]) -> FileOperands {
                     out.reads.push(f.split(';').next().unwrap_or(f).to_string());
                 }
             }
+            // A cookie file, unless the value is cookies (`NAME=VALUE`).
             "-b" | "--cookie" if !value.contains('=') => out.reads.push(value),
             "-K" | "--config" => out.opaque("`curl -K` reads more options from a file"),
             _ => {}
         }
+    }
+    // With several URL groups, a group's outputs may have no folder: both.
+    let grouped = args.iter().any(|a| a == "--next" || a == "-:");
+    for o in outputs {
+        if o.starts_with('/') || output_dirs.is_empty() || grouped {
+            out.writes.push(o.clone());
+        }
+        if !o.starts_with('/') {
+            out.writes
+                .extend(output_dirs.iter().map(|d| format!("{d}/{o}")));
+        }
+    }
+    if remote_names {
+        if output_dirs.is_empty() || grouped {
+            out.tree_writes.push(".".into());
+        }
+        out.tree_writes.extend(output_dirs);
     }
     out
 }
@@ -123,6 +168,9 @@ pub(super) fn wget(args: &[String]) -> FileOperands {
             "--ca-certificate",
             "--user",
             "--password",
+            "--config",
+            "--use-askpass",
+            "--rejected-log",
         ],
         optional: &[],
     };
@@ -143,6 +191,9 @@ pub(super) fn wget(args: &[String]) -> FileOperands {
             "-i" | "--input-file" | "--post-file" | "--body-file" | "--load-cookies"
             | "--certificate" | "--private-key" | "--ca-certificate" => out.reads.push(value),
             "-e" | "--execute" => out.opaque("`wget -e` runs a wgetrc command"),
+            "--config" => out.opaque("`wget --config` reads wgetrc commands from a file"),
+            "--use-askpass" => out.opaque("`wget --use-askpass` runs a command"),
+            "--rejected-log" => out.writes.push(value),
             _ => {}
         }
     }
@@ -239,29 +290,41 @@ pub(super) fn copy_remote(program: &str, args: &[String]) -> FileOperands {
 }
 
 /// `ssh`: runs a command on another machine (the rule on `ssh` decides);
-/// options that run a local command fail closed.
+/// options that run a local command fail closed. Read as ssh's getopt
+/// reads them: `-F cfg`, `-Fcfg` and `-vF cfg` are the same option.
 pub(super) fn ssh(args: &[String]) -> FileOperands {
+    let opts = Options {
+        // `ssh`'s options that take a value (OpenSSH's getopt string).
+        short_values: "BbcDEeFIiJLlmOoPpQRSWw",
+        long_values: &[],
+        optional: &[],
+    };
     let mut out = FileOperands::default();
-    for (i, a) in args.iter().enumerate() {
-        let opt = if a == "-o" {
-            args.get(i + 1).map(String::as_str)
-        } else {
-            a.strip_prefix("-o")
+    for arg in opts.parse(args) {
+        let Arg::Opt { name, value } = arg else {
+            continue;
         };
-        if let Some(o) = opt {
-            let o = o.to_ascii_lowercase();
-            if o.contains("proxycommand")
-                || o.contains("localcommand")
-                || o.contains("knownhostscommand")
-            {
-                out.opaque("`ssh -o ...Command=` runs a local command");
+        let value = value.unwrap_or_default();
+        match name.as_str() {
+            "-o" => {
+                let o = value.to_ascii_lowercase();
+                if [
+                    "proxycommand",
+                    "localcommand",
+                    "knownhostscommand",
+                    "match",
+                    "include",
+                ]
+                .iter()
+                .any(|k| o.contains(k))
+                {
+                    out.opaque("`ssh -o ...Command=` runs a local command");
+                }
             }
-        }
-        if a == "-F" {
-            out.opaque("`ssh -F` reads a config that can run commands");
-        }
-        if a == "-i" {
-            out.reads.extend(args.get(i + 1).cloned());
+            "-F" => out.opaque("`ssh -F` reads a config that can run commands"),
+            "-i" => out.reads.push(value.to_string()),
+            "-E" => out.writes.push(value.to_string()),
+            _ => {}
         }
     }
     out
@@ -294,5 +357,118 @@ mod tests {
         assert!(ops("scp -o ProxyCommand=sh a host:b").starts_with("opaque"));
         assert!(ops("ssh -oProxyCommand=sh host").starts_with("opaque"));
         assert_eq!(ops("ssh host ls"), "");
+    }
+
+    /// A row for each option the models read, so that misreading one
+    /// changes an answer.
+    #[test]
+    fn every_option_is_read() {
+        // curl: `--output-dir` holds for `-o` and `-O`, before or after.
+        assert_eq!(
+            ops("curl -o workflows/ci.yml --output-dir .github https://x"),
+            "write .github/workflows/ci.yml"
+        );
+        assert_eq!(
+            ops("curl --output-dir out -O https://x/a"),
+            "tree-write out"
+        );
+        assert_eq!(
+            ops("curl -O https://x/a --output-dir out"),
+            "tree-write out"
+        );
+        assert_eq!(
+            ops("curl --output-dir out -o /tmp/a https://x"),
+            "write /tmp/a"
+        );
+        assert_eq!(
+            ops("curl --output-dir out -o a https://x -: -o b https://y"),
+            "write a out/a b out/b"
+        );
+        assert_eq!(
+            ops("curl --output-dir out -O https://x --next -O https://y"),
+            "tree-write . out"
+        );
+        // Files read through `@` and the options that name them.
+        assert_eq!(ops("curl -H @secrets/h https://x"), "read secrets/h");
+        assert_eq!(ops("curl -H X-A:1 https://x"), "");
+        assert_eq!(ops("curl --proxy-header=@h https://x"), "read h");
+        assert_eq!(ops("curl -w @fmt https://x"), "read fmt");
+        assert_eq!(ops("curl --url-query n@f https://x"), "read f");
+        assert_eq!(ops("curl --variable n@f https://x"), "read f");
+        assert_eq!(ops("curl --netrc-file .netrc https://x"), "read .netrc");
+        assert_eq!(ops("curl --capath certs https://x"), "tree-read certs");
+        assert_eq!(ops("curl --hsts h https://x"), "read h; write h");
+        assert_eq!(
+            ops("curl --libcurl .github/x.c https://x"),
+            "write .github/x.c"
+        );
+        assert_eq!(ops("curl --etag-save e https://x"), "write e");
+        assert_eq!(ops("curl -b cookies.txt https://x"), "read cookies.txt");
+        assert_eq!(ops("curl -b a=b https://x"), "");
+        // wget.
+        assert_eq!(ops("wget -P dl https://x/a"), "tree-write dl");
+        assert_eq!(
+            ops("wget -o log -a log2 https://x/a"),
+            "write log log2; tree-write ."
+        );
+        assert_eq!(ops("wget --save-cookies c -O a https://x"), "write c a");
+        assert_eq!(
+            ops("wget --config=rc https://x"),
+            "opaque: `wget --config` reads wgetrc commands from a file"
+        );
+        assert_eq!(
+            ops("wget --use-askpass=sh https://x"),
+            "opaque: `wget --use-askpass` runs a command"
+        );
+        // rsync and scp: remote names, and what runs or reads names.
+        assert_eq!(
+            ops("rsync -a src/ /abs/x:y"),
+            "tree-read src/; tree-write /abs/x:y"
+        );
+        assert_eq!(ops("rsync -a src/ :dst"), "tree-read src/; tree-write :dst");
+        assert_eq!(
+            ops("rsync -a --files-from=list src/ host:d"),
+            "opaque: `rsync --files-from` reads the names of the files at run time"
+        );
+        assert_eq!(
+            ops("rsync --log-file=l src host:d"),
+            "write l; tree-read src"
+        );
+        assert_eq!(
+            ops("scp -i secrets/key a host:b"),
+            "read secrets/key; tree-read a"
+        );
+        assert_eq!(
+            ops("rsync --exclude-from=x --include-from y --password-file=p src host:d"),
+            "read x y p; tree-read src"
+        );
+        assert_eq!(
+            ops("scp -F cfg a host:b"),
+            "opaque: `scp -F` reads an ssh config that can run commands"
+        );
+        assert_eq!(
+            ops("scp -o LocalCommand=x a host:b"),
+            "opaque: `scp -o LocalCommand=x` runs a command"
+        );
+        assert_eq!(ops("scp -o Port=2 a host:b"), "tree-read a");
+        assert_eq!(
+            ops("rsync --rsync-path=x src host:d"),
+            "opaque: `rsync --rsync-path` runs a command"
+        );
+        // ssh in every spelling getopt reads.
+        let config = "opaque: `ssh -F` reads a config that can run commands";
+        assert_eq!(ops("ssh -Fcfg host"), config);
+        assert_eq!(ops("ssh -vF cfg host"), config);
+        assert_eq!(
+            ops("ssh -o ProxyCommand=sh host"),
+            "opaque: `ssh -o ...Command=` runs a local command"
+        );
+        assert_eq!(
+            ops("ssh -vo KnownHostsCommand=sh host"),
+            "opaque: `ssh -o ...Command=` runs a local command"
+        );
+        assert_eq!(ops("ssh -isecrets/key host"), "read secrets/key");
+        assert_eq!(ops("ssh -E .github/log host"), "write .github/log");
+        assert_eq!(ops("ssh -p 22 -l me host uptime"), "");
     }
 }

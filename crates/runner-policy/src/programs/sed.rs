@@ -168,6 +168,9 @@ mod tests {
         assert_eq!(ops("sed -i s/a/b/ f"), "write f");
         assert_eq!(ops("sed -i.bak s/a/b/ f"), "write f");
         assert_eq!(ops("sed --in-place=.bak s/a/b/ f"), "write f");
+        // getopt takes any unambiguous prefix, one letter too.
+        assert_eq!(ops("sed --i s/a/b/ f"), "write f");
+        assert_eq!(ops("sed --in s/a/b/ f"), "write f");
         assert_eq!(ops("sed -ni p f"), "write f");
         assert_eq!(ops("sed -e s/a/b/ f"), "read f");
         assert_eq!(ops("sed wout f"), "read f; write out");

@@ -89,6 +89,7 @@ impl Options {
     /// `--in-place`). Resolved against the options with values and the
     /// long flags the models react to ([`LONG_FLAGS`]); an ambiguous one
     /// takes the first, which can only be stricter (getopt refuses it).
+    /// One letter is a prefix too: `sed --i` is `sed --in-place`.
     fn resolve_long(&self, name: String) -> String {
         let known = || {
             self.long_values
@@ -96,7 +97,7 @@ impl Options {
                 .chain(self.optional)
                 .chain(LONG_FLAGS)
         };
-        if name.len() < 4 || known().any(|k| *k == name) {
+        if name.len() < 3 || known().any(|k| *k == name) {
             return name;
         }
         known()
@@ -356,6 +357,12 @@ impl Spec {
                     out.tree_writes.push(last.clone());
                 }
             }
+            // `ln -s TARGET`: a link named after TARGET in the current
+            // folder (`cp` and `install` refuse one operand).
+            (Writes::Last, _) if files.len() == 1 => {
+                out.writes.push(join_basename(".", &files[0]));
+                reads.extend(files);
+            }
             (Writes::Second, _) if files.len() >= 2 => {
                 reads.push(files[0].clone());
                 writes.push(files[1].clone());
@@ -411,10 +418,25 @@ mod tests {
             ("--out F", opt("--output", Some("F"))),
             ("--outp=F", opt("--output", Some("F"))),
             ("--in-pl", opt("--in-place", None)),
+            ("--o F", opt("--output", Some("F"))),
+            ("--i", opt("--in-place", None)),
+            // No name at all is no prefix.
+            ("--=F", opt("--", Some("F"))),
         ] {
             let w = words(cmd);
             assert!(o.parse(&w).contains(&want), "{cmd}: {:?}", o.parse(&w));
         }
+        // A name given whole is that option, though another starts with it.
+        let o2 = Options {
+            short_values: "",
+            long_values: &["--output-dir", "--output"],
+            optional: &[],
+        };
+        assert_eq!(o2.parse(&words("--output F")), [opt("--output", Some("F"))]);
+        assert_eq!(
+            o2.parse(&words("--outp F")),
+            [opt("--output-dir", Some("F"))]
+        );
         let w = words("-r -- -o x");
         assert_eq!(
             o.parse(&w),

@@ -4,6 +4,29 @@
 
 use super::state::Walker;
 
+/// bash's long options (`shell.c`'s `long_args`), which it also takes
+/// with one dash while they lead.
+const BASH_LONG_OPTIONS: &[&str] = &[
+    "debug",
+    "debugger",
+    "dump-po-strings",
+    "dump-strings",
+    "help",
+    "init-file",
+    "login",
+    "noediting",
+    "noprofile",
+    "norc",
+    "posix",
+    "pretty-print",
+    "protected",
+    "rcfile",
+    "restricted",
+    "verbose",
+    "version",
+    "wordexp",
+];
+
 impl Walker {
     /// `bash [--long ...] [-abc...] [-o OPT] [-O OPT] [-c STRING | -s | FILE]
     /// [ARGS]`, options read as bash reads them: every option first (`-c`
@@ -21,13 +44,19 @@ impl Walker {
         let mut stdin = false;
         let mut startup = false;
         let mut rcfile = false;
+        // bash reads its long options first, with one dash or two
+        // (`-rcfile FILE` is `--rcfile FILE`), until a word is none.
+        let mut leading = true;
         while i < args.len() {
             let a = args[i].as_str();
             if a == "--" || a == "-" {
                 i += 1;
                 break;
             }
-            if let Some(long) = a.strip_prefix("--") {
+            let single_long = a
+                .strip_prefix('-')
+                .filter(|name| leading && BASH_LONG_OPTIONS.contains(name));
+            if let Some(long) = a.strip_prefix("--").or(single_long) {
                 startup |= matches!(long, "login" | "rcfile" | "init-file" | "interactive");
                 rcfile |= matches!(long, "rcfile" | "init-file");
                 i += if matches!(long, "rcfile" | "init-file") {
@@ -40,6 +69,7 @@ impl Walker {
             if !(a.starts_with('-') || a.starts_with('+')) || a.len() < 2 {
                 break;
             }
+            leading = false;
             let flags = &a[1..];
             command |= a.starts_with('-') && flags.contains('c');
             stdin |= flags.contains('s');
@@ -115,5 +145,22 @@ mod tests {
         assert!(analyze("bash -l -c ls").startup_files.is_some());
         assert!(analyze("bash -ic ls").startup_files.is_some());
         assert!(analyze("bash --login -c ls").startup_files.is_some());
+        // Long options with one dash, while they lead (bash's own reading:
+        // `-rcfile x` names a startup file, `-norc` is no cluster of `-o`).
+        let rc = analyze("bash -rcfile x -c 'git push'");
+        assert!(
+            rc.opaque.as_deref().is_some_and(|o| o.contains("--rcfile")),
+            "{rc:?}"
+        );
+        assert!(cmds("bash -norc -noprofile -c 'git push'").contains(&"git push".to_string()));
+        assert!(
+            analyze("bash -norc -noprofile -c ls")
+                .startup_files
+                .is_none()
+        );
+        assert!(analyze("bash -login -c ls").startup_files.is_some());
+        assert!(cmds("bash -posix -c 'git push'").contains(&"git push".to_string()));
+        // After a short option, `-norc` is a cluster again (`-n -o rc`).
+        assert!(analyze("bash -e -norc x").startup_files.is_none());
     }
 }
