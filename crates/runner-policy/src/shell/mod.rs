@@ -69,6 +69,54 @@ mod tests {
         a.commands.iter().map(|c| c.words.join(" ")).collect()
     }
 
+    /// A script over the length bound is refused before it is parsed; one
+    /// at the bound is read.
+    #[test]
+    fn the_length_bound_holds_at_its_edge() {
+        let bound = MAX_SCRIPT_CHARS + heredoc::MAX_DATA_CHARS;
+        let script = |len: usize| {
+            let head = "cat <<'EOF'\n";
+            let tail = "\nEOF\n";
+            format!("{head}{}{tail}", "a".repeat(len - head.len() - tail.len()))
+        };
+        let too_long = format!("the script is longer than {bound} characters");
+        let at = analyze(&script(bound));
+        assert_eq!(at.text.len(), bound);
+        assert_ne!(at.opaque.as_deref(), Some(too_long.as_str()));
+        let over = analyze(&script(bound + 1));
+        assert_eq!(over.opaque.as_deref(), Some(too_long.as_str()));
+    }
+
+    /// `shopt` options that change how globs match make a script with a
+    /// glob operand opaque; either alone does not.
+    #[test]
+    fn glob_options_and_glob_operands_together() {
+        assert!(analyze("shopt -s dotglob; rm *").opaque.is_some());
+        assert!(analyze("shopt -s dotglob; cargo test").opaque.is_none());
+        assert!(analyze("rm *").opaque.is_none());
+    }
+
+    #[test]
+    fn a_commands_program_is_its_first_word() {
+        let a = analyze("FOO=1 git status");
+        assert_eq!(a.commands[0].program(), "git");
+        assert_eq!(SimpleCommand { words: vec![] }.program(), "");
+    }
+
+    /// A script only reads when every command is a known reader, nothing
+    /// is redirected into a file, and it can be read at all.
+    #[test]
+    fn what_only_reads() {
+        let reads = |s: &str| analyze(s).is_read_only();
+        assert!(reads("cat a | grep x"));
+        assert!(reads("git status && ls"));
+        assert!(!reads("cat a > b"));
+        assert!(!reads("cat a; rm b"));
+        assert!(!reads(""));
+        assert!(!reads("$x a"));
+        assert!(!reads("bash -lc 'cat a'"));
+    }
+
     #[test]
     fn splits_compound_commands() {
         assert_eq!(cmds("git status && rm -rf /"), ["git status", "rm -rf /"]);
