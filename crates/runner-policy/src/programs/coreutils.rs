@@ -354,6 +354,7 @@ mod tests {
         assert_eq!(ops("cp a"), "read a; write ./a");
         assert_eq!(ops("cp"), "");
         assert_eq!(ops("install -d .github/x"), "write .github/x");
+        assert_eq!(ops("install -t bin a b"), "read a b; write bin/a bin/b");
         assert_eq!(ops("install -m 644 a out/"), "read a; write out/a");
         assert_eq!(ops("cp -d a b"), "read a; write b b/a");
     }

@@ -420,6 +420,15 @@ mod tests {
             ["a", "i", "b", "@"]
         );
         assert!(names_in_arithmetic("1 + 2").is_empty());
+        // A number ends where its characters do.
+        assert_eq!(names_in_arithmetic("1+x"), ["x"]);
+        assert_eq!(names_in_arithmetic("0x1_f+y"), ["y"]);
+        // Positional parameters in every spelling, and what follows them.
+        for t in ["$1", "$@", "$*", "${1}", "${@}", "${*}", "${#1}", "${!1}"] {
+            assert_eq!(names_in_arithmetic(t), ["@"], "{t}");
+        }
+        assert_eq!(names_in_arithmetic(" $1x"), ["@", "x"]);
+        assert_eq!(names_in_arithmetic("$? + $#"), Vec::<String>::new());
     }
 
     /// Where a value's text comes from: substitutions and positional
@@ -476,6 +485,25 @@ mod tests {
         // A word compared as a number is arithmetic too.
         assert!(why("read a; [[ a -eq 1 ]]").is_some());
         assert_eq!(why("read a; [[ b -eq 1 ]]"), None);
+    }
+
+    /// Where a parameter's value comes from, and the arithmetic in its
+    /// subscript and offset.
+    #[test]
+    fn parameters_and_their_subscripts() {
+        let opaque = |s: &str| crate::shell::analyze(s).opaque.is_some();
+        assert!(opaque("x=$1; (( x ))"));
+        assert!(opaque("x=$@; (( x ))"));
+        assert!(opaque("x=$*; (( x ))"));
+        assert!(!opaque("y=1; x=$y; (( x ))"));
+        assert!(!opaque("x=$?; (( x ))"));
+        assert!(!opaque("x=$$; (( x ))"));
+        // A subscript, and the offset after it, are arithmetic.
+        assert!(opaque("read i; echo ${a[i]}"));
+        assert!(opaque("read i; echo ${a[0]:i}"));
+        assert!(opaque("read i; echo ${a[b[0]]:i}"));
+        assert!(!opaque("read i; echo ${a[0]:1}"));
+        assert!(!opaque("read i; echo ${a[@]}"));
     }
 
     /// Substitutions inside arithmetic and parameter expansions, and
