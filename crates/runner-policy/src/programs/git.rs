@@ -549,6 +549,8 @@ mod tests {
         }
         // The folder a clone makes.
         assert_eq!(ops("git clone https://example.com/a/.."), "tree-write .");
+        assert_eq!(ops("git clone host:"), "tree-write .");
+        assert_eq!(ops("git clone /srv/.git"), "tree-write .");
         assert_eq!(ops("git clone https://example.com/a/."), "tree-write .");
         assert_eq!(ops("git clone https://example.com/a/`x`"), "tree-write .");
         assert_eq!(

@@ -71,5 +71,7 @@ mod tests {
         assert_eq!(nesting_depth("( (( (( (("), 7);
         assert_eq!(nesting_depth("awk '{ if ((x)) print }'"), 3);
         assert_eq!(nesting_depth(")))((("), 3);
+        assert_eq!(nesting_depth("(a) (b) {c;}"), 1);
+        assert_eq!(too_complex("x"), "too complex to check safely (x)");
     }
 }

@@ -246,3 +246,71 @@ fn operands<'a>(args: &'a [String], with_value: &str) -> Vec<&'a String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::analyze;
+
+    fn opaque(s: &str) -> bool {
+        analyze(s).opaque.is_some()
+    }
+
+    /// A name with a substitution in its subscript, wherever a builtin
+    /// may take it for a name.
+    #[test]
+    fn subscripts_with_code_in_name_operands() {
+        assert_eq!(
+            analyze("read 'a[$(id)]'").opaque.as_deref(),
+            Some("`read` may read `a[$(id)]` as a variable name, whose subscript bash would run")
+        );
+        assert_eq!(
+            analyze("unset 'a[`id`]'").opaque.as_deref(),
+            Some("`unset` may read `a[`id`]` as a variable name, whose subscript bash would run")
+        );
+        assert!(!opaque("printf '%s' 'a[1]' '$(id)'"));
+    }
+
+    /// Each builtin's name operands, found where the builtin takes them.
+    #[test]
+    fn each_builtins_name_operands() {
+        // read: `-a NAME` and the operands.
+        assert!(!opaque("read -a arr"));
+        assert!(opaque("read -a arr; (( arr ))"));
+        assert!(opaque("read -r -a 1x"));
+        // printf: every `-v`, spelled apart or together.
+        assert!(!opaque("printf -v x"));
+        assert!(!opaque("printf -v x %s a"));
+        assert!(opaque("printf -v x -v 1y %s a"));
+        assert!(opaque("printf -v1y %s a"));
+        assert!(!opaque("printf -- -v 1y"));
+        // getopts OPTSTRING NAME; wait -p NAME.
+        assert!(opaque("getopts ab 1x"));
+        assert!(!opaque("getopts ab opt"));
+        assert!(opaque("wait -p 1x"));
+        assert!(!opaque("wait -n -p x"));
+        // unset, but for functions (`-f`), whose names are not variables.
+        assert!(opaque("unset 1x"));
+        assert!(!opaque("unset -v x"));
+        assert!(!opaque("unset -f my-func"));
+        // test -v / -R NAME.
+        assert!(opaque("test -v 1x"));
+        assert!(opaque("[ -R 1x ]"));
+        assert!(!opaque("[ -v x ]"));
+        // let: arithmetic.
+        assert!(opaque("read i; let i+1"));
+        assert!(!opaque("i=1; let i+1"));
+        // declare -i: the value is arithmetic.
+        assert_eq!(
+            analyze("declare -i x='$(id)'").opaque.as_deref(),
+            Some("a command substitution inside an arithmetic expression")
+        );
+    }
+
+    /// `shopt -s` with an option that changes what globs match.
+    #[test]
+    fn glob_options_turned_on() {
+        assert!(opaque("shopt -s dotglob; rm *"));
+        assert!(!opaque("shopt -u dotglob; rm *"));
+        assert!(!opaque("shopt -s nullglob; rm *"));
+    }
+}
