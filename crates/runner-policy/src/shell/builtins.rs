@@ -299,7 +299,12 @@ mod tests {
         // let: arithmetic.
         assert!(opaque("read i; let i+1"));
         assert!(!opaque("i=1; let i+1"));
-        // declare -i: the value is arithmetic.
+        // Options and their values are not names; `--` ends them.
+        assert!(opaque("read -- -x"));
+        assert!(!opaque("read -p 'enter: ' x"));
+        // declare -i: the variable's every value is arithmetic.
+        assert!(opaque("read x; declare -i x"));
+        assert!(opaque("read x; declare -i 'x[0]'"));
         assert_eq!(
             analyze("declare -i x='$(id)'").opaque.as_deref(),
             Some("a command substitution inside an arithmetic expression")

@@ -18,19 +18,29 @@ impl Walker {
         self.errexit = errexit;
     }
 
-    /// Tracks `set -e` / `set -o errexit` at the top of the script.
+    /// Tracks `set -e` / `set -o errexit` at the top of the script, with
+    /// `set`'s options read as bash reads them: clusters of `-x`/`+x`,
+    /// `-o NAME` (`-eo pipefail` too), ended by `--`, `-` or the first
+    /// word that is none (the positional parameters: `set -- -e` sets
+    /// `$1`); a word starting `--` is refused.
     pub(super) fn set_options(&mut self, args: &[String]) {
-        for (i, a) in args.iter().enumerate() {
+        let top = self.depth == 1 && self.compound_depth == 0;
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
             let on = a.starts_with('-');
-            let flags = &a[1.min(a.len())..];
-            let errexit = (a.len() > 1
-                && (a.starts_with('-') || a.starts_with('+'))
-                && !a.starts_with("--")
-                && flags.contains('e'))
-                || ((a == "-o" || a == "+o") && args.get(i + 1).is_some_and(|o| o == "errexit"));
-            if errexit {
-                self.errexit = on && self.depth == 1 && self.compound_depth == 0;
+            if a.len() < 2 || a.starts_with("--") || !(on || a.starts_with('+')) {
+                break;
             }
+            let flags = &a[1..];
+            if flags.contains('e') {
+                self.errexit = on && top;
+            }
+            // Each `o` in the cluster takes the next word.
+            let names = flags.matches('o').count();
+            if args[i + 1..].iter().take(names).any(|n| n == "errexit") {
+                self.errexit = on && top;
+            }
+            i += 1 + names;
         }
     }
 

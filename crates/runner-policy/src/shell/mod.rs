@@ -150,6 +150,98 @@ mod tests {
         (of(crate::Family::Read), of(crate::Family::Edit))
     }
 
+    /// Where a script is when it writes: `set -e` and `&&` make a `cd`
+    /// hold; otherwise it may not have moved.
+    #[test]
+    fn the_folders_a_script_may_be_in() {
+        let edits = |s: &str| files(s).1;
+        let e = |v: &[&str]| v.iter().map(|s| format!("Edit({s})")).collect::<Vec<_>>();
+        assert_eq!(edits("set -e; cd a; rm x"), e(&["a/x"]));
+        assert_eq!(edits("set -o errexit; cd a; rm x"), e(&["a/x"]));
+        assert_eq!(edits("set -eo pipefail; cd a; rm x"), e(&["a/x"]));
+        assert_eq!(edits("set -uo errexit; cd a; rm x"), e(&["a/x"]));
+        assert_eq!(edits("cd a && rm x"), e(&["a/x"]));
+        // Not under errexit: `set +e`, `set -- -e` (that is `$1`), `set
+        // x -e`, `set --e` (refused), `set -u`, a `set -e` in a block.
+        for s in [
+            "set -e; set +e; cd a; rm x",
+            "set -e; set +o errexit; cd a; rm x",
+            "set -- -e; cd a; rm x",
+            "set - -e; cd a; rm x",
+            "set x -e; cd a; rm x",
+            "set --e; cd a; rm x",
+            "set -u; cd a; rm x",
+            "set -o pipefail errexit; cd a; rm x",
+            "if true; then set -e; fi; cd a; rm x",
+            "cd a; rm x",
+            // A `cd` with an assignment before it is no lone `cd`.
+            "FOO=1 cd a && rm x",
+        ] {
+            assert_eq!(edits(s), e(&["x", "a/x"]), "{s}");
+        }
+        // `cd DIR || true` doubles the folders, up to a bound.
+        let cds = |n: usize| {
+            let mut s: String = (0..n).map(|k| format!("cd d{k} || true; ")).collect();
+            s.push_str("rm x");
+            s
+        };
+        assert_eq!(edits(&cds(6)).len(), 64);
+        assert!(analyze(&cds(7)).opaque.is_some());
+        // `cd`'s options are not its folder.
+        assert_eq!(edits("cd -P a && rm x"), e(&["a/x"]));
+        assert_eq!(edits("cd /abs && rm x"), e(&["/abs/x"]));
+    }
+
+    /// A `cd` to a folder only known at run time, or `cd -`, leaves the
+    /// folder unknown: a relative path is then no path the rules can see.
+    #[test]
+    fn an_unknown_folder() {
+        for s in ["cd $d; rm x", "cd -; rm x", "cd; rm x", "cd -P; rm x"] {
+            assert!(analyze(s).opaque.is_some(), "{s}");
+            // Without a relative path the folder does not matter.
+            let quiet = s.replace("rm x", "rm /tmp/x");
+            assert_eq!(analyze(&quiet).opaque, None, "{quiet}");
+        }
+    }
+
+    /// A loop variable bound to literal words gives each of its values.
+    #[test]
+    fn loop_variables_bound_to_words() {
+        let edits = |s: &str| files(s).1;
+        assert_eq!(
+            edits("for f in a b; do rm src/${f}.rs; done"),
+            ["Edit(src/a.rs)", "Edit(src/b.rs)"]
+        );
+        assert_eq!(edits("for f in a; do rm $f$f; done"), ["Edit(aa)"]);
+        // Up to 64 values; past them, or with a substitution, the word
+        // is not known.
+        let eight = "1 2 3 4 5 6 7 8";
+        assert_eq!(
+            edits(&format!(
+                "for f in {eight}; do for g in {eight}; do rm $f$g; done; done"
+            ))
+            .len(),
+            64
+        );
+        assert!(
+            analyze(&format!(
+                "for f in {eight} 9; do for g in {eight}; do rm $f$g; done; done"
+            ))
+            .opaque
+            .is_some()
+        );
+        assert!(
+            analyze("for f in a; do rm \"$(echo x)$f\"; done")
+                .opaque
+                .is_some()
+        );
+        assert!(
+            analyze("for f in a; do rm \"`echo x`$f\"; done")
+                .opaque
+                .is_some()
+        );
+    }
+
     #[test]
     fn ordinary_shell_is_read_as_ordinary() {
         // Builtins that change nothing outside the script are no programs.
