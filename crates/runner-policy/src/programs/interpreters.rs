@@ -358,9 +358,10 @@ pub(super) fn docker(args: &[String]) -> FileOperands {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
+        // Only long options are matched by name (`-v` is read below).
         let (name, attached) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a, None),
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (a, None),
         };
         let value = || attached.clone().or_else(|| args.get(i + 1).cloned());
         match name {

@@ -413,6 +413,10 @@ mod tests {
         );
         assert_eq!(ops("wget --save-cookies c -O a https://x"), "write c a");
         assert_eq!(
+            ops("wget --rejected-log=r https://x"),
+            "write r; tree-write ."
+        );
+        assert_eq!(
             ops("wget --config=rc https://x"),
             "opaque: `wget --config` reads wgetrc commands from a file"
         );

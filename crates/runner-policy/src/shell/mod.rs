@@ -204,6 +204,63 @@ mod tests {
         }
     }
 
+    /// Redirections: what they read and write, and what makes them opaque.
+    #[test]
+    fn redirections_read_and_write() {
+        let edits = |s: &str| files(s).1;
+        let reads = |s: &str| files(s).0;
+        assert_eq!(reads("cat - a"), ["Read(a)"]);
+        assert_eq!(edits("echo x >&out"), ["Edit(out)"]);
+        assert_eq!(edits("echo x >&2"), Vec::<String>::new());
+        assert_eq!(edits("echo x >&-"), Vec::<String>::new());
+        assert_eq!(edits("echo x 2>&1 >/dev/null"), Vec::<String>::new());
+        assert_eq!(edits("echo x &>log"), ["Edit(log)"]);
+        let why = |s: &str| analyze(s).opaque.unwrap_or_default();
+        for (s, path) in [
+            ("echo x > $f", "$f"),
+            ("echo x > *.txt", "*.txt"),
+            ("echo x &> $f", "$f"),
+            ("echo x &> *.log", "*.log"),
+        ] {
+            assert_eq!(
+                why(s),
+                format!("it writes to `{path}`, a path only known when the script runs"),
+                "{s}"
+            );
+        }
+        assert_eq!(
+            why("cat < $f"),
+            "it reads from `$f`, a path only known when the script runs"
+        );
+        assert_eq!(
+            why("echo x >& $f"),
+            "a redirection to a target only known when the script runs"
+        );
+        // A quoted heredoc is data: nothing in it runs.
+        assert_eq!(cmds("cat <<'EOF'\n$(rm x)\nEOF"), ["cat"]);
+        assert_eq!(cmds("cat <<EOF\n$(rm x)\nEOF"), ["rm x", "cat"]);
+    }
+
+    /// Each file a script names is a signature per folder it may be in:
+    /// past the bound, the script is opaque.
+    #[test]
+    fn the_bound_on_files_named() {
+        let script = |files: usize| {
+            let mut s: String = (0..6).map(|k| format!("cd d{k} || true; ")).collect();
+            s.push_str("cat");
+            for f in 0..files {
+                s.push_str(&format!(" f{f}"));
+            }
+            s
+        };
+        // 64 folders times 64 files is the bound.
+        assert_eq!(analyze(&script(64)).opaque, None);
+        assert_eq!(
+            analyze(&script(65)).opaque.as_deref(),
+            Some("too complex to check safely (it names more than 4096 files and folders)")
+        );
+    }
+
     /// A loop variable bound to literal words gives each of its values.
     #[test]
     fn loop_variables_bound_to_words() {

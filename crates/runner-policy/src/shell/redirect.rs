@@ -34,10 +34,9 @@ impl Walker {
         }
         // Each use becomes at least one signature per folder the script
         // may be in: `find` roots times `{}`, `cd`s times operands.
-        let uses = self.out.reads.len() + self.out.writes.len();
         let folders = self.cwds.as_ref().map_or(1, Vec::len);
         self.path_signatures += folders;
-        if uses >= MAX_SIGNATURES || self.path_signatures > MAX_SIGNATURES {
+        if self.path_signatures > MAX_SIGNATURES {
             self.opaque(too_complex(&format!(
                 "it names more than {MAX_SIGNATURES} files and folders"
             )));
