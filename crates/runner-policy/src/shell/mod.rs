@@ -214,6 +214,15 @@ mod tests {
         assert_eq!(edits("echo x >&2"), Vec::<String>::new());
         assert_eq!(edits("echo x >&-"), Vec::<String>::new());
         assert_eq!(edits("echo x 2>&1 >/dev/null"), Vec::<String>::new());
+        assert_eq!(
+            edits("echo x >/dev/fd/2 >/dev/stderr"),
+            Vec::<String>::new()
+        );
+        assert_eq!(edits("echo x >/dev/fdx"), ["Edit(/dev/fdx)"]);
+        for body in ["$(x)", "${x}", "$[1]", "`x`"] {
+            assert!(expands_code(body), "{body}");
+        }
+        assert!(!expands_code("$x and $y"));
         assert_eq!(edits("echo x &>log"), ["Edit(log)"]);
         let why = |s: &str| analyze(s).opaque.unwrap_or_default();
         for (s, path) in [

@@ -176,3 +176,31 @@ impl Walker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::budget::{MAX_PARSED_CHARS, MAX_STEPS};
+
+    /// The walk's budgets hold at their edges: the last step and the last
+    /// character within them pass, the next is refused.
+    #[test]
+    fn budgets_at_their_edges() {
+        let mut w = Walker::new("");
+        for _ in 0..MAX_STEPS {
+            assert!(w.step());
+        }
+        assert!(w.out.opaque.is_none());
+        assert!(!w.step());
+        assert!(w.done());
+        let mut w = Walker::new("");
+        assert!(w.parse_budget(MAX_PARSED_CHARS - 1));
+        assert!(w.parse_budget(1));
+        assert!(!w.done());
+        assert!(!w.parse_budget(1));
+        assert_eq!(
+            w.out.opaque.as_deref(),
+            Some("too complex to check safely (scripts nested in scripts too many times)")
+        );
+    }
+}

@@ -257,5 +257,87 @@ mod tests {
         assert!(!harmless_value("PATH", "$PWD/bin:$PATH"));
         assert!(!harmless_value("PATH", "/tmp"));
         assert!(!harmless_value("LD_PRELOAD", "x"));
+        // PATH after its own: no substitution, no second PATH.
+        assert!(!harmless_value("PATH", "$PATH:$(mktemp -d)"));
+        assert!(!harmless_value("PATH", "$PATH:`mktemp -d`"));
+        assert!(!harmless_value("PATH", "$PATH:/x:$PATH"));
+        // rustc flags: `-Z` apart, and the short flags that take a value
+        // attached; any other flag is not known harmless.
+        assert!(harmless_value(
+            "RUSTFLAGS",
+            "-Z sanitizer=address -D warnings"
+        ));
+        assert!(!harmless_value("RUSTFLAGS", "-Z codegen-backend=./x.so"));
+        assert!(!harmless_value("RUSTFLAGS", "-Lfoo"));
+        assert!(!harmless_value("RUSTFLAGS", "-Dwarnings -Lnative=/tmp"));
+    }
+
+    /// Each family of risky variables, each by the test that finds it.
+    #[test]
+    fn risky_variables() {
+        for name in [
+            "PATH",
+            "MAKEFLAGS",
+            "LD_PRELOAD",
+            "GIT_SSH_COMMAND",
+            "DYLD_INSERT_LIBRARIES",
+            "BASH_FUNC_f%%",
+            "npm_config_script_shell",
+            "NPM_CONFIG_SCRIPT_SHELL",
+            "CARGO_HOME",
+            "CARGO_ENCODED_RUSTFLAGS",
+            "CARGO_ENCODED_RUSTDOCFLAGS",
+            "CARGO_BUILD_RUSTC_WRAPPER",
+            "CARGO_ALIAS_B",
+            "CARGO_REGISTRIES_X_CREDENTIAL_PROVIDER",
+            "CARGO_REGISTRY_GLOBAL_CREDENTIAL_PROVIDERS",
+            "CARGO_CREDENTIAL_PROVIDER",
+            "CARGO_UNSTABLE_HOST_CONFIG",
+            "CARGO_HOST_LINKER",
+            "CARGO_TARGET_X_RUNNER",
+            "CARGO_BUILD_RUSTFLAGS",
+            "CARGO_BUILD_RUSTDOCFLAGS",
+            "CARGO_PROFILE_DEV_LINKER",
+            "CARGO_X_RUNNER",
+            "CARGO_X_WRAPPER",
+        ] {
+            assert!(is_risky_variable(name), "{name}");
+        }
+        for name in [
+            "FOO",
+            "CARGO_TERM_COLOR",
+            "CARGO_INCREMENTAL",
+            "CARGO_TARGET_DIR",
+            "GITHUB_SHA",
+        ] {
+            assert!(!is_risky_variable(name), "{name}");
+        }
+    }
+
+    /// Variables whose value a tool runs, and the command it stands for.
+    #[test]
+    fn variables_that_name_a_program() {
+        for name in [
+            "CC",
+            "RUSTC_WRAPPER",
+            "PAGER",
+            "GIT_EDITOR",
+            "CARGO_TARGET_X_RUNNER",
+        ] {
+            assert!(names_a_program(name), "{name}");
+        }
+        for name in [
+            "CARGO_TARGET_DIR",
+            "X_RUNNER",
+            "CARGO_TARGET_X_LINKER",
+            "HOME",
+        ] {
+            assert!(!names_a_program(name), "{name}");
+        }
+        assert_eq!(runner_words("CC", "clang -m32"), ["clang", "-m32"]);
+        assert_eq!(
+            runner_words("CARGO_TARGET_X_RUNNER", "node --x"),
+            ["node", "--x", "target"]
+        );
     }
 }
