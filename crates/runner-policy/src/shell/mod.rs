@@ -270,6 +270,90 @@ mod tests {
         );
     }
 
+    /// Scripts nested in scripts, up to a depth; siblings do not add up.
+    #[test]
+    fn nesting_depth_of_scripts() {
+        let deep = |n: usize| format!("{}true", "eval ".repeat(n));
+        let too_deep = Some("commands nested too deeply to check");
+        let boundary = (1..40)
+            .find(|&n| analyze(&deep(n)).opaque.as_deref() == too_deep)
+            .expect("some depth is too deep");
+        assert_eq!(boundary, state::MAX_DEPTH + 1);
+        // Siblings each go one level down and come back.
+        let siblings = vec!["eval true"; state::MAX_DEPTH + 2].join("; ");
+        assert_eq!(analyze(&siblings).opaque, None);
+        // A compound command's block ends too: `set -e` after it is at
+        // the top.
+        assert_eq!(
+            files("if true; then :; fi; set -e; cd a; rm x").1,
+            ["Edit(a/x)"]
+        );
+    }
+
+    /// `((...))` read both as arithmetic and as a subshell where the two
+    /// readings differ; `$((...))` likewise.
+    #[test]
+    fn arithmetic_read_both_ways() {
+        let a = analyze("(( x == \")\" ))");
+        assert!(
+            a.commands.iter().any(|c| c.words.join(" ") == "x == )"),
+            "{a:?}"
+        );
+        assert_eq!(
+            analyze("(( $(id) == ')' ))").opaque.as_deref(),
+            Some("a command substitution inside an arithmetic expression")
+        );
+        let a = analyze("echo $(( x == ')' ))");
+        assert_eq!(a.opaque, None);
+        assert!(
+            a.commands.iter().any(|c| c.words.join(" ") == "x == )"),
+            "{a:?}"
+        );
+        assert_eq!(
+            analyze("echo $(( $(id) == ')' ))").opaque.as_deref(),
+            Some("a command substitution inside an arithmetic expression")
+        );
+        assert_eq!(
+            analyze("echo $[1+2]").opaque.as_deref(),
+            Some("`$[1+2]` could not be read as bash reads it")
+        );
+    }
+
+    /// Assignments: a program-naming variable is its command; a risky one
+    /// with a value only known at run time is opaque; an array's values
+    /// carry their origins.
+    #[test]
+    fn assignments_and_their_values() {
+        assert!(cmds("CC=clang make").contains(&"clang".to_string()));
+        let sets_cc = Some("it sets CC, which changes what commands run");
+        assert_eq!(analyze("CC=$X make").opaque.as_deref(), sets_cc);
+        assert_eq!(analyze("CC=*.sh make").opaque.as_deref(), sets_cc);
+        assert!(analyze("a=($(cat f)); (( a ))").opaque.is_some());
+        assert!(analyze("a=(*); (( a ))").opaque.is_some());
+        assert_eq!(analyze("a=(1 2); (( a ))").opaque, None);
+    }
+
+    /// Process substitutions: walked, standing for a file name; glued to a
+    /// word, bash makes one word of them, named at run time.
+    #[test]
+    fn process_substitutions() {
+        assert_eq!(cmds("cat <(ls)"), ["ls", "cat <(...)"]);
+        // A file operand named at run time: no path the rules can see.
+        let rm = analyze("rm <(ls)");
+        assert!(rm.writes.is_empty(), "{rm:?}");
+        assert_eq!(files("cat <(ls)").0, Vec::<String>::new());
+        let glued =
+            Some("a process substitution glued to a word makes one word bash names at run time");
+        assert_eq!(analyze("cat a<(ls)").opaque.as_deref(), glued);
+        assert_eq!(analyze("cat <(ls)b").opaque.as_deref(), glued);
+        assert_eq!(analyze("cat >(ls)b").opaque.as_deref(), glued);
+        assert_eq!(analyze("cat <(ls) b").opaque, None);
+        assert_eq!(analyze("A=1 cat <(ls) b").opaque, None);
+        // Backquotes: the script inside, its escapes removed.
+        assert!(cmds("echo `rm x`").contains(&"rm x".to_string()));
+        assert!(cmds("echo `echo \\`rm y\\``").contains(&"rm y".to_string()));
+    }
+
     /// A loop variable bound to literal words gives each of its values.
     #[test]
     fn loop_variables_bound_to_words() {
