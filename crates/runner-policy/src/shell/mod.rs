@@ -354,6 +354,23 @@ mod tests {
         assert!(cmds("echo `echo \\`rm y\\``").contains(&"rm y".to_string()));
     }
 
+    /// Text the word parser left alone: an expansion it could not read
+    /// is still one to bash; a `$` at a word's end is a `$`.
+    #[test]
+    fn expansions_left_as_text() {
+        let why = analyze("echo ${a[($x]}").opaque.unwrap_or_default();
+        assert!(
+            why.contains("holds an expansion the parser read as text"),
+            "{why}"
+        );
+        assert_eq!(analyze("echo a$").opaque, None);
+        assert_eq!(analyze("echo a$ b").opaque, None);
+        // A name in literal text is a copy (`_` too), for arithmetic.
+        assert!(analyze("read x; y=x; (( y ))").opaque.is_some());
+        assert!(analyze("read _; y=_; (( y ))").opaque.is_some());
+        assert_eq!(analyze("read x; y=1; (( y ))").opaque, None);
+    }
+
     /// A loop variable bound to literal words gives each of its values.
     #[test]
     fn loop_variables_bound_to_words() {

@@ -176,3 +176,14 @@ fn is_glob_text(t: &str) -> bool {
         || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
         || ["@(", "+(", "!("].iter().any(|x| t.contains(x))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backquoted_scripts_lose_their_escapes() {
+        assert_eq!(unescape_backquoted(r"a\$b\`c\\d\e"), r"a$b`c\d\e");
+        assert_eq!(unescape_backquoted(r"end\"), r"end\");
+    }
+}
