@@ -269,6 +269,8 @@ mod tests {
         ));
         assert!(!harmless_value("RUSTFLAGS", "-Z codegen-backend=./x.so"));
         assert!(!harmless_value("RUSTFLAGS", "-Lfoo"));
+        assert!(!harmless_value("RUSTFLAGS", "x"));
+        assert!(!harmless_value("RUSTFLAGS", "-x"));
         assert!(!harmless_value("RUSTFLAGS", "-Dwarnings -Lnative=/tmp"));
     }
 

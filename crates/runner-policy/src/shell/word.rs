@@ -182,6 +182,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn glob_and_brace_text() {
+        for t in [
+            "*.rs", "a?", "{a,b}", "}", "a[1]", "[ab]x", "@(a|b)", "+(a)", "!(a)",
+        ] {
+            assert!(is_glob_text(t), "{t}");
+        }
+        for t in ["[", "a[", "]", "plain", "a(b)", "!x"] {
+            assert!(!is_glob_text(t), "{t}");
+        }
+    }
+
+    #[test]
     fn backquoted_scripts_lose_their_escapes() {
         assert_eq!(unescape_backquoted(r"a\$b\`c\\d\e"), r"a$b`c\d\e");
         assert_eq!(unescape_backquoted(r"end\"), r"end\");
