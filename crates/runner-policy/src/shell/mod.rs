@@ -354,6 +354,24 @@ mod tests {
         assert!(cmds("echo `echo \\`rm y\\``").contains(&"rm y".to_string()));
     }
 
+    /// Wrappers around wrappers, up to a depth; a wrapped program named
+    /// only at run time.
+    #[test]
+    fn wrappers_nested_and_named_at_run_time() {
+        let wrapped = |n: usize| format!("{}true", "env ".repeat(n));
+        let too_deep = Some("wrappers nested too deeply to check");
+        let first = (1..40)
+            .find(|&n| analyze(&wrapped(n)).opaque.as_deref() == too_deep)
+            .expect("some depth is too deep");
+        assert_eq!(first, state::MAX_DEPTH + 1);
+        assert_eq!(
+            analyze("env $CMD").opaque.as_deref(),
+            Some("the command word `$CMD` is only known when the script runs")
+        );
+        // A program whose name is the text `$x` (quoted) is that name.
+        assert_eq!(analyze("'$x' a").opaque, None);
+    }
+
     /// Text the word parser left alone: an expansion it could not read
     /// is still one to bash; a `$` at a word's end is a `$`.
     #[test]
