@@ -180,6 +180,10 @@ mod tests {
                 some(&["python3 -c \"print(1); import os\""]),
             ),
             ("sed 's/x/y/e' src/a", some(&["sed 's/x/y/e' src/a"])),
+            // A redirection glued to the program's word: bash's word ends
+            // there, this reading's does not, so it gives up.
+            ("python3<<EOF\nprint(1)\nEOF", None),
+            ("cat>out x", None),
             ("node -e 'a|b; c>d'", some(&["node -e 'a|b; c>d'"])),
             (
                 "cargo metadata | python3 -c \"$S\"",
@@ -345,7 +349,7 @@ mod tests {
                 "python3 -c x < in.txt\nrm y",
                 some(&["python3 -c x < in.txt", "rm y"]),
             ),
-            ("a<b<<A\nx\nA", some(&["a<b<<A"])),
+            ("a <b<<A\nx\nA", some(&["a <b<<A"])),
             ("cat <<A <b\nx\nA", some(&["cat <<A <b"])),
             (
                 "python3 << EOF\nx\nEOF\nrm y",

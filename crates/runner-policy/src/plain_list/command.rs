@@ -120,7 +120,9 @@ fn runs_bash_code(part: &str) -> bool {
 /// runs is a command of the list too (`timeout`'s).
 pub(super) fn plain_command(part: &str, listed_apart: bool) -> Option<()> {
     let first = part.split_whitespace().next()?;
-    if first.contains(['=', '\'', '"', '\\', '$', '*', '?', '[', '!', '#']) {
+    // A redirection glued to it (`python3<<EOF`, `cat>f`) ends the word
+    // for bash, not for this reading: no plain word.
+    if first.contains(['=', '\'', '"', '\\', '$', '*', '?', '[', '!', '#', '<', '>']) {
         return None;
     }
     let name = first.rsplit('/').next().unwrap_or(first);

@@ -354,6 +354,65 @@ mod tests {
         assert!(cmds("echo `echo \\`rm y\\``").contains(&"rm y".to_string()));
     }
 
+    /// Every wrapper's command is looked into, past the wrapper's options.
+    #[test]
+    fn each_wrapper_runs_its_command() {
+        for s in [
+            "sudo -u root rm x",
+            "doas rm x",
+            "timeout -s KILL 5 rm x",
+            "nice -n 5 rm x",
+            "ionice -c 3 rm x",
+            "stdbuf -o L rm x",
+            "nohup rm x",
+            "setsid -f rm x",
+            "builtin rm x",
+            "exec -a name rm x",
+            "time -p rm x",
+            "command rm x",
+            "unbuffer rm x",
+            "/usr/bin/time -f %e -a -o log rm x",
+            "/usr/bin/time --append --output=log rm x",
+            "watch -n 1 rm x",
+            "eval rm x",
+            "eval 'rm x'",
+            "trap 'rm x' EXIT",
+            "trap -- 'rm x' EXIT",
+        ] {
+            assert!(cmds(s).contains(&"rm x".to_string()), "{s}: {:?}", cmds(s));
+        }
+        assert_eq!(cmds("trap -p"), ["trap -p"]);
+        assert!(cmds("xargs -0 echo hi").contains(&"echo hi".to_string()));
+        // GNU time writes its `-o` file in every spelling.
+        for s in [
+            "/usr/bin/time -o log rm x",
+            "/usr/bin/time -olog rm x",
+            "/usr/bin/time --output log rm x",
+            "/usr/bin/time --output=log -a rm x",
+        ] {
+            assert_eq!(files(s).1, ["Edit(log)", "Edit(x)"], "{s}");
+        }
+        assert_eq!(files("exec -a -ofile rm x").1, ["Edit(x)"]);
+        for (s, why) in [
+            ("sudo -s", "`sudo -s/-i` starts a shell"),
+            ("sudo -i", "`sudo -s/-i` starts a shell"),
+            ("doas --shell", "`doas -s/-i` starts a shell"),
+            ("sudo --login", "`sudo -s/-i` starts a shell"),
+            ("alias ls=rm", "`alias` changes what command names mean"),
+            ("enable -n echo", "`enable` changes what command names mean"),
+            ("python3 -u", "`python3` reads its program from stdin"),
+        ] {
+            assert_eq!(analyze(s).opaque.as_deref(), Some(why), "{s}");
+        }
+        assert_eq!(analyze("python3 -u x.py").opaque, None);
+        // An exported program-naming variable is its command.
+        assert!(cmds("export CC=clang; make").contains(&"clang".to_string()));
+        assert!(analyze("export CC=$X").opaque.is_some());
+        // An option only known at run time matters only to a program that
+        // takes files.
+        assert_eq!(analyze("echo -n$X").opaque, None);
+    }
+
     /// Wrappers around wrappers, up to a depth; a wrapped program named
     /// only at run time.
     #[test]
@@ -364,6 +423,20 @@ mod tests {
             .find(|&n| analyze(&wrapped(n)).opaque.as_deref() == too_deep)
             .expect("some depth is too deep");
         assert_eq!(first, state::MAX_DEPTH + 1);
+        // Each wrapper counts.
+        for w in ["sudo ", "timeout 1 ", "nice ", "stdbuf -o L ", "nohup "] {
+            let n = state::MAX_DEPTH + 1;
+            assert_eq!(
+                analyze(&format!("{}true", w.repeat(n))).opaque.as_deref(),
+                too_deep,
+                "{w}"
+            );
+            assert_eq!(
+                analyze(&format!("{}true", w.repeat(n - 1))).opaque,
+                None,
+                "{w}"
+            );
+        }
         assert_eq!(
             analyze("env $CMD").opaque.as_deref(),
             Some("the command word `$CMD` is only known when the script runs")

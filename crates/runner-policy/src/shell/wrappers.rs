@@ -105,13 +105,18 @@ impl Walker {
                 self.command_words(rest, heredoc, level + 1);
             }
             "nohup" | "setsid" | "builtin" | "exec" | "time" | "command" | "unbuffer" => {
-                let rest = skip_options(args, &["-a", "-o", "-f"]);
+                // Each one's options that take a value: `exec -a NAME`,
+                // GNU time's `-f FORMAT` and `-o FILE` (its `-a` appends).
+                let values: &[&str] = match prog {
+                    "exec" => &["-a"],
+                    "time" => &["-f", "-o", "--format", "--output"],
+                    _ => &[],
+                };
+                let rest = skip_options(args, values);
                 if prog == "time" {
-                    // /usr/bin/time -o FILE writes FILE.
-                    if let Some(i) = args.iter().position(|a| a == "-o" || a == "--output")
-                        && let Some(f) = args.get(i + 1)
-                    {
-                        let f = f.clone();
+                    // /usr/bin/time -o FILE writes FILE (`-oFILE`,
+                    // `--output=FILE` too).
+                    for f in time_outputs(&args[..args.len() - rest.len()]) {
                         self.add_path(true, &f, false);
                     }
                 }
@@ -423,6 +428,25 @@ fn is_runtime_word(w: &str) -> bool {
 }
 
 /// Skips leading options (and the values of the named ones) of a wrapper.
+/// The files GNU time's options before its command name: `-o FILE`,
+/// `-oFILE`, `--output FILE`, `--output=FILE`.
+fn time_outputs(options: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = options.iter();
+    while let Some(a) = words.next() {
+        if a == "-o" || a == "--output" {
+            out.extend(words.next().cloned());
+        } else if let Some(f) = a.strip_prefix("--output=") {
+            out.push(f.to_string());
+        } else if let Some(f) = a.strip_prefix("-o").filter(|f| !f.is_empty()) {
+            out.push(f.to_string());
+        } else if a == "-f" || a == "--format" {
+            words.next();
+        }
+    }
+    out
+}
+
 fn skip_options<'a>(args: &'a [String], with_value: &[&str]) -> &'a [String] {
     let mut i = 0;
     while i < args.len() {
