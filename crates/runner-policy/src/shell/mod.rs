@@ -413,6 +413,53 @@ mod tests {
         assert_eq!(analyze("echo -n$X").opaque, None);
     }
 
+    /// env's options as getopt reads them: the command after them, and the
+    /// folder `-C` moves it to, in every spelling.
+    #[test]
+    fn env_options_in_every_spelling() {
+        for s in [
+            "env -u HOME rm x",
+            "env -uHOME rm x",
+            "env --unset HOME rm x",
+            "env --unset=HOME rm x",
+            "env --u HOME rm x",
+            "env -i A=1 rm x",
+            "env -iu HOME rm x",
+            "env - rm x",
+            "env -- rm x",
+            "env -a name rm x",
+            "env --argv0=name rm x",
+            "env -0v rm x",
+        ] {
+            assert_eq!(files(s).1, ["Edit(x)"], "{s}");
+        }
+        let moved = Some("it writes `x` after a `cd` to a folder not known before running");
+        for s in [
+            "env -C .github rm x",
+            "env -C.github rm x",
+            "env -iC.github rm x",
+            "env -iC .github rm x",
+            "env --chdir=.github rm x",
+            "env --chdir .github rm x",
+            "env --ch .github rm x",
+        ] {
+            assert_eq!(analyze(s).opaque.as_deref(), moved, "{s}");
+        }
+        let split = Some("`env -S` splits a string into a command");
+        for s in [
+            "env -S 'rm x'",
+            "env -vS'rm x'",
+            "env --split-string='rm x'",
+            "env --sp 'rm x'",
+        ] {
+            assert_eq!(analyze(s).opaque.as_deref(), split, "{s}");
+        }
+        assert_eq!(
+            analyze("env -P /tmp rm x").opaque.as_deref(),
+            Some("`env -P` names the folders programs are found in")
+        );
+    }
+
     /// Wrappers around wrappers, up to a depth; a wrapped program named
     /// only at run time.
     #[test]
