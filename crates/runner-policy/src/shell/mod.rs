@@ -383,6 +383,19 @@ mod tests {
         }
         assert_eq!(cmds("trap -p"), ["trap -p"]);
         assert!(cmds("xargs -0 echo hi").contains(&"echo hi".to_string()));
+        assert_eq!(
+            analyze("xargs -I{} echo {}").opaque.as_deref(),
+            Some(
+                "`xargs` gives `echo` words read when the script runs; which files they name cannot be checked"
+            )
+        );
+        // `find -exec` without its `;` runs what follows to the end.
+        assert!(
+            analyze("find . -exec rm {}")
+                .commands
+                .iter()
+                .any(|c| c.words == ["rm", "{}"])
+        );
         // GNU time writes its `-o` file in every spelling.
         for s in [
             "/usr/bin/time -o log rm x",
@@ -471,7 +484,14 @@ mod tests {
             .expect("some depth is too deep");
         assert_eq!(first, state::MAX_DEPTH + 1);
         // Each wrapper counts.
-        for w in ["sudo ", "timeout 1 ", "nice ", "stdbuf -o L ", "nohup "] {
+        for w in [
+            "sudo ",
+            "timeout 1 ",
+            "nice ",
+            "stdbuf -o L ",
+            "nohup ",
+            "xargs ",
+        ] {
             let n = state::MAX_DEPTH + 1;
             assert_eq!(
                 analyze(&format!("{}true", w.repeat(n))).opaque.as_deref(),
