@@ -382,6 +382,8 @@ mod tests {
             assert!(cmds(s).contains(&"rm x".to_string()), "{s}: {:?}", cmds(s));
         }
         assert_eq!(cmds("trap -p"), ["trap -p"]);
+        // `hash` without `-p` only remembers paths: part of the script.
+        assert_eq!(cmds("hash git; hash -r; git status"), ["git status"]);
         assert!(cmds("xargs -0 echo hi").contains(&"echo hi".to_string()));
         assert_eq!(
             analyze("xargs -I{} echo {}").opaque.as_deref(),
@@ -413,6 +415,14 @@ mod tests {
             ("sudo --login", "`sudo -s/-i` starts a shell"),
             ("alias ls=rm", "`alias` changes what command names mean"),
             ("enable -n echo", "`enable` changes what command names mean"),
+            (
+                "hash -p /usr/bin/curl git; git x",
+                "`hash -p` changes what command names mean",
+            ),
+            (
+                "hash -rp /usr/bin/curl git",
+                "`hash -p` changes what command names mean",
+            ),
             ("python3 -u", "`python3` reads its program from stdin"),
         ] {
             assert_eq!(analyze(s).opaque.as_deref(), Some(why), "{s}");

@@ -64,6 +64,10 @@ impl Walker {
             "alias" | "enable" => {
                 self.opaque(format!("`{prog}` changes what command names mean"));
             }
+            // `hash -p FILE NAME`: NAME then runs FILE.
+            "hash" => {
+                self.opaque("`hash -p` changes what command names mean");
+            }
             "eval" => {
                 let script = args.join(" ");
                 self.script(&script);
