@@ -382,6 +382,11 @@ mod tests {
             assert!(cmds(s).contains(&"rm x".to_string()), "{s}: {:?}", cmds(s));
         }
         assert_eq!(cmds("trap -p"), ["trap -p"]);
+        // `command -v/-V NAME` prints; `command -p` runs NAME.
+        assert_eq!(cmds("command -v git; command -V git"), Vec::<String>::new());
+        assert!(cmds("command -p rm x").contains(&"rm x".to_string()));
+        assert!(cmds("sudo -- rm x").contains(&"rm x".to_string()));
+        assert_eq!(cmds("sudo -n"), ["sudo -n"]);
         // `hash` without `-p` only remembers paths: part of the script.
         assert_eq!(cmds("hash git; hash -r; git status"), ["git status"]);
         assert!(cmds("xargs -0 echo hi").contains(&"echo hi".to_string()));
