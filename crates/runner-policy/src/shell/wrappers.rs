@@ -258,76 +258,6 @@ impl Walker {
         self.command_words(inner, heredoc, level + 1);
     }
 
-    /// `env [OPTION]... [NAME=VALUE]... [COMMAND [ARG]...]`, its options
-    /// read as getopt reads them: clusters (`-iC DIR`, `-CDIR`), long
-    /// names by any unique prefix (`--ch=DIR`). `-C`/`--chdir` moves the
-    /// command to a folder (which one the walk then does not follow), `-S`
-    /// splits a string into a command, BSD's `-P` names where programs
-    /// are found.
-    fn unwrap_env(&mut self, args: &[String], heredoc: bool, level: usize) {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            i += 1;
-            if a == "--" {
-                break;
-            }
-            if let Some(long) = a.strip_prefix("--") {
-                let (name, attached) = match long.split_once('=') {
-                    Some((n, _)) => (n, true),
-                    None => (long, false),
-                };
-                // env's long options that take a value; each is known by
-                // its first letter alone.
-                let is = |full: &str| !name.is_empty() && full.starts_with(name);
-                if is("split-string") {
-                    self.opaque("`env -S` splits a string into a command");
-                    return;
-                }
-                if is("chdir") {
-                    self.cwds = None;
-                }
-                if (is("chdir") || is("unset") || is("argv0")) && !attached {
-                    i += 1;
-                }
-                continue;
-            }
-            if let Some(cluster) = a.strip_prefix('-') {
-                // `-` alone is `-i`. In a cluster, the first letter that
-                // takes a value ends it, its value the rest or the next word.
-                for (at, c) in cluster.char_indices() {
-                    match c {
-                        'S' => {
-                            self.opaque("`env -S` splits a string into a command");
-                            return;
-                        }
-                        'P' => {
-                            self.opaque("`env -P` names the folders programs are found in");
-                            return;
-                        }
-                        'C' | 'u' | 'a' => {
-                            if c == 'C' {
-                                self.cwds = None;
-                            }
-                            if at + 1 == cluster.len() {
-                                i += 1;
-                            }
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-                continue;
-            }
-            if let Some((name, value)) = a.split_once('=') {
-                self.set_variable(name, value, !is_runtime_word(value), level);
-                continue;
-            }
-            i -= 1;
-            break;
-        }
-        self.command_words(args.get(i..).unwrap_or(&[]), heredoc, level + 1);
-    }
-
     fn unwrap_find(&mut self, args: &[String], level: usize) {
         let mut i = 0;
         while i < args.len() {
@@ -463,7 +393,7 @@ fn runtime_text(w: &str) -> bool {
 
 /// A word whose value bash fixes only when it runs: expansions, globs,
 /// braces, a process substitution.
-fn is_runtime_word(w: &str) -> bool {
+pub(super) fn is_runtime_word(w: &str) -> bool {
     w.contains(['$', '`', '*', '?', '{', '~']) || w.contains(PROCESS_SUBSTITUTION) || {
         w.find('[').is_some_and(|i| w[i + 1..].contains(']'))
     }
@@ -509,34 +439,4 @@ fn skip_options<'a>(args: &'a [String], with_value: &[&str]) -> &'a [String] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_with_values_attached() {
-        assert_eq!(attached_value("--jobs=$N"), Some(("--jobs", "$N")));
-        assert_eq!(attached_value("--dry-run=$X"), Some(("--dry-run", "$X")));
-        assert_eq!(attached_value("--max_x=$X"), Some(("--max_x", "$X")));
-        assert_eq!(attached_value("-j$(nproc)"), Some(("-j", "$(nproc)")));
-        assert_eq!(attached_value("--=x"), None);
-        assert_eq!(attached_value("--$X=1"), None);
-        assert_eq!(attached_value("--jobs"), None);
-        assert_eq!(attached_value("-$X"), None);
-    }
-
-    #[test]
-    fn words_only_known_at_run_time() {
-        for w in [
-            "$x", "`x`", "*.rs", "a?", "{a,b}", "~/x", "a[1]", "[x]", "<(...)",
-        ] {
-            assert!(is_runtime_word(w), "{w}");
-        }
-        for w in ["plain", "a][", "a[", "-j4"] {
-            assert!(!is_runtime_word(w), "{w}");
-        }
-        assert!(!runtime_text("-j$((2+2))"));
-        assert!(runtime_text("-j$((2+2))$x"));
-        assert!(runtime_text("-j$((2+2"));
-        assert!(runtime_text("--out=`pwd`"));
-    }
-}
+mod tests;

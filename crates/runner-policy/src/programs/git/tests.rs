@@ -1,0 +1,193 @@
+use super::super::tests::ops;
+
+#[test]
+fn reads_writes_and_runs() {
+    assert_eq!(ops("git diff HEAD -- src"), "read src");
+    assert_eq!(ops("git status"), "");
+    assert_eq!(ops("git show HEAD:.env"), "read .env");
+    assert_eq!(ops("git show HEAD~1:./src/a.rs"), "read src/a.rs");
+    assert_eq!(ops("git log -p -- .env"), "read .env");
+    assert_eq!(ops("git log -n 3 --format=%H -- src"), "read src");
+    assert_eq!(ops("git diff --no-index a b"), "tree-read a b");
+    assert_eq!(ops("git blame .env"), "read .env");
+    assert_eq!(ops("git blame -L 1,2 HEAD -- .env"), "read .env");
+    assert_eq!(ops("git grep TODO"), "tree-read .");
+    assert_eq!(ops("git grep TODO -- src"), "tree-read src");
+    assert_eq!(ops("git cat-file -p HEAD:.env"), "read .env");
+    assert!(ops("git cat-file -p 1234abcd").starts_with("opaque"));
+    assert!(ops("git cat-file --batch").starts_with("opaque"));
+    assert_eq!(ops("git diff --output=o"), "write o");
+    assert_eq!(ops("git log --output o"), "write o");
+    assert_eq!(ops("git format-patch -o dir HEAD~1"), "tree-write dir");
+    assert_eq!(ops("git commit -o x"), "");
+    assert_eq!(ops("git checkout main -- .github"), "tree-write .github");
+    assert_eq!(ops("git apply fix.patch"), "read fix.patch; tree-write .");
+    assert_eq!(ops("git apply --check fix.patch"), "read fix.patch");
+    assert_eq!(ops("git am mails"), "read mails; tree-write .");
+    assert_eq!(ops("git worktree add ../wt main"), "tree-write ../wt");
+    assert_eq!(
+        ops("git clone https://example.com/a/tool.git"),
+        "tree-write tool"
+    );
+    assert_eq!(ops("git clone git@example.com:a/b"), "tree-write b");
+    assert_eq!(ops("git clone $URL"), "tree-write .");
+    // A pathspec may name a folder: all beneath it is written.
+    assert_eq!(
+        ops("git restore .github/ci.yml"),
+        "tree-write .github/ci.yml"
+    );
+    assert_eq!(ops("git clean -fdx"), "tree-write .");
+    assert_eq!(ops("git -C sub show HEAD:x"), "read sub/x");
+    assert!(ops("git -c core.pager=sh status").starts_with("opaque"));
+    assert_eq!(ops("git -c user.email=a@b commit -m x"), "");
+    assert_eq!(ops("git config user.name bot"), "");
+    assert_eq!(ops("git config --global core.autocrlf false"), "");
+    assert!(ops("git config alias.x '!sh'").starts_with("opaque"));
+    assert!(ops("git -c alias.x=!sh x").starts_with("opaque"));
+    assert!(ops("git --exec-path=/tmp status").starts_with("opaque"));
+    assert!(ops("git diff --ext-diff").starts_with("opaque"));
+    assert!(ops("git rebase --exec make HEAD~2").starts_with("opaque"));
+    assert!(ops("git bisect run make").starts_with("opaque"));
+    assert!(ops("git config alias.x !sh").starts_with("opaque"));
+    assert_eq!(ops("git config --get user.name"), "");
+    assert!(ops("git submodule foreach rm x").starts_with("opaque"));
+}
+
+/// A row for each option and subcommand the model reads, so that
+/// misreading one changes an answer.
+#[test]
+fn every_option_and_subcommand_is_read() {
+    // git's own options: the subcommand after them, in every spelling.
+    assert_eq!(ops("git --no-pager"), "");
+    assert_eq!(ops("git -C sub"), "");
+    assert_eq!(ops("git --no-pager rm .github/x"), "write .github/x");
+    assert_eq!(ops("git --namespace=n rm f"), "write f");
+    assert_eq!(ops("git --namespace n rm f"), "write f");
+    // `-C=x` is not git's `-C` (git refuses it): no folder is taken.
+    assert_eq!(ops("git -C=x rm f"), "write f");
+    assert_eq!(
+        ops("git -ccore.pager=sh log"),
+        "opaque: `git -c` sets configuration that can make git run other programs"
+    );
+    assert_eq!(ops("git -cuser.name=bot rm f"), "write f");
+    assert_eq!(
+        ops("git --work-tree=w status"),
+        "opaque: `git --work-tree` points git at another repository"
+    );
+    assert_eq!(
+        ops("git --git-dir=g status"),
+        "opaque: `git --git-dir` points git at another repository"
+    );
+    assert_eq!(
+        ops("git --config-env=core.pager=P log"),
+        "opaque: `git --config-env` sets configuration that can make git run other programs"
+    );
+    // Subcommands' options that name files or run programs.
+    assert_eq!(
+        ops("git format-patch --output-directory out HEAD~1"),
+        "tree-write out"
+    );
+    assert_eq!(ops("git archive -o out.tar HEAD"), "write out.tar");
+    assert_eq!(ops("git log -o x"), "");
+    assert_eq!(
+        ops("git blame --contents new.rs -- a.rs"),
+        "read new.rs a.rs"
+    );
+    assert_eq!(
+        ops("git rebase -x make main"),
+        "opaque: `git rebase -x` runs a command"
+    );
+    assert_eq!(ops("git cherry-pick -x abc"), "");
+    assert_eq!(ops("git commit -F msg.txt"), "read msg.txt");
+    assert_eq!(ops("git tag -a -F notes v1"), "read notes");
+    assert_eq!(ops("git commit --file=m"), "read m");
+    assert_eq!(ops("git log -F x"), "");
+    // cat-file: what shows an object's content.
+    let by_id = "opaque: `git cat-file` shows an object named by its id, which may hold any file";
+    assert_eq!(ops("git cat-file --textconv abc"), by_id);
+    assert_eq!(ops("git cat-file --filters abc"), by_id);
+    assert_eq!(ops("git cat-file blob abc"), by_id);
+    assert_eq!(ops("git cat-file -t abc"), "");
+    assert_eq!(ops("git cat-file --textconv HEAD:.env"), "read .env");
+    // rm, mv, clean, checkout.
+    assert_eq!(ops("git rm -r --cached src"), "tree-write src");
+    assert_eq!(ops("git rm --cached -- a b"), "write a b");
+    assert_eq!(ops("git mv a .github/b"), "tree-write a .github/b");
+    assert_eq!(ops("git mv -- a b"), "tree-write a b");
+    assert_eq!(ops("git clean -f build"), "tree-write build");
+    assert_eq!(ops("git clean -f -- build"), "tree-write build");
+    assert_eq!(ops("git checkout main"), "");
+    assert_eq!(ops("git restore --source HEAD~1 src"), "tree-write src");
+    assert_eq!(ops("git worktree list"), "");
+    assert_eq!(ops("git worktree prune"), "");
+    assert_eq!(ops("git worktree lock --reason x wt"), "");
+    assert_eq!(
+        ops("git worktree add -b feat .github/wt"),
+        "tree-write .github/wt"
+    );
+    assert_eq!(
+        ops("git worktree add -f --detach -B feat wt main"),
+        "tree-write wt"
+    );
+    assert_eq!(
+        ops("git worktree move out/wt .github/wt"),
+        "tree-write out/wt .github/wt"
+    );
+    assert_eq!(ops("git worktree remove -f wt"), "tree-write wt");
+    assert_eq!(ops("git worktree repair -- a b"), "tree-write a b");
+    // config: reading a key, and the writes that change what runs.
+    assert_eq!(ops("git config core.pager"), "");
+    assert_eq!(ops("git config --get-regexp alias x"), "");
+    let config = "opaque: `git config` sets values that change what git runs (aliases, pagers, diff drivers, hooks)";
+    assert_eq!(ops("git config --edit"), config);
+    assert_eq!(ops("git config -e"), config);
+    assert_eq!(ops("git config --unset core.pager"), config);
+    assert_eq!(ops("git config --unset-all core.pager"), config);
+    assert_eq!(ops("git config --unset user.name"), "");
+    assert_eq!(ops("git config set user.name bot"), "");
+    assert_eq!(ops("git config set core.pager cat"), config);
+    // Subcommands that run what the policy cannot see.
+    assert_eq!(ops("git bisect start"), "");
+    assert_eq!(ops("git submodule update --init"), "");
+    for sub in [
+        "filter-branch",
+        "filter-repo",
+        "difftool",
+        "mergetool",
+        "daemon",
+        "instaweb",
+        "web--browse",
+    ] {
+        assert_eq!(
+            ops(&format!("git {sub} x")),
+            format!("opaque: `git {sub}` runs commands the policy cannot see")
+        );
+    }
+    // The folder a clone makes.
+    assert_eq!(ops("git clone https://example.com/a/.."), "tree-write .");
+    assert_eq!(ops("git clone host:"), "tree-write .");
+    assert_eq!(ops("git clone /srv/.git"), "tree-write .");
+    assert_eq!(ops("git clone https://example.com/a/."), "tree-write .");
+    assert_eq!(ops("git clone https://example.com/a/`x`"), "tree-write .");
+    assert_eq!(
+        ops("git clone https://example.com/a/tool/"),
+        "tree-write tool"
+    );
+}
+
+#[test]
+fn what_only_reads() {
+    let reads = |s: &str| {
+        let w: Vec<String> = s.split_whitespace().map(String::from).collect();
+        super::only_reads(&w)
+    };
+    assert!(reads("status"));
+    assert!(reads("--no-pager log -p"));
+    assert!(reads("diff HEAD -- src"));
+    assert!(!reads("commit -m x"));
+    assert!(!reads("diff --output=o"));
+    assert!(!reads("-c core.pager=sh log"));
+    assert!(!reads("format-patch -o out HEAD~1"));
+    assert!(!reads("rm f"));
+    assert!(!reads("--no-pager"));
+}
