@@ -302,6 +302,8 @@ mod tests {
             "CARGO_PROFILE_DEV_LINKER",
             "CARGO_X_RUNNER",
             "CARGO_X_WRAPPER",
+            "CARGO_TARGET_APPLIES_TO_HOST",
+            "CARGO_HOST_FOO",
         ] {
             assert!(is_risky_variable(name), "{name}");
         }
