@@ -163,12 +163,17 @@ fn each_wrapper_runs_its_command() {
             "`hash -p` changes what command names mean",
         ),
         ("python3 -u", "`python3` reads its program from stdin"),
+        (
+            "python3 <<EOF\nprint(1)\nEOF",
+            "`python3` is fed its program through a heredoc",
+        ),
     ] {
         assert_eq!(analyze(s).opaque.as_deref(), Some(why), "{s}");
     }
     assert_eq!(analyze("python3 -u x.py").opaque, None);
     // An exported program-naming variable is its command.
     assert!(cmds("export CC=clang; make").contains(&"clang".to_string()));
+    assert!(cmds("env CC=clang make").contains(&"clang".to_string()));
     assert!(analyze("export CC=$X").opaque.is_some());
     // An option only known at run time matters only to a program that
     // takes files.
@@ -240,6 +245,7 @@ fn wrappers_nested_and_named_at_run_time() {
         "stdbuf -o L ",
         "nohup ",
         "xargs ",
+        "find . -exec ",
     ] {
         let n = state::MAX_DEPTH + 1;
         assert_eq!(

@@ -23,6 +23,7 @@ fn words_only_known_at_run_time() {
         assert!(!is_runtime_word(w), "{w}");
     }
     assert!(!runtime_text("-j$((2+2))"));
+    assert!(!runtime_text("-j$((1+$x))"));
     assert!(runtime_text("-j$((2+2))$x"));
     assert!(runtime_text("-j$((2+2"));
     assert!(runtime_text("--out=`pwd`"));
