@@ -47,6 +47,17 @@ fn arithmetic_read_both_ways() {
         analyze("echo $(( $(id) == ')' ))").opaque.as_deref(),
         Some("a command substitution inside an arithmetic expression")
     );
+    // `((a; ls))`: brush-parser reads a subshell in a subshell, bash may
+    // read arithmetic (its `a` evaluated), so both readings are walked.
+    let evaluated = |s: &str| {
+        analyze(s)
+            .opaque
+            .is_some_and(|w| w.starts_with("bash evaluates the value of `a`"))
+    };
+    assert!(evaluated("read a; ((a; ls))"));
+    assert!(evaluated("read a; ((ls; ls; a))"));
+    assert!(evaluated("read a; ((a; echo ')'))"));
+    assert!(cmds("((a; ls))").contains(&"ls".to_string()));
     assert_eq!(
         analyze("echo $[1+2]").opaque.as_deref(),
         Some("`$[1+2]` could not be read as bash reads it")
