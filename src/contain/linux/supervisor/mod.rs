@@ -377,8 +377,11 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
             }
             return;
         }
-        if pfd.revents & libc::POLLIN == 0 {
-            // POLLHUP: every process of the filter is gone.
+        if pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+            || pfd.revents & libc::POLLIN == 0
+        {
+            // Every process of the filter is gone (a notification still
+            // pending then has no caller to answer).
             return;
         }
         // SAFETY: zeroed is what SECCOMP_IOCTL_NOTIF_RECV wants.
@@ -392,8 +395,12 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
             )
         } != 0
         {
-            // ENOENT: the caller died meanwhile.
-            continue;
+            match io::Error::last_os_error().raw_os_error() {
+                // The caller died meanwhile, or a signal: wait again.
+                Some(libc::ENOENT | libc::EINTR) => continue,
+                // Anything else would fail the same way on every try.
+                _ => return,
+            }
         }
         let nr = i64::from(req.data.nr);
         let mut later = None;
