@@ -18,7 +18,7 @@
 //! git's own writes inside `.git` (the index, refs, objects) are governed by
 //! the rule that allows the subcommand (`Bash(git commit:*)`).
 
-use super::spec::{Arg, FileOperands, Options};
+use super::spec::{Arg, FileOperands, Options, change_dir};
 
 /// git subcommands that only read.
 pub const READ_ONLY_GIT: &[&str] = &[
@@ -87,11 +87,8 @@ pub(super) fn operands(args: &[String]) -> FileOperands {
         } else if name == "--git-dir" || name == "--work-tree" {
             out.opaque(format!("`git {name}` points git at another repository"));
         } else if name == "-C" {
-            let d = args.get(i + 1).cloned().unwrap_or_default();
-            dir = Some(match dir {
-                Some(prev) => format!("{prev}/{d}"),
-                None => d,
-            });
+            let d = args.get(i + 1).map_or("", String::as_str);
+            dir = Some(change_dir(dir, d));
         } else if !a.starts_with('-') {
             break;
         }
@@ -107,18 +104,7 @@ pub(super) fn operands(args: &[String]) -> FileOperands {
     let rest = &args[i + 1..];
     subcommand(sub, rest, &mut out);
     if let Some(d) = dir {
-        for list in [
-            &mut out.reads,
-            &mut out.writes,
-            &mut out.tree_reads,
-            &mut out.tree_writes,
-        ] {
-            for p in list.iter_mut() {
-                if !p.starts_with('/') {
-                    *p = format!("{d}/{p}");
-                }
-            }
-        }
+        out.beneath(&d);
     }
     out
 }

@@ -16,7 +16,7 @@
 //!   run --privileged` fails closed. `patch` writes the files its patch
 //!   names: anywhere beneath the folder it runs in.
 
-use super::spec::{Arg, FileOperands, Options};
+use super::spec::{Arg, FileOperands, Options, change_dir};
 
 /// Shells: `-c SCRIPT` is a script of its own, a file operand runs a file,
 /// and with neither they read their script from stdin.
@@ -179,10 +179,7 @@ pub(super) fn make(args: &[String]) -> FileOperands {
                 // makefiles are read.
                 "-C" | "--directory" => {
                     if let Some(v) = value {
-                        dir = Some(match dir {
-                            Some(prev) if !v.starts_with('/') => format!("{prev}/{v}"),
-                            _ => v.to_string(),
-                        });
+                        dir = Some(change_dir(dir, v));
                     }
                 }
                 _ => {}
@@ -190,9 +187,7 @@ pub(super) fn make(args: &[String]) -> FileOperands {
         }
     }
     if let Some(d) = dir {
-        for p in out.reads.iter_mut().filter(|p| !p.starts_with('/')) {
-            *p = format!("{d}/{p}");
-        }
+        out.beneath(&d);
     }
     out
 }
@@ -278,10 +273,7 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
                 // written, from the folder the one before it changed to.
                 "-d" | "--directory" => {
                     if let Some(v) = value {
-                        dir = Some(match dir {
-                            Some(prev) if !v.starts_with('/') => format!("{prev}/{v}"),
-                            _ => v.to_string(),
-                        });
+                        dir = Some(change_dir(dir, v));
                     }
                 }
                 "-o" | "--output" => output = value.map(str::to_string),
@@ -307,15 +299,7 @@ pub(super) fn patch(args: &[String]) -> FileOperands {
     // Every name is the folder `-d` changed to's (`patch -d .github
     // workflows/ci.yml` writes `.github/workflows/ci.yml`).
     if let Some(d) = dir {
-        for list in [&mut out.reads, &mut out.writes, &mut out.tree_writes] {
-            for p in list.iter_mut() {
-                if p == "." {
-                    *p = d.clone();
-                } else if !p.starts_with('/') {
-                    *p = format!("{d}/{p}");
-                }
-            }
-        }
+        out.beneath(&d);
     }
     out
 }

@@ -23,11 +23,40 @@ pub struct FileOperands {
 }
 
 impl FileOperands {
+    /// Every relative name taken as `dir`'s, for a program that changes
+    /// folder before it reads or writes (`git -C`, `make -C`, `patch -d`):
+    /// `.` is `dir` itself.
+    pub(super) fn beneath(&mut self, dir: &str) {
+        for list in [
+            &mut self.reads,
+            &mut self.writes,
+            &mut self.tree_reads,
+            &mut self.tree_writes,
+        ] {
+            for p in list.iter_mut() {
+                if p == "." {
+                    *p = dir.to_string();
+                } else if !p.starts_with('/') {
+                    *p = format!("{dir}/{p}");
+                }
+            }
+        }
+    }
+
     /// Marks the command opaque; the first reason is kept.
     pub(super) fn opaque(&mut self, why: impl Into<String>) {
         if self.opaque.is_none() {
             self.opaque = Some(why.into());
         }
+    }
+}
+
+/// The folder a program is in after changing to `next` from `prev`
+/// (`git -C a -C b` is in `a/b`): from the one before, unless absolute.
+pub(super) fn change_dir(prev: Option<String>, next: &str) -> String {
+    match prev {
+        Some(prev) if !next.starts_with('/') => format!("{prev}/{next}"),
+        _ => next.to_string(),
     }
 }
 

@@ -63,6 +63,10 @@ fn every_option_and_subcommand_is_read() {
     assert_eq!(ops("git --no-pager rm .github/x"), "write .github/x");
     assert_eq!(ops("git --namespace=n rm f"), "write f");
     assert_eq!(ops("git --namespace n rm f"), "write f");
+    // `-C` from the folder before, unless absolute.
+    assert_eq!(ops("git -C a -C b rm f"), "write a/b/f");
+    assert_eq!(ops("git -C a -C /abs/.github rm f"), "write /abs/.github/f");
+    assert_eq!(ops("git -C sub grep x"), "tree-read sub");
     // `-C=x` is not git's `-C` (git refuses it): no folder is taken.
     assert_eq!(ops("git -C=x rm f"), "write f");
     assert_eq!(
