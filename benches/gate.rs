@@ -262,6 +262,16 @@ fn child(name: &str) {
             let cmd = fill(&format!("{cds}cat"), " a/b", 10_000);
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
         }
+        "curl-output-dirs" => {
+            let ws = workspace(0, 0);
+            let cmd = fill("curl -: https://x", " --output-dir d -o f", 10_000);
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
+        "git-c-chain" => {
+            let ws = workspace(0, 0);
+            let cmd = fill("git", " -C a", 9_990) + " rm x";
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
+        }
         "find-roots-braces" => {
             let ws = workspace(0, 0);
             let roots: String = (0..300).map(|i| format!(" r{i}")).collect();

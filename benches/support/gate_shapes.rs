@@ -116,4 +116,12 @@ pub const SHAPES: &[Shape] = &[
         name: "opaque-shells-backstops",
         what: "`bash -c \"sh -c \\\"bash -c 'python3 -c x; ...'\\\"\"` (three shells deep, 64 commands) under every backstop and 10,000 rules, the allow rules last",
     },
+    Shape {
+        name: "curl-output-dirs",
+        what: "`curl` with 10,000 characters of `--output-dir d -o f` (each output joined to each folder, up to the bound)",
+    },
+    Shape {
+        name: "git-c-chain",
+        what: "`git -C a` about 2,000 times, then `rm x` (each folder joined to the one before)",
+    },
 ];
