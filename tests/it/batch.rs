@@ -270,6 +270,19 @@ fn resume_collects_a_pending_batch_and_submits_nothing_again() {
             .spawn()
             .unwrap();
         wait_for_polls(&fake, 1);
+        // The batch is pending once the run has recorded it: the batcher
+        // polls from its own task, which may run before the task's
+        // journal line is written (seen under load in CI).
+        let id = fake.batches()[0].id.clone();
+        let journal = d.join("out/alpha/journal.jsonl");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !std::fs::read_to_string(&journal).is_ok_and(|j| j.contains(id.as_str())) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the batch was never journaled"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         // SAFETY: a signal to the child this test started.
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
