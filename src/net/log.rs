@@ -44,3 +44,29 @@ impl NetLog {
         std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::NetLog;
+
+    /// Times count from the task's start: a connection 20 ms in is at 20,
+    /// one before it at 0, and now is at least as far as the start is back.
+    #[test]
+    fn times_count_from_the_tasks_start() {
+        let now = Instant::now();
+        let epoch = (now.checked_sub(Duration::from_millis(50)))
+            .expect("the monotonic clock has run for 50 ms");
+        let log = NetLog::new(epoch);
+        assert_eq!(log.ms_at(epoch + Duration::from_millis(20)), 20);
+        assert_eq!(log.ms_at(epoch + Duration::from_millis(7)), 7);
+        assert_eq!(
+            log.ms_at(epoch.checked_sub(Duration::from_millis(5)).unwrap_or(epoch)),
+            0
+        );
+        let n = log.now_ms();
+        assert!(n >= 50, "{n}");
+        assert!(n < 60_000, "{n}");
+    }
+}

@@ -49,3 +49,23 @@ pub fn is_proxy_var(name: &str) -> bool {
         "http_proxy" | "https_proxy" | "all_proxy" | "no_proxy" | "ftp_proxy"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variable the proxy sets is one a command's own setting of is
+    /// dropped for, in any case; so is `ftp_proxy`, which it does not set.
+    #[test]
+    fn the_proxy_variables_are_known_in_any_case_and_no_others() {
+        for (k, _) in proxy_env(8080) {
+            assert!(is_proxy_var(&k), "{k}");
+        }
+        for k in ["ftp_proxy", "FTP_PROXY", "Https_Proxy", "No_Proxy"] {
+            assert!(is_proxy_var(k), "{k}");
+        }
+        for k in ["PATH", "HOME", "proxy", "http_proxy_user", "SOCKS_PROXY_X"] {
+            assert!(!is_proxy_var(k), "{k}");
+        }
+    }
+}

@@ -345,40 +345,4 @@ async fn relay(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn head(text: &str) -> Head {
-        parse_head(text.as_bytes()).unwrap()
-    }
-
-    #[test]
-    fn plain_requests_go_on_in_origin_form_to_the_host_they_name() {
-        let t = target_of(&head(
-            "GET http://Docs.Test:8080/a?b=1 HTTP/1.1\r\nHost: docs.test:8080\r\nProxy-Connection: keep-alive\r\nAccept: */*",
-        ))
-        .unwrap();
-        assert_eq!(t.host, Host::Name("docs.test".into()));
-        assert_eq!(t.port, 8080);
-        let fwd = String::from_utf8(t.forward.unwrap()).unwrap();
-        assert!(fwd.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{fwd}");
-        assert!(!fwd.contains("Proxy-"), "{fwd}");
-        assert!(fwd.ends_with("Connection: close\r\n\r\n"), "{fwd}");
-    }
-
-    #[test]
-    fn tricks_are_refused_or_decided_on_the_real_host() {
-        // A Host header naming another host than the URL.
-        assert!(target_of(&head("GET http://ok.test/ HTTP/1.1\r\nHost: evil.test")).is_err());
-        // User information before the host.
-        assert!(target_of(&head("GET http://ok.test@evil.test/ HTTP/1.1")).is_err());
-        // Encoded and numeric hosts are what they decode to.
-        let t = target_of(&head("CONNECT %65vil.test:443 HTTP/1.1")).unwrap();
-        assert_eq!(t.host, Host::Name("evil.test".into()));
-        let t = target_of(&head("CONNECT 2130706433:443 HTTP/1.1")).unwrap();
-        assert_eq!(t.host, Host::Addr("127.0.0.1".parse().unwrap()));
-        // Origin-form requests are not proxy requests.
-        assert!(target_of(&head("GET / HTTP/1.1\r\nHost: x")).is_err());
-        assert!(target_of(&head("CONNECT ok.test HTTP/1.1")).is_err());
-    }
-}
+mod tests;
