@@ -579,11 +579,24 @@ fn pushed(remote: &Path) -> bool {
         .success()
 }
 
-const PUSHES: [&str; 3] = [
+const PUSHES: [&str; 7] = [
     "python3 -c \"import subprocess; subprocess.run(['git', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], check=True)\"",
     "make -s publish",
     "cp \"$(command -v git)\" \"$TMPDIR/mygit\" && \"$TMPDIR/mygit\" push -q origin HEAD:refs/heads/pushed",
+    // git by a descriptor, under another argv[0]: through `/proc/self`
+    // and `/dev/fd` (which the supervisor must read as the process's,
+    // not its own), and by `fexecve` (`execveat` with `AT_EMPTY_PATH`).
+    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execv('/proc/self/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])\"",
+    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execv('/dev/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])\"",
+    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execve(fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], dict(os.environ))\"",
+    // `execveat(folder, "git", AT_EMPTY_PATH)`: the flag means nothing
+    // with a path, so git in that folder runs.
+    EXECVEAT_GIT_PUSH,
 ];
+
+/// `execveat(folder of git, "git", argv, envp, AT_EMPTY_PATH)` by
+/// `syscall(2)` (Python has no call for it), with `argv[0]` `x`.
+const EXECVEAT_GIT_PUSH: &str = "python3 -c \"import ctypes, os, shutil, platform; libc = ctypes.CDLL(None, use_errno=True); git = shutil.which('git'); a = [b'x', b'push', b'-q', b'origin', b'HEAD:refs/heads/pushed']; argv = (ctypes.c_char_p * 6)(*a, None); env = [('%s=%s' % kv).encode() for kv in os.environ.items()]; envp = (ctypes.c_char_p * (len(env) + 1))(*env, None); nr = {'x86_64': 322, 'aarch64': 281}[platform.machine()]; libc.syscall(nr, os.open(os.path.dirname(git), os.O_RDONLY), b'git', argv, envp, 0x1000); print('execveat errno', ctypes.get_errno())\"";
 
 fn push_task(d: &Path, remote: &Path, policy: &str, command: &str) -> std::path::PathBuf {
     write(
@@ -651,8 +664,14 @@ fn a_program_deny_rule_holds_behind_inline_code_make_and_a_copied_binary() {
         let d = dir.path();
         let (_, remote) = repo_with_writable_remote(d);
         let task = push_task(d, &remote, "  default: allow\n", command);
+        // fail_on_denial fails a task only for a denial: here there is none.
+        let strict = std::fs::read_to_string(&task)
+            .unwrap()
+            .replace("prompt: p\n", "prompt: p\nfail_on_denial: true\n");
+        std::fs::write(&task, strict).unwrap();
         let t = run(d, &task, &[], 0);
         assert_eq!(t["tool_calls"][0]["status"], "ok", "{}", t["tool_calls"][0]);
+        assert_eq!(t["counts"]["denied_calls"], 0, "{command}");
         assert!(pushed(&remote), "{command}: the control did not push");
     }
 }
@@ -716,5 +735,87 @@ fn without_the_supervisor_inline_code_under_a_program_deny_stays_refused() {
         t["sandbox"].as_str().unwrap().contains("no supervisor"),
         "{}",
         t["sandbox"]
+    );
+}
+
+/// What the supervisor answers for a call it lets through or makes is
+/// what the kernel would have: a stale socket in the copy refuses, an
+/// address too short for its family is invalid, `AF_UNSPEC` (which
+/// dissolves an association) succeeds, and an exec with an empty path
+/// finds no file though its descriptor is a denied program's.
+#[test]
+fn the_supervisor_answers_as_the_kernel_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let commands: [&str; 3] = [
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.bind('stale.sock'); s.close(); c = socket.socket(socket.AF_UNIX)\ntry:\n    c.connect('stale.sock'); print('stale connected')\nexcept OSError as e:\n    print('stale refused', e.errno)\"",
+        "python3 -c \"import ctypes, socket; libc = ctypes.CDLL(None, use_errno=True); s = socket.socket(); b = ctypes.create_string_buffer(16); r = libc.connect(s.fileno(), b, 1); print('short', r, ctypes.get_errno()); r = libc.connect(s.fileno(), b, 2); print('unspec', r)\"",
+        // A descriptor of git and an empty path without `AT_EMPTY_PATH`:
+        // no such file (ENOENT), not a refusal.
+        &EXECVEAT_GIT_PUSH
+            .replace(
+                "os.open(os.path.dirname(git), os.O_RDONLY), b'git'",
+                "os.open(git, os.O_RDONLY), b''",
+            )
+            .replace("0x1000)", "0)"),
+    ];
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\nscript:\n{}  - text: done\n",
+            crate::common::bash_turns(&commands)
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert!(
+        t["sandbox"].as_str().unwrap().contains("supervisor"),
+        "{}",
+        t["sandbox"]
+    );
+    let calls = t["tool_calls"].as_array().unwrap();
+    let content = |i: usize| calls[i]["content"].as_str().unwrap().to_string();
+    assert!(content(0).contains("stale refused 111"), "{}", content(0));
+    assert!(content(1).contains("short -1 22"), "{}", content(1));
+    assert!(content(1).contains("unspec 0"), "{}", content(1));
+    assert!(content(2).contains("execveat errno 2"), "{}", content(2));
+}
+
+/// A folder the policy denies reading is revealed to the checks as the
+/// original has it, and removed again after them: nothing of it reaches
+/// the diff, though the checks wrote into it too.
+#[test]
+fn a_hidden_folder_is_revealed_to_the_checks_and_removed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(d, "ws/secrets/key.txt", "KEY-4711\n");
+    write(d, "ws/secrets/sub/b.txt", "B-0815\n");
+    let task = write(
+        d,
+        "t.yaml",
+        "prompt: p\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Read(secrets)\"]\nchecks:\n  - run: grep -q KEY-4711 secrets/key.txt && grep -q B-0815 secrets/sub/b.txt && echo more > secrets/sub/c.txt\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: echo x > a.txt}}\n  - text: done\n",
+    );
+    let t = run(d, &task, &[], 0);
+    assert_eq!(t["checks"][0]["passed"], true, "{}", t["checks"]);
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.contains("1 path(s) the policy denies reading left out of the copy"),
+        "{sandbox}"
+    );
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(diff.contains("+++ b/a.txt"), "{diff}");
+    assert!(!diff.contains("secrets"), "{diff}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/secrets/sub/b.txt")).unwrap(),
+        "B-0815\n"
     );
 }

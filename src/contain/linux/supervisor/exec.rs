@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::connect::still_valid;
+use super::exe_path::as_process_sees;
 use super::memory::{read_argv, read_cstring};
 use super::rules::Answer;
 use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
@@ -37,6 +38,13 @@ pub(super) fn decide_exec(
     ) else {
         return Answer::Error(libc::EPERM);
     };
+    // No file the kernel would run (an empty path without
+    // `AT_EMPTY_PATH`: ENOENT; a path ending in `/`: not a file): its
+    // answer stands, and nothing is refused for it.
+    let named_none = path.is_empty() && flags & libc::AT_EMPTY_PATH == 0;
+    if named_none || path.ends_with(b"/") {
+        return Answer::Continue;
+    }
     let path = PathBuf::from(std::ffi::OsString::from_vec(path));
     let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
     let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
@@ -50,6 +58,11 @@ pub(super) fn decide_exec(
             Ok(dir) => dir.join(path),
             Err(_) => return Answer::Error(libc::EPERM),
         }
+    };
+    // As the process finds it: `/proc/self/fd/3` is its descriptor, not
+    // the runner's (see `exe_path`).
+    let Some(exe) = as_process_sees(req.pid, &exe) else {
+        return Answer::Error(libc::ELOOP);
     };
     if !guard.may_deny(&exe, argv0.first().map(String::as_str)) {
         // Nothing to refuse: whatever was read, the answer is the same.

@@ -45,6 +45,7 @@ use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
 
 mod connect;
+mod exe_path;
 mod exec;
 mod memory;
 mod procs;

@@ -1,0 +1,143 @@
+//! The file an exec names, found as the process that named it would find
+//! it.
+//!
+//! The supervisor decides an exec from the runner, so every lookup it
+//! makes is the runner's: `/proc/self` (and `/dev/fd`, `/dev/stdin`,
+//! which lead to it) would name the runner's own descriptors, not the
+//! command's. `execv("/proc/self/fd/3", ["x", "push", ...])` on a
+//! descriptor of `git` would then be decided as whatever the runner's
+//! descriptor 3 is. So the path is resolved here one component at a
+//! time, each symlink read and followed, and `/proc/self` and
+//! `/proc/thread-self` are put as the process's own folder
+//! (`/proc/<tid>`). What is left is a path that means the same from the
+//! runner: a path with no symlink, or one ending in a link of the
+//! process's `/proc` folder (a descriptor, `exe`, `cwd`, `root`), which
+//! the kernel follows for that process whoever asks.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Links followed before giving up, as the kernel does (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// `path` (absolute) as process `tid` resolves it, in terms the runner
+/// resolves the same way; `None` past [`MAX_LINKS`] links.
+pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
+    let own = PathBuf::from(format!("/proc/{tid}"));
+    let mut pending: Vec<PathBuf> = Vec::new(); // components still to walk, last first
+    push_components(&mut pending, path);
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop() {
+        if part == Path::new("/") {
+            out = PathBuf::from("/");
+            continue;
+        }
+        if part == Path::new("..") {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&part);
+        if next == Path::new("/proc/self") || next == Path::new("/proc/thread-self") {
+            out = own.clone();
+            continue;
+        }
+        // The last component may be a link of a process's /proc folder
+        // (`fd/N`, `exe`): it names that process's file for any reader,
+        // and what it reads as text may be no path at all (`pipe:[…]`, a
+        // deleted file). Before the last, such a link (`cwd`, `root`, a
+        // folder's descriptor) is followed as any other: what lies below
+        // it is resolved here too.
+        if pending.is_empty() && is_process_link(&next) {
+            out = next;
+            continue;
+        }
+        match std::fs::read_link(&next) {
+            Ok(target) => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return None;
+                }
+                push_components(&mut pending, &target);
+            }
+            Err(_) => out = next,
+        }
+    }
+    Some(out)
+}
+
+/// Puts `path`'s components on `pending` so that the first is popped
+/// first (an absolute path starts with `/`, which restarts the walk).
+fn push_components(pending: &mut Vec<PathBuf>, path: &Path) {
+    let parts: Vec<PathBuf> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::RootDir => Some(PathBuf::from("/")),
+            Component::ParentDir => Some(PathBuf::from("..")),
+            Component::Normal(n) => Some(PathBuf::from(n)),
+            Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    pending.extend(parts.into_iter().rev());
+}
+
+/// `/proc/<number>/...`, below a process's folder: links there are the
+/// kernel's, bound to that process.
+fn is_process_link(path: &Path) -> bool {
+    let mut c = path.components();
+    let (Some(Component::RootDir), Some(Component::Normal(proc)), Some(Component::Normal(n))) =
+        (c.next(), c.next(), c.next())
+    else {
+        return false;
+    };
+    proc == OsStr::new("proc") && is_number(n) && c.next().is_some()
+}
+
+fn is_number(s: &OsStr) -> bool {
+    !s.is_empty() && s.as_bytes().iter().all(u8::is_ascii_digit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_is_the_process_and_links_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(d.join("bin")).unwrap();
+        std::fs::write(d.join("bin/tool"), "").unwrap();
+        std::os::unix::fs::symlink(d.join("bin"), d.join("b")).unwrap();
+        std::os::unix::fs::symlink("../bin/tool", d.join("b/rel")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/3", d.join("fd3")).unwrap();
+        std::os::unix::fs::symlink("loop2", d.join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", d.join("loop2")).unwrap();
+        let seen = |p: &str| as_process_sees(4242, Path::new(p));
+        assert_eq!(seen("/proc/self/fd/3"), Some("/proc/4242/fd/3".into()));
+        assert_eq!(seen("/proc/thread-self/exe"), Some("/proc/4242/exe".into()));
+        // `/dev/fd` is a link to `/proc/self/fd`.
+        if Path::new("/dev/fd").is_symlink() {
+            assert_eq!(seen("/dev/fd/7"), Some("/proc/4242/fd/7".into()));
+        }
+        let p = |s: &str| d.join(s).display().to_string();
+        assert_eq!(seen(&p("b/tool")), Some(d.join("bin/tool")));
+        assert_eq!(seen(&p("b/rel")), Some(d.join("bin/tool")));
+        assert_eq!(seen(&p("bin/../b/./tool")), Some(d.join("bin/tool")));
+        assert_eq!(seen(&p("fd3")), Some("/proc/4242/fd/3".into()));
+        assert_eq!(seen(&p("loop1")), None);
+        // A file that does not exist is left as named.
+        assert_eq!(seen(&p("b/none")), Some(d.join("bin/none")));
+        // A folder link of /proc is followed, and what lies below it
+        // resolved here.
+        let me = std::process::id();
+        assert_eq!(
+            as_process_sees(me, Path::new(&format!("/proc/self/root{}", p("b/rel")))),
+            Some(d.join("bin/tool"))
+        );
+        assert_eq!(
+            as_process_sees(me, Path::new(&format!("/proc/self/root{}", p("fd3")))),
+            Some(format!("/proc/{me}/fd/3").into())
+        );
+    }
+}
