@@ -201,14 +201,31 @@ fn tracked_files_that_an_ignore_rule_matches_are_in_the_copy_and_the_diff() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
     git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
-    write(&root, ".gitignore", "settings.cfg\nbuild/\n");
+    write(&root, ".gitignore", "settings.cfg\nbuild/\n*.log\n");
     write(&root, "settings.cfg", "v=1\n");
     write(&root, "build/keep.txt", "keep\n");
     write(&root, "build/untracked.o", "obj\n");
+    write(&root, "build/gone.txt", "gone\n");
     write(&root, "a.txt", "a\n");
     git(&root, &["add", "-A"]);
-    git(&root, &["add", "-f", "settings.cfg", "build/keep.txt"]);
+    write(&root, "logs/x.log", "x\n");
+    git(
+        &root,
+        &[
+            "add",
+            "-f",
+            "settings.cfg",
+            "build/keep.txt",
+            "build/gone.txt",
+            "logs/x.log",
+        ],
+    );
     git(&root, &["commit", "-qm", "first"]);
+    // Tracked, ignored and deleted in the checkout (or its folder now a
+    // file): nothing to copy, and no reason not to run.
+    std::fs::remove_file(root.join("build/gone.txt")).unwrap();
+    std::fs::remove_dir_all(root.join("logs")).unwrap();
+    write(&root, "logs", "now a file\n");
     let t = run_commands(
         dir.path(),
         "repo",
@@ -219,8 +236,10 @@ fn tracked_files_that_an_ignore_rule_matches_are_in_the_copy_and_the_diff() {
         &[],
     );
     let calls = ran_all(&t);
-    // Clean to git (nothing deleted), and readable.
-    assert_eq!(stdout_of(&calls[0]), "v=1\nkeep");
+    // As git shows the original (the deletions there), and readable.
+    let status = git(&root, &["status", "--porcelain"]);
+    assert!(status.contains(" D build/gone.txt"), "{status}");
+    assert_eq!(stdout_of(&calls[0]), format!("{status}v=1\nkeep"));
     assert_eq!(diff_paths(dir.path()), ["build/keep.txt", "settings.cfg"]);
     let check = Command::new("git")
         .args(["apply", "--check"])
@@ -557,4 +576,82 @@ script:
     );
     // All or nothing: b.txt is not applied either.
     assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
+}
+
+/// A symlink changed in the original while the task ran is a conflict
+/// too: its new target is not undone.
+#[test]
+fn apply_never_undoes_a_symlink_changed_while_the_task_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    std::os::unix::fs::symlink("a.txt", d.join("ws/l")).unwrap();
+    write(
+        d,
+        "task.yaml",
+        r#"name: t
+prompt: p
+workspace: ws
+policy: {default: allow}
+script:
+  - tool_calls:
+      - {name: bash, args: {command: ln -sfn b.txt l}}
+  - tool_calls:
+      - {name: probe, args: {label: wait, sleep_ms: 2500}}
+  - text: done
+"#,
+    );
+    let mut child = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    std::fs::remove_file(d.join("ws/l")).unwrap();
+    std::os::unix::fs::symlink("by-hand.txt", d.join("ws/l")).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
+    assert_eq!(
+        std::fs::read_link(d.join("ws/l")).unwrap(),
+        Path::new("by-hand.txt")
+    );
+}
+
+/// The output folder inside the workspace is left out of the copy, even
+/// where git tracks a file in it that an ignore rule matches.
+#[test]
+fn an_output_folder_in_the_workspace_is_not_copied_though_git_tracks_a_file_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    git(dir.path(), &["init", "-q", "-b", "main", "repo"]);
+    write(&root, ".gitignore", "out/\n");
+    write(&root, "out/old.txt", "old\n");
+    write(&root, "a.txt", "a\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["add", "-f", "out/old.txt"]);
+    git(&root, &["commit", "-qm", "first"]);
+    let task = write(
+        dir.path(),
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: repo\npolicy:\n  default: allow\nscript:\n{}  - text: done\n",
+            bash_turns(&["test -e out && echo out copied || echo no out"])
+        ),
+    );
+    let o = runner()
+        .args(["run", "-q", "--out"])
+        .arg(root.join("out"))
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = read_json(root.join("out/t/transcript.json"));
+    assert_eq!(stdout_of(&t["tool_calls"][0]), "no out");
 }

@@ -122,8 +122,13 @@ pub(super) fn copy_tracked_ignored(
                 copied.push(key);
             }
             Ok(None) => {}
-            // Tracked but deleted in the checkout: nothing to copy.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Tracked but deleted in the checkout, or its folder there
+            // now a file: nothing to copy.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
             Err(e) => {
                 return Err(std::io::Error::new(
                     e.kind(),
