@@ -9,7 +9,8 @@
 //! descriptor 3 is. So the path is resolved here one component at a
 //! time, each symlink read and followed, and `/proc/self` and
 //! `/proc/thread-self` are put as the process's own folder
-//! (`/proc/<tid>`). What is left is a path that means the same from the
+//! (`/proc/<tid>`). Most paths cross no such link: one `openat2` that
+//! refuses magic links tells, and only the others are walked. What is left is a path that means the same from the
 //! runner: a path with no symlink, or one ending in a link of the
 //! process's `/proc` folder (a descriptor, `exe`, `cwd`, `root`), which
 //! the kernel follows for that process whoever asks.
@@ -24,6 +25,52 @@ const MAX_LINKS: usize = 40;
 /// `path` (absolute) as process `tid` resolves it, in terms the runner
 /// resolves the same way; `None` past [`MAX_LINKS`] links.
 pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
+    if crosses_no_magic_link(path) {
+        return Some(path.to_path_buf());
+    }
+    resolve(tid, path)
+}
+
+/// Whether the runner's own lookup of `path` reaches a file without
+/// crossing a link of `/proc` that depends on who looks (`openat2` with
+/// `RESOLVE_NO_MAGICLINKS`, one system call): then it finds what the
+/// process would, and the path is decided as it is. `/proc/self` itself
+/// is a plain link to the looker's folder, so paths under `/proc` are
+/// never taken this way; nothing that leads there from elsewhere ends in
+/// a file that could run (the folder's plain files cannot).
+fn crosses_no_magic_link(path: &Path) -> bool {
+    if path.starts_with("/proc") {
+        return false;
+    }
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: zero is a valid `open_how` (no flags, no mode, no resolve).
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: a NUL-terminated path and an `open_how` of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        // A magic link crossed (ELOOP), no such file, or a kernel
+        // before 5.6 (ENOSYS): the walk below decides.
+        return false;
+    }
+    // SAFETY: the descriptor just opened, closed once.
+    unsafe { libc::close(fd as i32) };
+    true
+}
+
+/// [`as_process_sees`] by walking the path here, one component at a time.
+fn resolve(tid: u32, path: &Path) -> Option<PathBuf> {
     let own = PathBuf::from(format!("/proc/{tid}"));
     let mut pending: Vec<PathBuf> = Vec::new(); // components still to walk, last first
     push_components(&mut pending, path);
@@ -113,7 +160,7 @@ mod tests {
         std::os::unix::fs::symlink("/proc/self/fd/3", d.join("fd3")).unwrap();
         std::os::unix::fs::symlink("loop2", d.join("loop1")).unwrap();
         std::os::unix::fs::symlink("loop1", d.join("loop2")).unwrap();
-        let seen = |p: &str| as_process_sees(4242, Path::new(p));
+        let seen = |p: &str| resolve(4242, Path::new(p));
         assert_eq!(seen("/proc/self/fd/3"), Some("/proc/4242/fd/3".into()));
         assert_eq!(seen("/proc/thread-self/exe"), Some("/proc/4242/exe".into()));
         // `/dev/fd` is a link to `/proc/self/fd`.
@@ -132,12 +179,43 @@ mod tests {
         // resolved here.
         let me = std::process::id();
         assert_eq!(
-            as_process_sees(me, Path::new(&format!("/proc/self/root{}", p("b/rel")))),
+            resolve(me, Path::new(&format!("/proc/self/root{}", p("b/rel")))),
             Some(d.join("bin/tool"))
         );
         assert_eq!(
-            as_process_sees(me, Path::new(&format!("/proc/self/root{}", p("fd3")))),
+            resolve(me, Path::new(&format!("/proc/self/root{}", p("fd3")))),
             Some(format!("/proc/{me}/fd/3").into())
         );
+    }
+
+    /// A path that crosses no magic link is taken as it is; one that
+    /// does, or lies under `/proc`, is walked.
+    #[test]
+    fn only_paths_through_proc_are_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(d.join("bin")).unwrap();
+        std::fs::write(d.join("bin/tool"), "").unwrap();
+        std::os::unix::fs::symlink(d.join("bin"), d.join("b")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/0", d.join("fd0")).unwrap();
+        let me = std::process::id();
+        assert_eq!(
+            as_process_sees(me, &d.join("b/tool")),
+            Some(d.join("b/tool"))
+        );
+        assert_eq!(
+            as_process_sees(4242, &d.join("fd0")),
+            Some("/proc/4242/fd/0".into())
+        );
+        assert_eq!(
+            as_process_sees(4242, Path::new("/proc/self/exe")),
+            Some("/proc/4242/exe".into())
+        );
+        if Path::new("/dev/stdin").is_symlink() {
+            assert_eq!(
+                as_process_sees(4242, Path::new("/dev/stdin")),
+                Some("/proc/4242/fd/0".into())
+            );
+        }
     }
 }
