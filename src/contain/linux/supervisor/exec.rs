@@ -47,7 +47,9 @@ pub(super) fn decide_exec(
     }
     let path = PathBuf::from(std::ffi::OsString::from_vec(path));
     let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
-    let exe = if path.as_os_str().is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+    // An empty path here has `AT_EMPTY_PATH` (see above): the file is
+    // the descriptor's.
+    let exe = if path.as_os_str().is_empty() {
         PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
     } else if path.is_absolute() {
         path
