@@ -9,11 +9,12 @@
 //! descriptor 3 is. So the path is resolved here one component at a
 //! time, each symlink read and followed, and `/proc/self` and
 //! `/proc/thread-self` are put as the process's own folder
-//! (`/proc/<tid>`). Most paths cross no such link: one `openat2` that
-//! refuses magic links tells, and only the others are walked. What is left is a path that means the same from the
+//! (`/proc/<tid>`). What is left is a path that means the same from the
 //! runner: a path with no symlink, or one ending in a link of the
-//! process's `/proc` folder (a descriptor, `exe`, `cwd`, `root`), which
-//! the kernel follows for that process whoever asks.
+//! process's `/proc` folder (a descriptor, `exe`), which the kernel
+//! follows for that process whoever asks. Most paths cross no such link:
+//! one `openat2` that refuses magic links tells, and only the others are
+//! walked.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -46,7 +46,9 @@ pub(super) fn decide_exec(
         return Answer::Continue;
     }
     let path = PathBuf::from(std::ffi::OsString::from_vec(path));
-    let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
+    // Read only when needed (most execs are of absolute paths no rule
+    // denies); unreadable, the process is gone.
+    let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid));
     // An empty path here has `AT_EMPTY_PATH` (see above): the file is
     // the descriptor's.
     let exe = if path.as_os_str().is_empty() {
@@ -54,7 +56,12 @@ pub(super) fn decide_exec(
     } else if path.is_absolute() {
         path
     } else if dirfd == libc::AT_FDCWD {
-        cwd().join(path)
+        // Never looked up from the runner's own folder: refused, as for a
+        // descriptor's folder below.
+        match cwd() {
+            Ok(dir) => dir.join(path),
+            Err(_) => return Answer::Error(libc::EPERM),
+        }
     } else {
         match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
             Ok(dir) => dir.join(path),
@@ -77,7 +84,7 @@ pub(super) fn decide_exec(
     if !still_valid(listener, req.id) {
         return Answer::Error(libc::ENOENT);
     }
-    let cwd = cwd();
+    let cwd = cwd().unwrap_or_default();
     match guard.decide(&exe, &argv, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
