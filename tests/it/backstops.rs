@@ -579,24 +579,39 @@ fn pushed(remote: &Path) -> bool {
         .success()
 }
 
-const PUSHES: [&str; 7] = [
-    "python3 -c \"import subprocess; subprocess.run(['git', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], check=True)\"",
-    "make -s publish",
-    "cp \"$(command -v git)\" \"$TMPDIR/mygit\" && \"$TMPDIR/mygit\" push -q origin HEAD:refs/heads/pushed",
-    // git by a descriptor, under another argv[0]: through `/proc/self`
-    // and `/dev/fd` (which the supervisor must read as the process's,
-    // not its own), and by `fexecve` (`execveat` with `AT_EMPTY_PATH`).
-    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execv('/proc/self/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])\"",
-    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execv('/dev/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])\"",
-    "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); os.execve(fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], dict(os.environ))\"",
-    // `execveat(folder, "git", AT_EMPTY_PATH)`: the flag means nothing
-    // with a path, so git in that folder runs.
-    EXECVEAT_GIT_PUSH,
-];
+/// Ways to push that the gate cannot see into (each run under
+/// `deny Bash(git push:*)` and, as a control, without it).
+fn pushes() -> Vec<String> {
+    let by_fd = |exec: &str| {
+        format!(
+            "python3 -c \"import os, shutil; fd = os.open(shutil.which('git'), os.O_RDONLY); {exec}\""
+        )
+    };
+    vec![
+        "python3 -c \"import subprocess; subprocess.run(['git', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], check=True)\"".into(),
+        "make -s publish".into(),
+        "cp \"$(command -v git)\" \"$TMPDIR/mygit\" && \"$TMPDIR/mygit\" push -q origin HEAD:refs/heads/pushed".into(),
+        // git by a descriptor, under another argv[0]: through `/proc/self`
+        // and `/dev/fd` (which the supervisor must read as the process's,
+        // not its own), and by `fexecve` (`execveat` with `AT_EMPTY_PATH`).
+        by_fd("os.execv('/proc/self/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])"),
+        by_fd("os.execv('/dev/fd/%d' % fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'])"),
+        by_fd("os.execve(fd, ['x', 'push', '-q', 'origin', 'HEAD:refs/heads/pushed'], dict(os.environ))"),
+        // `execveat(folder, "git", AT_EMPTY_PATH)`: the flag means nothing
+        // with a path, so git in that folder runs.
+        execveat_git_push("os.open(os.path.dirname(git), os.O_RDONLY)", "b'git'", "0x1000"),
+    ]
+}
 
-/// `execveat(folder of git, "git", argv, envp, AT_EMPTY_PATH)` by
-/// `syscall(2)` (Python has no call for it), with `argv[0]` `x`.
-const EXECVEAT_GIT_PUSH: &str = "python3 -c \"import ctypes, os, shutil, platform; libc = ctypes.CDLL(None, use_errno=True); git = shutil.which('git'); a = [b'x', b'push', b'-q', b'origin', b'HEAD:refs/heads/pushed']; argv = (ctypes.c_char_p * 6)(*a, None); env = [('%s=%s' % kv).encode() for kv in os.environ.items()]; envp = (ctypes.c_char_p * (len(env) + 1))(*env, None); nr = {'x86_64': 322, 'aarch64': 281}[platform.machine()]; libc.syscall(nr, os.open(os.path.dirname(git), os.O_RDONLY), b'git', argv, envp, 0x1000); print('execveat errno', ctypes.get_errno())\"";
+/// `execveat(DIRFD, PATH, argv, envp, FLAGS)` of a git push by
+/// `syscall(2)` (Python has no call for it), with `argv[0]` `x` and the
+/// three given as Python expressions (`git` is git's path); prints the
+/// errno when the call returns.
+fn execveat_git_push(dirfd: &str, path: &str, flags: &str) -> String {
+    format!(
+        "python3 -c \"import ctypes, os, shutil, platform; libc = ctypes.CDLL(None, use_errno=True); git = shutil.which('git'); a = [b'x', b'push', b'-q', b'origin', b'HEAD:refs/heads/pushed']; argv = (ctypes.c_char_p * 6)(*a, None); env = [('%s=%s' % kv).encode() for kv in os.environ.items()]; envp = (ctypes.c_char_p * (len(env) + 1))(*env, None); nr = {{'x86_64': 322, 'aarch64': 281}}[platform.machine()]; libc.syscall(nr, {dirfd}, {path}, argv, envp, {flags}); print('execveat errno', ctypes.get_errno())\""
+    )
+}
 
 fn push_task(d: &Path, remote: &Path, policy: &str, command: &str) -> std::path::PathBuf {
     write(
@@ -618,7 +633,7 @@ fn push_task(d: &Path, remote: &Path, policy: &str, command: &str) -> std::path:
 #[test]
 fn a_program_deny_rule_holds_behind_inline_code_make_and_a_copied_binary() {
     let deny = "  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\n      reason: no pushing\n";
-    for command in PUSHES {
+    for command in &pushes() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let (_, remote) = repo_with_writable_remote(d);
@@ -659,7 +674,7 @@ fn a_program_deny_rule_holds_behind_inline_code_make_and_a_copied_binary() {
         );
     }
     // The control: no deny rule, and each command pushes.
-    for command in PUSHES {
+    for command in &pushes() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let (_, remote) = repo_with_writable_remote(d);
@@ -753,12 +768,7 @@ fn the_supervisor_answers_as_the_kernel_would() {
         "python3 -c \"import ctypes, socket; libc = ctypes.CDLL(None, use_errno=True); s = socket.socket(); b = ctypes.create_string_buffer(16); r = libc.connect(s.fileno(), b, 1); print('short', r, ctypes.get_errno()); r = libc.connect(s.fileno(), b, 2); print('unspec', r)\"",
         // A descriptor of git and an empty path without `AT_EMPTY_PATH`:
         // no such file (ENOENT), not a refusal.
-        &EXECVEAT_GIT_PUSH
-            .replace(
-                "os.open(os.path.dirname(git), os.O_RDONLY), b'git'",
-                "os.open(git, os.O_RDONLY), b''",
-            )
-            .replace("0x1000)", "0)"),
+        &execveat_git_push("os.open(git, os.O_RDONLY)", "b''", "0"),
     ];
     let task = write(
         d,
@@ -768,14 +778,7 @@ fn the_supervisor_answers_as_the_kernel_would() {
             crate::common::bash_turns(&commands)
         ),
     );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let t = read_json(d.join("out/t/transcript.json"));
+    let t = run(d, &task, &[], 0);
     assert!(
         t["sandbox"].as_str().unwrap().contains("supervisor"),
         "{}",

@@ -527,6 +527,33 @@ fn a_real_conflict_applies_one_task_and_marks_the_other() {
     assert!(summary.contains("conflict"), "{summary}");
 }
 
+/// Runs `calls` (a script's first turns) with `--apply` in `d/ws`, then
+/// a 2.5 s wait; 1.2 s in, while the copy has long been made, `edit`
+/// changes the original by hand. The run must end in a conflict; returns
+/// its transcript.
+fn apply_after_an_edit_by_hand(d: &Path, calls: &str, edit: impl FnOnce()) -> serde_json::Value {
+    write(
+        d,
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: p\nworkspace: ws\npolicy: {{default: allow}}\nscript:\n{calls}  - tool_calls:\n      - {{name: probe, args: {{label: wait, sleep_ms: 2500}}}}\n  - text: done\n"
+        ),
+    );
+    let mut child = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    edit();
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("while the task ran"), "{reason}");
+    t
+}
+
 /// A file changed by hand in the original while the task ran is not
 /// overwritten by `--apply`: what the task started from is gone, so the
 /// task is a conflict and the hand's edit stays.
@@ -536,40 +563,16 @@ fn apply_never_undoes_an_edit_made_while_the_task_ran() {
     let d = dir.path();
     write(d, "ws/a.txt", "one\ntwo\n");
     write(d, "ws/b.txt", "b\n");
-    write(
-        d,
-        "task.yaml",
-        r#"name: t
-prompt: p
-workspace: ws
-policy: {default: allow}
-script:
-  - tool_calls:
+    let calls = r#"  - tool_calls:
       - {name: read_file, args: {file_path: a.txt}}
       - {name: read_file, args: {file_path: b.txt}}
   - tool_calls:
       - {name: edit_file, args: {file_path: a.txt, old_string: two, new_string: TWO}}
       - {name: edit_file, args: {file_path: b.txt, old_string: b, new_string: B}}
-  - tool_calls:
-      - {name: probe, args: {label: wait, sleep_ms: 2500}}
-  - text: done
-"#,
-    );
-    let mut child = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
-        .spawn()
-        .unwrap();
-    // While the task sleeps (its copy made long before), a person edits
-    // a.txt in the original.
-    std::thread::sleep(std::time::Duration::from_millis(1200));
-    write(d, "ws/a.txt", "one\ntwo\nthree by hand\n");
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
-    let t = read_json(d.join("out/t/transcript.json"));
-    assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
-    let reason = t["outcome"]["reason"].as_str().unwrap();
-    assert!(reason.contains("while the task ran"), "{reason}");
+"#;
+    apply_after_an_edit_by_hand(d, calls, || {
+        write(d, "ws/a.txt", "one\ntwo\nthree by hand\n");
+    });
     assert_eq!(
         std::fs::read_to_string(d.join("ws/a.txt")).unwrap(),
         "one\ntwo\nthree by hand\n"
@@ -586,33 +589,11 @@ fn apply_never_undoes_a_symlink_changed_while_the_task_ran() {
     let d = dir.path();
     write(d, "ws/a.txt", "a\n");
     std::os::unix::fs::symlink("a.txt", d.join("ws/l")).unwrap();
-    write(
-        d,
-        "task.yaml",
-        r#"name: t
-prompt: p
-workspace: ws
-policy: {default: allow}
-script:
-  - tool_calls:
-      - {name: bash, args: {command: ln -sfn b.txt l}}
-  - tool_calls:
-      - {name: probe, args: {label: wait, sleep_ms: 2500}}
-  - text: done
-"#,
-    );
-    let mut child = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
-    std::fs::remove_file(d.join("ws/l")).unwrap();
-    std::os::unix::fs::symlink("by-hand.txt", d.join("ws/l")).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
-    let t = read_json(d.join("out/t/transcript.json"));
-    assert_eq!(t["outcome"]["status"], "conflict", "{}", t["outcome"]);
+    let calls = "  - tool_calls:\n      - {name: bash, args: {command: ln -sfn b.txt l}}\n";
+    apply_after_an_edit_by_hand(d, calls, || {
+        std::fs::remove_file(d.join("ws/l")).unwrap();
+        std::os::unix::fs::symlink("by-hand.txt", d.join("ws/l")).unwrap();
+    });
     assert_eq!(
         std::fs::read_link(d.join("ws/l")).unwrap(),
         Path::new("by-hand.txt")
