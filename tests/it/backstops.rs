@@ -397,8 +397,9 @@ fn runner_check_decides_with_the_backstops_it_is_given() {
 /// A daemon at any path outside the task (here one that `DOCKER_HOST`
 /// names) is unreachable: the supervisor decides every Unix-socket
 /// connect, so the run keeps its backstops and inline code runs. A socket
-/// a command makes inside its copy still works; a symlink in the copy to
-/// the daemon's socket does not.
+/// a command makes inside its copy still works, by any path the command
+/// would name it by (`/proc/self` is the command's, not the runner's); a
+/// symlink in the copy to the daemon's socket does not.
 #[test]
 fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() {
     let dir = tempfile::tempdir().unwrap();
@@ -413,7 +414,21 @@ fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() 
             "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\""
         )
     };
-    let inside = "python3 -c \"import socket, os; srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(); c = socket.socket(socket.AF_UNIX); c.connect(os.path.abspath('own.sock')); print('own ok')\"".to_string();
+    // A socket of the command's own, reached by a path that names it as
+    // the command sees it: absolute, relative, through its own folder in
+    // /proc, and through a descriptor of that folder.
+    let own = |to: &str, says: &str| {
+        format!(
+            "mkdir -p sub && (cd sub && rm -f own.sock && python3 -c \"import socket, os; srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(); c = socket.socket(socket.AF_UNIX); fd = os.open('.', os.O_RDONLY); c.connect({to}); print('{says} ok')\")"
+        )
+    };
+    let inside = [
+        own("os.path.abspath('own.sock')", "absolute"),
+        own("'own.sock'", "relative"),
+        own("'/proc/self/cwd/own.sock'", "cwd"),
+        own("f'/dev/fd/{fd}/own.sock'", "fd"),
+    ]
+    .join(" && ");
     let commands = [
         connect(&sock.display().to_string()),
         format!(
@@ -462,7 +477,9 @@ fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() 
         "{}",
         content(1)
     );
-    assert!(content(2).contains("own ok"), "{}", content(2));
+    for says in ["absolute", "relative", "cwd", "fd"] {
+        assert!(content(2).contains(&format!("{says} ok")), "{}", content(2));
+    }
     // The daemon never saw a connection.
     assert!(daemon.accept().is_err());
     // Each refusal is in the task's connections (the command's own socket

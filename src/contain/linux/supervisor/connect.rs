@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use super::exe_path::as_process_sees;
 use super::memory::read_memory;
 use super::procs::take_fd;
 use super::rules::{Answer, IpRule, Rules};
@@ -126,14 +127,22 @@ fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -
         return rules.refuse(format!("@{name}"), 0, "an abstract Unix socket".into());
     }
     let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
-    let path = Path::new(std::ffi::OsStr::from_bytes(&path[..end]));
-    let full = if path.is_absolute() {
-        path.to_path_buf()
+    let asked = Path::new(std::ffi::OsStr::from_bytes(&path[..end]));
+    // The path as the command resolves it, not the runner: a relative one
+    // from its folder, and `/proc/self` (or `/dev/fd`) as its own. The
+    // folder is resolved; the last component is opened below, not followed.
+    let full = if asked.is_absolute() {
+        asked.to_path_buf()
     } else {
-        match std::fs::read_link(format!("/proc/{}/cwd", req.pid)) {
-            Ok(cwd) => cwd.join(path),
-            Err(_) => return Answer::Error(libc::ENOENT),
-        }
+        Path::new(&format!("/proc/{}/cwd", req.pid)).join(asked)
+    };
+    let full = match (full.parent(), full.file_name()) {
+        (Some(dir), Some(name)) => match as_process_sees(req.pid, dir) {
+            Some(dir) => dir.join(name),
+            None => return Answer::Error(libc::ELOOP),
+        },
+        // `/` or a path ending in `..`: a folder, refused below.
+        _ => full,
     };
     // The socket file itself, a last symlink not followed; where the
     // kernel says it is is what is decided.
@@ -151,12 +160,18 @@ fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -
     let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
     let at = std::fs::read_link(&proc_path).unwrap_or_default();
     if !is_socket || !rules.unix_within.iter().any(|d| at.starts_with(d)) {
+        // Named by where it is (a path through `/proc/<pid>` says little).
+        let shown = if at.as_os_str().is_empty() {
+            &full
+        } else {
+            &at
+        };
         return rules.refuse(
-            full.display().to_string(),
+            shown.display().to_string(),
             0,
             format!(
                 "unix {} (only sockets inside the task's folders)",
-                full.display()
+                shown.display()
             ),
         );
     }

@@ -1,5 +1,5 @@
-//! The file an exec names, found as the process that named it would find
-//! it.
+//! The file an exec names (or the folder of a Unix socket a connect
+//! names), found as the process that named it would find it.
 //!
 //! The supervisor decides an exec from the runner, so every lookup it
 //! makes is the runner's: `/proc/self` (and `/dev/fd`, `/dev/stdin`,
@@ -38,7 +38,8 @@ pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
 /// process would, and the path is decided as it is. `/proc/self` itself
 /// is a plain link to the looker's folder, so paths under `/proc` are
 /// never taken this way; nothing that leads there from elsewhere ends in
-/// a file that could run (the folder's plain files cannot).
+/// a file that could run or a folder that could hold a socket (the
+/// folder's plain files and folders cannot).
 fn crosses_no_magic_link(path: &Path) -> bool {
     if path.starts_with("/proc") {
         return false;
@@ -187,6 +188,28 @@ mod tests {
             resolve(me, Path::new(&format!("/proc/self/root{}", p("fd3")))),
             Some(format!("/proc/{me}/fd/3").into())
         );
+    }
+
+    /// The walk follows as many links as the kernel does, and gives up
+    /// where it gives up (`ELOOP`).
+    #[test]
+    fn links_are_followed_up_to_the_kernels_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::write(d.join("tool"), "").unwrap();
+        let mut last = "tool".to_string();
+        for i in 1..=MAX_LINKS + 1 {
+            let link = format!("l{i}");
+            std::os::unix::fs::symlink(&last, d.join(&link)).unwrap();
+            last = link;
+        }
+        let at_bound = d.join(format!("l{MAX_LINKS}"));
+        let past = d.join(format!("l{}", MAX_LINKS + 1));
+        assert!(std::fs::metadata(&at_bound).is_ok());
+        let e = std::fs::metadata(&past).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+        assert_eq!(resolve(4242, &at_bound), Some(d.join("tool")));
+        assert_eq!(resolve(4242, &past), None);
     }
 
     /// A path that crosses no magic link is taken as it is; one that
