@@ -11,20 +11,28 @@
 use std::borrow::Cow;
 
 use super::config_keys::git_key_runs_nothing;
+use super::git::{Global, globals};
 use crate::words::base_name;
 
-/// git's global options without a value that rules need not see.
-const GIT_FLAGS: &[&str] = &[
-    "--no-pager",
-    "-P",
-    "--literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--no-optional-locks",
-    "--no-replace-objects",
-    "--no-lazy-fetch",
-];
+/// git's own options that change nothing a rule cares about: dropped
+/// from the words rules match. The others (`--git-dir`, `--work-tree`,
+/// `--bare`, `--shallow-file`, `--exec-path=`, `--config-env`, `-c` with a
+/// key that runs something, an option git does not know) stay, and the
+/// program's model makes the command opaque.
+fn git_option_is_plain(name: &str, value: Option<&str>) -> bool {
+    match name {
+        "-c" => {
+            let s = value.unwrap_or("");
+            let (k, v) = s.split_once('=').map_or((s, None), |(k, v)| (k, Some(v)));
+            git_key_runs_nothing(k, v)
+        }
+        "--git-dir" | "--work-tree" | "--bare" | "--shallow-file" | "--exec-path"
+        | "--config-env" => false,
+        // `-C`: its folder is already where the paths below resolve. The
+        // pager `-p` runs is `PAGER`'s, decided where it is set.
+        _ => true,
+    }
+}
 
 /// The words rules match for a command.
 pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
@@ -39,28 +47,23 @@ pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
     }
     let current = out.as_deref().unwrap_or(words);
     if base_name(&current[0]) == "git" {
-        let mut kept = vec![current[0].clone()];
-        let mut i = 1;
-        while i < current.len() {
-            let a = current[i].as_str();
-            if GIT_FLAGS.contains(&a) {
-                i += 1;
-            } else if a == "-C"
-                || a == "-c"
-                    && current.get(i + 1).is_some_and(|s| {
-                        let (k, v) = s
-                            .split_once('=')
-                            .map_or((s.as_str(), None), |(k, v)| (k, Some(v)));
-                        git_key_runs_nothing(k, v)
-                    })
-            {
-                i += 2;
-            } else {
-                break;
+        let args = &current[1..];
+        let mut kept_from = args.len();
+        let mut at = 0;
+        for global in globals(args) {
+            match global {
+                Global::Option { name, value, next } if git_option_is_plain(name, value) => {
+                    at = next
+                }
+                _ => {
+                    kept_from = at;
+                    break;
+                }
             }
         }
-        if i > 1 {
-            kept.extend(current.get(i..).unwrap_or(&[]).iter().cloned());
+        if kept_from > 0 {
+            let mut kept = vec![current[0].clone()];
+            kept.extend(args[kept_from.min(args.len())..].iter().cloned());
             out = Some(kept);
         }
     }
@@ -108,7 +111,17 @@ mod tests {
         assert_eq!(c("./node_modules/.bin/eslint ."), "eslint .");
         assert_eq!(c(".tox/py312/bin/python -m pytest"), "python -m pytest");
         assert_eq!(c("tools/bin/run"), "tools/bin/run");
-        assert_eq!(c("git -C"), "git");
+        // `-C` without its folder: git prints its usage; kept as written.
+        assert_eq!(c("git -C"), "git -C");
+        // Every option git takes before its subcommand, with its value.
+        assert_eq!(
+            c("git --namespace n --attr-source=HEAD -p push"),
+            "git push"
+        );
+        assert_eq!(c("git --no-advice -C a push"), "git push");
+        assert_eq!(c("git --bare push"), "git --bare push");
+        assert_eq!(c("git --super-prefix x push"), "git --super-prefix x push");
+        assert_eq!(c("git -p"), "git");
         assert_eq!(c("git --no-pager"), "git");
         assert_eq!(c("git --no-pager -P log"), "git log");
         assert_eq!(c("node_modules/.bin/eslint ."), "eslint .");

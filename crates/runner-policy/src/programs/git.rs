@@ -1,8 +1,12 @@
 //! git, per subcommand.
 //!
-//! - Global options that change what git runs fail closed: `-c key=value`
+//! - git's own options are read as git reads them ([`globals`]). Those
+//!   that change what git runs or where fail closed: `-c key=value`
 //!   (aliases, pagers, diff drivers, `core.sshCommand`), `--exec-path`,
-//!   `--config-env`. `-C DIR` moves every path below into DIR.
+//!   `--config-env`, `--git-dir`, `--work-tree`, `--bare`, and an option
+//!   git does not know. `-C DIR` moves every path below into DIR.
+//! - git's other names for a subcommand (`git-push`) and the plumbing
+//!   that pushes (`send-pack`) are in [`names`].
 //! - Reads: `show REV:PATH`, `cat-file -p REV:PATH`, the paths after `--`
 //!   of `diff`, `log`, `show`, `blame`, `grep` (whole folders), `diff
 //!   --no-index A B`. An object named only by its id (`cat-file -p SHA`)
@@ -19,6 +23,11 @@
 //! the rule that allows the subcommand (`Bash(git commit:*)`).
 
 use super::spec::{Arg, FileOperands, Options, change_dir};
+
+mod globals;
+pub mod names;
+
+pub(crate) use globals::{Global, globals, subcommand_index};
 
 /// git subcommands that only read.
 pub const READ_ONLY_GIT: &[&str] = &[
@@ -44,65 +53,48 @@ pub const READ_ONLY_GIT: &[&str] = &[
     "whatchanged",
 ];
 
-/// Options of git itself (before the subcommand) that take a value.
-const GLOBAL_VALUES: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--config-env",
-];
-
 /// What `git ARGS...` reads, writes and runs.
 pub(super) fn operands(args: &[String]) -> FileOperands {
     let mut out = FileOperands::default();
     let mut dir: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        let (name, attached) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
-            _ => (a, None),
-        };
-        if name == "-c" || a.starts_with("-c") && a.len() > 2 {
-            let setting = if a == "-c" {
-                args.get(i + 1).map(String::as_str).unwrap_or("")
-            } else {
-                &a[2..]
-            };
-            let (key, value) = match setting.split_once('=') {
-                Some((k, v)) => (k, Some(v)),
-                None => (setting, None),
-            };
-            if !super::config_keys::git_key_runs_nothing(key, value) {
-                out.opaque("`git -c` sets configuration that can make git run other programs");
-            }
-        } else if name == "--config-env" {
-            out.opaque(
-                "`git --config-env` sets configuration that can make git run other programs",
-            );
-        } else if name == "--exec-path" {
-            out.opaque("`git --exec-path` changes which programs git runs");
-        } else if name == "--git-dir" || name == "--work-tree" {
-            out.opaque(format!("`git {name}` points git at another repository"));
-        } else if name == "-C" {
-            let d = args.get(i + 1).map_or("", String::as_str);
-            dir = Some(change_dir(dir, d));
-        } else if !a.starts_with('-') {
-            break;
+    let mut sub = None;
+    for global in globals(args) {
+        match global {
+            Global::Option { name, value, .. } => match name {
+                "-c" => {
+                    let setting = value.unwrap_or("");
+                    let (key, value) = match setting.split_once('=') {
+                        Some((k, v)) => (k, Some(v)),
+                        None => (setting, None),
+                    };
+                    if !super::config_keys::git_key_runs_nothing(key, value) {
+                        out.opaque(
+                            "`git -c` sets configuration that can make git run other programs",
+                        );
+                    }
+                }
+                "--config-env" => out.opaque(
+                    "`git --config-env` sets configuration that can make git run other programs",
+                ),
+                "--exec-path" => out.opaque("`git --exec-path` changes which programs git runs"),
+                "--git-dir" | "--work-tree" | "--bare" | "--shallow-file" => {
+                    out.opaque(format!("`git {name}` points git at another repository"))
+                }
+                "-C" => dir = Some(change_dir(dir, value.unwrap_or(""))),
+                _ => {}
+            },
+            Global::Unknown(o) => out.opaque(format!(
+                "`git {o}` is an option of git's own this reading does not know, so its subcommand cannot be told"
+            )),
+            Global::Ends => {}
+            Global::Subcommand(i) => sub = Some(i),
         }
-        i += if GLOBAL_VALUES.contains(&name) && attached.is_none() {
-            2
-        } else {
-            1
-        };
     }
-    let Some(sub) = args.get(i) else {
+    let Some(i) = sub else {
         return out;
     };
     let rest = &args[i + 1..];
-    subcommand(sub, rest, &mut out);
+    subcommand(&args[i], rest, &mut out);
     if let Some(d) = dir {
         out.beneath(&d);
     }
@@ -359,10 +351,7 @@ pub(super) fn only_reads(args: &[String]) -> bool {
     o.opaque.is_none()
         && o.writes.is_empty()
         && o.tree_writes.is_empty()
-        && args
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .is_some_and(|s| READ_ONLY_GIT.contains(&s.as_str()))
+        && subcommand_index(args).is_some_and(|i| READ_ONLY_GIT.contains(&args[i].as_str()))
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod values;
 pub use canonical::canonical_words;
 pub use find_xargs::{RunTimeOption, XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
+pub use git::names as git_names;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;
 pub use values::takes_plain_value;

@@ -32,6 +32,14 @@ impl Walker {
             ));
             return;
         }
+        // `git-push …` is `git push …` (git runs the subcommand its name
+        // ends in): recorded under its own name, then read as git.
+        if let Some(git) = programs::git_names::dashed(words) {
+            self.out.commands.push(SimpleCommand {
+                words: words.to_vec(),
+            });
+            return self.command_words(&git, heredoc, level);
+        }
         let prog = base_name(&words[0]);
         let args = &words[1..];
         if !SHELLS.contains(&prog) && !PASS_STDIN.contains(&prog) {
@@ -55,6 +63,12 @@ impl Walker {
         self.out.commands.push(SimpleCommand {
             words: words.to_vec(),
         });
+        // `git send-pack` pushes: a rule on `git push` meets it.
+        if prog == "git"
+            && let Some(push) = programs::git_names::as_push(words)
+        {
+            self.out.commands.push(SimpleCommand { words: push });
+        }
         match prog {
             "source" | "." => {
                 self.opaque(format!(

@@ -67,13 +67,51 @@ fn every_option_and_subcommand_is_read() {
     assert_eq!(ops("git -C a -C b rm f"), "write a/b/f");
     assert_eq!(ops("git -C a -C /abs/.github rm f"), "write /abs/.github/f");
     assert_eq!(ops("git -C sub grep x"), "tree-read sub");
-    // `-C=x` is not git's `-C` (git refuses it): no folder is taken.
-    assert_eq!(ops("git -C=x rm f"), "write f");
+    // What git calls an unknown option (`-C=x`, `-cKEY=V`: `-C` and `-c`
+    // take the next word only; a later git's option): the subcommand
+    // cannot be told.
+    let unknown = |o: &str| {
+        format!(
+            "opaque: `git {o}` is an option of git's own this reading does not know, so its subcommand cannot be told"
+        )
+    };
+    assert_eq!(ops("git -C=x rm f"), unknown("-C=x"));
+    assert_eq!(ops("git -ccore.pager=sh log"), unknown("-ccore.pager=sh"));
+    assert_eq!(ops("git -cuser.name=bot rm f"), unknown("-cuser.name=bot"));
+    assert_eq!(ops("git --super-prefix p/ rm f"), unknown("--super-prefix"));
+    // Every other option of git's own, with its value where it takes one.
+    assert_eq!(ops("git --attr-source HEAD rm f"), "write f");
+    assert_eq!(ops("git --attr-source=HEAD rm f"), "write f");
     assert_eq!(
-        ops("git -ccore.pager=sh log"),
-        "opaque: `git -c` sets configuration that can make git run other programs"
+        ops("git -p --paginate --no-advice --no-lazy-fetch rm f"),
+        "write f"
     );
-    assert_eq!(ops("git -cuser.name=bot rm f"), "write f");
+    assert_eq!(
+        ops(
+            "git --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-replace-objects rm f"
+        ),
+        "write f"
+    );
+    for (o, name) in [
+        ("--bare", "--bare"),
+        ("--shallow-file s", "--shallow-file"),
+        ("--work-tree w", "--work-tree"),
+        ("--git-dir g", "--git-dir"),
+    ] {
+        assert_eq!(
+            ops(&format!("git {o} rm f")),
+            format!("opaque: `git {name}` points git at another repository")
+        );
+    }
+    assert_eq!(
+        ops("git --config-env core.pager=P log"),
+        "opaque: `git --config-env` sets configuration that can make git run other programs"
+    );
+    // git prints something and ends: nothing runs.
+    assert_eq!(ops("git --exec-path rm f"), "");
+    assert_eq!(ops("git --html-path rm f"), "");
+    assert_eq!(ops("git --list-cmds=main rm f"), "");
+    assert_eq!(ops("git -C"), "");
     assert_eq!(
         ops("git --work-tree=w status"),
         "opaque: `git --work-tree` points git at another repository"
