@@ -9,7 +9,8 @@
 //!
 //! **Which program.** A program is named by the base name of the path it
 //! is executed by and by its `argv[0]`; a deny rule matching either
-//! refuses. A copy or a link of a denied program is the same program: the
+//! refuses. `git-push` is `git push` (git runs the subcommand its
+//! `argv[0]` ends in), so a rule on `git` reads it too. A copy or a link of a denied program is the same program: the
 //! denied programs' executables (found on the commands' `PATH` when the
 //! task starts) are known by device and inode (a hard link, a symlink, the
 //! same file under any name), and by size and content (a copy); a file of
@@ -39,6 +40,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use runner_policy::programs::git_names::{self, Runs, program_of};
 use runner_policy::{Family, PolicySet, Signature};
 
 pub use crate::contain::ExecRefusal;
@@ -95,6 +97,15 @@ fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
+}
+
+/// `words` as a shell would be given them, each quoted where it needs it.
+fn join_quoted(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A file's content, hashed (FNV-1a over the bytes).
@@ -188,7 +199,7 @@ impl ExecGuard {
     pub fn decide(&self, exe: &Path, argv: &[String], cwd: &Path) -> Option<ExecRefusal> {
         let args = argv.get(1..).unwrap_or_default();
         for name in self.names(exe, argv.first().map(String::as_str)) {
-            if !self.any && !self.denied.contains_key(&name) {
+            if !self.any && !self.denied.contains_key(program_of(&name)) {
                 continue;
             }
             if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
@@ -207,7 +218,7 @@ impl ExecGuard {
             || self
                 .names(exe, argv0)
                 .iter()
-                .any(|n| self.denied.contains_key(n))
+                .any(|n| self.denied.contains_key(program_of(n)))
     }
 
     /// The names an exec goes by: its path's base name, its `argv[0]`'s,
@@ -237,11 +248,20 @@ impl ExecGuard {
         argv: &[String],
         cwd: &Path,
     ) -> Option<ExecRefusal> {
-        let mut text = shell_quote(name);
-        for a in args {
-            text.push(' ');
-            text.push_str(&shell_quote(a));
-        }
+        let mut words = vec![name.to_string()];
+        words.extend(args.iter().cloned());
+        // git is decided on the subcommand it runs itself: what its own
+        // options set makes it start other programs, each decided here in
+        // turn (`git -c alias.p=push p` starts `git push`).
+        let read = match program_of(name) {
+            "git" => match git_names::by_itself(&words) {
+                Runs::Nothing => return None,
+                Runs::Unknown => return self.rule_for(name, argv),
+                Runs::Subcommand(w) => Some(w),
+            },
+            _ => None,
+        };
+        let text = join_quoted(read.as_deref().unwrap_or(&words));
         let analysis = runner_policy::shell::analyze(&text);
         let paths = runner_policy::LexicalPaths::new(cwd);
         let mut sigs: Vec<Signature> = analysis
@@ -251,8 +271,6 @@ impl ExecGuard {
             .collect();
         let opaque = analysis.opaque.is_some() || sigs.iter().any(|s| s.opaque.is_some());
         // The plain words too, whatever the model makes of them.
-        let mut words = vec![name.to_string()];
-        words.extend(args.iter().cloned());
         sigs.push(Signature::new(
             Family::Bash,
             runner_policy::words::join_words(&words),
@@ -266,16 +284,20 @@ impl ExecGuard {
                 line: d.line,
             })
         });
-        // An argv the model cannot read (`git -c alias.p=push p`: what git
-        // runs is in its configuration) may be what a rule for this
-        // program denies: refused, by that rule.
-        denied.or_else(|| opaque.then(|| self.rule_for(name, argv)).flatten())
+        // An argv the model cannot read (`python3 -` takes its program
+        // from stdin) may be what a rule for this program denies: refused,
+        // by that rule. A git subcommand told is read whole above.
+        denied.or_else(|| {
+            (opaque && read.is_none())
+                .then(|| self.rule_for(name, argv))
+                .flatten()
+        })
     }
 
     /// The refusal of `argv` by the first deny rule that names the program
     /// `name`.
     fn rule_for(&self, name: &str, argv: &[String]) -> Option<ExecRefusal> {
-        let first = self.denied.get(name)?;
+        let first = self.denied.get(program_of(name))?;
         Some(ExecRefusal {
             argv: argv.to_vec(),
             rule: first.rule.clone(),
@@ -335,10 +357,23 @@ mod tests {
             &["git", "push", "origin", "main"][..],
             &["git", "-c", "user.name=x", "push"],
             &["/usr/bin/git", "push"],
-            // What git runs is in the configuration it is given: fails
-            // closed.
             &["git", "-c", "core.pager=cat", "push"],
-            &["git", "-c", "alias.p=push", "p"],
+            // git's own options, whatever they set, before a push.
+            &[
+                "git",
+                "--git-dir=.git",
+                "--bare",
+                "--namespace",
+                "n",
+                "push",
+            ],
+            // git's other names for a push: its `argv[0]`, and plumbing.
+            &["git-push", "origin"],
+            &["/usr/lib/git-core/git-push", "origin"],
+            &["git", "send-pack", "../r.git", "main"],
+            &["git-http-push", "https://example.com/r/", "main"],
+            // Which word is the subcommand cannot be told: fails closed.
+            &["git", "--super-prefix", "p/", "status"],
         ] {
             let r = g.decide(git, &argv(words), cwd);
             assert_eq!(
@@ -347,7 +382,18 @@ mod tests {
                 "{words:?}"
             );
         }
-        for words in [&["git", "status"][..], &["git", "log", "--", "push"]] {
+        for words in [
+            &["git", "status"][..],
+            &["git", "log", "--", "push"],
+            // An alias is run as a new git process with its words (`git
+            // push`), decided then; a builtin is never an alias.
+            &["git", "-c", "alias.p=push", "p"],
+            &["git", "-c", "alias.status=push", "status"],
+            &["git", "--git-dir=x", "-c", "core.pager=cat", "for-each-ref"],
+            // git prints and ends.
+            &["git", "--exec-path"],
+            &["git-upload-pack", "/tmp/r.git"],
+        ] {
             assert!(g.decide(git, &argv(words), cwd).is_none(), "{words:?}");
         }
         // Another program is not looked at.
