@@ -48,7 +48,67 @@ pub(crate) fn match_command(pats: &[WordPat], spec: &str, for_deny: bool) -> boo
     if for_deny && let Some(first) = words.first_mut() {
         *first = base_name(first).to_string();
     }
-    match_words(pats, &words)
+    match_words(pats, &words) || for_deny && match_after_options(pats, &words)
+}
+
+/// Candidate places past which a deny rule is taken as matching: more
+/// than this many ways to read a command's options is a command built to
+/// be slow to decide, refused.
+const MAX_READINGS: usize = 64;
+
+/// A deny rule's subcommand words (`publish` of `cargo publish:*`, `pr
+/// merge` of `gh pr merge:*`) also match after the program's own options:
+/// `cargo -v publish`, `cargo +nightly publish`, `npm --loglevel silent
+/// publish`, `kubectl -n prod delete`, `gh pr --repo o/r merge`. Which
+/// options take a value is each program's to know, so a word after an
+/// option (`-n prod`) may be its value and is passed over too; a word
+/// that is neither (the real subcommand, `cargo test publish`) or `--`
+/// ends the search. This reads more commands as matching than the program
+/// would run them (`cargo -v test --features publish`): only deny rules
+/// match this way.
+fn match_after_options(pats: &[WordPat], words: &[String]) -> bool {
+    let subs = pats
+        .iter()
+        .skip(1)
+        .take_while(|p| matches!(p, WordPat::Literal(l) if !l.starts_with(['-', '+'])))
+        .count();
+    if subs == 0 || words.len() < 2 || !pats[0].matches(&words[0]) {
+        return false;
+    }
+    // Where the next subcommand word may be looked for: a word's index,
+    // and whether the word before it was an option that may take it as
+    // its value.
+    let mut starts: Vec<(usize, bool)> = vec![(1, false)];
+    for p in &pats[1..=subs] {
+        let mut seen = vec![[false; 2]; words.len()];
+        let mut found = Vec::new();
+        while let Some((w, after_option)) = starts.pop() {
+            if w >= words.len() || std::mem::replace(&mut seen[w][usize::from(after_option)], true)
+            {
+                continue;
+            }
+            let word = &words[w];
+            if p.matches(word) {
+                found.push((w + 1, false));
+            }
+            if word == "--" {
+                continue;
+            }
+            if word.starts_with('-') {
+                starts.push((w + 1, !word.contains('=')));
+            } else if word.starts_with('+') || after_option {
+                starts.push((w + 1, false));
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        if found.len() > MAX_READINGS {
+            return true;
+        }
+        starts = found;
+    }
+    let rest = &pats[1 + subs..];
+    starts.iter().any(|&(w, _)| match_words(rest, &words[w..]))
 }
 
 /// Matches words against patterns where [`WordPat::Any`] is any run of
@@ -112,5 +172,63 @@ mod tests {
         assert!(m("Bash(git status)", "'git' status", false));
         assert!(!m("Bash(git status)", "/usr/bin/git status", false));
         assert!(!m("Bash(git status)", "gitk status", false));
+    }
+
+    /// A deny rule's subcommand is met after the program's own options
+    /// and what may be their values; an allow rule's is not.
+    #[test]
+    fn a_deny_rules_subcommand_after_the_programs_options() {
+        let m = |p: &str, s: &str, for_deny| {
+            let pat = Pattern::parse(p).unwrap();
+            pat.matches(&Signature::new(pat.family, s), for_deny)
+        };
+        for (rule, s) in [
+            ("Bash(cargo publish:*)", "cargo -v publish"),
+            ("Bash(cargo publish:*)", "cargo +nightly publish --dry-run"),
+            ("Bash(cargo publish:*)", "cargo --locked -Z x publish"),
+            ("Bash(cargo publish:*)", "cargo --color=always publish"),
+            ("Bash(npm publish:*)", "npm --loglevel silent publish"),
+            ("Bash(kubectl delete:*)", "kubectl -n prod delete pod x"),
+            ("Bash(gh pr merge:*)", "gh --repo o/r pr merge 1"),
+            ("Bash(gh pr merge:*)", "gh pr --repo o/r merge 1"),
+            // `pr` the value of `--repo`, then the subcommand.
+            ("Bash(gh pr merge:*)", "gh --repo pr pr merge"),
+            ("Bash(git push)", "git -v push"),
+            ("Bash(git push origin *)", "git -q push origin main"),
+        ] {
+            assert!(m(rule, s, true), "{rule} {s}");
+            assert!(!m(rule, s, false), "allow {rule} {s}");
+        }
+        for (rule, s) in [
+            // The subcommand is another word.
+            ("Bash(cargo publish:*)", "cargo test publish"),
+            ("Bash(cargo publish:*)", "cargo +nightly test publish"),
+            ("Bash(cargo publish:*)", "cargo -v test"),
+            ("Bash(cargo publish:*)", "cargo -- publish"),
+            ("Bash(npm publish:*)", "npm run publish-docs"),
+            ("Bash(cargo publish:*)", "cargo -v"),
+            ("Bash(gh pr merge:*)", "gh pr --repo o/r view merge"),
+            // The rest of the rule still has to match.
+            ("Bash(git push)", "git -v push x"),
+            ("Bash(git push origin *)", "git -q push upstream main"),
+            // Options in the rule are matched as written.
+            ("Bash(rm -rf:*)", "rm -v -rf /"),
+            ("Bash(curl:*)", "wget -O- curl"),
+        ] {
+            assert!(!m(rule, s, true), "{rule} {s}");
+        }
+        // Past MAX_READINGS places the subcommand may be, refused.
+        let many = "-x push ".repeat(super::MAX_READINGS + 1);
+        assert!(m(
+            "Bash(git push origin main)",
+            &format!("git {many}"),
+            true
+        ));
+        let few = "-x push ".repeat(super::MAX_READINGS / 2);
+        assert!(!m(
+            "Bash(git push origin main)",
+            &format!("git {few}"),
+            true
+        ));
     }
 }
