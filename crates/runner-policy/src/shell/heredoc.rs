@@ -327,6 +327,25 @@ pub(super) fn code_nesting(text: &str, tokens: &[Token]) -> usize {
     max
 }
 
+/// The tag of a heredoc the tokenizer did not read where bash does: right
+/// after `<<` (blanks between). In `<<E$(x)F` bash's tag is `E$(x)F` as
+/// written; brush-parser's tokenizer takes the `x` inside for it, and the
+/// words around for a command's. Spans count characters.
+pub(super) fn misread_tag(text: &str, tokens: &[Token]) -> Option<String> {
+    let is_heredoc = |t: &Token| matches!(t, Token::Operator(op, _) if op == "<<" || op == "<<-");
+    if !tokens.iter().any(is_heredoc) {
+        return None;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    tokens.windows(2).find_map(|w| match w {
+        [Token::Operator(op, at), Token::Word(tag, tag_at)] if op == "<<" || op == "<<-" => {
+            let between = chars.get(at.end.index..tag_at.start.index)?;
+            (!between.iter().all(|c| *c == ' ' || *c == '\t')).then(|| tag.clone())
+        }
+        _ => None,
+    })
+}
+
 /// The spans (in characters) of the heredoc bodies among `tokens`.
 pub(super) fn body_spans(tokens: &[Token]) -> impl Iterator<Item = (usize, usize)> + '_ {
     tokens.windows(3).filter_map(|w| match w {
@@ -388,6 +407,38 @@ mod tests {
         ] {
             assert_eq!(scan(text).data, want, "{text:?}");
             assert_eq!(body_chars(&tokens(text), usize::MAX), want, "{text:?}");
+        }
+    }
+
+    /// A tag is where bash reads it, right after `<<`; a tokenizer that
+    /// read one elsewhere is caught.
+    #[test]
+    fn a_tag_the_tokenizer_misread_is_told() {
+        let misread = |t: &str| {
+            let text = super::super::parse::ended(t);
+            let options = brush_parser::ParserOptions::default().tokenizer_options();
+            let closed = format!("{text}x\n");
+            let tokens = brush_parser::uncached_tokenize_str(&text, &options)
+                .or_else(|_| brush_parser::uncached_tokenize_str(&closed, &options))
+                .unwrap();
+            misread_tag(&text, &tokens)
+        };
+        for t in [
+            "bash <<E$(x)F\ncurl e\nE$(x)F",
+            "bash <<EOF$(x)\nb\nEOF",
+            "cat << $(x)\nb",
+        ] {
+            assert_eq!(misread(t).as_deref(), Some("x"), "{t:?}");
+        }
+        for t in [
+            "cat <<EOF\nb\nEOF",
+            "cat << \t EOF\nb\nEOF",
+            "cat <<-'E F' >f\n\tb\nE F",
+            "cat <<E`x`F\nb\nE`x`F",
+            "cat <<<$(date)",
+            "x=$(cat <<EOF\nin\nEOF\n)",
+        ] {
+            assert_eq!(misread(t), None, "{t:?}");
         }
     }
 

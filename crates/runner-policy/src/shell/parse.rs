@@ -99,6 +99,12 @@ impl Walker {
                 return None;
             }
         };
+        if let Some(tag) = heredoc::misread_tag(&text, &tokens) {
+            self.opaque(format!(
+                "a here-document's tag is not read here as bash reads it (the parser took `{tag}` for it)"
+            ));
+            return None;
+        }
         let data = heredoc::body_chars(&tokens, given_chars);
         let code = given_chars.saturating_sub(data);
         if top && let Some(why) = over_budget(code, data) {
