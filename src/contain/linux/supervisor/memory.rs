@@ -31,11 +31,12 @@ const MAX_ARGV_BYTES: usize = 2 << 20;
 /// Most arguments it reads.
 const MAX_ARGS: usize = 1 << 17;
 
-/// Reads the NUL-terminated string at `addr` of `pid`, up to `max` bytes.
+/// Reads the NUL-terminated string at `addr` of `pid`, of at most `max`
+/// bytes before its NUL (a longer one is `None`).
 pub(super) fn read_cstring(pid: u32, addr: u64, max: usize) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut at = addr;
-    while out.len() < max {
+    while out.len() <= max {
         // Up to the end of the page, so that a read never crosses into an
         // unmapped one.
         let room = 4096 - (at % 4096) as usize;
@@ -47,7 +48,7 @@ pub(super) fn read_cstring(pid: u32, addr: u64, max: usize) -> Option<Vec<u8>> {
         let got = &buf[..n];
         if let Some(end) = got.iter().position(|b| *b == 0) {
             out.extend_from_slice(&got[..end]);
-            return Some(out);
+            return (out.len() <= max).then_some(out);
         }
         out.extend_from_slice(got);
         at += n as u64;
@@ -79,7 +80,7 @@ pub(super) fn read_argv(pid: u32, addr: u64, most: Option<usize>) -> Option<Vec<
             if ptr == 0 {
                 return Some(out);
             }
-            let s = read_cstring(pid, ptr, MAX_ARGV_BYTES - total)?;
+            let s = read_cstring(pid, ptr, MAX_ARGV_BYTES.checked_sub(total)?)?;
             total += s.len() + 1;
             out.push(String::from_utf8_lossy(&s).into_owned());
             if out.len() == most {
@@ -129,5 +130,103 @@ mod tests {
         assert_eq!(read_argv(me, 0, None).unwrap(), Vec::<String>::new());
         // An address that is not mapped cannot be read: refused.
         assert!(read_argv(me, 8, None).is_none());
+        // None asked for, none read.
+        assert_eq!(read_argv(me, addr, Some(0)).unwrap(), Vec::<String>::new());
+    }
+
+    /// Pages mapped for a test, and the one after them left unmapped.
+    struct Pages(*mut u8, usize);
+
+    impl Pages {
+        fn new(n: usize) -> Self {
+            // SAFETY: a fresh anonymous mapping of n + 1 pages; the last
+            // is unmapped again so that nothing lies right after them.
+            unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    (n + 1) * 4096,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(p, libc::MAP_FAILED);
+                libc::munmap((p as *mut u8).add(n * 4096) as *mut libc::c_void, 4096);
+                Pages(p as *mut u8, n)
+            }
+        }
+
+        fn bytes(&mut self) -> &mut [u8] {
+            // SAFETY: the n pages mapped above, alive while self is.
+            unsafe { std::slice::from_raw_parts_mut(self.0, self.1 * 4096) }
+        }
+
+        fn addr(&self, at: usize) -> u64 {
+            self.0 as u64 + at as u64
+        }
+    }
+
+    impl Drop for Pages {
+        fn drop(&mut self) {
+            // SAFETY: the pages mapped in new.
+            unsafe { libc::munmap(self.0 as *mut libc::c_void, self.1 * 4096) };
+        }
+    }
+
+    /// A string is read across pages, up to its NUL, and only within its
+    /// bound, wherever on its page it starts; one running into a page
+    /// that is not mapped is refused.
+    #[test]
+    fn a_string_is_read_across_pages_within_its_bound() {
+        let me = std::process::id();
+        let mut pages = Pages::new(3);
+        let b = pages.bytes();
+        // 6000 bytes starting 100 before the end of the first page.
+        let start = 4096 - 100;
+        for (i, x) in b[start..start + 6000].iter_mut().enumerate() {
+            *x = b'a' + (i % 26) as u8;
+        }
+        b[start + 6000] = 0;
+        let want: Vec<u8> = b[start..start + 6000].to_vec();
+        let at = pages.addr(start);
+        assert_eq!(read_cstring(me, at, 6000).unwrap(), want);
+        assert_eq!(read_cstring(me, at, 10_000).unwrap(), want);
+        // One byte more than the bound, on its first page or a later one.
+        assert!(read_cstring(me, at, 5999).is_none());
+        assert!(read_cstring(me, at, 50).is_none());
+        assert!(read_cstring(me, at, 4096).is_none());
+        // No NUL before the unmapped page.
+        let b = pages.bytes();
+        let end = b.len();
+        b[end - 10..].fill(b'z');
+        assert!(read_cstring(me, pages.addr(end - 10), 100).is_none());
+    }
+
+    /// The argv's strings together stay within its bound: past it the
+    /// argv is refused, never read on (or the bound wrapped).
+    #[test]
+    fn an_argv_past_its_bound_is_refused() {
+        let me = std::process::id();
+        let pages_for = MAX_ARGV_BYTES / 4096 + 2;
+        let mut pages = Pages::new(pages_for);
+        let b = pages.bytes();
+        // A first string a little past the bound, starting off a page's
+        // start (so its last page is read whole), then a short one.
+        let start = 4000;
+        let long = MAX_ARGV_BYTES + 50;
+        b[start..start + long].fill(b'x');
+        b[start + long] = 0;
+        b[start + long + 1] = b'y';
+        b[start + long + 2] = 0;
+        let ptrs = [pages.addr(start), pages.addr(start + long + 1), 0u64];
+        assert!(read_argv(me, ptrs.as_ptr() as u64, None).is_none());
+        // Within the bound, the same two strings are read.
+        let b = pages.bytes();
+        b[start + 100] = 0;
+        let ptrs = [pages.addr(start), pages.addr(start + long + 1), 0u64];
+        assert_eq!(
+            read_argv(me, ptrs.as_ptr() as u64, None).unwrap(),
+            ["x".repeat(100), "y".to_string()]
+        );
     }
 }
