@@ -389,11 +389,14 @@ const SIGNAL_THE_RUNNER: &[&str] = &[
     "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, $PPID); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio=$?",
     // The same with the runner's process group as the owner.
     "python3 -c \"import fcntl,os; r,w=os.pipe(); fcntl.fcntl(r, fcntl.F_SETOWN, -os.getpgid($PPID)); fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC); os.write(w, b'x')\"; echo sigio_group=$?",
+    // A process of the same command but no descendant of the one that
+    // signals it (a sibling, both children of the command's shell).
+    "sleep 30 & python3 -c \"import os,signal; os.kill($!, signal.SIGTERM)\"; wait $!; echo sibling=$?",
 ];
 
 /// Runs [`SIGNAL_THE_RUNNER`] with `env` and checks that the runner went
-/// on, each signal to it failed, and the child's succeeded; the
-/// transcript's `sandbox`.
+/// on, each signal to it failed, and the child's and a sibling's
+/// succeeded; the transcript's `sandbox`.
 fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
@@ -438,6 +441,7 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     assert!(r[6].contains("tgkill -1 1"), "{}", r[6]);
     assert!(r[6].contains("sigqueue -1 1"), "{}", r[6]);
     assert!(r[7].contains("own-thread 1"), "{}", r[7]);
+    assert!(r[10].contains("sibling=143"), "{}", r[10]);
     t["sandbox"].as_str().unwrap().to_string()
 }
 

@@ -190,6 +190,29 @@ mod tests {
         );
     }
 
+    /// A link below a process's own folder is the kernel's: only
+    /// `/proc/<number>/...`.
+    #[test]
+    fn only_links_below_a_process_folder_are_the_kernels() {
+        for p in ["/proc/123/fd/3", "/proc/1/exe", "/proc/42/root/x"] {
+            assert!(is_process_link(Path::new(p)), "{p}");
+        }
+        for p in [
+            "/proc/self/fd/3",
+            "/proc/thread-self/exe",
+            "/proc/12a/fd",
+            "/proc/123",
+            "/sys/123/fd",
+            "/tmp/proc/123/fd",
+            "proc/123/fd",
+        ] {
+            assert!(!is_process_link(Path::new(p)), "{p}");
+        }
+        assert!(is_number(OsStr::new("0")));
+        assert!(!is_number(OsStr::new("")));
+        assert!(!is_number(OsStr::new("1x")));
+    }
+
     /// The walk follows as many links as the kernel does, and gives up
     /// where it gives up (`ELOOP`).
     #[test]

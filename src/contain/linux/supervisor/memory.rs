@@ -202,6 +202,28 @@ mod tests {
         assert!(read_cstring(me, pages.addr(end - 10), 100).is_none());
     }
 
+    /// An argv of MAX_ARGS strings or more, read whole, is refused; one
+    /// fewer is read.
+    #[test]
+    fn an_argv_of_too_many_strings_is_refused() {
+        let me = std::process::id();
+        let one = c"a";
+        let mut ptrs = vec![one.as_ptr() as u64; MAX_ARGS];
+        ptrs[MAX_ARGS - 1] = 0;
+        assert_eq!(
+            read_argv(me, ptrs.as_ptr() as u64, None).unwrap().len(),
+            MAX_ARGS - 1
+        );
+        ptrs[MAX_ARGS - 1] = one.as_ptr() as u64;
+        ptrs.push(0);
+        assert!(read_argv(me, ptrs.as_ptr() as u64, None).is_none());
+        // Only the first words asked for: read however long the argv.
+        assert_eq!(
+            read_argv(me, ptrs.as_ptr() as u64, Some(2)).unwrap(),
+            ["a", "a"]
+        );
+    }
+
     /// The argv's strings together stay within its bound: past it the
     /// argv is refused, never read on (or the bound wrapped).
     #[test]
@@ -220,6 +242,14 @@ mod tests {
         b[start + long + 2] = 0;
         let ptrs = [pages.addr(start), pages.addr(start + long + 1), 0u64];
         assert!(read_argv(me, ptrs.as_ptr() as u64, None).is_none());
+        // Two strings each within the bound, together past it.
+        let b = pages.bytes();
+        let half = MAX_ARGV_BYTES / 2 + 10;
+        b[start + half] = 0;
+        let ptrs = [pages.addr(start), pages.addr(start), 0u64];
+        assert!(read_argv(me, ptrs.as_ptr() as u64, None).is_none());
+        let ptrs = [pages.addr(start), pages.addr(start + half - 20), 0u64];
+        assert_eq!(read_argv(me, ptrs.as_ptr() as u64, None).unwrap().len(), 2);
         // Within the bound, the same two strings are read.
         let b = pages.bytes();
         b[start + 100] = 0;
