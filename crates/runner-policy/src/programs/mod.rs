@@ -27,6 +27,7 @@ mod find_xargs;
 mod git;
 mod interpreters;
 mod network;
+mod npm;
 mod sed;
 mod spec;
 mod text;
@@ -77,6 +78,17 @@ const MODELLED: &[&str] = &[
     "ssh",
     "redis-server",
 ];
+
+/// The other words a command (its words, its program `prog` first) runs
+/// as, each read for the rules too: `git send-pack` is also `git push`,
+/// `npm pub` is `npm publish`.
+pub fn read_also_as(prog: &str, words: &[String]) -> Vec<Vec<String>> {
+    match prog {
+        "git" => git::names::as_push(words).into_iter().collect(),
+        "npm" => npm::abbreviations(words),
+        _ => Vec::new(),
+    }
+}
 
 /// What `program` (a base name) reads, writes and runs, given its
 /// arguments. A program without a model reads and writes no operand the

@@ -63,11 +63,10 @@ impl Walker {
         self.out.commands.push(SimpleCommand {
             words: words.to_vec(),
         });
-        // `git send-pack` pushes: a rule on `git push` meets it.
-        if prog == "git"
-            && let Some(push) = programs::git_names::as_push(words)
-        {
-            self.out.commands.push(SimpleCommand { words: push });
+        // `git send-pack` pushes, `npm pub` publishes: a rule on `git
+        // push` or `npm publish` meets them.
+        for also in programs::read_also_as(prog, words) {
+            self.out.commands.push(SimpleCommand { words: also });
         }
         match prog {
             "source" | "." => {
