@@ -323,7 +323,7 @@ impl PolicySet {
         // 2. Every signature must be allowed.
         let mut deciding: Option<Deciding> = None;
         let mut backed: Option<String> = None;
-        for sig in sigs {
+        for sig in sigs.iter().filter(|s| !s.deny_only) {
             if sig.unless_confined && self.backstops.confined {
                 // A login shell's startup files: commands cannot write them.
                 backed.get_or_insert(format!(

@@ -87,6 +87,13 @@ pub struct Signature {
     /// an opaque command.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unless_confined: bool,
+    /// Set on another reading of a command than its words as written
+    /// (`docker image push` for `docker push`, `npm publish` for `npm
+    /// pub`, `git push` for `git send-pack`): a deny rule matching it
+    /// denies the call, but allow rules need not cover it (the words as
+    /// written are what they allow).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deny_only: bool,
 }
 
 impl Signature {
@@ -98,6 +105,7 @@ impl Signature {
             tree: false,
             opaque: None,
             unless_confined: false,
+            deny_only: false,
         }
     }
 
@@ -117,6 +125,7 @@ impl Signature {
             tree: false,
             opaque: None,
             unless_confined: false,
+            deny_only: false,
         }
     }
 
@@ -146,6 +155,7 @@ impl Signature {
             tree: false,
             opaque: Some(why.into()),
             unless_confined: false,
+            deny_only: false,
         }
     }
 }

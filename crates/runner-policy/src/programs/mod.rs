@@ -22,6 +22,7 @@ mod awk;
 mod canonical;
 mod compilers;
 mod config_keys;
+mod container_names;
 mod coreutils;
 mod find_xargs;
 mod git;
@@ -80,12 +81,14 @@ const MODELLED: &[&str] = &[
 ];
 
 /// The other words a command (its words, its program `prog` first) runs
-/// as, each read for the rules too: `git send-pack` is also `git push`,
-/// `npm pub` is `npm publish`.
+/// as, for deny rules ([`crate::Signature::deny_only`]): `git send-pack`
+/// is also `git push`, `npm pub` is `npm publish`, `docker push` is
+/// `docker image push`.
 pub fn read_also_as(prog: &str, words: &[String]) -> Vec<Vec<String>> {
     match prog {
         "git" => git::names::as_push(words).into_iter().collect(),
         "npm" => npm::abbreviations(words),
+        "docker" | "podman" => container_names::other_names(words),
         _ => Vec::new(),
     }
 }

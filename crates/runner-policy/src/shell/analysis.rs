@@ -47,6 +47,9 @@ pub struct ShellAnalysis {
     pub text: String,
     /// Every simple command it would run, wrapped ones included.
     pub commands: Vec<SimpleCommand>,
+    /// Other readings of some of those commands, for deny rules only
+    /// ([`Signature::deny_only`]): `docker image push` for `docker push`.
+    pub also_read_as: Vec<SimpleCommand>,
     /// Files written by redirections or `tee`, as written (relative to the
     /// folder the script starts in unless absolute), with the folders the
     /// script may have `cd`-ed into.
@@ -106,6 +109,16 @@ impl ShellAnalysis {
                 words.to_mut()[0] = name;
             }
             if !push(Signature::new(Family::Bash, join_words(&words))) {
+                return opaque(too_many());
+            }
+        }
+        for c in &self.also_read_as {
+            let words = programs::canonical_words(&c.words);
+            let sig = Signature {
+                deny_only: true,
+                ..Signature::new(Family::Bash, join_words(&words))
+            };
+            if !push(sig) {
                 return opaque(too_many());
             }
         }

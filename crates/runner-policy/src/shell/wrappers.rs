@@ -66,7 +66,7 @@ impl Walker {
         // `git send-pack` pushes, `npm pub` publishes: a rule on `git
         // push` or `npm publish` meets them.
         for also in programs::read_also_as(prog, words) {
-            self.out.commands.push(SimpleCommand { words: also });
+            self.out.also_read_as.push(SimpleCommand { words: also });
         }
         match prog {
             "source" | "." => {
