@@ -1,9 +1,11 @@
-//! npm's subcommands by the abbreviations npm takes for them: any prefix
-//! that names one command (`npm pub` and `npm pu` are `npm publish`), as
-//! npm's `deref` (lib/utils/cmd-list.js, npm 11) resolves them. So a rule
-//! on `npm publish` meets `npm pub`. A prefix of several is read as each
-//! of them (npm refuses it: nothing runs, and a deny rule on any of them
-//! refuses it too), which also covers a later npm's commands sharing it.
+//! npm's subcommands by the other words npm takes for them: its aliases
+//! (`npm rm` is `npm uninstall`) and any prefix that names one command or
+//! alias (`npm pub` and `npm pu` are `npm publish`), as npm's `deref`
+//! (lib/utils/cmd-list.js, npm 11) resolves them. So a rule on `npm
+//! publish` meets `npm pub` (read for deny rules only). A prefix of
+//! several is read as each of them (npm refuses it: nothing runs, and a
+//! deny rule on any of them refuses it too), which also covers a later
+//! npm's commands sharing it.
 
 /// npm 11's commands and aliases (lib/utils/cmd-list.js).
 const COMMANDS: &[&str] = &[
@@ -86,8 +88,9 @@ const COMMANDS: &[&str] = &[
 const LOOK_AT: usize = 3;
 
 /// The commands `npm` (its words, `npm` first) also runs as: its
-/// subcommand word written as a prefix of commands, each of them in its
-/// place. None for a command written whole (or an alias of one).
+/// subcommand word an alias (`npm rm`: `npm uninstall`), or a prefix of
+/// commands or aliases (each in its place). None for a command written
+/// whole.
 pub fn abbreviations(words: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let plain = words
@@ -96,79 +99,99 @@ pub fn abbreviations(words: &[String]) -> Vec<Vec<String>> {
         .skip(1)
         .filter(|(_, w)| !w.starts_with('-'))
         .take(LOOK_AT);
+    let alias = |w: &str| ALIASES.iter().find(|(a, _)| *a == w).map(|(_, c)| *c);
     for (i, w) in plain {
-        if w.is_empty() || COMMANDS.contains(&w.as_str()) || ALIASES.contains(&w.as_str()) {
+        if w.is_empty() || COMMANDS.contains(&w.as_str()) {
             break;
         }
-        for c in COMMANDS.iter().filter(|c| c.starts_with(w.as_str())) {
+        let mut commands: Vec<&str> = match alias(w) {
+            Some(c) => vec![c],
+            None => COMMANDS
+                .iter()
+                .copied()
+                .filter(|c| c.starts_with(w.as_str()))
+                .chain(
+                    ALIASES
+                        .iter()
+                        .filter(|(a, _)| a.starts_with(w.as_str()))
+                        .map(|(_, c)| *c),
+                )
+                .collect(),
+        };
+        commands.sort_unstable();
+        commands.dedup();
+        for c in &commands {
             let mut spelled = words.to_vec();
             spelled[i] = (*c).to_string();
             out.push(spelled);
+        }
+        if !commands.is_empty() {
+            break;
         }
     }
     out
 }
 
 /// npm's aliases (lib/utils/cmd-list.js): a word npm reads as another
-/// command, never as a prefix.
-const ALIASES: &[&str] = &[
-    "author",
-    "home",
-    "issues",
-    "info",
-    "show",
-    "find",
-    "add",
-    "unlink",
-    "remove",
-    "rm",
-    "r",
-    "un",
-    "rb",
-    "list",
-    "ln",
-    "create",
-    "i",
-    "it",
-    "cit",
-    "u",
-    "up",
-    "c",
-    "s",
-    "se",
-    "tst",
-    "t",
-    "ddp",
-    "v",
-    "run-script",
-    "clean-install",
-    "clean-install-test",
-    "x",
-    "why",
-    "la",
-    "verison",
-    "ic",
-    "innit",
-    "in",
-    "ins",
-    "inst",
-    "insta",
-    "instal",
-    "isnt",
-    "isnta",
-    "isntal",
-    "isntall",
-    "install-clean",
-    "isntall-clean",
-    "hlep",
-    "dist-tags",
-    "upgrade",
-    "udpate",
-    "rum",
-    "sit",
-    "urn",
-    "ogr",
-    "add-user",
+/// command.
+const ALIASES: &[(&str, &str)] = &[
+    ("author", "owner"),
+    ("home", "docs"),
+    ("issues", "bugs"),
+    ("info", "view"),
+    ("show", "view"),
+    ("find", "search"),
+    ("add", "install"),
+    ("unlink", "uninstall"),
+    ("remove", "uninstall"),
+    ("rm", "uninstall"),
+    ("r", "uninstall"),
+    ("un", "uninstall"),
+    ("rb", "rebuild"),
+    ("list", "ls"),
+    ("ln", "link"),
+    ("create", "init"),
+    ("i", "install"),
+    ("it", "install-test"),
+    ("cit", "install-ci-test"),
+    ("u", "update"),
+    ("up", "update"),
+    ("c", "config"),
+    ("s", "search"),
+    ("se", "search"),
+    ("tst", "test"),
+    ("t", "test"),
+    ("ddp", "dedupe"),
+    ("v", "view"),
+    ("run-script", "run"),
+    ("clean-install", "ci"),
+    ("clean-install-test", "install-ci-test"),
+    ("x", "exec"),
+    ("why", "explain"),
+    ("la", "ll"),
+    ("verison", "version"),
+    ("ic", "ci"),
+    ("innit", "init"),
+    ("in", "install"),
+    ("ins", "install"),
+    ("inst", "install"),
+    ("insta", "install"),
+    ("instal", "install"),
+    ("isnt", "install"),
+    ("isnta", "install"),
+    ("isntal", "install"),
+    ("isntall", "install"),
+    ("install-clean", "ci"),
+    ("isntall-clean", "ci"),
+    ("hlep", "help"),
+    ("dist-tags", "dist-tag"),
+    ("upgrade", "update"),
+    ("udpate", "update"),
+    ("rum", "run"),
+    ("sit", "install-ci-test"),
+    ("urn", "run"),
+    ("ogr", "org"),
+    ("add-user", "adduser"),
 ];
 
 #[cfg(test)]
@@ -210,16 +233,13 @@ mod tests {
                 "npm publish"
             ]
         );
-        // Whole commands and aliases are what they are.
-        for s in [
-            "npm publish",
-            "npm i x",
-            "npm run pub",
-            "npm t",
-            "npm ci",
-            "npm",
-            "npm -v",
-        ] {
+        // An alias is its command, and a prefix of one is too.
+        assert_eq!(read("npm rm x"), ["npm uninstall x"]);
+        assert_eq!(read("npm i x"), ["npm install x"]);
+        assert_eq!(read("npm isntal x"), ["npm install x"]);
+        assert_eq!(read("npm clean-install-t"), ["npm install-ci-test"]);
+        // Whole commands are what they are.
+        for s in ["npm publish", "npm run pub", "npm ci", "npm", "npm -v"] {
             assert!(read(s).is_empty(), "{s}");
         }
         // Past the first few plain words, none is the subcommand.
