@@ -211,6 +211,10 @@ mod tests {
             // The rest of the rule still has to match.
             ("Bash(git push)", "git -v push x"),
             ("Bash(git push origin *)", "git -q push upstream main"),
+            // Another program with the same subcommand (quoted: past the
+            // first word's quick comparison).
+            ("Bash(cargo publish:*)", "npm publish"),
+            ("Bash(cargo publish:*)", "'npm' -v publish"),
             // Options in the rule are matched as written.
             ("Bash(rm -rf:*)", "rm -v -rf /"),
             ("Bash(curl:*)", "wget -O- curl"),
@@ -224,11 +228,13 @@ mod tests {
             &format!("git {many}"),
             true
         ));
-        let few = "-x push ".repeat(super::MAX_READINGS / 2);
-        assert!(!m(
-            "Bash(git push origin main)",
-            &format!("git {few}"),
-            true
-        ));
+        for n in [super::MAX_READINGS / 2, super::MAX_READINGS] {
+            let few = "-x push ".repeat(n);
+            assert!(!m(
+                "Bash(git push origin main)",
+                &format!("git {few}"),
+                true
+            ));
+        }
     }
 }
