@@ -41,6 +41,7 @@ mod resume;
 mod seatbelt;
 mod service_tiers;
 mod shell_differential;
+mod signals;
 mod start;
 mod structured;
 mod telemetry;
