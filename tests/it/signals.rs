@@ -34,10 +34,16 @@ const CASES: &[(&str, &str)] = &[
         "trap 'true' USR1; sleep 30 & S=$!; python3 -c \"import os, signal; os.kill(-1, signal.SIGUSR1); print('all-sent')\"; sleep 0.3; kill -0 $S 2>/dev/null; echo sibling_alive=$?",
         "all-sent\nsibling_alive=1",
     ),
-    // A process group of its own, by `killpg`.
+    // A process group of its own, by `killpg`: that group only (a sibling
+    // outside it lives on).
     (
-        "python3 -c \"import os, signal, subprocess; p=subprocess.Popen(['sleep', '30'], start_new_session=True); os.killpg(p.pid, signal.SIGTERM); print('pg', p.wait())\"",
-        "pg -15",
+        "sleep 30 & S=$!; python3 -c \"import os, signal, subprocess; p=subprocess.Popen(['sleep', '30'], start_new_session=True); os.killpg(p.pid, signal.SIGTERM); print('pg', p.wait())\"; kill -0 $S; echo other_alive=$?; kill $S",
+        "pg -15\nother_alive=0",
+    ),
+    // `kill(-1)` with no other process of its own to reach: `ESRCH`.
+    (
+        "exec python3 -c \"import ctypes; c=ctypes.CDLL(None, use_errno=True); print('alone', c.kill(-1, 10), ctypes.get_errno())\"",
+        "alone -1 3",
     ),
     // sigqueue to a sibling: sent by the runner.
     (

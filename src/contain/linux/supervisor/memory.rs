@@ -250,6 +250,27 @@ mod tests {
         assert!(read_argv(me, ptrs.as_ptr() as u64, None).is_none());
         let ptrs = [pages.addr(start), pages.addr(start + half - 20), 0u64];
         assert_eq!(read_argv(me, ptrs.as_ptr() as u64, None).unwrap().len(), 2);
+        // The bound counts each string's NUL: a second string that fills
+        // the bound but for the first's NUL is past it.
+        let b = pages.bytes();
+        b.fill(b'x');
+        b[start + 100] = 0;
+        for (second, whole) in [(MAX_ARGV_BYTES - 101, true), (MAX_ARGV_BYTES - 100, false)] {
+            let b = pages.bytes();
+            let at = start + 200;
+            b[at + second] = 0;
+            let ptrs = [pages.addr(start), pages.addr(at), 0u64];
+            assert_eq!(
+                read_argv(me, ptrs.as_ptr() as u64, None).is_some(),
+                whole,
+                "{second}"
+            );
+            pages.bytes()[at + second] = b'x';
+        }
+        let b = pages.bytes();
+        b[start + long] = 0;
+        b[start + long + 1] = b'y';
+        b[start + long + 2] = 0;
         // Within the bound, the same two strings are read.
         let b = pages.bytes();
         b[start + 100] = 0;
