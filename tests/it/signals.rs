@@ -40,6 +40,26 @@ const CASES: &[(&str, &str)] = &[
         "sleep 30 & S=$!; python3 -c \"import os, signal, subprocess; p=subprocess.Popen(['sleep', '30'], start_new_session=True); os.killpg(p.pid, signal.SIGTERM); print('pg', p.wait())\"; kill -0 $S; echo other_alive=$?; kill $S",
         "pg -15\nother_alive=0",
     ),
+    // A pidfd of a sibling, and of its own process (which gets the
+    // signal after the answer).
+    (
+        "sleep 30 & S=$!; python3 -c \"import os, signal; signal.pidfd_send_signal(os.pidfd_open($S), signal.SIGTERM); print('pidfd-sent')\"; wait $S; echo pidfd_sibling=$?",
+        "pidfd-sent\npidfd_sibling=143",
+    ),
+    (
+        "python3 -c \"import os, signal, time; got=[]; signal.signal(signal.SIGUSR1, lambda *a: got.append(1)); signal.pidfd_send_signal(os.pidfd_open(os.getpid()), signal.SIGUSR1); time.sleep(0.2); print('pidfd-own', len(got))\"",
+        "pidfd-own 1",
+    ),
+    // SIGIO's owner: a sibling, or a group of its own (every member the
+    // command's).
+    (
+        "sleep 30 & S=$!; python3 -c \"import fcntl, os; r, w = os.pipe(); print('owner', fcntl.fcntl(r, fcntl.F_SETOWN, $S))\"; kill $S",
+        "owner 0",
+    ),
+    (
+        "python3 -c \"import fcntl, os, subprocess; p=subprocess.Popen(['sleep', '30'], start_new_session=True); r, w = os.pipe(); print('owner-group', fcntl.fcntl(r, fcntl.F_SETOWN, -p.pid)); p.kill()\"",
+        "owner-group 0",
+    ),
     // `kill(-1)` with no other process of its own to reach: `ESRCH`.
     (
         "exec python3 -c \"import ctypes; c=ctypes.CDLL(None, use_errno=True); print('alone', c.kill(-1, 10), ctypes.get_errno())\"",
