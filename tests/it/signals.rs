@@ -50,15 +50,20 @@ const CASES: &[(&str, &str)] = &[
         "python3 -c \"import os, signal, time; got=[]; signal.signal(signal.SIGUSR1, lambda *a: got.append(1)); signal.pidfd_send_signal(os.pidfd_open(os.getpid()), signal.SIGUSR1); time.sleep(0.2); print('pidfd-own', len(got))\"",
         "pidfd-own 1",
     ),
-    // SIGIO's owner: a sibling, or a group of its own (every member the
-    // command's).
+    // SIGIO's owner: a sibling (then none again), or a group of its own
+    // (every member the command's).
     (
-        "sleep 30 & S=$!; python3 -c \"import fcntl, os; r, w = os.pipe(); print('owner', fcntl.fcntl(r, fcntl.F_SETOWN, $S))\"; kill $S",
-        "owner 0",
+        "sleep 30 & S=$!; python3 -c \"import fcntl, os; r, w = os.pipe(); print('owner', fcntl.fcntl(r, fcntl.F_SETOWN, $S), fcntl.fcntl(r, fcntl.F_SETOWN, 0))\"; kill $S",
+        "owner 0 0",
     ),
     (
         "python3 -c \"import fcntl, os, subprocess; p=subprocess.Popen(['sleep', '30'], start_new_session=True); r, w = os.pipe(); print('owner-group', fcntl.fcntl(r, fcntl.F_SETOWN, -p.pid)); p.kill()\"",
         "owner-group 0",
+    ),
+    // A group with no process at all: refused as one outside the command.
+    (
+        "python3 -c \"import ctypes, os; c=ctypes.CDLL(None, use_errno=True); r, w = os.pipe(); print('owner-none', c.fcntl(r, 8, -4000000), ctypes.get_errno())\"",
+        "owner-none -1 1",
     ),
     // `kill(-1)` with no other process of its own to reach: `ESRCH`.
     (
