@@ -43,7 +43,11 @@ fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool) -> Duration 
         .arg("--policy")
         .arg(policy)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        .stderr(std::process::Stdio::null())
+        // The crate builds into its own folder, inside the workspace: a
+        // target folder set for the bench's own build lies outside what
+        // the sandbox lets commands write.
+        .env_remove("CARGO_TARGET_DIR");
     if !supervised {
         c.env("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
     }
