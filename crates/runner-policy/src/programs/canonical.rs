@@ -10,29 +10,8 @@
 
 use std::borrow::Cow;
 
-use super::config_keys::git_key_runs_nothing;
-use super::git::{Global, globals};
+use super::git::{Global, changes_what_runs, globals};
 use crate::words::base_name;
-
-/// git's own options that change nothing a rule cares about: dropped
-/// from the words rules match. The others (`--git-dir`, `--work-tree`,
-/// `--bare`, `--shallow-file`, `--exec-path=`, `--config-env`, `-c` with a
-/// key that runs something, an option git does not know) stay, and the
-/// program's model makes the command opaque.
-fn git_option_is_plain(name: &str, value: Option<&str>) -> bool {
-    match name {
-        "-c" => {
-            let s = value.unwrap_or("");
-            let (k, v) = s.split_once('=').map_or((s, None), |(k, v)| (k, Some(v)));
-            git_key_runs_nothing(k, v)
-        }
-        "--git-dir" | "--work-tree" | "--bare" | "--shallow-file" | "--exec-path"
-        | "--config-env" => false,
-        // `-C`: its folder is already where the paths below resolve. The
-        // pager `-p` runs is `PAGER`'s, decided where it is set.
-        _ => true,
-    }
-}
 
 /// The words rules match for a command.
 pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
@@ -52,7 +31,14 @@ pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
         let mut at = 0;
         for global in globals(args) {
             match global {
-                Global::Option { name, value, next } if git_option_is_plain(name, value) => {
+                // Options that change nothing a rule cares about are
+                // dropped (`-C`: its folder is already where the paths
+                // below resolve; the pager `-p` runs is `PAGER`'s, decided
+                // where it is set). The others stay, and the model makes
+                // the command opaque.
+                Global::Option { name, value, next }
+                    if changes_what_runs(name, value).is_none() =>
+                {
                     at = next
                 }
                 _ => {
@@ -63,7 +49,7 @@ pub fn canonical_words(words: &[String]) -> Cow<'_, [String]> {
         }
         if kept_from > 0 {
             let mut kept = vec![current[0].clone()];
-            kept.extend(args[kept_from.min(args.len())..].iter().cloned());
+            kept.extend(args[kept_from..].iter().cloned());
             out = Some(kept);
         }
     }

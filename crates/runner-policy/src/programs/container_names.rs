@@ -46,17 +46,10 @@ const SHORTCUTS: &[(&str, &str, &str)] = &[
 /// Other names a group's command goes by in that group.
 const GROUP_SYNONYMS: &[(&str, &str)] = &[("list", "ls"), ("remove", "rm")];
 
-/// How many of the program's first plain words may be its command (the
-/// others an option's value: `docker --context ci push`).
-const LOOK_AT: usize = 3;
-
 /// The other names of a docker or podman command (its words, the program
 /// first).
 pub fn other_names(words: &[String]) -> Vec<Vec<String>> {
-    let plain: Vec<usize> = (1..words.len())
-        .filter(|&i| !words[i].starts_with('-'))
-        .take(LOOK_AT)
-        .collect();
+    let plain = super::subcommand_places(words);
     let mut out = Vec::new();
     for (n, &i) in plain.iter().enumerate() {
         let w = words[i].as_str();

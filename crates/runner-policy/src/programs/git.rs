@@ -27,7 +27,7 @@ use super::spec::{Arg, FileOperands, Options, change_dir};
 mod globals;
 pub mod names;
 
-pub(crate) use globals::{Global, globals, subcommand_index};
+pub(crate) use globals::{Global, changes_what_runs, globals, subcommand_index};
 
 /// git subcommands that only read.
 pub const READ_ONLY_GIT: &[&str] = &[
@@ -60,29 +60,13 @@ pub(super) fn operands(args: &[String]) -> FileOperands {
     let mut sub = None;
     for global in globals(args) {
         match global {
-            Global::Option { name, value, .. } => match name {
-                "-c" => {
-                    let setting = value.unwrap_or("");
-                    let (key, value) = match setting.split_once('=') {
-                        Some((k, v)) => (k, Some(v)),
-                        None => (setting, None),
-                    };
-                    if !super::config_keys::git_key_runs_nothing(key, value) {
-                        out.opaque(
-                            "`git -c` sets configuration that can make git run other programs",
-                        );
-                    }
+            Global::Option { name, value, .. } => {
+                if let Some(why) = changes_what_runs(name, value) {
+                    out.opaque(why);
+                } else if name == "-C" {
+                    dir = Some(change_dir(dir, value.unwrap_or("")));
                 }
-                "--config-env" => out.opaque(
-                    "`git --config-env` sets configuration that can make git run other programs",
-                ),
-                "--exec-path" => out.opaque("`git --exec-path` changes which programs git runs"),
-                "--git-dir" | "--work-tree" | "--bare" | "--shallow-file" => {
-                    out.opaque(format!("`git {name}` points git at another repository"))
-                }
-                "-C" => dir = Some(change_dir(dir, value.unwrap_or(""))),
-                _ => {}
-            },
+            }
             Global::Unknown(o) => out.opaque(format!(
                 "`git {o}` is an option of git's own this reading does not know, so its subcommand cannot be told"
             )),

@@ -83,24 +83,15 @@ const COMMANDS: &[&str] = &[
     "whoami",
 ];
 
-/// How many of npm's first plain words may be its subcommand (the others
-/// an option's value: `npm --loglevel silent publish`).
-const LOOK_AT: usize = 3;
-
 /// The commands `npm` (its words, `npm` first) also runs as: its
 /// subcommand word an alias (`npm rm`: `npm uninstall`), or a prefix of
 /// commands or aliases (each in its place). None for a command written
 /// whole.
 pub fn abbreviations(words: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    let plain = words
-        .iter()
-        .enumerate()
-        .skip(1)
-        .filter(|(_, w)| !w.starts_with('-'))
-        .take(LOOK_AT);
     let alias = |w: &str| ALIASES.iter().find(|(a, _)| *a == w).map(|(_, c)| *c);
-    for (i, w) in plain {
+    for i in super::subcommand_places(words) {
+        let w = &words[i];
         if w.is_empty() || COMMANDS.contains(&w.as_str()) {
             break;
         }

@@ -31,6 +31,31 @@ pub(crate) enum Global<'a> {
     Subcommand(usize),
 }
 
+/// Why an option of git's own (`name`, with its `value`) makes what git
+/// does depend on more than its words: it sets configuration that can
+/// run programs, or points git at another repository or other programs.
+/// None for the others (`-C`, `--namespace`, `-p`, a `-c` key that runs
+/// nothing), which the rules' spelling drops.
+pub(crate) fn changes_what_runs(name: &str, value: Option<&str>) -> Option<String> {
+    match name {
+        "-c" => {
+            let s = value.unwrap_or("");
+            let (key, value) = s.split_once('=').map_or((s, None), |(k, v)| (k, Some(v)));
+            (!super::super::config_keys::git_key_runs_nothing(key, value)).then(|| {
+                "`git -c` sets configuration that can make git run other programs".to_string()
+            })
+        }
+        "--config-env" => Some(
+            "`git --config-env` sets configuration that can make git run other programs".into(),
+        ),
+        "--exec-path" => Some("`git --exec-path` changes which programs git runs".into()),
+        "--git-dir" | "--work-tree" | "--bare" | "--shallow-file" => {
+            Some(format!("`git {name}` points git at another repository"))
+        }
+        _ => None,
+    }
+}
+
 /// Options without a value.
 const FLAGS: &[&str] = &[
     "-p",

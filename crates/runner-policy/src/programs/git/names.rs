@@ -13,7 +13,7 @@ use crate::words::base_name;
 pub fn dashed(words: &[String]) -> Option<Vec<String>> {
     let program = words.first()?;
     let name = base_name(program);
-    let sub = name.strip_prefix("git-").filter(|s| !s.is_empty())?;
+    let sub = dashed_subcommand(name)?;
     let folder = &program[..program.len() - name.len()];
     let mut out = Vec::with_capacity(words.len() + 1);
     out.push(format!("{folder}git"));
@@ -25,10 +25,15 @@ pub fn dashed(words: &[String]) -> Option<Vec<String>> {
 /// The program a command name runs as, for the rules that name it: `git`
 /// for `git-SUB`, the name itself otherwise.
 pub fn program_of(name: &str) -> &str {
-    match name.strip_prefix("git-") {
-        Some(sub) if !sub.is_empty() => "git",
-        _ => name,
+    match dashed_subcommand(name) {
+        Some(_) => "git",
+        None => name,
     }
+}
+
+/// `SUB` of the name `git-SUB`.
+fn dashed_subcommand(name: &str) -> Option<&str> {
+    name.strip_prefix("git-").filter(|s| !s.is_empty())
 }
 
 /// `git … push …` for a git command (its words, `git` first) whose
