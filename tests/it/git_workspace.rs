@@ -613,26 +613,12 @@ fn an_output_folder_in_the_workspace_is_not_copied_though_git_tracks_a_file_ther
     git(&root, &["add", "-A"]);
     git(&root, &["add", "-f", "out/old.txt"]);
     git(&root, &["commit", "-qm", "first"]);
-    let task = write(
-        dir.path(),
-        "t.yaml",
-        &format!(
-            "name: t\nprompt: x\nworkspace: repo\npolicy:\n  default: allow\nscript:\n{}  - text: done\n",
-            bash_turns(&["test -e out && echo out copied || echo no out"])
-        ),
+    // The task file in the workspace, and so its output folder `out/`.
+    let t = run_commands(
+        &root,
+        ".",
+        &["test -e out && echo out copied || echo no out"],
+        &[],
     );
-    let o = runner()
-        .args(["run", "-q", "--out"])
-        .arg(root.join("out"))
-        .arg(&task)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let t = read_json(root.join("out/t/transcript.json"));
     assert_eq!(stdout_of(&t["tool_calls"][0]), "no out");
 }
