@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::exe_path::as_process_sees;
+use super::exe_path::{as_process_sees, named};
 use super::memory::read_memory;
 use super::procs::take_fd;
 use super::rules::{Answer, IpRule, Rules};
@@ -131,11 +131,7 @@ fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -
     // The path as the command resolves it, not the runner: a relative one
     // from its folder, and `/proc/self` (or `/dev/fd`) as its own. The
     // folder is resolved; the last component is opened below, not followed.
-    let full = if asked.is_absolute() {
-        asked.to_path_buf()
-    } else {
-        Path::new(&format!("/proc/{}/cwd", req.pid)).join(asked)
-    };
+    let full = named(req.pid, None, asked);
     let full = match (full.parent(), full.file_name()) {
         (Some(dir), Some(name)) => match as_process_sees(req.pid, dir) {
             Some(dir) => dir.join(name),

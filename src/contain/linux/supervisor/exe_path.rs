@@ -32,6 +32,20 @@ pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
     resolve(tid, path)
 }
 
+/// The path a process names by `path`: as it is when absolute, else from
+/// its folder (or the folder `dirfd` holds open) through its own `/proc`
+/// folder, which [`as_process_sees`] follows as the kernel does for it.
+pub(super) fn named(tid: u32, dirfd: Option<i32>, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let from = match dirfd {
+        Some(fd) => format!("/proc/{tid}/fd/{fd}"),
+        None => format!("/proc/{tid}/cwd"),
+    };
+    Path::new(&from).join(path)
+}
+
 /// Whether the runner's own lookup of `path` reaches a file without
 /// crossing a link of `/proc` that depends on who looks (`openat2` with
 /// `RESOLVE_NO_MAGICLINKS`, one system call): then it finds what the
@@ -171,6 +185,22 @@ mod tests {
         }
         let p = |s: &str| d.join(s).display().to_string();
         assert_eq!(seen(&p("b/tool")), Some(d.join("bin/tool")));
+        // A relative path, from the process's folder or a descriptor's,
+        // through its own /proc folder (this process's: the test's own
+        // folder and a descriptor of `d/b`).
+        let me = std::process::id();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(named(me, None, Path::new("/abs")), Path::new("/abs"));
+        assert_eq!(
+            resolve(me, &named(me, None, Path::new("x"))),
+            Some(cwd.join("x"))
+        );
+        let b = std::fs::File::open(d.join("b")).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&b);
+        assert_eq!(
+            resolve(me, &named(me, Some(fd), Path::new("rel"))),
+            Some(d.join("bin/tool"))
+        );
         assert_eq!(seen(&p("b/rel")), Some(d.join("bin/tool")));
         assert_eq!(seen(&p("bin/../b/./tool")), Some(d.join("bin/tool")));
         assert_eq!(seen(&p("fd3")), Some("/proc/4242/fd/3".into()));

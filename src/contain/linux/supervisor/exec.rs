@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::connect::still_valid;
-use super::exe_path::as_process_sees;
+use super::exe_path::{as_process_sees, named};
 use super::memory::{read_argv, read_cstring};
 use super::rules::Answer;
 use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
@@ -46,27 +46,13 @@ pub(super) fn decide_exec(
         return Answer::Continue;
     }
     let path = PathBuf::from(std::ffi::OsString::from_vec(path));
-    // Read only when needed (most execs are of absolute paths no rule
-    // denies); unreadable, the process is gone.
-    let cwd = || std::fs::read_link(format!("/proc/{}/cwd", req.pid));
     // An empty path here has `AT_EMPTY_PATH` (see above): the file is
-    // the descriptor's.
+    // the descriptor's. A relative path is from the process's folder (or
+    // the one `dirfd` holds), never the runner's.
     let exe = if path.as_os_str().is_empty() {
         PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
-    } else if path.is_absolute() {
-        path
-    } else if dirfd == libc::AT_FDCWD {
-        // Never looked up from the runner's own folder: refused, as for a
-        // descriptor's folder below.
-        match cwd() {
-            Ok(dir) => dir.join(path),
-            Err(_) => return Answer::Error(libc::EPERM),
-        }
     } else {
-        match std::fs::read_link(format!("/proc/{}/fd/{dirfd}", req.pid)) {
-            Ok(dir) => dir.join(path),
-            Err(_) => return Answer::Error(libc::EPERM),
-        }
+        named(req.pid, (dirfd != libc::AT_FDCWD).then_some(dirfd), &path)
     };
     // As the process finds it: `/proc/self/fd/3` is its descriptor, not
     // the runner's (see `exe_path`).
@@ -84,7 +70,9 @@ pub(super) fn decide_exec(
     if !still_valid(listener, req.id) {
         return Answer::Error(libc::ENOENT);
     }
-    let cwd = cwd().unwrap_or_default();
+    // The folder the argv's paths are read from (unreadable: the
+    // process is gone, and the call with it).
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
     match guard.decide(&exe, &argv, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
