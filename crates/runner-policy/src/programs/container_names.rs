@@ -49,7 +49,7 @@ const GROUP_SYNONYMS: &[(&str, &str)] = &[("list", "ls"), ("remove", "rm")];
 /// The other names of a docker or podman command (its words, the program
 /// first).
 pub fn other_names(words: &[String]) -> Vec<Vec<String>> {
-    let plain = super::subcommand_places(words);
+    let plain = super::spec::subcommand_places(words);
     let mut out = Vec::new();
     for (n, &i) in plain.iter().enumerate() {
         let w = words[i].as_str();

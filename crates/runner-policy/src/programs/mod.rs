@@ -93,20 +93,6 @@ pub fn read_also_as(prog: &str, words: &[String]) -> Vec<Vec<String>> {
     }
 }
 
-/// How many of a program's first plain words may be its subcommand (the
-/// others an option's value: `npm --loglevel silent publish`), for the
-/// programs read by their subcommand's other names.
-const SUBCOMMAND_AT_MOST: usize = 3;
-
-/// The indices of a command's first words (after its program) that do not
-/// start with `-`: where its subcommand may be.
-fn subcommand_places(words: &[String]) -> Vec<usize> {
-    (1..words.len())
-        .filter(|&i| !words[i].starts_with('-'))
-        .take(SUBCOMMAND_AT_MOST)
-        .collect()
-}
-
 /// What `program` (a base name) reads, writes and runs, given its
 /// arguments. A program without a model reads and writes no operand the
 /// policy can see (its `Bash(...)` signature is all there is).

@@ -90,7 +90,7 @@ const COMMANDS: &[&str] = &[
 pub fn abbreviations(words: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let alias = |w: &str| ALIASES.iter().find(|(a, _)| *a == w).map(|(_, c)| *c);
-    for i in super::subcommand_places(words) {
+    for i in super::spec::subcommand_places(words) {
         let w = &words[i];
         if w.is_empty() || COMMANDS.contains(&w.as_str()) {
             break;

@@ -412,6 +412,20 @@ fn join_basename(dir: &str, source: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
+/// How many of a program's first plain words may be its subcommand (the
+/// others an option's value: `npm --loglevel silent publish`), for the
+/// programs read by their subcommand's other names.
+const SUBCOMMAND_AT_MOST: usize = 3;
+
+/// The indices of a command's first words (after its program) that do not
+/// start with `-`: where its subcommand may be.
+pub(super) fn subcommand_places(words: &[String]) -> Vec<usize> {
+    (1..words.len())
+        .filter(|&i| !words[i].starts_with('-'))
+        .take(SUBCOMMAND_AT_MOST)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
