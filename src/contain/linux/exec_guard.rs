@@ -393,9 +393,20 @@ mod tests {
             // git prints and ends.
             &["git", "--exec-path"],
             &["git-upload-pack", "/tmp/r.git"],
+            // A word is one word, whatever it holds: read back quoted,
+            // never as bash code of its own.
+            &["git", "log", "--grep", "x; git push"],
+            &["git", "commit", "-m", "it's $(git push) | `git push`"],
+            &["git", "log", "--grep=x\ngit push"],
         ] {
             assert!(g.decide(git, &argv(words), cwd).is_none(), "{words:?}");
         }
+        // An empty word stays a word: `git '' push` runs no push (git
+        // reads `''` as the subcommand), and `git push ''` is a push.
+        assert!(g.decide(git, &argv(&["git", "", "push"]), cwd).is_none());
+        assert!(g.decide(git, &argv(&["git", "push", ""]), cwd).is_some());
+        // What the guard holds, shown without every executable's identity.
+        assert!(format!("{g:?}").starts_with("ExecGuard { denied: {\"git\""));
         // Another program is not looked at.
         assert!(
             g.decide(
