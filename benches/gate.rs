@@ -367,6 +367,17 @@ fn child(name: &str) {
                 "cat src/a.rs | tail -n 5",
             )
         }
+        "deny-10k-one-program" => {
+            // Every rule names the command's program, so none is passed
+            // over on its first word: each is matched on the words.
+            let ws = workspace(0, 0);
+            let mut y = String::from("default: allow\nrules:\n  - deny:\n");
+            for i in 0..10_000 {
+                y.push_str(&format!("      - \"Bash(git push{i}:*)\"\n"));
+            }
+            let cmd = fill("git log ", "a ", 10_000);
+            decide_bash(ws.path(), &policy(&y), &cmd)
+        }
         "opaque-list-backstops" => {
             let ws = workspace(0, 0);
             let yaml = many_rules(10_000) + "  - allow: [\"Bash(python3:*)\"]\n";

@@ -85,6 +85,10 @@ pub const SHAPES: &[Shape] = &[
         what: "an everyday command under 10,000 rules",
     },
     Shape {
+        name: "deny-10k-one-program",
+        what: "a 10,000-character `git` command under 10,000 deny rules on `git`",
+    },
+    Shape {
         name: "deep-path-rule",
         what: "loading a path rule of 5,000 segments",
     },

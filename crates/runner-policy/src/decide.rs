@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::backstop::Backstops;
 use crate::credentials::{CREDENTIALS_LAYER, credentials_layer, may_match, waived};
 use crate::model::DefaultDecision;
+use crate::pattern::Subject;
 use crate::policy::{Policy, Rule};
 use crate::risk::Risk;
 use crate::signature::{Family, Signature};
@@ -96,10 +97,11 @@ fn strength(r: &LayerResult) -> u8 {
 /// The refusal by the first deny rule of `layer` that matches `sig`;
 /// `shown` is how the signature is named in the reason.
 fn denied_by(layer: &Policy, sig: &Signature, shown: &Signature) -> Option<LayerResult> {
+    let subject = Subject::new(sig);
     let rule = layer
         .rules
         .iter()
-        .find(|r| !r.allow && r.pattern.matches(sig, true))?;
+        .find(|r| !r.allow && r.pattern.matches_subject(&subject, true))?;
     Some(LayerResult {
         allow: false,
         line: Some(rule.line),
@@ -138,10 +140,11 @@ fn opaque_under_backstops(layer: &Policy, text: &str, why: &str) -> Result<Decid
         if let Some(denied) = denied_by(layer, &plain, &plain) {
             return Err(denied);
         }
+        let subject = Subject::new(&plain);
         match layer
             .rules
             .iter()
-            .find(|r| r.allow && r.pattern.matches(&plain, false))
+            .find(|r| r.allow && r.pattern.matches_subject(&subject, false))
         {
             Some(r) => {
                 first.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
@@ -356,10 +359,11 @@ impl PolicySet {
                 continue;
             }
             let special = crate::needs::needs(sig, self.unbacked.as_deref());
+            let subject = Subject::new(sig);
             if let Some((needs, refusal)) = special {
                 match allows
                     .clone()
-                    .find(|r| needs.admits(r) && r.pattern.matches(sig, false))
+                    .find(|r| needs.admits(r) && r.pattern.matches_subject(&subject, false))
                 {
                     Some(r) => {
                         deciding.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
@@ -375,7 +379,10 @@ impl PolicySet {
                     }
                 }
             }
-            if let Some(r) = allows.clone().find(|r| r.pattern.matches(sig, false)) {
+            if let Some(r) = allows
+                .clone()
+                .find(|r| r.pattern.matches_subject(&subject, false))
+            {
                 deciding.get_or_insert((format!("allow {}", r.pattern.text), Some(r.line)));
                 continue;
             }

@@ -14,7 +14,7 @@ use crate::host::HostPattern;
 use crate::path_pattern::{CHILD, PathMatcher, Segment, may_match_beneath};
 use crate::signature::{Family, Signature};
 use crate::url_pattern::{UrlPath, split_rule};
-use crate::word_pattern::{WordPat, is_bracket_class, match_command};
+use crate::word_pattern::{SplitWords, WordPat, is_bracket_class, match_command};
 use crate::words::{base_name, split_words};
 
 /// Why a rule pattern does not compile.
@@ -281,6 +281,13 @@ impl Pattern {
     /// Does this pattern match the signature? `for_deny` compares programs
     /// by base name; an allow rule matches the program only as written.
     pub fn matches(&self, sig: &Signature, for_deny: bool) -> bool {
+        self.matches_subject(&Subject::new(sig), for_deny)
+    }
+
+    /// [`Pattern::matches`] for a signature matched against many rules,
+    /// whose command is split into words once for all of them.
+    pub(crate) fn matches_subject(&self, subject: &Subject, for_deny: bool) -> bool {
+        let sig = subject.sig;
         if sig.family != self.family {
             return false;
         }
@@ -336,6 +343,7 @@ impl Pattern {
                 if for_deny { by_base_name } else { as_written },
                 spec,
                 for_deny,
+                &subject.words,
             ),
             Spec::Name(g) => g.is_match(spec),
             Spec::Url { host, path } => crate::url_pattern::matches(host, path.as_ref(), spec),
@@ -406,6 +414,22 @@ impl Pattern {
     /// True for absolute path patterns (needed for paths outside).
     pub fn is_absolute_path(&self) -> bool {
         matches!(self.spec, Spec::Path { absolute: true, .. })
+    }
+}
+
+/// A signature about to be matched against a layer's rules: its command
+/// is split into words at most once however many rules there are.
+pub(crate) struct Subject<'a> {
+    pub(crate) sig: &'a Signature,
+    words: SplitWords,
+}
+
+impl<'a> Subject<'a> {
+    pub(crate) fn new(sig: &'a Signature) -> Self {
+        Subject {
+            sig,
+            words: SplitWords::default(),
+        }
     }
 }
 
