@@ -194,9 +194,16 @@ impl ExecGuard {
     }
 
     /// Decides the exec of `exe` (as the process named it, relative paths
-    /// already joined to its folder) with `argv`, in folder `cwd`: the
-    /// refusal, if a deny rule matches.
-    pub fn decide(&self, exe: &Path, argv: &[String], cwd: &Path) -> Option<ExecRefusal> {
+    /// already joined to its folder) with `argv` and the environment `env`
+    /// it gives the program (read only where [`ExecGuard::reads_environment`]
+    /// says), in folder `cwd`: the refusal, if a deny rule matches.
+    pub fn decide(
+        &self,
+        exe: &Path,
+        argv: &[String],
+        env: &[String],
+        cwd: &Path,
+    ) -> Option<ExecRefusal> {
         let args = argv.get(1..).unwrap_or_default();
         for name in self.names(exe, argv.first().map(String::as_str)) {
             if !self.any && !self.denied.contains_key(program_of(&name)) {
@@ -205,8 +212,34 @@ impl ExecGuard {
             if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
                 return Some(refusal);
             }
+            // cargo expands its aliases itself, with no exec of its own.
+            if program_of(&name) == "cargo" {
+                let mut words = vec![name.clone()];
+                words.extend(args.iter().cloned());
+                let refusal = match super::cargo_aliases::readings(&words, cwd, env) {
+                    Ok(readings) => readings
+                        .iter()
+                        .find_map(|r| self.denied_as(&name, &r[1..], argv, cwd)),
+                    Err(why) => {
+                        tracing::warn!("sandbox: cargo's aliases unreadable: {why}");
+                        self.rule_for(&name, argv)
+                    }
+                };
+                if refusal.is_some() {
+                    return refusal;
+                }
+            }
         }
         None
+    }
+
+    /// Whether [`ExecGuard::decide`] needs the exec's environment: for a
+    /// program whose aliases it reads (cargo's `CARGO_ALIAS_*`, and where
+    /// its configuration is), when a deny rule names it.
+    pub fn reads_environment(&self, exe: &Path, argv0: Option<&str>) -> bool {
+        self.names(exe, argv0)
+            .iter()
+            .any(|n| program_of(n) == "cargo" && (self.any || self.denied.contains_key("cargo")))
     }
 
     /// Whether an exec of `exe` with `argv0` may be one a rule denies: some
@@ -308,154 +341,4 @@ impl ExecGuard {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn guard(yaml: &str) -> Option<ExecGuard> {
-        let p = runner_policy::parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap();
-        ExecGuard::new(Arc::new(PolicySet::new(vec![p])), None, Default::default())
-    }
-
-    #[test]
-    fn rules_with_a_wall_already_need_no_guard() {
-        let p = runner_policy::parse_policy_yaml(
-            "default: allow\nrules:\n  - deny: [\"Bash(sudo:*)\", \"Bash(curl:*)\"]\n",
-            Path::new("p.yaml"),
-        )
-        .unwrap();
-        let set = Arc::new(PolicySet::new(vec![p]));
-        let walls = runner_policy::Backstops {
-            confined: true,
-            network_off: true,
-            ..Default::default()
-        };
-        assert!(ExecGuard::new(set.clone(), None, walls).is_none());
-        // With the network on, curl needs the exec wall.
-        let on = runner_policy::Backstops {
-            network_off: false,
-            ..walls
-        };
-        let guard = ExecGuard::new(set, None, on).unwrap();
-        assert_eq!(guard.denied.keys().collect::<Vec<_>>(), ["curl"]);
-    }
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
-    }
-
-    #[test]
-    fn no_program_deny_rule_no_guard() {
-        assert!(guard("default: allow\nrules:\n  - deny: [\"Read(.env)\"]\n").is_none());
-    }
-
-    #[test]
-    fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
-        let g = guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n").unwrap();
-        let cwd = Path::new("/tmp");
-        let git = Path::new("/usr/bin/git");
-        for words in [
-            &["git", "push", "origin", "main"][..],
-            &["git", "-c", "user.name=x", "push"],
-            &["/usr/bin/git", "push"],
-            &["git", "-c", "core.pager=cat", "push"],
-            // git's own options, whatever they set, before a push.
-            &[
-                "git",
-                "--git-dir=.git",
-                "--bare",
-                "--namespace",
-                "n",
-                "push",
-            ],
-            // git's other names for a push: its `argv[0]`, and plumbing.
-            &["git-push", "origin"],
-            &["/usr/lib/git-core/git-push", "origin"],
-            &["git", "send-pack", "../r.git", "main"],
-            &["git-http-push", "https://example.com/r/", "main"],
-            // Which word is the subcommand cannot be told: fails closed.
-            &["git", "--super-prefix", "p/", "status"],
-        ] {
-            let r = g.decide(git, &argv(words), cwd);
-            assert_eq!(
-                r.as_ref().map(|r| r.rule.as_str()),
-                Some("deny Bash(git push:*)"),
-                "{words:?}"
-            );
-        }
-        for words in [
-            &["git", "status"][..],
-            &["git", "log", "--", "push"],
-            // An alias is run as a new git process with its words (`git
-            // push`), decided then; a builtin is never an alias.
-            &["git", "-c", "alias.p=push", "p"],
-            &["git", "-c", "alias.status=push", "status"],
-            &["git", "--git-dir=x", "-c", "core.pager=cat", "for-each-ref"],
-            // git prints and ends.
-            &["git", "--exec-path"],
-            &["git-upload-pack", "/tmp/r.git"],
-            // A word is one word, whatever it holds: read back quoted,
-            // never as bash code of its own.
-            &["git", "log", "--grep", "x; git push"],
-            &["git", "commit", "-m", "it's $(git push) | `git push`"],
-            &["git", "log", "--grep=x\ngit push"],
-        ] {
-            assert!(g.decide(git, &argv(words), cwd).is_none(), "{words:?}");
-        }
-        // An empty word stays a word: `git '' push` runs no push (git
-        // reads `''` as the subcommand), and `git push ''` is a push.
-        assert!(g.decide(git, &argv(&["git", "", "push"]), cwd).is_none());
-        assert!(g.decide(git, &argv(&["git", "push", ""]), cwd).is_some());
-        // What the guard holds, shown without every executable's identity.
-        assert!(format!("{g:?}").starts_with("ExecGuard { denied: {\"git\""));
-        // Another program is not looked at.
-        assert!(
-            g.decide(
-                Path::new("/usr/bin/python3"),
-                &argv(&["python3", "-c", "1"]),
-                cwd
-            )
-            .is_none()
-        );
-        // argv[0] names it: refused (stricter, never looser).
-        assert!(
-            g.decide(Path::new("/tmp/x"), &argv(&["git", "push"]), cwd)
-                .is_some()
-        );
-    }
-
-    #[test]
-    fn a_copy_or_link_of_a_denied_program_is_that_program() {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        std::fs::write(bin.join("tool"), b"#!/bin/sh\necho the real tool\n").unwrap();
-        let p = runner_policy::parse_policy_yaml(
-            "default: allow\nrules:\n  - deny: [\"Bash(tool push:*)\"]\n",
-            Path::new("p.yaml"),
-        )
-        .unwrap();
-        let path = bin.display().to_string();
-        let g = ExecGuard::new(
-            Arc::new(PolicySet::new(vec![p])),
-            Some(&path),
-            Default::default(),
-        )
-        .unwrap();
-        let copy = dir.path().join("renamed");
-        std::fs::copy(bin.join("tool"), &copy).unwrap();
-        let link = dir.path().join("linked");
-        std::fs::hard_link(bin.join("tool"), &link).unwrap();
-        let other = dir.path().join("other");
-        std::fs::write(&other, b"#!/bin/sh\necho another tool!\n").unwrap();
-        for exe in [&copy, &link] {
-            let name = exe.file_name().unwrap().to_str().unwrap();
-            let r = g.decide(exe, &argv(&[name, "push"]), dir.path());
-            assert!(r.is_some(), "{}", exe.display());
-        }
-        // Same size, other content: not the program.
-        assert!(
-            g.decide(&other, &argv(&["other", "push"]), dir.path())
-                .is_none()
-        );
-    }
-}
+mod tests;

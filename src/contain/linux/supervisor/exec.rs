@@ -1,6 +1,6 @@
 //! The supervisor's exec decision: the path and `argv[0]` read from the
 //! stopped process (and, when they name a program a rule denies, the whole
-//! argv and its folder), decided by the [`ExecGuard`]; a refusal recorded
+//! argv and its folder, and for cargo its environment), decided by the [`ExecGuard`]; a refusal recorded
 //! for the spawn before the process hears of it.
 
 use std::os::fd::OwnedFd;
@@ -23,10 +23,10 @@ pub(super) fn decide_exec(
 ) -> Answer {
     let at = i64::from(req.data.nr) == libc::SYS_execveat;
     let args = &req.data.args;
-    let (dirfd, path_ptr, argv_ptr, flags) = if at {
-        (args[0] as i32, args[1], args[2], args[4] as i32)
+    let (dirfd, path_ptr, argv_ptr, envp_ptr, flags) = if at {
+        (args[0] as i32, args[1], args[2], args[3], args[4] as i32)
     } else {
-        (libc::AT_FDCWD, args[0], args[1], 0)
+        (libc::AT_FDCWD, args[0], args[1], args[2], 0)
     };
     // What cannot be read is refused: the wall holds or the call fails.
     // First the path and argv[0]: most execs are of no program a rule
@@ -66,6 +66,16 @@ pub(super) fn decide_exec(
     let Some(argv) = read_argv(req.pid, argv_ptr, None) else {
         return Answer::Error(libc::EPERM);
     };
+    // The environment the program is given, where what it runs depends
+    // on it (cargo's aliases): read the same way, and bounded alike.
+    let env = if guard.reads_environment(&exe, argv.first().map(String::as_str)) {
+        match read_argv(req.pid, envp_ptr, None) {
+            Some(env) => env,
+            None => return Answer::Error(libc::EPERM),
+        }
+    } else {
+        Vec::new()
+    };
     // The process is still stopped in this call: what was read is its.
     if !still_valid(listener, req.id) {
         return Answer::Error(libc::ENOENT);
@@ -73,7 +83,7 @@ pub(super) fn decide_exec(
     // The folder the argv's paths are read from (unreadable: the
     // process is gone, and the call with it).
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
-    match guard.decide(&exe, &argv, &cwd) {
+    match guard.decide(&exe, &argv, &env, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
             tracing::warn!(
