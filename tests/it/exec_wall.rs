@@ -106,7 +106,7 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
     let t = run_passing(
         d,
         &format!(
-            "max_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(cargo publish:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\n"
+            "max_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(cargo publish:*)\", \"Bash(gh pr merge:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\n"
         ),
         &commands,
     );

@@ -41,6 +41,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use runner_policy::programs::git_names::{self, Runs, program_of};
+
+use super::aliases;
 use runner_policy::{Family, PolicySet, Signature};
 
 pub use crate::contain::ExecRefusal;
@@ -212,16 +214,18 @@ impl ExecGuard {
             if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
                 return Some(refusal);
             }
-            // cargo expands its aliases itself, with no exec of its own.
-            if program_of(&name) == "cargo" {
+            // cargo and gh expand their aliases themselves, with no exec
+            // of their own.
+            let program = program_of(&name);
+            if aliases::expands_aliases(program) {
                 let mut words = vec![name.clone()];
                 words.extend(args.iter().cloned());
-                let refusal = match super::cargo_aliases::readings(&words, cwd, env) {
+                let refusal = match aliases::readings(program, &words, cwd, env) {
                     Ok(readings) => readings
                         .iter()
                         .find_map(|r| self.denied_as(&name, &r[1..], argv, cwd)),
                     Err(why) => {
-                        tracing::warn!("sandbox: cargo's aliases unreadable: {why}");
+                        tracing::warn!("sandbox: {program}'s aliases unreadable: {why}");
                         self.rule_for(&name, argv)
                     }
                 };
@@ -234,12 +238,13 @@ impl ExecGuard {
     }
 
     /// Whether [`ExecGuard::decide`] needs the exec's environment: for a
-    /// program whose aliases it reads (cargo's `CARGO_ALIAS_*`, and where
-    /// its configuration is), when a deny rule names it.
+    /// program whose aliases it reads (where its configuration is, cargo's
+    /// `CARGO_ALIAS_*`), when a deny rule names it.
     pub fn reads_environment(&self, exe: &Path, argv0: Option<&str>) -> bool {
-        self.names(exe, argv0)
-            .iter()
-            .any(|n| program_of(n) == "cargo" && (self.any || self.denied.contains_key("cargo")))
+        self.names(exe, argv0).iter().any(|n| {
+            let program = program_of(n);
+            aliases::expands_aliases(program) && (self.any || self.denied.contains_key(program))
+        })
     }
 
     /// Whether an exec of `exe` with `argv0` may be one a rule denies: some

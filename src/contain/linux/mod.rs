@@ -16,7 +16,7 @@
 //! the task's process bound [`pids`]'s; this file puts them together per
 //! task and says what holds.
 
-mod cargo_aliases;
+mod aliases;
 pub mod doctor;
 pub mod exec_guard;
 pub mod landlock;

@@ -123,6 +123,35 @@ fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
 
 /// cargo expands an alias in its own process: the exec of `cargo
 /// ship` is decided as the `cargo publish` it runs.
+/// gh expands an alias in its own process too: `gh m 1` with `m: pr
+/// merge` in the configuration the exec's environment names.
+#[test]
+fn a_gh_alias_is_decided_as_what_it_expands_to() {
+    let g = guard("default: allow\nrules:\n  - deny: [\"Bash(gh pr merge:*)\"]\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    std::fs::create_dir_all(cwd.join("home/.config/gh")).unwrap();
+    std::fs::write(
+        cwd.join("home/.config/gh/config.yml"),
+        "aliases:\n    m: pr merge\n    v: pr view\n",
+    )
+    .unwrap();
+    let gh = Path::new("/usr/bin/gh");
+    assert!(g.reads_environment(gh, Some("gh")));
+    assert!(!g.reads_environment(Path::new("/usr/bin/cargo"), Some("cargo")));
+    let home = vec![format!("HOME={}", cwd.join("home").display())];
+    let decide =
+        |words: &[&str], env: &[String]| g.decide(gh, &argv(words), env, cwd).map(|r| r.rule);
+    assert_eq!(
+        decide(&["gh", "m", "1"], &home).as_deref(),
+        Some("deny Bash(gh pr merge:*)")
+    );
+    assert_eq!(decide(&["gh", "v", "1"], &home), None);
+    assert_eq!(decide(&["gh", "pr", "view"], &home), None);
+    // The configuration is the one the exec's environment names.
+    assert_eq!(decide(&["gh", "m", "1"], &[]), None);
+}
+
 #[test]
 fn a_cargo_alias_is_decided_as_what_it_expands_to() {
     let g = guard("default: allow\nrules:\n  - deny: [\"Bash(cargo publish:*)\"]\n").unwrap();

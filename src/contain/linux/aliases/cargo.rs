@@ -1,10 +1,7 @@
 //! Cargo's aliases, read as cargo reads them, for the exec wall.
 //!
-//! cargo expands an alias in its own process: with `[alias] ship =
-//! "publish"` in a `.cargo/config.toml`, `cargo ship` publishes with no
-//! exec of `cargo publish` for the wall to see. So an exec of cargo, when a
-//! deny rule names cargo, is also decided as each alias it may expand
-//! reads ([`readings`]).
+//! With `[alias] ship = "publish"` in a `.cargo/config.toml`, `cargo
+//! ship` publishes with no exec of `cargo publish` for the wall to see.
 //!
 //! **Where cargo finds aliases** (its configuration's hierarchy): the
 //! `alias` table of `.cargo/config.toml` and `.cargo/config` in the
@@ -25,27 +22,17 @@
 //! files), cargo's `-C` (another folder), aliases nested past
 //! [`MAX_DEPTH`].
 //!
-//! **The race.** The files are read when the exec is decided, and cargo
-//! reads them after: a process of the task running beside the command
-//! could change one in between. It is the argv's race (see
-//! `exec_guard`), and the README names both.
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use super::config_file::{Unreadable, read_file, var};
 
 /// Most aliases expanded one inside another (cargo refuses a cycle; this
 /// bounds the work).
 const MAX_DEPTH: usize = 16;
 /// Most readings of one exec; more is refused.
 const MAX_READINGS: usize = 64;
-/// The largest configuration file read.
-const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// Why cargo's aliases cannot be read as cargo would read them.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct Unreadable(String);
 
 /// The aliases cargo may expand: each name with every expansion found.
 #[derive(Debug, Default)]
@@ -121,34 +108,11 @@ impl Aliases {
 
     /// A configuration file, if there is one.
     fn add_file(&mut self, path: &Path) -> Result<(), Unreadable> {
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            // A folder where a file was looked for: cargo reads no alias
-            // from it either (and fails).
-            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => return Ok(()),
-            Err(e) => return Err(Unreadable(format!("{}: {e}", path.display()))),
-        };
-        let mut text = String::new();
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| Unreadable(format!("{}: {e}", path.display())))?;
-        if text.len() as u64 > MAX_FILE_BYTES {
-            return Err(Unreadable(format!(
-                "{} is over {MAX_FILE_BYTES} bytes",
-                path.display()
-            )));
+        match read_file(path)? {
+            Some(text) => self.add_toml(&text, path),
+            None => Ok(()),
         }
-        self.add_toml(&text, path)
     }
-}
-
-/// The value of `var` in `env` (`NAME=value` strings).
-fn var<'a>(env: &'a [String], name: &str) -> Option<&'a str> {
-    env.iter()
-        .filter_map(|e| e.split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
 }
 
 /// The aliases cargo, run with `args` in folder `cwd` with environment
@@ -262,6 +226,7 @@ fn expand(
 
 #[cfg(test)]
 mod tests {
+    use super::super::config_file::MAX_FILE_BYTES;
     use super::*;
 
     fn words(s: &str) -> Vec<String> {
