@@ -216,6 +216,16 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
 
+    /// A secret learnt after start-up is redacted from the shortest length
+    /// told apart from text (`MIN_VALUE_LEN`, after trimming) up.
+    #[test]
+    fn a_secret_learnt_later_is_redacted_from_its_minimum_length() {
+        add_secret("  Lq8Zr4Vw  ");
+        add_secret("Pj5Ty3K");
+        let out = redact("a Lq8Zr4Vw b Pj5Ty3K c");
+        assert_eq!(out, "a [REDACTED] b Pj5Ty3K c");
+    }
+
     #[test]
     fn values_and_shapes_are_replaced() {
         let r = Redactor::from_env([
