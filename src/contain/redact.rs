@@ -222,8 +222,13 @@ mod tests {
     fn a_secret_learnt_later_is_redacted_from_its_minimum_length() {
         add_secret("  Lq8Zr4Vw  ");
         add_secret("Pj5Ty3K");
-        let out = redact("a Lq8Zr4Vw b Pj5Ty3K c");
-        assert_eq!(out, "a [REDACTED] b Pj5Ty3K c");
+        // A second secret, and the first again (kept once).
+        add_secret("Hn2Wx7Cd-second");
+        add_secret("Lq8Zr4Vw");
+        let out = redact("a Lq8Zr4Vw b Pj5Ty3K c Hn2Wx7Cd-second d");
+        assert_eq!(out, "a [REDACTED] b Pj5Ty3K c [REDACTED] d");
+        let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(extra.iter().filter(|e| *e == "Lq8Zr4Vw").count(), 1);
     }
 
     #[test]
