@@ -139,6 +139,10 @@ mod tests {
             "GOOGLE_APPLICATION_CREDENTIALS",
             "OTEL_EXPORTER_OTLP_HEADERS",
             "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            // Whole names, and a word inside a name.
+            "TOKEN",
+            "apikey",
+            "MY_PASSWD_FILE",
         ] {
             assert!(is_secret_name(n), "{n}");
         }
@@ -149,6 +153,9 @@ mod tests {
             "KEYBOARD",
             "CARGO_HOME",
             "TOKENIZERS_PARALLELISM",
+            // OpenTelemetry's other settings carry no credential.
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_SERVICE_NAME_HEADERS",
         ] {
             assert!(!is_secret_name(n), "{n}");
         }
@@ -159,6 +166,8 @@ mod tests {
         let vars = [
             ("GIT_INDEX_FILE", "/repo/.git/index"),
             ("GIT_DIR", "/repo/.git"),
+            ("GIT_CONFIG_KEY_0", "core.hooksPath"),
+            ("GIT_CONFIG_VALUE_0", "/repo/hooks"),
             ("GIT_AUTHOR_NAME", "a"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
