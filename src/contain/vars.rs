@@ -23,8 +23,8 @@ pub fn expand_env(text: &str) -> Result<String, ExpandError> {
     })
 }
 
-/// The names of the variables `${NAME}` in `text`, in order (none when a
-/// `${` is left open).
+/// The names of the variables `${NAME}` in `text`, in order (up to a `${`
+/// left open), for messages that say where a value came from.
 pub fn variables_in(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     let _ = substitute(text, |name| {
@@ -76,5 +76,12 @@ mod tests {
             Err(ExpandError::Unclosed(_))
         ));
         assert_eq!(expand_env("no variables").unwrap(), "no variables");
+    }
+
+    #[test]
+    fn the_variables_a_value_is_read_from_are_named_in_order() {
+        assert_eq!(variables_in("Bearer ${A} ${B_C}"), ["A", "B_C"]);
+        assert_eq!(variables_in("${A} and ${OPEN"), ["A"]);
+        assert!(variables_in("plain").is_empty());
     }
 }
