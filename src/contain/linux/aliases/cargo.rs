@@ -364,5 +364,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("readings"), "{e}");
+        // At the bound itself, read.
+        let at_bound = &all[..MAX_READINGS];
+        let r = readings(&words(&format!("cargo {}", at_bound.join(" "))), d, &[]);
+        assert_eq!(r.unwrap().len(), MAX_READINGS);
     }
 }
