@@ -17,7 +17,16 @@ pub(super) fn read_file(path: &Path) -> Result<Option<String>, Unreadable> {
     let unreadable = |e: std::io::Error| Unreadable(format!("{}: {e}", path.display()));
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // No such file, or a file where a folder of its path would be
+        // (`.cargo` a file): the program finds none either.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(unreadable(e)),
     };
     let mut text = String::new();
@@ -43,4 +52,38 @@ pub(super) fn var<'a>(env: &'a [String], name: &str) -> Option<&'a str> {
         .filter_map(|e| e.split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is no file is no configuration; what is one but cannot be
+    /// read whole is refused, up to the size bound and not past it.
+    #[test]
+    fn a_file_is_read_within_its_bound_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(read_file(&d.join("none.toml")).unwrap(), None);
+        // A folder where the file would be, or a file where a folder would.
+        std::fs::create_dir(d.join("dir.toml")).unwrap();
+        assert_eq!(read_file(&d.join("dir.toml")).unwrap(), None);
+        std::fs::write(d.join("file"), "x").unwrap();
+        assert_eq!(read_file(&d.join("file/config.toml")).unwrap(), None);
+        // A link to itself, and bytes that are not UTF-8: refused.
+        std::os::unix::fs::symlink("loop.toml", d.join("loop.toml")).unwrap();
+        assert!(read_file(&d.join("loop.toml")).is_err());
+        std::fs::write(d.join("bytes.toml"), b"a = \"\xff\"\n").unwrap();
+        assert!(read_file(&d.join("bytes.toml")).is_err());
+        // At the bound, read; one byte past it, refused.
+        let at = "#".repeat(MAX_FILE_BYTES as usize);
+        std::fs::write(d.join("at.toml"), &at).unwrap();
+        assert_eq!(
+            read_file(&d.join("at.toml")).unwrap().map(|t| t.len()),
+            Some(at.len())
+        );
+        std::fs::write(d.join("past.toml"), format!("{at}#")).unwrap();
+        let e = read_file(&d.join("past.toml")).unwrap_err().to_string();
+        assert!(e.contains("bytes"), "{e}");
+    }
 }
