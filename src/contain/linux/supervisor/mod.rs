@@ -438,3 +438,6 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
