@@ -20,19 +20,13 @@
 //! the exec is refused by the rule: a file that is not TOML or too big,
 //! an alias that is neither words nor a list of them, an `include` (more
 //! files), cargo's `-C` (another folder), aliases nested past
-//! [`MAX_DEPTH`].
-//!
+//! [`MAX_DEPTH`], over [`MAX_READINGS`] readings or one longer than an
+//! exec's argv may be.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::config_file::{Unreadable, read_file, var};
-
-/// Most aliases expanded one inside another (cargo refuses a cycle; this
-/// bounds the work).
-const MAX_DEPTH: usize = 16;
-/// Most readings of one exec; more is refused.
-const MAX_READINGS: usize = 64;
+use super::config_file::{MAX_DEPTH, MAX_READINGS, Unreadable, bounded, read_file, var};
 
 /// The aliases cargo may expand: each name with every expansion found.
 #[derive(Debug, Default)]
@@ -61,14 +55,8 @@ impl Aliases {
         out
     }
 
-    /// The `alias` table of one configuration, parsed from `text`.
-    fn add_toml(&mut self, text: &str, from: &Path) -> Result<(), Unreadable> {
-        let table: toml::Table = text.parse().map_err(|e| {
-            Unreadable(format!(
-                "{} is not TOML cargo can read: {e}",
-                from.display()
-            ))
-        })?;
+    /// The `alias` table of one configuration, `from` a file or `--config`.
+    fn add_table(&mut self, table: &toml::Table, from: &Path) -> Result<(), Unreadable> {
         if table.contains_key("include") {
             return Err(Unreadable(format!(
                 "{} includes other files",
@@ -108,10 +96,16 @@ impl Aliases {
 
     /// A configuration file, if there is one.
     fn add_file(&mut self, path: &Path) -> Result<(), Unreadable> {
-        match read_file(path)? {
-            Some(text) => self.add_toml(&text, path),
-            None => Ok(()),
-        }
+        let Some(text) = read_file(path)? else {
+            return Ok(());
+        };
+        let table: toml::Table = text.parse().map_err(|e| {
+            Unreadable(format!(
+                "{} is not TOML cargo can read: {e}",
+                path.display()
+            ))
+        })?;
+        self.add_table(&table, path)
     }
 }
 
@@ -146,7 +140,7 @@ fn read(args: &[String], cwd: &Path, env: &[String]) -> Result<Aliases, Unreadab
         if let Some(v) = value {
             // `KEY=VALUE` is TOML; anything else names a file.
             match v.parse::<toml::Table>() {
-                Ok(_) => aliases.add_toml(v, Path::new("--config"))?,
+                Ok(table) => aliases.add_table(&table, Path::new("--config"))?,
                 Err(_) => aliases.add_file(&cwd.join(v))?,
             }
         } else if a == "-C" || a.starts_with("-C") && !a.starts_with("--") {
@@ -209,6 +203,7 @@ fn expand(
         let mut read = words[..at].to_vec();
         read.extend(expansion.iter().cloned());
         read.extend(words[at + 1..].iter().cloned());
+        let read = bounded(read, "cargo")?;
         if !out.insert(read.clone()) {
             continue;
         }
@@ -364,6 +359,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("readings"), "{e}");
+        // A reading that grows past what an exec's argv may be: refused.
+        let long = "y".repeat(200_000);
+        std::fs::write(&config, format!("[alias]\ngrow = \"grow {long}\"\n")).unwrap();
+        let e = readings(&words("cargo grow"), d, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bytes"), "{e}");
+        std::fs::write(&config, format!("[alias]\n{many}")).unwrap();
         // At the bound itself, read.
         let at_bound = &all[..MAX_READINGS];
         let r = readings(&words(&format!("cargo {}", at_bound.join(" "))), d, &[]);

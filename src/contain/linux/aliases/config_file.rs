@@ -1,11 +1,31 @@
-//! A program's configuration file, read within bounds, and the
-//! environment it is given: what the alias readers share.
+//! What the alias readers share: a program's configuration file, read
+//! within bounds, the environment it is given, and the bounds on the
+//! readings an exec may have (the files and the exec are the task's to
+//! write, so each bound is an input built to be slow to read, refused).
 
 use std::io::Read;
 use std::path::Path;
 
 /// The largest configuration file read.
 pub(super) const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Most aliases read one inside another (a cycle ends here at the latest).
+pub(super) const MAX_DEPTH: usize = 16;
+/// Most readings of one exec.
+pub(super) const MAX_READINGS: usize = 64;
+/// The longest reading, its words' bytes together: what the kernel allows
+/// an exec's argv and environment.
+pub(super) const MAX_READING_BYTES: usize = 2 << 20;
+
+/// A reading of `words`, refused when longer than [`MAX_READING_BYTES`].
+pub(super) fn bounded(words: Vec<String>, program: &str) -> Result<Vec<String>, Unreadable> {
+    let bytes: usize = words.iter().map(|w| w.len() + 1).sum();
+    if bytes > MAX_READING_BYTES {
+        return Err(Unreadable(format!(
+            "a reading of {program}'s aliases over {MAX_READING_BYTES} bytes"
+        )));
+    }
+    Ok(words)
+}
 
 /// Why a program's aliases cannot be read as it would read them.
 #[derive(Debug, thiserror::Error)]

@@ -12,17 +12,18 @@
 //! expansion holds a `$`, and is appended otherwise; the expansion is then
 //! split into words. A shell alias (`!...`) runs `sh -c`, an exec the wall
 //! decides in turn, and is not read here. An expansion naming another
-//! alias is read through, up to [`MAX_DEPTH`].
+//! alias is read through, up to [`MAX_DEPTH`]; past [`MAX_READINGS`]
+//! readings, or one longer than [`MAX_READING_BYTES`] (`$1` a thousand
+//! times over a long argument), the exec is refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use runner_policy::words::split_words;
 
-use super::config_file::{Unreadable, read_file, var};
-
-/// Most aliases read one inside another.
-const MAX_DEPTH: usize = 16;
+use super::config_file::{
+    MAX_DEPTH, MAX_READING_BYTES, MAX_READINGS, Unreadable, bounded, read_file, var,
+};
 
 /// What of gh's `config.yml` is read: its aliases.
 #[derive(serde::Deserialize)]
@@ -91,8 +92,13 @@ pub(super) fn readings(
                     "gh aliases nested over {MAX_DEPTH} deep"
                 )));
             }
-            let expanded = expand(&read, expansion);
+            let expanded = expand(&read, expansion)?;
             if expanded.len() >= 2 && !out.contains(&expanded) {
+                if out.len() == MAX_READINGS {
+                    return Err(Unreadable(format!(
+                        "over {MAX_READINGS} readings of gh's aliases"
+                    )));
+                }
                 out.push(expanded.clone());
                 pending.push((expanded, depth + 1));
             }
@@ -102,13 +108,20 @@ pub(super) fn readings(
 }
 
 /// `words` with its alias (`words[1]`) replaced by `expansion`, as gh
-/// does it.
-fn expand(words: &[String], expansion: &str) -> Vec<String> {
+/// does it; refused when it would grow past [`MAX_READING_BYTES`].
+fn expand(words: &[String], expansion: &str) -> Result<Vec<String>, Unreadable> {
     let mut expansion = expansion.to_string();
     let mut extra = Vec::new();
     for (i, a) in words[2..].iter().enumerate() {
         if expansion.contains('$') {
-            expansion = expansion.replace(&format!("${}", i + 1), a);
+            let placeholder = format!("${}", i + 1);
+            let times = expansion.matches(placeholder.as_str()).count();
+            if expansion.len() + times * a.len() > MAX_READING_BYTES {
+                return Err(Unreadable(format!(
+                    "a reading of gh's aliases over {MAX_READING_BYTES} bytes"
+                )));
+            }
+            expansion = expansion.replace(&placeholder, a);
         } else {
             extra.push(a.clone());
         }
@@ -116,7 +129,7 @@ fn expand(words: &[String], expansion: &str) -> Vec<String> {
     let mut out = vec![words[0].clone()];
     out.extend(split_words(&expansion));
     out.extend(extra);
-    out
+    bounded(out, "gh")
 }
 
 #[cfg(test)]
@@ -192,6 +205,38 @@ mod tests {
         std::fs::write(d.join("config.yml"), format!("aliases:\n{chain}")).unwrap();
         let e = readings(&words("gh a0"), d, &env).unwrap_err().to_string();
         assert!(e.contains("nested"), "{e}");
+        // Many ways to read one exec (each name defined in three places,
+        // four deep), or one that grows past an argv's bound: refused.
+        let xdg = d.join("xdg");
+        let home = d.join("home");
+        for (i, dir) in [d.to_path_buf(), xdg.join("gh"), home.join(".config/gh")]
+            .iter()
+            .enumerate()
+        {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(
+                dir.join("config.yml"),
+                format!("aliases:\n  a: b {i}\n  b: c {i}\n  c: e {i}\n  e: pr merge {i}\n"),
+            )
+            .unwrap();
+        }
+        let three = vec![
+            env[0].clone(),
+            format!("XDG_CONFIG_HOME={}", xdg.display()),
+            format!("HOME={}", home.display()),
+        ];
+        let e = readings(&words("gh a"), d, &three).unwrap_err().to_string();
+        assert!(e.contains("readings"), "{e}");
+        std::fs::write(
+            d.join("config.yml"),
+            format!("aliases:\n  m: pr merge{}\n", " $1".repeat(1000)),
+        )
+        .unwrap();
+        let arg = "z".repeat(4096);
+        let e = readings(&[words("gh m"), vec![arg]].concat(), d, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bytes"), "{e}");
         // An empty file, or none: no alias.
         std::fs::write(d.join("config.yml"), "\n").unwrap();
         assert!(readings(&words("gh m"), d, &env).unwrap().is_empty());
