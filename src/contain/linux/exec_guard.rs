@@ -41,9 +41,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use runner_policy::programs::git_names::{self, Runs, program_of};
+use runner_policy::{Family, PolicySet, Signature};
 
 use super::aliases;
-use runner_policy::{Family, PolicySet, Signature};
 
 pub use crate::contain::ExecRefusal;
 
@@ -64,6 +64,10 @@ struct FirstRule {
     policy: String,
     line: u64,
 }
+
+/// The names one exec goes by ([`ExecGuard::names`]).
+#[derive(Debug)]
+pub struct ExecNames(Vec<String>);
 
 /// What the exec wall decides with.
 pub struct ExecGuard {
@@ -195,38 +199,38 @@ impl ExecGuard {
             .map(|e| e.name.as_str())
     }
 
-    /// Decides the exec of `exe` (as the process named it, relative paths
-    /// already joined to its folder) with `argv` and the environment `env`
-    /// it gives the program (read only where [`ExecGuard::reads_environment`]
-    /// says), in folder `cwd`: the refusal, if a deny rule matches.
+    /// Decides the exec that goes by `names` with `argv` and the
+    /// environment `env` it gives the program (read only where
+    /// [`ExecGuard::reads_environment`] says), in folder `cwd`: the
+    /// refusal, if a deny rule matches.
     pub fn decide(
         &self,
-        exe: &Path,
+        names: &ExecNames,
         argv: &[String],
         env: &[String],
         cwd: &Path,
     ) -> Option<ExecRefusal> {
         let args = argv.get(1..).unwrap_or_default();
-        for name in self.names(exe, argv.first().map(String::as_str)) {
-            if !self.any && !self.denied.contains_key(program_of(&name)) {
+        for name in &names.0 {
+            if !self.any && !self.denied.contains_key(program_of(name)) {
                 continue;
             }
-            if let Some(refusal) = self.denied_as(&name, args, argv, cwd) {
+            if let Some(refusal) = self.denied_as(name, args, argv, cwd) {
                 return Some(refusal);
             }
             // cargo and gh expand their aliases themselves, with no exec
             // of their own.
-            let program = program_of(&name);
+            let program = program_of(name);
             if aliases::expands_aliases(program) {
                 let mut words = vec![name.clone()];
                 words.extend(args.iter().cloned());
                 let refusal = match aliases::readings(program, &words, cwd, env) {
                     Ok(readings) => readings
                         .iter()
-                        .find_map(|r| self.denied_as(&name, &r[1..], argv, cwd)),
+                        .find_map(|r| self.denied_as(name, &r[1..], argv, cwd)),
                     Err(why) => {
                         tracing::warn!("sandbox: {program}'s aliases unreadable: {why}");
-                        self.rule_for(&name, argv)
+                        self.rule_for(name, argv)
                     }
                 };
                 if refusal.is_some() {
@@ -240,28 +244,30 @@ impl ExecGuard {
     /// Whether [`ExecGuard::decide`] needs the exec's environment: for a
     /// program whose aliases it reads (where its configuration is, cargo's
     /// `CARGO_ALIAS_*`), when a deny rule names it.
-    pub fn reads_environment(&self, exe: &Path, argv0: Option<&str>) -> bool {
-        self.names(exe, argv0).iter().any(|n| {
+    pub fn reads_environment(&self, names: &ExecNames) -> bool {
+        names.0.iter().any(|n| {
             let program = program_of(n);
             aliases::expands_aliases(program) && (self.any || self.denied.contains_key(program))
         })
     }
 
-    /// Whether an exec of `exe` with `argv0` may be one a rule denies: some
-    /// name of it is a denied program's (or a rule's program is a
-    /// pattern). When not, [`ExecGuard::decide`] refuses nothing, and the
-    /// rest of the argv need not be read.
-    pub fn may_deny(&self, exe: &Path, argv0: Option<&str>) -> bool {
+    /// Whether an exec that goes by `names` may be one a rule denies: some
+    /// name is a denied program's (or a rule's program is a pattern). When
+    /// not, [`ExecGuard::decide`] refuses nothing, and the rest of the argv
+    /// need not be read.
+    pub fn may_deny(&self, names: &ExecNames) -> bool {
         self.any
-            || self
-                .names(exe, argv0)
+            || names
+                .0
                 .iter()
                 .any(|n| self.denied.contains_key(program_of(n)))
     }
 
-    /// The names an exec goes by: its path's base name, its `argv[0]`'s,
-    /// and the denied program it is a copy or link of.
-    fn names(&self, exe: &Path, argv0: Option<&str>) -> Vec<String> {
+    /// The names an exec of `exe` with `argv0` goes by: its path's base
+    /// name, its `argv[0]`'s, and the denied program it is a copy or link
+    /// of (a `stat`, and for a file of a denied program's size a read).
+    /// Found once per exec, for each question above.
+    pub fn names(&self, exe: &Path, argv0: Option<&str>) -> ExecNames {
         let mut names: Vec<String> = Vec::with_capacity(3);
         if let Some(n) = exe.file_name() {
             names.push(n.to_string_lossy().into_owned());
@@ -274,7 +280,7 @@ impl ExecGuard {
         }
         names.sort();
         names.dedup();
-        names
+        ExecNames(names)
     }
 
     /// The refusal of `name args…` by a deny rule, read as the analysis

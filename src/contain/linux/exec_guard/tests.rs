@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// Decides an exec as the supervisor does: its names found first.
+fn decide(
+    g: &ExecGuard,
+    exe: &Path,
+    argv: &[String],
+    env: &[String],
+    cwd: &Path,
+) -> Option<ExecRefusal> {
+    g.decide(
+        &g.names(exe, argv.first().map(String::as_str)),
+        argv,
+        env,
+        cwd,
+    )
+}
+
 fn guard(yaml: &str) -> Option<ExecGuard> {
     let p = runner_policy::parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap();
     ExecGuard::new(Arc::new(PolicySet::new(vec![p])), None, Default::default())
@@ -66,7 +82,7 @@ fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
         // Which word is the subcommand cannot be told: fails closed.
         &["git", "--super-prefix", "p/", "status"],
     ] {
-        let r = g.decide(git, &argv(words), &[], cwd);
+        let r = decide(&g, git, &argv(words), &[], cwd);
         assert_eq!(
             r.as_ref().map(|r| r.rule.as_str()),
             Some("deny Bash(git push:*)"),
@@ -90,23 +106,21 @@ fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
         &["git", "commit", "-m", "it's $(git push) | `git push`"],
         &["git", "log", "--grep=x\ngit push"],
     ] {
-        assert!(g.decide(git, &argv(words), &[], cwd).is_none(), "{words:?}");
+        assert!(
+            decide(&g, git, &argv(words), &[], cwd).is_none(),
+            "{words:?}"
+        );
     }
     // An empty word stays a word: `git '' push` runs no push (git
     // reads `''` as the subcommand), and `git push ''` is a push.
-    assert!(
-        g.decide(git, &argv(&["git", "", "push"]), &[], cwd)
-            .is_none()
-    );
-    assert!(
-        g.decide(git, &argv(&["git", "push", ""]), &[], cwd)
-            .is_some()
-    );
+    assert!(decide(&g, git, &argv(&["git", "", "push"]), &[], cwd).is_none());
+    assert!(decide(&g, git, &argv(&["git", "push", ""]), &[], cwd).is_some());
     // What the guard holds, shown without every executable's identity.
     assert!(format!("{g:?}").starts_with("ExecGuard { denied: {\"git\""));
     // Another program is not looked at.
     assert!(
-        g.decide(
+        decide(
+            &g,
             Path::new("/usr/bin/python3"),
             &argv(&["python3", "-c", "1"]),
             &[],
@@ -115,10 +129,7 @@ fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
         .is_none()
     );
     // argv[0] names it: refused (stricter, never looser).
-    assert!(
-        g.decide(Path::new("/tmp/x"), &argv(&["git", "push"]), &[], cwd)
-            .is_some()
-    );
+    assert!(decide(&g, Path::new("/tmp/x"), &argv(&["git", "push"]), &[], cwd).is_some());
 }
 
 /// cargo expands an alias in its own process: the exec of `cargo
@@ -137,19 +148,19 @@ fn a_gh_alias_is_decided_as_what_it_expands_to() {
     )
     .unwrap();
     let gh = Path::new("/usr/bin/gh");
-    assert!(g.reads_environment(gh, Some("gh")));
-    assert!(!g.reads_environment(Path::new("/usr/bin/cargo"), Some("cargo")));
+    assert!(g.reads_environment(&g.names(gh, Some("gh"))));
+    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/cargo"), Some("cargo"))));
     let home = vec![format!("HOME={}", cwd.join("home").display())];
-    let decide =
-        |words: &[&str], env: &[String]| g.decide(gh, &argv(words), env, cwd).map(|r| r.rule);
+    let rule =
+        |words: &[&str], env: &[String]| decide(&g, gh, &argv(words), env, cwd).map(|r| r.rule);
     assert_eq!(
-        decide(&["gh", "m", "1"], &home).as_deref(),
+        rule(&["gh", "m", "1"], &home).as_deref(),
         Some("deny Bash(gh pr merge:*)")
     );
-    assert_eq!(decide(&["gh", "v", "1"], &home), None);
-    assert_eq!(decide(&["gh", "pr", "view"], &home), None);
+    assert_eq!(rule(&["gh", "v", "1"], &home), None);
+    assert_eq!(rule(&["gh", "pr", "view"], &home), None);
     // The configuration is the one the exec's environment names.
-    assert_eq!(decide(&["gh", "m", "1"], &[]), None);
+    assert_eq!(rule(&["gh", "m", "1"], &[]), None);
 }
 
 #[test]
@@ -165,10 +176,10 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
     )
     .unwrap();
     let cargo = Path::new("/usr/local/bin/cargo");
-    assert!(g.reads_environment(cargo, Some("cargo")));
-    assert!(!g.reads_environment(Path::new("/usr/bin/git"), Some("git")));
+    assert!(g.reads_environment(&g.names(cargo, Some("cargo"))));
+    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/git"), Some("git"))));
     let env = argv(&["CARGO_ALIAS_XS=publish", "PATH=/bin"]);
-    let decide = |words: &[&str]| g.decide(cargo, &argv(words), &env, cwd).map(|r| r.rule);
+    let rule = |words: &[&str]| decide(&g, cargo, &argv(words), &env, cwd).map(|r| r.rule);
     for words in [
         &["cargo", "ship"][..],
         &["cargo", "-q", "ship", "--allow-dirty"],
@@ -178,7 +189,7 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
         &["cargo", "--config", "build.rustc-wrapper=/tmp/w", "build"],
     ] {
         assert_eq!(
-            decide(words).as_deref(),
+            rule(words).as_deref(),
             Some("deny Bash(cargo publish:*)"),
             "{words:?}"
         );
@@ -190,29 +201,26 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
         &["cargo", "test", "ship"],
         &["cargo", "run", "--", "ship"],
     ] {
-        assert_eq!(decide(words), None, "{words:?}");
+        assert_eq!(rule(words), None, "{words:?}");
     }
     // An argv the program's model cannot read is refused by the rule
     // naming the program: `python3 -` takes its program from stdin.
     let py = guard("default: allow\nrules:\n  - deny: [\"Bash(python3 -c:*)\"]\n").unwrap();
     let python3 = Path::new("/usr/bin/python3");
     for (words, refused) in [(&["python3", "-"][..], true), (&["python3", "x.py"], false)] {
-        let r = py.decide(python3, &argv(words), &env, cwd);
+        let r = decide(&py, python3, &argv(words), &env, cwd);
         assert_eq!(r.is_some(), refused, "{words:?}");
     }
     // Aliases that cannot be read: cargo is refused by the rule.
     std::fs::write(&config, "[alias\n").unwrap();
     assert_eq!(
-        decide(&["cargo", "build"]).as_deref(),
+        rule(&["cargo", "build"]).as_deref(),
         Some("deny Bash(cargo publish:*)")
     );
     // No rule names cargo: its aliases are not read.
     let git = guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n").unwrap();
-    assert!(!git.reads_environment(cargo, Some("cargo")));
-    assert!(
-        git.decide(cargo, &argv(&["cargo", "build"]), &env, cwd)
-            .is_none()
-    );
+    assert!(!git.reads_environment(&git.names(cargo, Some("cargo"))));
+    assert!(decide(&git, cargo, &argv(&["cargo", "build"]), &env, cwd).is_none());
 }
 
 #[test]
@@ -241,12 +249,9 @@ fn a_copy_or_link_of_a_denied_program_is_that_program() {
     std::fs::write(&other, b"#!/bin/sh\necho another tool!\n").unwrap();
     for exe in [&copy, &link] {
         let name = exe.file_name().unwrap().to_str().unwrap();
-        let r = g.decide(exe, &argv(&[name, "push"]), &[], dir.path());
+        let r = decide(&g, exe, &argv(&[name, "push"]), &[], dir.path());
         assert!(r.is_some(), "{}", exe.display());
     }
     // Same size, other content: not the program.
-    assert!(
-        g.decide(&other, &argv(&["other", "push"]), &[], dir.path())
-            .is_none()
-    );
+    assert!(decide(&g, &other, &argv(&["other", "push"]), &[], dir.path()).is_none());
 }

@@ -1,7 +1,8 @@
 //! The supervisor's exec decision: the path and `argv[0]` read from the
 //! stopped process (and, when they name a program a rule denies, the whole
-//! argv and its folder, and for cargo its environment), decided by the [`ExecGuard`]; a refusal recorded
-//! for the spawn before the process hears of it.
+//! argv and its folder, and for cargo and gh their environment), decided
+//! by the [`ExecGuard`]; a refusal recorded for the spawn before the
+//! process hears of it.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
@@ -59,7 +60,8 @@ pub(super) fn decide_exec(
     let Some(exe) = as_process_sees(req.pid, &exe) else {
         return Answer::Error(libc::ELOOP);
     };
-    if !guard.may_deny(&exe, argv0.first().map(String::as_str)) {
+    let names = guard.names(&exe, argv0.first().map(String::as_str));
+    if !guard.may_deny(&names) {
         // Nothing to refuse: whatever was read, the answer is the same.
         return Answer::Continue;
     }
@@ -68,7 +70,7 @@ pub(super) fn decide_exec(
     };
     // The environment the program is given, where what it runs depends
     // on it (cargo's aliases): read the same way, and bounded alike.
-    let env = if guard.reads_environment(&exe, argv.first().map(String::as_str)) {
+    let env = if guard.reads_environment(&names) {
         match read_argv(req.pid, envp_ptr, None) {
             Some(env) => env,
             None => return Answer::Error(libc::EPERM),
@@ -80,10 +82,13 @@ pub(super) fn decide_exec(
     if !still_valid(listener, req.id) {
         return Answer::Error(libc::ENOENT);
     }
-    // The folder the argv's paths are read from (unreadable: the
-    // process is gone, and the call with it).
-    let cwd = std::fs::read_link(format!("/proc/{}/cwd", req.pid)).unwrap_or_default();
-    match guard.decide(&exe, &argv, &env, &cwd) {
+    // The folder the argv's paths and a program's configuration are read
+    // from; unreadable, the process is gone (refused: never the runner's
+    // own folder in its place).
+    let Ok(cwd) = std::fs::read_link(format!("/proc/{}/cwd", req.pid)) else {
+        return Answer::Error(libc::EPERM);
+    };
+    match guard.decide(&names, &argv, &env, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
             tracing::warn!(
