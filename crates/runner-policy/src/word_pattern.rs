@@ -226,17 +226,17 @@ mod tests {
     #[test]
     fn words_split_once_serve_allow_and_deny_rules_alike() {
         use crate::pattern::Subject;
-        let allow = Pattern::parse("Bash(git push:*)").unwrap();
-        let allow_path = Pattern::parse("Bash(/usr/bin/git push:*)").unwrap();
-        let sig = Signature::new(allow.family, "/usr/bin/git push origin");
+        let by_name = Pattern::parse("Bash(git push:*)").unwrap();
+        let by_path = Pattern::parse("Bash(/usr/bin/git push:*)").unwrap();
+        let sig = Signature::new(by_name.family, "/usr/bin/git push origin");
         for allow_first in [true, false] {
             let subject = Subject::new(&sig);
             let mut seen = Vec::new();
             for for_deny in [!allow_first, allow_first] {
                 seen.push((
                     for_deny,
-                    allow.matches_subject(&subject, for_deny),
-                    allow_path.matches_subject(&subject, for_deny),
+                    by_name.matches_subject(&subject, for_deny),
+                    by_path.matches_subject(&subject, for_deny),
                 ));
             }
             seen.sort();
