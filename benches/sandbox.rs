@@ -12,7 +12,8 @@
 //!   (the bounds: the largest file, the most readings), all allowed.
 //!
 //! Run with `cargo bench --bench sandbox` (or `scripts/bench`); medians of
-//! `BENCH_ROUNDS` (default 5) rounds, the arms alternating in swapped order
+//! `BENCH_ROUNDS` (default 5) rounds (`BENCH_SANDBOX=exec,build,aliases` picks
+//! rows: many rounds of the exec loop alone take minutes, not an hour), the arms alternating in swapped order
 //! and the cost taken within each round (this VM's speed drifts by more
 //! than the cost between rounds). Prints a Markdown table.
 //! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
@@ -27,6 +28,12 @@ fn rounds() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5)
+}
+
+/// Whether `BENCH_SANDBOX` (comma-separated row names) asks for `row`; all
+/// rows when it is unset.
+fn wanted(row: &str) -> bool {
+    std::env::var("BENCH_SANDBOX").map_or(true, |only| only.split(',').any(|r| r.trim() == row))
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -155,22 +162,29 @@ fn main() {
     );
     println!("| measurement | with the supervisor | without | added (quartiles) | goal |");
     println!("|---|---|---|---|---|");
-    let p = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
-    p.print_row(
-        "a shell loop of 1,000 execs",
-        |s| format!("{:.1}", s * 1e6 / 1000.0),
-        " µs per exec",
-        "under 50 µs",
-    );
-    let build = "rm -rf target && cargo build --offline -q";
-    let p = pair(&ws, &policy, build);
-    let without = p.without.as_secs_f64();
-    p.print_row(
-        "`cargo build` of a small crate (from clean)",
-        |s| format!("{:.1}", s / without * 100.0),
-        "%",
-        "under 5%",
-    );
+    if wanted("exec") {
+        let p = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
+        p.print_row(
+            "a shell loop of 1,000 execs",
+            |s| format!("{:.1}", s * 1e6 / 1000.0),
+            " µs per exec",
+            "under 50 µs",
+        );
+    }
+    if wanted("build") {
+        let build = "rm -rf target && cargo build --offline -q";
+        let p = pair(&ws, &policy, build);
+        let without = p.without.as_secs_f64();
+        p.print_row(
+            "`cargo build` of a small crate (from clean)",
+            |s| format!("{:.1}", s / without * 100.0),
+            "%",
+            "under 5%",
+        );
+    }
+    if !wanted("aliases") {
+        return;
+    }
     // The aliases' worst case: the largest configuration file, and as many
     // readings as an exec may have, each decided (none denied).
     let aliases = dir.path().join("aliases");
