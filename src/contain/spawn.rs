@@ -67,4 +67,9 @@ pub struct ExecRefusal {
     pub policy: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// Why the rule refuses an argv it does not match as written: the
+    /// program's model cannot read the arguments, or cargo's or gh's
+    /// aliases cannot be read. None when the argv matches the rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

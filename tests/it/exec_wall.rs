@@ -17,6 +17,10 @@ const PUSH: &str = "push -q origin HEAD:refs/heads/pushed";
 struct Row {
     bash: String,
     refused_by: Option<String>,
+    /// For a refusal by a program's rule of an argv that does not match it
+    /// as written: a part of the reason the record gives. None: the argv
+    /// matches the rule, and the record gives no reason.
+    reason: Option<String>,
 }
 
 fn rows() -> Vec<Row> {
@@ -34,7 +38,12 @@ fn rows() -> Vec<Row> {
                 "runs" => None,
                 other => panic!("{bash}: expect {other}"),
             };
-            Row { bash, refused_by }
+            let reason = c["reason"].as_str().map(str::to_string);
+            Row {
+                bash,
+                refused_by,
+                reason,
+            }
         })
         .collect()
 }
@@ -124,11 +133,27 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
             continue;
         }
         let refusals = call["metadata"]["sandbox_refusals"].as_array();
-        let rule = refusals
-            .and_then(|r| r.first())
-            .map(|r| r["rule"].as_str().unwrap_or_default().to_string());
+        let first = refusals.and_then(|r| r.first());
+        let rule = first.map(|r| r["rule"].as_str().unwrap_or_default().to_string());
+        let reason = first.and_then(|r| r["reason"].as_str());
         match (&row.refused_by, &rule) {
-            (Some(want), Some(got)) if want == got => {}
+            (Some(want), Some(got)) if want == got => {
+                let fits = match (&row.reason, reason) {
+                    (None, None) => true,
+                    // The model reads it too.
+                    (Some(part), Some(given)) => {
+                        given.contains(part.as_str())
+                            && call["content"].as_str().is_some_and(|c| c.contains(given))
+                    }
+                    _ => false,
+                };
+                if !fits {
+                    wrong.push(format!(
+                        "{}: expected the reason {:?}, the record gives {reason:?}",
+                        row.bash, row.reason
+                    ));
+                }
+            }
             (None, None) => {
                 if call["status"] != "ok" {
                     wrong.push(format!("{}: ran, but {}", row.bash, call["content"]));

@@ -230,7 +230,7 @@ impl ExecGuard {
                         .find_map(|r| self.denied_as(name, &r[1..], argv, cwd)),
                     Err(why) => {
                         tracing::warn!("sandbox: {program}'s aliases unreadable: {why}");
-                        self.rule_for(name, argv)
+                        self.rule_for(name, argv, format!("{program}'s aliases unreadable: {why}"))
                     }
                 };
                 if refusal.is_some() {
@@ -300,7 +300,13 @@ impl ExecGuard {
         let read = match program_of(name) {
             "git" => match git_names::by_itself(&words) {
                 Runs::Nothing => return None,
-                Runs::Unknown => return self.rule_for(name, argv),
+                Runs::Unknown => {
+                    return self.rule_for(
+                        name,
+                        argv,
+                        "git's own options leave what it runs unknown".into(),
+                    );
+                }
                 Runs::Subcommand(w) => Some(w),
             },
             _ => None,
@@ -313,7 +319,10 @@ impl ExecGuard {
             .into_iter()
             .filter(|s| s.family == Family::Bash)
             .collect();
-        let opaque = analysis.opaque.is_some() || sigs.iter().any(|s| s.opaque.is_some());
+        let opaque = analysis
+            .opaque
+            .clone()
+            .or_else(|| sigs.iter().find_map(|s| s.opaque.clone()));
         // The plain words too, whatever the model makes of them.
         sigs.push(Signature::new(
             Family::Bash,
@@ -326,27 +335,28 @@ impl ExecGuard {
                 rule: d.rule.unwrap_or_default(),
                 policy: d.policy.unwrap_or_default(),
                 line: d.line,
+                reason: None,
             })
         });
         // An argv the model cannot read (`python3 -` takes its program
         // from stdin) may be what a rule for this program denies: refused,
         // by that rule. A git subcommand told is read whole above.
         denied.or_else(|| {
-            (opaque && read.is_none())
-                .then(|| self.rule_for(name, argv))
-                .flatten()
+            let why = opaque.filter(|_| read.is_none())?;
+            self.rule_for(name, argv, format!("its arguments cannot be read: {why}"))
         })
     }
 
     /// The refusal of `argv` by the first deny rule that names the program
-    /// `name`.
-    fn rule_for(&self, name: &str, argv: &[String]) -> Option<ExecRefusal> {
+    /// `name`, for `reason` (what kept the argv from being decided).
+    fn rule_for(&self, name: &str, argv: &[String], reason: String) -> Option<ExecRefusal> {
         let first = self.denied.get(program_of(name))?;
         Some(ExecRefusal {
             argv: argv.to_vec(),
             rule: first.rule.clone(),
             policy: first.policy.clone(),
             line: Some(first.line),
+            reason: Some(reason),
         })
     }
 }

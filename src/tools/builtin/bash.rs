@@ -140,8 +140,13 @@ impl Tool for Bash {
         // What the sandbox's supervisor refused to start: the model hears
         // which rule, and the record counts it as a denial.
         for refusal in &r.exec_refusals {
+            let why = refusal
+                .reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
             content.push_str(&format!(
-                "--- refused by the sandbox: `{}` is denied by `{}` ({}) ---\n",
+                "--- refused by the sandbox: `{}` is denied by `{}` ({}){why} ---\n",
                 refusal.argv.join(" "),
                 refusal.rule,
                 refusal.policy

@@ -111,6 +111,15 @@ fn a_denied_program_is_refused_on_its_real_argv_through_its_model() {
             "{words:?}"
         );
     }
+    // A refusal by the program's rule of an argv it does not match says
+    // why; a match needs no reason.
+    let why = |words: &[&str]| decide(&g, git, &argv(words), &[], cwd).and_then(|r| r.reason);
+    assert_eq!(why(&["git", "push"]), None);
+    let unknown = why(&["git", "--super-prefix", "p/", "status"]);
+    assert!(
+        unknown.as_deref() == Some("git's own options leave what it runs unknown"),
+        "{unknown:?}"
+    );
     // An empty word stays a word: `git '' push` runs no push (git
     // reads `''` as the subcommand), and `git push ''` is a push.
     assert!(decide(&g, git, &argv(&["git", "", "push"]), &[], cwd).is_none());
@@ -210,12 +219,20 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
     for (words, refused) in [(&["python3", "-"][..], true), (&["python3", "x.py"], false)] {
         let r = decide(&py, python3, &argv(words), &env, cwd);
         assert_eq!(r.is_some(), refused, "{words:?}");
+        if let Some(r) = r {
+            let why = r.reason.unwrap_or_default();
+            assert!(why.starts_with("its arguments cannot be read: "), "{why}");
+        }
     }
-    // Aliases that cannot be read: cargo is refused by the rule.
+    // Aliases that cannot be read: cargo is refused by the rule, and the
+    // record names the file.
     std::fs::write(&config, "[alias\n").unwrap();
-    assert_eq!(
-        rule(&["cargo", "build"]).as_deref(),
-        Some("deny Bash(cargo publish:*)")
+    let r = decide(&g, cargo, &argv(&["cargo", "build"]), &env, cwd).unwrap();
+    assert_eq!(r.rule, "deny Bash(cargo publish:*)");
+    let why = r.reason.unwrap_or_default();
+    assert!(
+        why.starts_with("cargo's aliases unreadable: ") && why.contains("config.toml"),
+        "{why}"
     );
     // No rule names cargo: its aliases are not read.
     let git = guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n").unwrap();
