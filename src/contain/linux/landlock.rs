@@ -300,6 +300,12 @@ mod tests {
         std::fs::write(hidden.join(".env"), "SECRET").unwrap();
         std::fs::write(hidden.join(".git/objects/blob"), "OBJECT").unwrap();
         std::fs::write(root.join("beside"), "BESIDE").unwrap();
+        // A named pipe beside it: opened for its rule without blocking
+        // (O_PATH), where a plain open would wait for a writer forever.
+        let fifo = std::ffi::CString::new(root.join("pipe").into_os_string().into_encoded_bytes())
+            .unwrap();
+        // SAFETY: a valid path string.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let tree = HiddenTree {
             root: hidden.clone(),
             except: vec![hidden.join(".git/objects")],
