@@ -405,26 +405,32 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
 
 /// Where the kernel cannot confine connections (no Landlock, or a Landlock
 /// without network rules), network rules mean no network, and the
-/// transcript says so.
+/// transcript says so. With `network: false` they mean no network too,
+/// and the transcript blames no kernel.
 #[test]
 fn without_landlock_network_rules_mean_no_network() {
-    for (var, value, says) in [
+    for (env, settings, says) in [
         (
-            "RUNNER_SIMULATE_NO_LANDLOCK",
-            "1",
+            &[("RUNNER_SIMULATE_NO_LANDLOCK", "1")][..],
+            "",
             "cannot be enforced without Landlock",
         ),
         (
-            "RUNNER_SIMULATE_LANDLOCK_ABI",
-            "3",
+            &[("RUNNER_SIMULATE_LANDLOCK_ABI", "3")],
+            "",
             "need Landlock network rules (ABI 4), and this kernel has ABI 3",
         ),
+        (
+            &[],
+            "sandbox: {network: false}\n",
+            "network off (seccomp); ",
+        ),
     ] {
-        no_network_where(var, value, says);
+        no_network_where(env, settings, says);
     }
 }
 
-fn no_network_where(var: &str, value: &str, says: &str) {
+fn no_network_where(env: &[(&str, &str)], settings: &str, says: &str) {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
     let web = Web::start(dir.path().join("ws"));
@@ -433,7 +439,7 @@ fn no_network_where(var: &str, value: &str, says: &str) {
         dir.path(),
         "task.yaml",
         &format!(
-            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n  network:\n    allow: [\"docs.test:{}\"]\nscript:\n{}  - text: done\n",
+            "name: t\nprompt: run\nworkspace: ws\n{settings}policy:\n  default: allow\n  rules:\n    - allow: [\"Bash(*)\"]\n  network:\n    allow: [\"docs.test:{}\"]\nscript:\n{}  - text: done\n",
             web.port,
             crate::common::bash_turns(&[&cmd])
         ),
@@ -442,7 +448,7 @@ fn no_network_where(var: &str, value: &str, says: &str) {
         .current_dir(dir.path())
         .env("CI", "true")
         .env("RUNNER_TEST_HOSTS", HOSTS)
-        .env(var, value)
+        .envs(env.iter().copied())
         .args(["run", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
