@@ -406,7 +406,7 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
 /// Where the kernel cannot confine connections (no Landlock, or a Landlock
 /// without network rules), network rules mean no network, and the
 /// transcript says so. With `network: false` they mean no network too,
-/// and the transcript blames no kernel.
+/// and the transcript blames no kernel; with `sandbox: off`, no network.
 #[test]
 fn without_landlock_network_rules_mean_no_network() {
     for (env, settings, says) in [
@@ -424,6 +424,13 @@ fn without_landlock_network_rules_mean_no_network() {
             &[],
             "sandbox: {network: false}\n",
             "network off (seccomp); ",
+        ),
+        // With nothing else to confine (no limit, no process bound), the
+        // network switch alone.
+        (
+            &[],
+            "sandbox: off\n",
+            "cannot be enforced with sandbox: off",
         ),
     ] {
         no_network_where(env, settings, says);
