@@ -734,6 +734,41 @@ fn inline_code_runs_under_program_deny_rules() {
     }
 }
 
+/// The supervisor decides execs only for program deny rules with no wall
+/// of their own: `sudo` has `no_new_privs`, `curl` under `network: false`
+/// no network. With only those, execs cost nothing; with `make` besides,
+/// they are decided.
+#[test]
+fn execs_are_decided_only_for_program_denies_without_another_wall() {
+    for (denies, decided) in [
+        ("\"Bash(sudo:*)\", \"Bash(curl:*)\"", false),
+        // (Not `git push`: the network's wall holds it too.)
+        ("\"Bash(sudo:*)\", \"Bash(curl:*)\", \"Bash(make:*)\"", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "ws/a.txt", "a\n");
+        let task = write(
+            d,
+            "t.yaml",
+            &format!(
+                "prompt: p\nworkspace: ws\nsandbox: {{network: false}}\npolicy:\n  default: allow\n  rules:\n    - deny: [{denies}]\nscript:\n{}  - text: done\n",
+                crate::common::bash_turns(&["python3 -c 'print(6*7)'"])
+            ),
+        );
+        let t = run(d, &task, &[], 0);
+        let call = &t["tool_calls"][0];
+        assert_eq!(call["status"], "ok", "{denies}: {call}");
+        let sandbox = t["sandbox"].as_str().unwrap();
+        assert_eq!(
+            sandbox.contains("execs decided against the policy's program denies"),
+            decided,
+            "{denies}: {sandbox}"
+        );
+        assert_eq!(t["backstops"]["exec"], decided, "{}", t["backstops"]);
+    }
+}
+
 /// Without the supervisor (simulated), program deny rules have no wall:
 /// inline code is refused as before, and the transcript says why.
 #[test]

@@ -361,6 +361,13 @@ fn without_landlock_best_effort_goes_on_and_says_so_while_required_fails() {
                 "{note}"
             );
             assert!(results(&t)[0].contains("ran"));
+            // Limits still confine the commands, but no write: no
+            // backstop but the revert of edits.
+            let b = &t["backstops"];
+            for held in ["reads", "confined", "network_off", "exec"] {
+                assert_eq!(b[held], false, "{held}: {b}");
+            }
+            assert_eq!(b["edits"], true, "{b}");
         } else {
             assert_eq!(out.status.code(), Some(1));
             assert_eq!(t["outcome"]["status"], "error");
