@@ -969,3 +969,58 @@ fn second_signal_round(round: usize) {
         "round {round}: the agent's command survived"
     );
 }
+
+/// A second signal also ends what left the commands' process groups
+/// (`setsid`), where the task's pids cgroup holds it: root's default bound
+/// on a cgroup v1 pids hierarchy. Elsewhere nothing reaches such a process
+/// (docs/src/sandbox.md), and there is nothing to check.
+#[test]
+fn a_second_signal_also_ends_what_left_the_commands_group() {
+    let v1 = std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()))
+        .is_some_and(|p| Path::new(&format!("/sys/fs/cgroup/pids{p}/tasks")).exists());
+    // SAFETY: a plain system call.
+    if unsafe { libc::geteuid() } != 0 || !v1 {
+        eprintln!("no default pids cgroup for this user here: nothing to check");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    let (escaped, sleeper) = (["sleep", "43.73"], ["sleep", "43.74"]);
+    let task = write(
+        d,
+        "slow.yaml",
+        &format!(
+            "prompt: wait\nworkspace: ws\npolicy:\n  rules:\n    - allow: [\"Bash(*)\"]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"setsid {} {} & {} {}\", timeout: 120000}}}}\n",
+            escaped[0], escaped[1], sleeper[0], sleeper[1]
+        ),
+    );
+    let mut child = runner()
+        .args(["run", "--out"])
+        .arg(d.join("out"))
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::common::wait_until_running(&sleeper);
+    crate::common::wait_until_running(&escaped);
+    // SAFETY: signals to the runner this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while processes_running(&escaped) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left = processes_running(&escaped);
+    crate::common::kill_processes(&escaped);
+    crate::common::kill_processes(&sleeper);
+    assert!(matches!(status.code(), Some(130 | 143)), "{status:?}");
+    assert_eq!(left, 0, "the process that left its group survived the run");
+}
