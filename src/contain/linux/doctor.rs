@@ -120,3 +120,28 @@ fn user_namespaces() -> bool {
     read("/proc/sys/kernel/unprivileged_userns_clone") != Some(0)
         && read("/proc/sys/user/max_user_namespaces").is_some_and(|n| n > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the report says of user namespaces is what a user other than
+    /// root can do here: make one (as nobody, when the test runs as root).
+    #[test]
+    fn user_namespaces_says_what_an_unprivileged_user_can_do() {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new("unshare");
+        cmd.args(["--user", "true"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: a plain system call.
+        if unsafe { libc::geteuid() } == 0 {
+            cmd.uid(65534).gid(65534);
+        }
+        let Ok(made) = cmd.status() else {
+            eprintln!("no unshare here: nothing to compare with");
+            return;
+        };
+        assert_eq!(user_namespaces(), made.success());
+    }
+}
