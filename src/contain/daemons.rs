@@ -63,6 +63,15 @@ fn is_writable_socket(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// Root may start system units over the system bus: its socket is a
+    /// daemon's for root only (a user's bus is in its runtime folder).
+    #[test]
+    fn the_system_bus_counts_for_root_only() {
+        let bus = PathBuf::from("/run/dbus/system_bus_socket");
+        assert_eq!(candidates().contains(&bus), crate::sys::uid() == 0);
+        assert!(candidates().contains(&PathBuf::from("/var/run/docker.sock")));
+    }
+
     #[test]
     fn a_listening_socket_is_reachable_and_a_plain_file_is_not() {
         let dir = tempfile::tempdir().unwrap();
