@@ -340,14 +340,13 @@ mod tests {
     /// `abi` and `net` succeed, one for each of `ports` (on 127.0.0.1).
     fn connects_under(abi: i32, net: Net, ports: [u16; 2]) -> [bool; 2] {
         std::thread::spawn(move || {
-            let ruleset = build_ruleset(abi, &[], None, &net).unwrap();
-            // SAFETY: plain system calls on this thread, which Landlock
-            // and `no_new_privs` confine alone.
-            unsafe {
-                assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-                let r = libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
-                assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
-            }
+            // The ruleset alone, applied as a command's is (Landlock and
+            // `no_new_privs` hold for this thread only).
+            let c = Confinement {
+                ruleset: Some(build_ruleset(abi, &[], None, &net).unwrap()),
+                ..Confinement::with_filter(Vec::new())
+            };
+            c.apply().unwrap();
             ports.map(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok())
         })
         .join()
@@ -413,12 +412,7 @@ mod tests {
                     Label("refuse"),
                     Ret(libc::SECCOMP_RET_ERRNO | errno as u32),
                 ]);
-                // SAFETY: plain system calls on this thread; the filter
-                // outlives the call.
-                unsafe {
-                    assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-                    super::super::install_filter(&filter).unwrap();
-                }
+                Confinement::with_filter(filter).apply().unwrap();
                 landlock_abi().map_err(|e| e.to_string())
             })
             .join()
