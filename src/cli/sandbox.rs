@@ -146,7 +146,7 @@ pub async fn sandbox(
     print!("{}", result.stdout.text);
     eprint!("{}", result.stderr.text);
     for r in &result.exec_refusals {
-        eprintln!("runner sandbox: refused to start: {r:?}");
+        eprintln!("runner sandbox: refused to start: {r}");
     }
     Ok(match result.exit_code {
         Some(0) => Exit::Passed,

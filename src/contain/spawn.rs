@@ -73,3 +73,21 @@ pub struct ExecRefusal {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+/// How a refusal reads, for the model and the logs: "`git push origin` is
+/// denied by `deny Bash(git push:*)` (policy.yaml)", and its reason.
+impl std::fmt::Display for ExecRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` is denied by `{}` ({})",
+            self.argv.join(" "),
+            self.rule,
+            self.policy
+        )?;
+        match &self.reason {
+            Some(why) => write!(f, ": {why}"),
+            None => Ok(()),
+        }
+    }
+}

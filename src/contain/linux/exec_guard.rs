@@ -229,7 +229,6 @@ impl ExecGuard {
                         .iter()
                         .find_map(|r| self.denied_as(name, &r[1..], argv, cwd)),
                     Err(why) => {
-                        tracing::warn!("sandbox: {program}'s aliases unreadable: {why}");
                         self.rule_for(name, argv, format!("{program}'s aliases unreadable: {why}"))
                     }
                 };

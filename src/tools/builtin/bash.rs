@@ -140,17 +140,7 @@ impl Tool for Bash {
         // What the sandbox's supervisor refused to start: the model hears
         // which rule, and the record counts it as a denial.
         for refusal in &r.exec_refusals {
-            let why = refusal
-                .reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default();
-            content.push_str(&format!(
-                "--- refused by the sandbox: `{}` is denied by `{}` ({}){why} ---\n",
-                refusal.argv.join(" "),
-                refusal.rule,
-                refusal.policy
-            ));
+            content.push_str(&format!("--- refused by the sandbox: {refusal} ---\n"));
         }
         let mut meta = json!({
             "exit_code": r.exit_code, "signal": r.signal, "timed_out": r.timed_out,

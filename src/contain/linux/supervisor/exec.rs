@@ -91,11 +91,7 @@ pub(super) fn decide_exec(
     match guard.decide(&names, &argv, &env, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
-            tracing::warn!(
-                "sandbox: exec refused: {} ({})",
-                refusal.argv.join(" "),
-                refusal.rule
-            );
+            tracing::warn!("sandbox: exec refused: {refusal}");
             let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
             if list.len() < 100 {
                 list.push(refusal);
