@@ -20,11 +20,17 @@ pub(super) const MAX_READING_BYTES: usize = 2 << 20;
 pub(super) fn bounded(words: Vec<String>, program: &str) -> Result<Vec<String>, Unreadable> {
     let bytes: usize = words.iter().map(|w| w.len() + 1).sum();
     if bytes > MAX_READING_BYTES {
-        return Err(Unreadable(format!(
-            "a reading of {program}'s aliases over {MAX_READING_BYTES} bytes"
-        )));
+        return Err(too_long(program));
     }
     Ok(words)
+}
+
+/// Why a reading of `program`'s aliases is refused for its length (also
+/// before it is built, where building it is the cost).
+pub(super) fn too_long(program: &str) -> Unreadable {
+    Unreadable(format!(
+        "a reading of {program}'s aliases over {MAX_READING_BYTES} bytes"
+    ))
 }
 
 /// Why a program's aliases cannot be read as it would read them.

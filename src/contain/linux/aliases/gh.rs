@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use runner_policy::words::split_words;
 
 use super::config_file::{
-    MAX_DEPTH, MAX_READING_BYTES, MAX_READINGS, Unreadable, bounded, read_file, var,
+    MAX_DEPTH, MAX_READING_BYTES, MAX_READINGS, Unreadable, bounded, read_file, too_long, var,
 };
 
 /// What of gh's `config.yml` is read: its aliases.
@@ -117,9 +117,7 @@ fn expand(words: &[String], expansion: &str) -> Result<Vec<String>, Unreadable> 
             let placeholder = format!("${}", i + 1);
             let times = expansion.matches(placeholder.as_str()).count();
             if expansion.len() + times * a.len() > MAX_READING_BYTES {
-                return Err(Unreadable(format!(
-                    "a reading of gh's aliases over {MAX_READING_BYTES} bytes"
-                )));
+                return Err(too_long("gh"));
             }
             expansion = expansion.replace(&placeholder, a);
         } else {
