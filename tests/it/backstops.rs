@@ -709,12 +709,33 @@ fn a_program_deny_rule_holds_behind_inline_code_make_and_a_copied_binary() {
 }
 
 /// Inline code runs under program deny rules: under `default: allow`,
-/// and under `default: deny` with the program's allow rule.
+/// and under `default: deny` with the program's allow rule. The
+/// supervisor decides execs only for deny rules with no wall of their
+/// own: `sudo` has `no_new_privs`, `curl` and `git push` under `network:
+/// false` no network; with only those, execs cost nothing.
 #[test]
 fn inline_code_runs_under_program_deny_rules() {
-    for policy in [
-        "  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(rm -rf /:*)\"]\n",
-        "  default: deny\n  rules:\n    - allow: [\"Bash(python3:*)\"]\n    - deny: [\"Bash(git push:*)\"]\n",
+    for (settings, policy, decided) in [
+        (
+            "",
+            "  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(rm -rf /:*)\"]\n",
+            true,
+        ),
+        (
+            "",
+            "  default: deny\n  rules:\n    - allow: [\"Bash(python3:*)\"]\n    - deny: [\"Bash(git push:*)\"]\n",
+            true,
+        ),
+        (
+            "sandbox: {network: false}\n",
+            "  default: allow\n  rules:\n    - deny: [\"Bash(sudo:*)\", \"Bash(curl:*)\", \"Bash(git push:*)\"]\n",
+            false,
+        ),
+        (
+            "sandbox: {network: false}\n",
+            "  default: allow\n  rules:\n    - deny: [\"Bash(sudo:*)\", \"Bash(curl:*)\", \"Bash(make:*)\"]\n",
+            true,
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -723,7 +744,7 @@ fn inline_code_runs_under_program_deny_rules() {
             d,
             "t.yaml",
             &format!(
-                "prompt: p\nworkspace: ws\npolicy:\n{policy}script:\n{}  - text: done\n",
+                "prompt: p\nworkspace: ws\n{settings}policy:\n{policy}script:\n{}  - text: done\n",
                 crate::common::bash_turns(&["python3 -c 'print(6*7)'"])
             ),
         );
@@ -731,39 +752,11 @@ fn inline_code_runs_under_program_deny_rules() {
         let call = &t["tool_calls"][0];
         assert_eq!(call["status"], "ok", "{policy}: {call}");
         assert!(call["content"].as_str().unwrap().contains("42"), "{call}");
-    }
-}
-
-/// The supervisor decides execs only for program deny rules with no wall
-/// of their own: `sudo` has `no_new_privs`, `curl` under `network: false`
-/// no network. With only those, execs cost nothing; with `make` besides,
-/// they are decided.
-#[test]
-fn execs_are_decided_only_for_program_denies_without_another_wall() {
-    for (denies, decided) in [
-        ("\"Bash(sudo:*)\", \"Bash(curl:*)\"", false),
-        // (Not `git push`: the network's wall holds it too.)
-        ("\"Bash(sudo:*)\", \"Bash(curl:*)\", \"Bash(make:*)\"", true),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        write(d, "ws/a.txt", "a\n");
-        let task = write(
-            d,
-            "t.yaml",
-            &format!(
-                "prompt: p\nworkspace: ws\nsandbox: {{network: false}}\npolicy:\n  default: allow\n  rules:\n    - deny: [{denies}]\nscript:\n{}  - text: done\n",
-                crate::common::bash_turns(&["python3 -c 'print(6*7)'"])
-            ),
-        );
-        let t = run(d, &task, &[], 0);
-        let call = &t["tool_calls"][0];
-        assert_eq!(call["status"], "ok", "{denies}: {call}");
         let sandbox = t["sandbox"].as_str().unwrap();
         assert_eq!(
             sandbox.contains("execs decided against the policy's program denies"),
             decided,
-            "{denies}: {sandbox}"
+            "{policy}: {sandbox}"
         );
         assert_eq!(t["backstops"]["exec"], decided, "{}", t["backstops"]);
     }
