@@ -909,11 +909,38 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_folder() {
     }
 }
 
+/// `runner run --out D/out TASK` with `D/tmp` as its temp folder, its
+/// stderr kept.
+fn start_in_tmp(d: &Path, task: &Path) -> std::process::Child {
+    std::fs::create_dir_all(d.join("tmp")).unwrap();
+    runner()
+        .env("TMPDIR", d.join("tmp"))
+        .args(["run", "--out"])
+        .arg(d.join("out"))
+        .arg(task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends `child` SIGINT and SIGTERM together (two signals, never merged
+/// into one); how it exited, and its stderr.
+fn signal_twice(child: &mut std::process::Child) -> (std::process::ExitStatus, String) {
+    // SAFETY: signals to the runner the test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status, err)
+}
+
 fn second_signal_round(round: usize) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::create_dir(d.join("ws")).unwrap();
-    std::fs::create_dir(d.join("tmp")).unwrap();
     write(d, "ws/a.txt", "a\n");
     let sleeper = ["sleep", "43.71"];
     let task = write(
@@ -924,15 +951,7 @@ fn second_signal_round(round: usize) {
             sleeper[0], sleeper[1]
         ),
     );
-    let mut child = runner()
-        .env("TMPDIR", d.join("tmp"))
-        .args(["run", "--out"])
-        .arg(d.join("out"))
-        .arg(&task)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start_in_tmp(d, &task);
     let leftovers = || -> Vec<String> {
         std::fs::read_dir(d.join("tmp"))
             .unwrap()
@@ -943,13 +962,7 @@ fn second_signal_round(round: usize) {
     crate::common::wait_until_running(&sleeper);
     // The copy and the commands' temp folder, each with its owner file.
     assert_eq!(leftovers().len(), 4, "{:?}", leftovers());
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let (status, err) = signal_twice(&mut child);
     assert!(
         matches!(status.code(), Some(130 | 143)),
         "round {round}: {status:?}: {err}"
@@ -959,12 +972,8 @@ fn second_signal_round(round: usize) {
     // Killed, the command may take a moment to be gone from /proc (the
     // runner does not wait for it to die); one that was not killed would
     // run for 43 s.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while processes_running(&sleeper) > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
     assert_eq!(
-        processes_running(&sleeper),
+        crate::common::wait_until_gone(&sleeper, std::time::Duration::from_secs(5)),
         0,
         "round {round}: the agent's command survived"
     );
@@ -976,13 +985,7 @@ fn second_signal_round(round: usize) {
 /// (docs/src/sandbox.md), and there is nothing to check.
 #[test]
 fn a_second_signal_also_ends_what_left_the_commands_group() {
-    let v1 = std::fs::read_to_string("/proc/self/cgroup")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()))
-        .is_some_and(|p| Path::new(&format!("/sys/fs/cgroup/pids{p}/tasks")).exists());
-    // SAFETY: a plain system call.
-    if unsafe { libc::geteuid() } != 0 || !v1 {
+    if !crate::common::is_root() || !crate::common::pids_cgroup_v1() {
         eprintln!("no default pids cgroup for this user here: nothing to check");
         return;
     }
@@ -998,27 +1001,11 @@ fn a_second_signal_also_ends_what_left_the_commands_group() {
             escaped[0], escaped[1], sleeper[0], sleeper[1]
         ),
     );
-    let mut child = runner()
-        .args(["run", "--out"])
-        .arg(d.join("out"))
-        .arg(&task)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_in_tmp(d, &task);
     crate::common::wait_until_running(&sleeper);
     crate::common::wait_until_running(&escaped);
-    // SAFETY: signals to the runner this test started.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let status = child.wait().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while processes_running(&escaped) > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let left = processes_running(&escaped);
+    let (status, _) = signal_twice(&mut child);
+    let left = crate::common::wait_until_gone(&escaped, std::time::Duration::from_secs(5));
     crate::common::kill_processes(&escaped);
     crate::common::kill_processes(&sleeper);
     assert!(matches!(status.code(), Some(130 | 143)), "{status:?}");

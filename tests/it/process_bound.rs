@@ -12,16 +12,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::{
-    FORK_BOMB, assert_the_bomb_failed_to_fork, bash_turns, read_json, stderr, write,
+    FORK_BOMB, assert_the_bomb_failed_to_fork, bash_turns, is_root, read_json, stderr, write,
 };
 
 /// `nobody`, where the test runs as root; else the test's own user.
 const NOBODY: u32 = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() == 0 }
-}
 
 /// Runs `commands` in a task with `extra` settings, as a user other than
 /// root: the exit, the transcript, each command's output.
@@ -234,12 +229,7 @@ fn as_root_the_default_bound_is_a_cgroup_the_commands_start_in() {
     // Where the machine has a cgroup v1 pids hierarchy over the runner's
     // cgroup (a `tasks` file: threads move), the default must be there:
     // the transcript's own word that it is not would hide a lost bound.
-    let v1 = std::fs::read_to_string("/proc/self/cgroup")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()))
-        // The runner makes its cgroup beneath its own, which is ours.
-        .is_some_and(|p| Path::new(&format!("/sys/fs/cgroup/pids{p}/tasks")).exists());
+    let v1 = crate::common::pids_cgroup_v1();
     if !sandbox.contains("; processes: at most 1024 (pids cgroup, the default)") {
         assert!(
             !v1,

@@ -182,6 +182,33 @@ pub fn kill_processes(words: &[&str]) {
     }
 }
 
+/// Waits up to `within` until no process has the command line `words`
+/// (a killed process may take a moment to leave /proc); how many are left.
+pub fn wait_until_gone(words: &[&str], within: std::time::Duration) -> usize {
+    let deadline = std::time::Instant::now() + within;
+    while processes_running(words) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    processes_running(words)
+}
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Whether this process's pids cgroup is in a cgroup v1 hierarchy (a
+/// `tasks` file: threads move), where a runner it starts as root makes
+/// its tasks' cgroups beneath, and forks their commands inside.
+pub fn pids_cgroup_v1() -> bool {
+    std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(":pids:").map(|(_, p)| p.to_string()))
+        .is_some_and(|p| Path::new(&format!("/sys/fs/cgroup/pids{p}/tasks")).exists())
+}
+
 /// Waits (up to 30 s) until a process with the command line `sleeper`
 /// runs.
 pub fn wait_until_running(sleeper: &[&str]) {
