@@ -6,16 +6,20 @@
 //! - a shell loop of 1,000 execs of `/bin/true`: the time added per exec;
 //! - `cargo build` of a small crate (a dependency-free library and binary,
 //!   built from clean each round): the share added;
-//! - the exec wall's worst case for a program whose aliases it reads: 100
-//!   execs of a stand-in `cargo` under `deny Bash(cargo publish:*)`, each
-//!   with 64 words that are aliases in a `.cargo/config.toml` of 1 MiB
-//!   (the bounds: the largest file, the most readings), all allowed.
+//! - the exec wall's worst cases for the programs whose aliases it reads,
+//!   under `deny Bash(cargo publish:*)` and `deny Bash(gh pr merge:*)`:
+//!   100 execs of a stand-in `cargo` with 64 words that are aliases in a
+//!   `.cargo/config.toml` of 1 MiB, and of a stand-in `gh` whose alias is
+//!   16 deep, with a 1 MiB `config.yml` in each of gh's three folders (the
+//!   bounds: the largest file, the most readings or the deepest), all
+//!   allowed.
 //!
 //! Run with `cargo bench --bench sandbox` (or `scripts/bench`); medians of
-//! `BENCH_ROUNDS` (default 5) rounds (`BENCH_SANDBOX=exec,build,aliases` picks
-//! rows: many rounds of the exec loop alone take minutes, not an hour), the arms alternating in swapped order
+//! `BENCH_ROUNDS` (default 5) rounds, the arms alternating in swapped order
 //! and the cost taken within each round (this VM's speed drifts by more
 //! than the cost between rounds). Prints a Markdown table.
+//! `BENCH_SANDBOX=exec,build,aliases` picks rows (many rounds of the exec
+//! loop alone take minutes, not an hour).
 //! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
 //! commit's, to compare), as the first-request bench does.
 
@@ -185,35 +189,88 @@ fn main() {
     if !wanted("aliases") {
         return;
     }
-    // The aliases' worst case: the largest configuration file, and as many
-    // readings as an exec may have, each decided (none denied).
-    let aliases = dir.path().join("aliases");
-    std::fs::create_dir_all(aliases.join(".cargo")).unwrap();
-    std::fs::create_dir_all(aliases.join("bin")).unwrap();
-    let mut config = String::from("[alias]\n");
+    // The aliases' worst cases: the largest configuration files, and as
+    // many readings as an exec may have, each decided (none denied).
     let words: Vec<String> = (0..64).map(|i| format!("a{i}")).collect();
+    let mut cargo_config = String::from("[alias]\n");
     for w in &words {
-        config.push_str(&format!("{w} = \"build --release -v\"\n"));
+        cargo_config.push_str(&format!("{w} = \"build --release -v\"\n"));
     }
-    while config.len() < (1 << 20) - 80 {
-        config.push_str("# padding to the largest file the exec wall reads, one line at a time\n");
+    aliases_row(
+        &dir.path().join("cargo"),
+        "cargo publish",
+        &[(".cargo/config.toml", padded(cargo_config, "#"))],
+        &format!("bin/cargo {}", words.join(" ")),
+        "100 execs of `cargo` with 64 aliases in a 1 MiB `.cargo/config.toml` (the alias readers' bounds)",
+    );
+    // gh reads the alias in its first word only, through others as deep
+    // as its bound, and its three configuration folders each.
+    let mut gh_config = String::from("aliases:\n");
+    // 16 expansions, the deepest read.
+    for i in 0..15 {
+        gh_config.push_str(&format!("    c{i}: c{} x\n", i + 1));
     }
-    std::fs::write(aliases.join(".cargo/config.toml"), config).unwrap();
-    let cargo = aliases.join("bin/cargo");
-    std::fs::write(&cargo, "#!/bin/sh\n:\n").unwrap();
-    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let cargo_policy = dir.path().join("cargo-policy.yaml");
-    std::fs::write(
-        &cargo_policy,
-        "default: allow\nrules:\n  - deny: [\"Bash(cargo publish:*)\"]\n",
+    gh_config.push_str("    c15: pr view\n");
+    let mut others = String::from("aliases:\n");
+    for i in 0.. {
+        if others.len() > (1 << 20) - 100 {
+            break;
+        }
+        others.push_str(&format!("    p{i}: pr view {i}\n"));
+    }
+    aliases_row(
+        &dir.path().join("gh"),
+        "gh pr merge",
+        &[
+            ("ghc/config.yml", padded(gh_config, "#")),
+            ("xdg/gh/config.yml", others.clone()),
+            ("home/.config/gh/config.yml", others),
+        ],
+        "GH_CONFIG_DIR=ghc XDG_CONFIG_HOME=xdg HOME=home bin/gh c0",
+        "100 execs of `gh` with an alias 16 deep and three 1 MiB `config.yml` (the alias readers' bounds)",
+    );
+}
+
+/// `text` padded with comment lines (`comment` starts one) to about the
+/// largest file the exec wall reads.
+fn padded(mut text: String, comment: &str) -> String {
+    while text.len() < (1 << 20) - 80 {
+        text.push_str(comment);
+        text.push_str(" padding to the largest file the exec wall reads, one line at a time\n");
+    }
+    text
+}
+
+/// The row of 100 execs of `command` in a folder holding `files` and a
+/// stand-in for the program (`bin/PROGRAM`, which does nothing), under a
+/// deny rule of `denied` (so that its aliases are read).
+fn aliases_row(root: &Path, denied: &str, files: &[(&str, String)], command: &str, what: &str) {
+    let program = denied.split(' ').next().unwrap();
+    for (name, text) in files {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let stand_in = root.join("bin").join(program);
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::write(&stand_in, "#!/bin/sh\n:\n").unwrap();
+    std::fs::set_permissions(
+        &stand_in,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let command = format!(
-        "for i in $(seq 100); do bin/cargo {}; done",
-        words.join(" ")
-    );
-    pair(&aliases, &cargo_policy, &command).print_row(
-        "100 execs of `cargo` with 64 aliases in a 1 MiB `.cargo/config.toml` (the alias readers' bounds)",
+    let command = format!("for i in $(seq 100); do {command}; done");
+    // Setting where gh's configuration is makes the command one the gate
+    // allows only by its exact text.
+    let exact = serde_json::to_string(&format!("Bash({command})")).unwrap();
+    let policy = root.with_extension("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!("default: allow\nrules:\n  - deny: [\"Bash({denied}:*)\"]\n  - allow: [{exact}]\n"),
+    )
+    .unwrap();
+    pair(root, &policy, &command).print_row(
+        what,
         |s| format!("{:.2}", s * 1e3 / 100.0),
         " ms per exec",
         "bounded",
