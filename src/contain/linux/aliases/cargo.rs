@@ -25,13 +25,20 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::config_file::{MAX_DEPTH, MAX_READINGS, Unreadable, bounded, read_file, var};
+use super::config_file::{MAX_DEPTH, MAX_READINGS, Parsed, Unreadable, bounded, read_file, var};
 
-/// The aliases cargo may expand: each name with every expansion found.
+/// One configuration's aliases: each name with its expansion.
+type Found = Vec<(String, Vec<String>)>;
+
+/// The configuration files read, by their text.
+static PARSED: Parsed<Found> = Parsed::new();
+
+/// The aliases cargo may expand: each configuration's.
 #[derive(Debug, Default)]
 struct Aliases {
-    found: Vec<(String, Vec<String>)>,
+    found: Vec<Arc<Found>>,
     /// The environment's `CARGO_ALIAS_*` variables, by variable name.
     env: Vec<(String, String)>,
 }
@@ -42,6 +49,7 @@ impl Aliases {
         let mut out: Vec<Vec<String>> = self
             .found
             .iter()
+            .flat_map(|f| f.iter())
             .filter(|(n, _)| n == word)
             .map(|(_, e)| e.clone())
             .collect();
@@ -55,42 +63,10 @@ impl Aliases {
         out
     }
 
-    /// The `alias` table of one configuration, `from` a file or `--config`.
-    fn add_table(&mut self, table: &toml::Table, from: &Path) -> Result<(), Unreadable> {
-        if table.contains_key("include") {
-            return Err(Unreadable(format!(
-                "{} includes other files",
-                from.display()
-            )));
-        }
-        let Some(aliases) = table.get("alias") else {
-            return Ok(());
-        };
-        let Some(aliases) = aliases.as_table() else {
-            return Err(Unreadable(format!(
-                "{}: `alias` is not a table",
-                from.display()
-            )));
-        };
-        for (name, value) in aliases {
-            let words = match value {
-                toml::Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
-                toml::Value::Array(a) => a
-                    .iter()
-                    .map(|w| w.as_str().map(str::to_string))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        Unreadable(format!("{}: alias.{name} is not words", from.display()))
-                    })?,
-                _ => {
-                    return Err(Unreadable(format!(
-                        "{}: alias.{name} is not words",
-                        from.display()
-                    )));
-                }
-            };
-            self.found.push((name.clone(), words));
-        }
+    /// The `alias` table of a `--config KEY=VALUE`.
+    fn add_table(&mut self, table: &toml::Table) -> Result<(), Unreadable> {
+        self.found
+            .push(Arc::new(aliases_of(table, Path::new("--config"))?));
         Ok(())
     }
 
@@ -99,14 +75,62 @@ impl Aliases {
         let Some(text) = read_file(path)? else {
             return Ok(());
         };
-        let table: toml::Table = text.parse().map_err(|e| {
-            Unreadable(format!(
-                "{} is not TOML cargo can read: {e}",
-                path.display()
-            ))
-        })?;
-        self.add_table(&table, path)
+        self.found.push(PARSED.of(&text, |text| {
+            let table: toml::Table = text.parse().map_err(|e| {
+                Unreadable(format!(
+                    "{} is not TOML cargo can read: {e}",
+                    path.display()
+                ))
+            })?;
+            aliases_of(&table, path)
+        })?);
+        Ok(())
     }
+
+    /// Whether no alias was found.
+    fn is_empty(&self) -> bool {
+        self.found.iter().all(|f| f.is_empty()) && self.env.is_empty()
+    }
+}
+
+/// The `alias` table of one configuration, `from` a file or `--config`.
+fn aliases_of(table: &toml::Table, from: &Path) -> Result<Found, Unreadable> {
+    if table.contains_key("include") {
+        return Err(Unreadable(format!(
+            "{} includes other files",
+            from.display()
+        )));
+    }
+    let Some(aliases) = table.get("alias") else {
+        return Ok(Found::new());
+    };
+    let Some(aliases) = aliases.as_table() else {
+        return Err(Unreadable(format!(
+            "{}: `alias` is not a table",
+            from.display()
+        )));
+    };
+    let mut found = Found::new();
+    for (name, value) in aliases {
+        let words = match value {
+            toml::Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
+            toml::Value::Array(a) => a
+                .iter()
+                .map(|w| w.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    Unreadable(format!("{}: alias.{name} is not words", from.display()))
+                })?,
+            _ => {
+                return Err(Unreadable(format!(
+                    "{}: alias.{name} is not words",
+                    from.display()
+                )));
+            }
+        };
+        found.push((name.clone(), words));
+    }
+    Ok(found)
 }
 
 /// The aliases cargo, run with `args` in folder `cwd` with environment
@@ -140,7 +164,7 @@ fn read(args: &[String], cwd: &Path, env: &[String]) -> Result<Aliases, Unreadab
         if let Some(v) = value {
             // `KEY=VALUE` is TOML; anything else names a file.
             match v.parse::<toml::Table>() {
-                Ok(table) => aliases.add_table(&table, Path::new("--config"))?,
+                Ok(table) => aliases.add_table(&table)?,
                 Err(_) => aliases.add_file(&cwd.join(v))?,
             }
         } else if a == "-C" || a.starts_with("-C") && !a.starts_with("--") {
@@ -170,7 +194,7 @@ pub(super) fn readings(
 ) -> Result<Vec<Vec<String>>, Unreadable> {
     let args = words.get(1..).unwrap_or_default();
     let aliases = read(args, cwd, env)?;
-    if aliases.found.is_empty() && aliases.env.is_empty() {
+    if aliases.is_empty() {
         return Ok(Vec::new());
     }
     let mut out = BTreeSet::new();
@@ -292,6 +316,35 @@ mod tests {
             r("cargo --config more.toml m"),
             ["cargo --config more.toml publish"]
         );
+    }
+
+    /// A file rewritten with another alias of the same length, and its
+    /// times set back to what they were, is read anew (its text is what
+    /// is kept, not its inode, size or times).
+    #[test]
+    fn a_configuration_rewritten_in_place_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join(".cargo")).unwrap();
+        let path = d.join(".cargo/config.toml");
+        std::fs::write(
+            &path,
+            "[alias]
+ship = \"build\"\n",
+        )
+        .unwrap();
+        let r = || joined(readings(&words("cargo ship"), d, &[]));
+        assert_eq!(r(), ["cargo build"]);
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&path).unwrap());
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, b"[alias]\nship = \"pub1x\"\n").unwrap();
+        file.set_modified(modified).unwrap();
+        drop(file);
+        let now = std::fs::metadata(&path).unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::ino(&now), inode);
+        assert_eq!(now.modified().unwrap(), modified);
+        assert_eq!(r(), ["cargo pub1x"]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// The largest configuration file read.
 pub(super) const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -72,6 +73,55 @@ pub(super) fn read_file(path: &Path) -> Result<Option<String>, Unreadable> {
     Ok(Some(text))
 }
 
+/// How many files' readings [`Parsed`] keeps.
+const KEPT: usize = 8;
+
+/// What files were read as, kept by their text, so that a task's execs of
+/// cargo or gh parse an unchanged configuration once rather than at each
+/// exec (a 1 MiB `config.yml` is most of a second of YAML).
+///
+/// The text is the key, compared whole: a file is read at each exec (a
+/// few hundred microseconds at the size bound) and parsed again whenever
+/// a byte of it differs. Nothing about the file stands for its text (not
+/// its inode, size or times, which a write may leave as they were), so a
+/// kept reading is never a stale one. At most [`KEPT`] files are kept,
+/// the least recently used dropped first; what fails to parse is not kept.
+pub(super) struct Parsed<T> {
+    kept: Mutex<Vec<(Arc<str>, Arc<T>)>>,
+}
+
+impl<T> Parsed<T> {
+    pub(super) const fn new() -> Self {
+        Self {
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// What `text` parses to: the reading kept for the same text, or
+    /// `parse`'s, then kept.
+    pub(super) fn of(
+        &self,
+        text: &str,
+        parse: impl FnOnce(&str) -> Result<T, Unreadable>,
+    ) -> Result<Arc<T>, Unreadable> {
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = kept.iter().position(|(t, _)| **t == *text) {
+                let entry = kept.remove(at);
+                let reading = entry.1.clone();
+                kept.insert(0, entry);
+                return Ok(reading);
+            }
+        }
+        // Parsed with the lock let go: another task's exec need not wait.
+        let reading = Arc::new(parse(text)?);
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.insert(0, (Arc::from(text), reading.clone()));
+        kept.truncate(KEPT);
+        Ok(reading)
+    }
+}
+
 /// The value of `name` in `env` (`NAME=value` strings).
 pub(super) fn var<'a>(env: &'a [String], name: &str) -> Option<&'a str> {
     env.iter()
@@ -111,5 +161,39 @@ mod tests {
         std::fs::write(d.join("past.toml"), format!("{at}#")).unwrap();
         let e = read_file(&d.join("past.toml")).unwrap_err().to_string();
         assert!(e.contains("bytes"), "{e}");
+    }
+
+    /// A text is parsed once while it is kept; a text differing by a byte
+    /// is parsed again; a failure is not kept; past the bound, the least
+    /// recently used text goes first.
+    #[test]
+    fn a_reading_is_kept_by_its_whole_text() {
+        let parsed: Parsed<String> = Parsed::new();
+        let calls = std::cell::Cell::new(0);
+        let parse = |t: &str| {
+            calls.set(calls.get() + 1);
+            match t {
+                "bad" => Err(Unreadable("bad".into())),
+                _ => Ok(t.to_uppercase()),
+            }
+        };
+        assert_eq!(*parsed.of("ship = 1", parse).unwrap(), "SHIP = 1");
+        assert_eq!(*parsed.of("ship = 1", parse).unwrap(), "SHIP = 1");
+        assert_eq!(calls.get(), 1);
+        // The same length, one byte apart.
+        assert_eq!(*parsed.of("ship = 2", parse).unwrap(), "SHIP = 2");
+        assert_eq!(calls.get(), 2);
+        assert!(parsed.of("bad", parse).is_err());
+        assert!(parsed.of("bad", parse).is_err());
+        assert_eq!(calls.get(), 4);
+        // "ship = 1" used last: it stays while KEPT others come and go,
+        // but "ship = 2" is dropped.
+        for i in 0..KEPT - 1 {
+            parsed.of(&i.to_string(), parse).unwrap();
+            parsed.of("ship = 1", parse).unwrap();
+        }
+        assert_eq!(calls.get(), 4 + KEPT - 1);
+        parsed.of("ship = 2", parse).unwrap();
+        assert_eq!(calls.get(), 4 + KEPT);
     }
 }

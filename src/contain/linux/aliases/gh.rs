@@ -18,11 +18,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use runner_policy::words::split_words;
 
 use super::config_file::{
-    MAX_DEPTH, MAX_READING_BYTES, MAX_READINGS, Unreadable, bounded, read_file, too_long, var,
+    MAX_DEPTH, MAX_READING_BYTES, MAX_READINGS, Parsed, Unreadable, bounded, read_file, too_long,
+    var,
 };
 
 /// What of gh's `config.yml` is read: its aliases.
@@ -47,8 +49,14 @@ fn config_dirs(cwd: &Path, env: &[String]) -> Vec<PathBuf> {
     dirs
 }
 
-/// Every alias found: its name and expansion.
-fn read(cwd: &Path, env: &[String]) -> Result<Vec<(String, String)>, Unreadable> {
+/// A `config.yml`'s aliases, by name.
+type Aliases = BTreeMap<String, String>;
+
+/// The configurations read, by their text.
+static PARSED: Parsed<Aliases> = Parsed::new();
+
+/// The aliases of each configuration found.
+fn read(cwd: &Path, env: &[String]) -> Result<Vec<Arc<Aliases>>, Unreadable> {
     let mut found = Vec::new();
     for dir in config_dirs(cwd, env) {
         let path = dir.join("config.yml");
@@ -58,13 +66,15 @@ fn read(cwd: &Path, env: &[String]) -> Result<Vec<(String, String)>, Unreadable>
         if text.trim().is_empty() {
             continue;
         }
-        let config: Config = serde_saphyr::from_str(&text).map_err(|e| {
-            Unreadable(format!(
-                "{} is not a configuration gh can read: {e}",
-                path.display()
-            ))
-        })?;
-        found.extend(config.aliases.unwrap_or_default());
+        found.push(PARSED.of(&text, |text| {
+            let config: Config = serde_saphyr::from_str(text).map_err(|e| {
+                Unreadable(format!(
+                    "{} is not a configuration gh can read: {e}",
+                    path.display()
+                ))
+            })?;
+            Ok(config.aliases.unwrap_or_default())
+        })?);
     }
     Ok(found)
 }
@@ -83,7 +93,7 @@ pub(super) fn readings(
     let mut out: Vec<Vec<String>> = Vec::new();
     let mut pending = vec![(words.to_vec(), 0)];
     while let Some((read, depth)) = pending.pop() {
-        for (_, expansion) in aliases.iter().filter(|(n, _)| *n == read[1]) {
+        for expansion in aliases.iter().filter_map(|a| a.get(&read[1])) {
             if expansion.starts_with('!') {
                 continue;
             }
