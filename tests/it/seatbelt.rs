@@ -89,6 +89,23 @@ fn edit_denies_of_one_path_are_walls_and_the_others_are_reverted() {
     golden("edit-denies", &profile);
 }
 
+/// With no copy to name paths in (no writable folder yet), a deny of one
+/// path cannot be a wall: a relative path in a profile would be no path
+/// at all. It is reverted on the result and listed, as the others are.
+#[test]
+fn without_a_copy_path_denies_are_reverted_only() {
+    let mut spec = Spec::default();
+    spec.add_policy(
+        &policy("default: allow\nrules:\n  - deny: [\"Edit(./Cargo.lock)\", \"Read(.env)\"]\n"),
+        Some("/nonexistent"),
+    );
+    assert!(spec.unwritable.is_empty(), "{:?}", spec.unwritable);
+    assert_eq!(
+        spec.reverted_only,
+        ["deny Edit(./Cargo.lock)", "deny Read(.env)"]
+    );
+}
+
 #[test]
 fn network_rules_reach_only_the_proxy_by_address_and_port() {
     let profile = render(&frame(Network::Proxy(Some(41234)))).unwrap();
