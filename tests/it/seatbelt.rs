@@ -113,6 +113,13 @@ fn network_rules_reach_only_the_proxy_by_address_and_port() {
         "(deny network-outbound)\n(allow network-outbound (remote ip \"localhost:41234\"))"
     ));
     golden("network-proxy", &profile);
+    // `runner sandbox` prints a profile before a run has chosen a port.
+    let unknown = render(&frame(Network::Proxy(None))).unwrap();
+    assert!(
+        unknown.contains("; PORT: the task's proxy")
+            && unknown.contains("(allow network-outbound (remote ip \"localhost:PORT\"))"),
+        "{unknown}"
+    );
     let off = render(&frame(Network::Off)).unwrap();
     assert!(
         off.contains("(deny network-outbound)") && !off.contains("remote ip"),
