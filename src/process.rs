@@ -251,6 +251,9 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
         _ = tokio::time::sleep(spec.timeout) => true,
     };
     guard.kill();
+    // And what left its group (`setsid`, a daemon), where the supervisor
+    // saw it go.
+    confined.end_escapes();
     let status = child.wait().await.ok();
     guard.retire();
     let grace = Duration::from_secs(2);

@@ -56,6 +56,22 @@ impl ConfinedCommand {
             .map(Watch::exec_refusals)
             .unwrap_or_default()
     }
+
+    /// Kills the process groups the command's processes made, where the
+    /// supervisor saw them made (Linux): what left the command's group
+    /// ends with it. Call when the command ends, after its own group is
+    /// killed; also done when this is dropped.
+    pub fn end_escapes(&self) {
+        if let Some(w) = &self.watch {
+            w.end_escapes();
+        }
+    }
+}
+
+impl Drop for ConfinedCommand {
+    fn drop(&mut self) {
+        self.end_escapes();
+    }
 }
 
 /// A refused exec, as the tool call records it.

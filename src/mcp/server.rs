@@ -269,6 +269,9 @@ impl McpServer {
                 crate::pidfd::wait_exit(fd).await;
                 monitor.kill();
             }
+            // What left its group goes too (and, without a pidfd, once
+            // it is reaped: `confined` is dropped below).
+            confined.end_escapes();
             let status = match child.wait().await {
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),

@@ -440,8 +440,10 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     }
     // 143: the child died of the SIGTERM its parent sent.
     assert!(r[3].contains("child=143"), "{}", r[3]);
-    // The command in the runner's group got its own group's SIGTERM.
-    assert!(r[4].contains("joined=143"), "{}", r[4]);
+    // A command may not join the runner's process group (nor any group
+    // it did not make): refused by the supervisor.
+    assert!(r[4].contains("joined=1"), "{}", r[4]);
+    assert!(r[4].contains("PermissionError"), "{}", r[4]);
     assert!(r[5].contains("pidfd=1"), "{}", r[5]);
     assert!(r[5].contains("Operation not permitted"), "{}", r[5]);
     // -1 and EPERM (1), for each.
@@ -461,6 +463,46 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
 fn a_command_cannot_kill_the_runner() {
     let sandbox = signals_cannot_reach_the_runner(&[]);
     assert!(sandbox.contains("no signal"), "{sandbox}");
+}
+
+/// What leaves a command's process group ends with the command, where
+/// the supervisor sees it go: a `setsid` in the background (its first
+/// process alive: the group is killed whole), a daemon's fork, `setsid`
+/// and fork again (its first process gone: its members are killed one by
+/// one), and `timeout`, which makes a group of its own. The next command
+/// finds none of them, and the first one's output is whole (a process
+/// holding the pipe would have kept it open past the grace period).
+#[test]
+fn what_leaves_the_commands_group_ends_with_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    let markers = [["sleep", "43.61"], ["sleep", "43.62"], ["sleep", "43.63"]];
+    let commands = [
+        "setsid sleep 43.61 & echo started",
+        "python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', '43.62'])\n    os._exit(0)\nprint('forked')\"",
+        "timeout 300 sleep 43.63 & echo timed",
+        "echo left=$(ps -eo args | grep -c '^sleep 43\\.6[123]$')",
+    ];
+    task_with_commands(dir.path(), "", &commands);
+    let (out, t) = run(dir.path());
+    for m in &markers {
+        crate::common::kill_processes(m);
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        t["sandbox"]
+            .as_str()
+            .unwrap()
+            .contains("connections decided by the runner's supervisor"),
+        "{}",
+        t["sandbox"]
+    );
+    let r = results(&t);
+    assert!(r[0].contains("started"), "{}", r[0]);
+    assert!(r[1].contains("forked"), "{}", r[1]);
+    assert!(r[2].contains("timed"), "{}", r[2]);
+    assert!(r[3].contains("left=0"), "{}", r[3]);
 }
 
 /// The same where Landlock cannot scope signals (ABI 5, simulated): the
@@ -499,6 +541,10 @@ fn without_landlock_scopes_or_supervisor_the_sandbox_says_so() {
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(sandbox.contains("ABI 5"), "{sandbox}");
     assert!(sandbox.contains("not scoped"), "{sandbox}");
+    assert!(
+        sandbox.contains("a process that leaves a command's group outlives it"),
+        "{sandbox}"
+    );
 }
 
 /// A fork bomb in a command stays bounded (issue 41): the task's commands

@@ -162,7 +162,7 @@ impl Confinement {
                 _ => "; connections decided by the runner's supervisor (Unix sockets only inside the writable folders)".to_string(),
             },
             (None, Err(why)) => format!(
-                "; no supervisor ({why}): Unix sockets outside the task are reachable"
+                "; no supervisor ({why}): Unix sockets outside the task are reachable, and a process that leaves a command's group outlives it"
             ),
             (None, Ok(())) => String::new(),
         };
@@ -448,7 +448,12 @@ fn for_tests(writable: &[PathBuf]) -> Result<(Confinement, String), SandboxError
     // No process bound: limits and a cgroup belong to a process, and a
     // test's thread or command is one of the test process's.
     let (c, description) = Confinement::bounded(&settings, writable, None, pids::Bound::default())?;
-    let c = c.ok_or_else(|| SandboxError::Required(description.clone()))?;
+    let mut c = c.ok_or_else(|| SandboxError::Required(description.clone()))?;
+    // No supervisor serves its filter: process groups go as they would.
+    if let Some((rules, _)) = c.supervisor.take() {
+        let rules = Arc::new(rules.without_groups());
+        c.supervisor = Some((rules.clone(), supervisor::filter(&rules)));
+    }
     Ok((c, description))
 }
 

@@ -27,6 +27,10 @@
 //! - **Signals**, where Landlock cannot scope them (below ABI 6): only to
 //!   the spawn's own processes ([`signal`]), so a command cannot kill the
 //!   runner or another command.
+//! - **Process groups**: each group a command's processes make (`setsid`,
+//!   `setpgid`) is recorded and killed when the command ends, and joining
+//!   a group the command did not make is refused ([`groups`]), so nothing
+//!   it starts outlives it by leaving its group.
 //!
 //! The filter also refuses `io_uring` (whose operations seccomp cannot
 //! see), datagram Unix sockets (which send to an address without
@@ -47,6 +51,7 @@ use std::sync::{Mutex, OnceLock};
 mod connect;
 mod exe_path;
 mod exec;
+mod groups;
 mod memory;
 mod procs;
 mod rules;
@@ -56,6 +61,8 @@ use super::seccomp::{self, Op};
 use crate::contain::ExecRefusal;
 use connect::decide_connect;
 use exec::decide_exec;
+pub use groups::Escapes;
+use groups::decide_group;
 use rules::Answer;
 pub use rules::{IpRule, Rules};
 use signal::{Root, decide_signal};
@@ -141,7 +148,7 @@ const FIOSETOWN: u32 = 0x8901;
 const SIOCSPGRP: u32 = 0x8902;
 
 /// The filter whose calls the supervisor decides for `rules`: every
-/// `connect`; with the exec wall, every `execve`; with signals to decide,
+/// `connect`, `setsid` and `setpgid` (see [`Rules::groups`]); with the exec wall, every `execve`; with signals to decide,
 /// every way to send one.
 pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
     use Op::*;
@@ -157,6 +164,12 @@ pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_connect), "notify"),
     ];
+    if rules.groups {
+        ops.extend([
+            IfEq(nr(libc::SYS_setsid), "notify"),
+            IfEq(nr(libc::SYS_setpgid), "notify"),
+        ]);
+    }
     if rules.exec.is_some() {
         ops.extend([
             IfEq(nr(libc::SYS_execve), "notify"),
@@ -222,6 +235,8 @@ pub struct Supervised {
     root: Option<std::sync::mpsc::Sender<Option<OwnedFd>>>,
     /// The execs this spawn's processes were refused.
     refusals: Arc<Mutex<Vec<ExecRefusal>>>,
+    /// The process groups its processes made.
+    escapes: Arc<Escapes>,
 }
 
 impl Supervised {
@@ -245,9 +260,9 @@ impl Supervised {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let refusals = Arc::new(Mutex::new(Vec::new()));
         let found = refusals.clone();
+        let escapes = Arc::new(Escapes::default());
+        let made = escapes.clone();
         let (root_tx, root_rx) = std::sync::mpsc::channel();
-        // The first process matters only to signal decisions.
-        let root_tx = rules.signals.then_some(root_tx);
         std::thread::Builder::new()
             .name("runner-supervisor".into())
             .spawn(move || {
@@ -255,13 +270,14 @@ impl Supervised {
                 // one processor doubled the round trip on this project's
                 // 2-vCPU machines (docs/src/performance.md).
                 if let Some(listener) = receive_fd(&ours) {
-                    serve(&listener, &rules, &found, Root::new(root_rx));
+                    serve(&listener, &rules, &found, &made, Root::new(root_rx));
                 }
             })?;
         Ok(Self {
             child_end: Some(theirs),
-            root: root_tx,
+            root: Some(root_tx),
             refusals,
+            escapes,
         })
     }
 
@@ -277,6 +293,13 @@ impl Supervised {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Kills the process groups the spawn's processes made (see
+    /// [`groups`]); at the end of the command, while its first process is
+    /// still unreaped.
+    pub fn end_escapes(&self) {
+        self.escapes.end();
     }
 
     /// The child was started (`pid`, not yet reaped) or not (`None`): the
@@ -363,7 +386,13 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 
 /// Serves the listener until no process uses the filter any more (the
 /// kernel then reports a hang-up).
-fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, mut root: Root) {
+fn serve(
+    listener: &OwnedFd,
+    rules: &Rules,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+    escapes: &Escapes,
+    mut root: Root,
+) {
     loop {
         let mut pfd = libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -412,6 +441,8 @@ fn serve(listener: &OwnedFd, rules: &Rules, refusals: &Mutex<Vec<ExecRefusal>>, 
                 Some(guard) => decide_exec(&req, listener, guard, refusals),
                 None => Answer::Continue,
             }
+        } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {
+            decide_group(&req, &mut root, escapes)
         } else if rules.signals {
             let (answer, then) = decide_signal(&req, listener, &mut root);
             later = then;

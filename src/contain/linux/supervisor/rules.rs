@@ -29,6 +29,11 @@ pub struct Rules {
     /// Where refused connections are recorded (the task's connections,
     /// in its transcript); none outside a run.
     pub log: Option<Arc<crate::net::NetLog>>,
+    /// Whether `setsid` and `setpgid` are decided (the groups a command
+    /// makes recorded, to be killed with it; see `groups`): wherever a
+    /// supervisor serves the filter. A test's confinement with none lets
+    /// them through (its filter would fail them, `ENOSYS`).
+    pub groups: bool,
 }
 
 impl Rules {
@@ -42,6 +47,7 @@ impl Rules {
                 .collect(),
             exec: None,
             log: None,
+            groups: true,
         }
     }
 
@@ -49,6 +55,15 @@ impl Rules {
     pub fn with_exec(&self, guard: Arc<ExecGuard>) -> Self {
         Self {
             exec: Some(guard),
+            ..self.clone()
+        }
+    }
+
+    /// The same rules, with `setsid` and `setpgid` let through (no
+    /// supervisor serves the filter).
+    pub fn without_groups(&self) -> Self {
+        Self {
+            groups: false,
             ..self.clone()
         }
     }

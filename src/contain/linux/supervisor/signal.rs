@@ -55,7 +55,7 @@ impl Root {
     /// The first process and its pidfd; waits for the runner to report it
     /// (it does right after starting the process). None when it could not
     /// be opened: the spawn is then the caller and its descendants.
-    fn get(&mut self) -> Option<(i32, &OwnedFd)> {
+    pub(super) fn get(&mut self) -> Option<(i32, &OwnedFd)> {
         let got = self.got.get_or_insert_with(|| {
             let fd = self
                 .from_runner
