@@ -22,16 +22,25 @@
 //! **Which processes the kill reaches.** A group's number is its first
 //! process's, and the kernel gives it to no new process while any member
 //! of the group lives. While that first process lives (its pidfd says
-//! so), `kill(-group)` reaches that group and no other. Once it has ended
-//! (a daemon's fork: the parent that called `setsid` exits), the number
-//! is held by the members left, if any; with none left it may, after the
-//! whole range of numbers has been handed out, name another group. So
-//! then the runner kills the members it finds in `/proc` one by one, each
-//! through a pidfd, and only those still in the group that carry a
-//! seccomp filter, as every process of a confined command does. Each round
-//! of kills can race a member forking; rounds go on until one finds
-//! nothing to kill ([`MAX_ROUNDS`] at most).
+//! so), `kill(-group)` reaches that group and no other, and no fork
+//! escapes it (the kernel makes a fork racing a group's signal start
+//! over). Once it has ended (a daemon's fork: the parent that called
+//! `setsid` exits), the number is held by the members left, if any; with
+//! none left it may, after the whole range of numbers has been handed out,
+//! name another group. So then the runner kills the members it finds in
+//! `/proc` one by one, each through a pidfd, and only those still in the
+//! group that carry more seccomp filters than the runner (every process
+//! of a confined command carries its filter). Such a round can race a
+//! member forking; rounds go on until one kills nothing ([`MAX_ROUNDS`] at
+//! most), one `/proc` scan a round for all those groups.
+//!
+//! **Bounds.** A command making groups in a loop costs the runner no more
+//! than [`MAX_PIDFDS`] descriptors (past them, a group is recorded by its
+//! number alone, and ended by the scan) and [`MAX_GROUPS`] numbers; past
+//! that many groups a command makes no more (`EPERM`: never one left
+//! unrecorded).
 
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
 
@@ -39,37 +48,68 @@ use super::procs::{all_processes, ended, stat};
 use super::rules::Answer;
 use super::signal::Root;
 
-/// Rounds of kills before giving up on a group that keeps forking.
+/// Rounds of kills before giving up on groups that keep forking.
 const MAX_ROUNDS: usize = 16;
+/// Most groups recorded with a pidfd of their first process.
+const MAX_PIDFDS: usize = 256;
+/// Most groups one spawn's processes may make.
+const MAX_GROUPS: usize = 1 << 16;
 
-/// A group a command's process made (or may have made: recorded before
-/// the call goes on).
-struct Made {
-    group: i32,
-    /// The process whose number the group has, while it is alive.
-    first: Option<OwnedFd>,
-}
-
-/// The groups one spawn's processes made, until [`Escapes::end`].
+/// The groups one spawn's processes made (or may have made: each is
+/// recorded before the call goes on), until [`Escapes::end`].
 #[derive(Default)]
 pub struct Escapes {
-    made: Mutex<Vec<Made>>,
+    made: Mutex<Made>,
+}
+
+/// Each group's number, and a pidfd of the process whose number it is,
+/// while alive; how many of those pidfds are open; from how many groups
+/// on they are looked over next (once per [`MAX_PIDFDS`] groups made, for
+/// those of processes gone).
+#[derive(Default)]
+struct Made {
+    groups: HashMap<i32, Option<OwnedFd>>,
+    open: usize,
+    look_over_at: usize,
 }
 
 impl Escapes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Made>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Made> {
         self.made.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn record(&self, group: i32, first: Option<OwnedFd>) {
-        let mut made = self.lock();
-        if !made.iter().any(|m| m.group == group) {
-            made.push(Made { group, first });
+    /// Records `group`, whose first process `first` opens; false when the
+    /// spawn has made [`MAX_GROUPS`] already.
+    fn record(&self, group: i32, first: impl FnOnce() -> Option<OwnedFd>) -> bool {
+        let made = &mut *self.lock();
+        if made.groups.contains_key(&group) {
+            return true;
         }
+        if made.groups.len() >= MAX_GROUPS {
+            return false;
+        }
+        if made.open >= MAX_PIDFDS && made.groups.len() >= made.look_over_at {
+            // The descriptors of first processes gone are let go.
+            for f in made.groups.values_mut() {
+                if f.as_ref().is_some_and(ended) {
+                    *f = None;
+                    made.open -= 1;
+                }
+            }
+            made.look_over_at = made.groups.len() + MAX_PIDFDS;
+        }
+        let first = if made.open < MAX_PIDFDS {
+            first()
+        } else {
+            None
+        };
+        made.open += usize::from(first.is_some());
+        made.groups.insert(group, first);
+        true
     }
 
     fn holds(&self, group: i32) -> bool {
-        self.lock().iter().any(|m| m.group == group)
+        self.lock().groups.contains_key(&group)
     }
 
     /// Kills every group recorded, and those made meanwhile, and forgets
@@ -79,64 +119,61 @@ impl Escapes {
         let mut one_by_one = 0;
         for _ in 0..MAX_ROUNDS {
             let made = std::mem::take(&mut *self.lock());
-            if made.is_empty() {
+            if made.groups.is_empty() {
                 return one_by_one;
             }
-            let mut left = Vec::new();
-            for m in made {
-                match &m.first {
-                    Some(fd) if !ended(fd) => {
-                        // SAFETY: a plain system call; the group's number
-                        // is its live first process's. The kernel lets no
-                        // fork escape a group's signal: done.
-                        unsafe { libc::kill(-m.group, libc::SIGKILL) };
-                    }
+            let mut orphaned = HashSet::new();
+            for (group, first) in made.groups {
+                match first {
+                    // SAFETY: a plain system call; the group's number is
+                    // its live first process's.
+                    Some(fd) if !ended(&fd) => unsafe {
+                        libc::kill(-group, libc::SIGKILL);
+                    },
                     _ => {
-                        let n = kill_members(m.group);
-                        one_by_one += n;
-                        if n > 0 {
-                            left.push(m);
-                        }
+                        orphaned.insert(group);
                     }
                 }
             }
-            // Groups killed one by one are looked at once more: a member
-            // forked between the scan and its kill is killed next round.
-            let mut made = self.lock();
-            for m in left {
-                if !made.iter().any(|n| n.group == m.group) {
-                    made.push(Made {
-                        group: m.group,
-                        first: None,
-                    });
+            let n = kill_members(&orphaned);
+            one_by_one += n;
+            if n > 0 {
+                // Looked at once more: a member forked between the scan
+                // and its kill is killed next round.
+                let mut made = self.lock();
+                for group in orphaned {
+                    made.groups.entry(group).or_insert(None);
                 }
             }
         }
-        let left = std::mem::take(&mut *self.lock());
-        if !left.is_empty() {
+        let left = std::mem::take(&mut *self.lock()).groups.len();
+        if left > 0 {
             tracing::warn!(
-                "sandbox: {} process group(s) a command made still had members after {MAX_ROUNDS} rounds of kills",
-                left.len()
+                "sandbox: {left} process group(s) a command made still had members after {MAX_ROUNDS} rounds of kills"
             );
         }
         one_by_one
     }
 }
 
-/// Kills, through a pidfd each, the processes of `group` that carry a
-/// seccomp filter; how many.
-fn kill_members(group: i32) -> usize {
+/// Kills, through a pidfd each, the processes of `groups` that carry the
+/// command's seccomp filter; how many.
+fn kill_members(groups: &HashSet<i32>) -> usize {
+    if groups.is_empty() {
+        return 0;
+    }
+    let in_groups = |pid: i32| stat(pid).is_some_and(|s| groups.contains(&s.pgrp));
     let mut killed = 0;
     for pid in all_processes() {
-        if stat(pid).map(|s| s.pgrp) != Some(group) {
+        if !in_groups(pid) {
             continue;
         }
         let Some(fd) = crate::pidfd::pidfd_open(pid as u32) else {
             continue;
         };
-        // Read again with the process held: still in the group, and a
+        // Read again with the process held: still in a group, and a
         // confined command's.
-        if stat(pid).map(|s| s.pgrp) != Some(group) || !filtered(pid) || ended(&fd) {
+        if !in_groups(pid) || !filtered(pid) || ended(&fd) {
             continue;
         }
         // SAFETY: a pidfd of ours; no siginfo.
@@ -210,6 +247,16 @@ fn caller(tid: u32) -> Option<(i32, bool)> {
     Some((tgid, field("NSpid:") != own))
 }
 
+/// The answer to a call that makes a group: it goes on once recorded.
+fn recorded(was: bool) -> Answer {
+    if was {
+        Answer::Continue
+    } else {
+        tracing::warn!("sandbox: a command made over {MAX_GROUPS} process groups: refused");
+        Answer::Error(libc::EPERM)
+    }
+}
+
 /// Decides one `setsid` or `setpgid`.
 pub(super) fn decide_group(req: &libc::seccomp_notif, root: &mut Root, made: &Escapes) -> Answer {
     let Some((me, nested)) = caller(req.pid) else {
@@ -219,8 +266,7 @@ pub(super) fn decide_group(req: &libc::seccomp_notif, root: &mut Root, made: &Es
         // A new session, whose group has the caller's number (or, for a
         // group's first process, EPERM: its group is recorded or the
         // command's, either way the command's).
-        made.record(me, crate::pidfd::pidfd_open(me as u32));
-        return Answer::Continue;
+        return recorded(made.record(me, || crate::pidfd::pidfd_open(me as u32)));
     }
     let (pid, pgid) = (req.data.args[0] as i32, req.data.args[1] as i32);
     if nested && (pid != 0 || pgid != 0) {
@@ -236,8 +282,7 @@ pub(super) fn decide_group(req: &libc::seccomp_notif, root: &mut Root, made: &Es
     let group = if pgid == 0 { target } else { pgid };
     if group == target {
         // A group of its own (or the one it leads already).
-        made.record(group, crate::pidfd::pidfd_open(group as u32));
-        return Answer::Continue;
+        return recorded(made.record(group, || crate::pidfd::pidfd_open(group as u32)));
     }
     let command_group = root.get().map(|(p, _)| p);
     let current = stat(me).map(|s| s.pgrp);
@@ -270,8 +315,8 @@ mod tests {
         let mut child = sleeper(true);
         let pid = child.id() as i32;
         let made = Escapes::default();
-        made.record(pid, crate::pidfd::pidfd_open(pid as u32));
-        made.record(pid, None);
+        assert!(made.record(pid, || crate::pidfd::pidfd_open(pid as u32)));
+        assert!(made.record(pid, || panic!("recorded once")));
         assert!(made.holds(pid));
         // Killed whole: no member is signalled one by one.
         assert_eq!(made.end(), 0);
@@ -283,6 +328,51 @@ mod tests {
         assert_eq!(made.end(), 0);
     }
 
+    /// A spawn holds at most MAX_PIDFDS descriptors (past them, groups are
+    /// recorded by number), lets go of those of first processes gone, and
+    /// makes at most MAX_GROUPS groups.
+    #[test]
+    fn what_is_recorded_is_bounded() {
+        let me = std::process::id();
+        let made = Escapes::default();
+        for g in 0..MAX_PIDFDS as i32 {
+            assert!(made.record(1_000_000 + g, || crate::pidfd::pidfd_open(me)));
+        }
+        let open = || {
+            let m = made.lock();
+            let counted = m.groups.values().filter(|f| f.is_some()).count();
+            assert_eq!(counted, m.open);
+            counted
+        };
+        assert_eq!(open(), MAX_PIDFDS);
+        // A first process gone: its descriptor is let go, and the next
+        // group gets one.
+        let mut child = sleeper(false);
+        made.lock()
+            .groups
+            .insert(1_000_000, crate::pidfd::pidfd_open(child.id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(open(), MAX_PIDFDS);
+        assert!(made.record(-3, || crate::pidfd::pidfd_open(me)));
+        assert_eq!(open(), MAX_PIDFDS);
+        assert!(made.lock().groups[&-3].is_some());
+        assert!(made.lock().groups[&1_000_000].is_none());
+        // Past the bound, a group is recorded by its number alone (and
+        // the descriptors are looked over again only MAX_PIDFDS later).
+        assert!(made.record(-4, || crate::pidfd::pidfd_open(me)));
+        assert!(made.lock().groups[&-4].is_none());
+        assert_eq!(open(), MAX_PIDFDS);
+        let recorded = made.lock().groups.len();
+        for g in recorded..MAX_GROUPS {
+            assert!(made.record(2_000_000 + g as i32, || None));
+        }
+        assert!(!made.record(9, || None));
+        assert!(made.record(1_000_000, || None), "a group recorded already");
+        // Nothing of these numbers is ours to kill: forgotten.
+        *made.lock() = Made::default();
+    }
+
     /// Where the first process is gone, only members with a seccomp
     /// filter are killed: a process of the group with none (here, the
     /// test's own sleeper) is left alone.
@@ -291,7 +381,7 @@ mod tests {
         let mut child = sleeper(true);
         let pid = child.id() as i32;
         let made = Escapes::default();
-        made.record(pid, None);
+        assert!(made.record(pid, || None));
         assert_eq!(made.end(), 0);
         assert!(
             child.try_wait().unwrap().is_none(),
