@@ -483,6 +483,9 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
         "python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', '43.62'])\n    os._exit(0)\nprint('forked')\"",
         "timeout 300 sleep 43.63 & echo timed",
         "echo left=$(ps -eo args | grep -c '^sleep 43\\.6[123]$')",
+        // Making a session or a group works as it would (recorded, not
+        // refused).
+        "python3 -c \"import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    print('session', os.getsid(0) == os.getpid(), flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\nos.setpgid(0, 0)\nprint('group', os.getpgid(0) == os.getpid())\"",
     ];
     task_with_commands(dir.path(), "", &commands);
     let (out, t) = run(dir.path());
@@ -503,6 +506,7 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
     assert!(r[1].contains("forked"), "{}", r[1]);
     assert!(r[2].contains("timed"), "{}", r[2]);
     assert!(r[3].contains("left=0"), "{}", r[3]);
+    assert!(r[4].contains("session True\ngroup True"), "{}", r[4]);
 }
 
 /// The same where Landlock cannot scope signals (ABI 5, simulated): the
