@@ -383,6 +383,14 @@ mod tests {
         let made = Escapes::default();
         assert!(made.record(pid, || None));
         assert_eq!(made.end(), 0);
+        // Nor with a pidfd of a first process that has ended: the group's
+        // number is not taken as its any more.
+        let mut gone = sleeper(false);
+        let fd = crate::pidfd::pidfd_open(gone.id());
+        gone.kill().unwrap();
+        gone.wait().unwrap();
+        assert!(made.record(pid, || fd));
+        assert_eq!(made.end(), 0);
         assert!(
             child.try_wait().unwrap().is_none(),
             "an unfiltered process was killed"
@@ -390,5 +398,42 @@ mod tests {
         assert!(!filtered(pid));
         child.kill().unwrap();
         child.wait().unwrap();
+    }
+
+    /// The descriptors are looked over for processes gone only once the
+    /// bound is reached, and then once per MAX_PIDFDS groups more.
+    #[test]
+    fn descriptors_are_looked_over_at_the_bound_and_then_seldom() {
+        let me = std::process::id();
+        let made = Escapes::default();
+        let dead = || {
+            let mut c = sleeper(false);
+            let fd = crate::pidfd::pidfd_open(c.id());
+            c.kill().unwrap();
+            c.wait().unwrap();
+            fd
+        };
+        // Under the bound, a dead process's descriptor stays.
+        assert!(made.record(-1, dead));
+        assert!(made.record(-2, || crate::pidfd::pidfd_open(me)));
+        assert!(made.lock().groups[&-1].is_some());
+        for g in 2..MAX_PIDFDS as i32 {
+            assert!(made.record(-1 - g, || crate::pidfd::pidfd_open(me)));
+        }
+        // At the bound: looked over, -1's goes.
+        assert!(made.record(1, || crate::pidfd::pidfd_open(me)));
+        assert!(made.lock().groups[&-1].is_none());
+        assert!(made.lock().groups[&1].is_some());
+        // A process gone right after is not looked for until MAX_PIDFDS
+        // groups later.
+        made.lock().groups.insert(-2, dead());
+        for g in 2..MAX_PIDFDS as i32 {
+            assert!(made.record(g, || None));
+            assert!(made.lock().groups[&-2].is_some(), "looked over at {g}");
+        }
+        assert!(made.record(MAX_PIDFDS as i32, || None));
+        assert!(made.record(MAX_PIDFDS as i32 + 1, || None));
+        assert!(made.lock().groups[&-2].is_none());
+        *made.lock() = Made::default();
     }
 }
