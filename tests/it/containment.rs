@@ -478,15 +478,28 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
     write(dir.path(), "ws/a.txt", "a\n");
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
     let markers = [["sleep", "43.61"], ["sleep", "43.62"], ["sleep", "43.63"]];
+    // Each waits until what it starts has left its group (the file is
+    // written after), or the command's own group kill would end it first.
+    let wait = |f: &str| format!("until [ -s {f} ]; do sleep 0.05; done");
     let commands = [
-        "setsid sleep 43.61 & echo started",
-        "python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', '43.62'])\n    os._exit(0)\nprint('forked')\"",
-        "timeout 300 sleep 43.63 & echo timed",
-        "echo left=$(ps -eo args | grep -c '^sleep 43\\.6[123]$')",
+        format!(
+            "setsid sh -c 'echo $$ > s1; exec sleep 43.61' & {}; echo started",
+            wait("s1")
+        ),
+        format!(
+            "python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        open('s2', 'w').write('x')\n        os.execvp('sleep', ['sleep', '43.62'])\n    os._exit(0)\nprint('forked')\"; {}",
+            wait("s2")
+        ),
+        format!(
+            "timeout 300 sh -c 'echo $$ > s3; exec sleep 43.63' & {}; echo timed",
+            wait("s3")
+        ),
+        "echo left=$(ps -eo args | grep -c '^sleep 43\\.6[123]$')".to_string(),
         // Making a session or a group works as it would (recorded, not
         // refused).
-        "python3 -c \"import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    print('session', os.getsid(0) == os.getpid(), flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\nos.setpgid(0, 0)\nprint('group', os.getpgid(0) == os.getpid())\"",
+        "python3 -c \"import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    print('session', os.getsid(0) == os.getpid(), flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\nos.setpgid(0, 0)\nprint('group', os.getpgid(0) == os.getpid())\"".to_string(),
     ];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
     task_with_commands(dir.path(), "", &commands);
     let (out, t) = run(dir.path());
     for m in &markers {

@@ -400,6 +400,39 @@ mod tests {
         child.wait().unwrap();
     }
 
+    /// A member under a seccomp filter of its own, in a group whose first
+    /// process is gone (as far as the record says): killed through its
+    /// pidfd, and counted; the group is looked at again, and found empty.
+    #[test]
+    fn a_filtered_member_is_killed_one_by_one() {
+        use std::os::unix::process::CommandExt;
+        let allow =
+            super::super::seccomp::assemble(&[super::super::Op::Ret(libc::SECCOMP_RET_ALLOW)]);
+        let confinement = crate::contain::Confinement::with_filter(allow);
+        let mut c = std::process::Command::new("sleep");
+        c.arg("30").process_group(0);
+        // SAFETY: `apply` makes system calls only.
+        unsafe { c.pre_exec(move || confinement.apply()) };
+        let mut child = c.spawn().unwrap();
+        let pid = child.id() as i32;
+        // The filter is installed before `exec`: wait for sleep itself.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !filtered(pid)
+            || std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| !e.ends_with("sleep"))
+        {
+            assert!(std::time::Instant::now() < deadline, "never filtered");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let made = Escapes::default();
+        assert!(made.record(pid, || None));
+        assert_eq!(made.end(), 1);
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&child.wait().unwrap()),
+            Some(libc::SIGKILL)
+        );
+        assert!(!made.holds(pid));
+    }
+
     /// The descriptors are looked over for processes gone only once the
     /// bound is reached, and then once per MAX_PIDFDS groups more.
     #[test]
