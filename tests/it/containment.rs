@@ -399,6 +399,11 @@ const SIGNAL_THE_RUNNER: &[&str] = &[
     // A process of the same command but no descendant of the one that
     // signals it (a sibling, both children of the command's shell).
     "sleep 30 & python3 -c \"import os,signal; os.kill($!, signal.SIGTERM)\"; wait $!; echo sibling=$?",
+    // Names the runner (its group's first process) as a group to make:
+    // the kernel moves only the caller or its child, and the runner must
+    // not record the runner's group as one the command made (it kills
+    // those when the command ends).
+    "python3 -c \"import os; os.setpgid($PPID, $PPID)\"; echo setpgid=$?",
 ];
 
 /// Runs [`SIGNAL_THE_RUNNER`] with `env` and checks that the runner went
@@ -451,6 +456,7 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     assert!(r[6].contains("sigqueue -1 1"), "{}", r[6]);
     assert!(r[7].contains("own-thread 1"), "{}", r[7]);
     assert!(r[10].contains("sibling=143"), "{}", r[10]);
+    assert!(r[11].contains("setpgid=1"), "{}", r[11]);
     t["sandbox"].as_str().unwrap().to_string()
 }
 

@@ -124,6 +124,10 @@ impl Escapes {
             }
             let mut orphaned = HashSet::new();
             for (group, first) in made.groups {
+                if !may_kill(group) {
+                    tracing::warn!("sandbox: process group {group} is the runner's: not killed");
+                    continue;
+                }
                 match first {
                     // SAFETY: a plain system call; the group's number is
                     // its live first process's.
@@ -154,6 +158,13 @@ impl Escapes {
         }
         one_by_one
     }
+}
+
+/// Whether the runner may kill group `group` whole: never every process
+/// (`-1`), init's, or the runner's own (whatever was recorded).
+fn may_kill(group: i32) -> bool {
+    // SAFETY: getpgrp cannot fail.
+    group > 1 && group != std::process::id() as i32 && group != unsafe { libc::getpgrp() }
 }
 
 /// Kills, through a pidfd each, the processes of `groups` that carry the
@@ -279,10 +290,26 @@ pub(super) fn decide_group(req: &libc::seccomp_notif, root: &mut Root, made: &Es
         return Answer::Error(libc::EINVAL);
     }
     let target = if pid == 0 { me } else { pid };
+    // The kernel moves only the caller or a child of its; anything else
+    // fails there (`ESRCH`), and is never recorded: a group named after
+    // the runner, recorded, would have the runner killed.
+    let child = if target == me {
+        None
+    } else {
+        let Some(fd) = crate::pidfd::pidfd_open(target as u32) else {
+            return Answer::Error(libc::ESRCH);
+        };
+        if stat(target).map(|s| s.ppid) != Some(me) || ended(&fd) {
+            return Answer::Error(libc::ESRCH);
+        }
+        Some(fd)
+    };
     let group = if pgid == 0 { target } else { pgid };
     if group == target {
         // A group of its own (or the one it leads already).
-        return recorded(made.record(group, || crate::pidfd::pidfd_open(group as u32)));
+        return recorded(made.record(group, || {
+            child.or_else(|| crate::pidfd::pidfd_open(group as u32))
+        }));
     }
     let command_group = root.get().map(|(p, _)| p);
     let current = stat(me).map(|s| s.pgrp);
@@ -326,6 +353,23 @@ mod tests {
         );
         assert!(!made.holds(pid));
         assert_eq!(made.end(), 0);
+    }
+
+    /// Whatever is recorded, the runner never kills every process, init's
+    /// group or its own. (Were this to fail, the test process's group
+    /// would be killed: the suite fails loudly.)
+    #[test]
+    fn the_runners_own_group_is_never_killed() {
+        let me = std::process::id();
+        // SAFETY: getpgrp cannot fail.
+        let own = unsafe { libc::getpgrp() };
+        assert!(!may_kill(-1) && !may_kill(0) && !may_kill(1));
+        assert!(!may_kill(me as i32) && !may_kill(own));
+        let made = Escapes::default();
+        assert!(made.record(own, || crate::pidfd::pidfd_open(me)));
+        assert!(made.record(me as i32, || crate::pidfd::pidfd_open(me)));
+        assert_eq!(made.end(), 0);
+        assert!(!made.holds(own));
     }
 
     /// A spawn holds at most MAX_PIDFDS descriptors (past them, groups are
