@@ -504,6 +504,10 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
         // Making a session or a group works as it would (recorded, not
         // refused).
         "python3 -c \"import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    print('session', os.getsid(0) == os.getpid(), flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\nos.setpgid(0, 0)\nprint('group', os.getpgid(0) == os.getpid())\"".to_string(),
+        // From a pid namespace of its own (root may make one), a group of
+        // its own is made; one named by a number the runner cannot read
+        // is refused.
+        "unshare --pid --fork python3 -c \"import os\nos.setpgid(0, 0)\nprint('zero ok')\ntry:\n    os.setpgid(os.getpid(), os.getpid())\n    print('named ok')\nexcept OSError as e:\n    print('named', e.errno)\" || echo no-namespace".to_string(),
     ];
     let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
     task_with_commands(dir.path(), "", &commands);
@@ -526,6 +530,12 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
     assert!(r[2].contains("timed"), "{}", r[2]);
     assert!(r[3].contains("left=0"), "{}", r[3]);
     assert!(r[4].contains("session True\ngroup True"), "{}", r[4]);
+    let nested = r[5].contains("zero ok\nnamed 1");
+    assert!(
+        nested || !crate::common::is_root() && r[5].contains("no-namespace"),
+        "{}",
+        r[5]
+    );
 }
 
 /// The same where Landlock cannot scope signals (ABI 5, simulated): the
