@@ -44,9 +44,10 @@ pub const SANDBOX: &str = "landlock";
 /// What keeps a task's process bound alive (see [`pids`]).
 pub type ProcessBound = pids::PidsCgroup;
 
-/// Removes what the sandbox left on the machine (the tasks' cgroups), on a
-/// hurried exit.
+/// Ends what the sandbox left on the machine (the process groups commands
+/// made, the tasks' cgroups), on a hurried exit.
 pub fn remove_leftovers() {
+    supervisor::end_all_escapes();
     pids::remove_all();
 }
 

@@ -42,7 +42,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use super::procs::{all_processes, ended, stat};
 use super::rules::Answer;
@@ -60,6 +60,34 @@ const MAX_GROUPS: usize = 1 << 16;
 #[derive(Default)]
 pub struct Escapes {
     made: Mutex<Made>,
+}
+
+/// Every spawn's record while it lives, for [`end_all`].
+static LIVE: Mutex<Vec<Weak<Escapes>>> = Mutex::new(Vec::new());
+
+impl Escapes {
+    /// A record of its own, which [`end_all`] reaches while it lives.
+    pub fn registered() -> Arc<Self> {
+        let made = Arc::new(Self::default());
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(&made));
+        made
+    }
+}
+
+/// Ends the groups every live spawn's processes made: for an exit that
+/// cannot wait for each command's end (a second signal).
+pub fn end_all() {
+    let live: Vec<Arc<Escapes>> = LIVE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for made in live {
+        made.end();
+    }
 }
 
 /// Each group's number, and a pidfd of the process whose number it is,

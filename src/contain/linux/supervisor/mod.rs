@@ -61,8 +61,8 @@ use super::seccomp::{self, Op};
 use crate::contain::ExecRefusal;
 use connect::decide_connect;
 use exec::decide_exec;
-pub use groups::Escapes;
 use groups::decide_group;
+pub use groups::{Escapes, end_all as end_all_escapes};
 use rules::Answer;
 pub use rules::{IpRule, Rules};
 use signal::{Root, decide_signal};
@@ -260,7 +260,7 @@ impl Supervised {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let refusals = Arc::new(Mutex::new(Vec::new()));
         let found = refusals.clone();
-        let escapes = Arc::new(Escapes::default());
+        let escapes = Escapes::registered();
         let made = escapes.clone();
         let (root_tx, root_rx) = std::sync::mpsc::channel();
         std::thread::Builder::new()

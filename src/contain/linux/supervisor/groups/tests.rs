@@ -152,6 +152,35 @@ fn a_filtered_member_is_killed_one_by_one() {
     assert!(!made.holds(pid));
 }
 
+/// A second signal's hurried exit reaches every live spawn's record (one
+/// dropped meanwhile is passed over).
+#[test]
+fn end_all_reaches_every_live_record() {
+    let mut child = sleeper(true);
+    let pid = child.id() as i32;
+    let made = Escapes::registered();
+    assert!(made.record(pid, || crate::pidfd::pidfd_open(pid as u32)));
+    let gone = Escapes::registered();
+    drop(gone);
+    end_all();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("end_all left the group running");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
+    assert!(!made.holds(pid));
+}
+
 /// The descriptors are looked over for processes gone only once the
 /// bound is reached, and then once per MAX_PIDFDS groups more.
 #[test]
