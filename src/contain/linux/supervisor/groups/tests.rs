@@ -11,14 +11,20 @@ fn sleeper(new_group: bool) -> std::process::Child {
     c.spawn().unwrap()
 }
 
+/// A sleeper in a group of its own, recorded in `made` with its pidfd.
+fn a_group_in(made: &Escapes) -> (std::process::Child, i32) {
+    let child = sleeper(true);
+    let pid = child.id() as i32;
+    assert!(made.record(pid, || crate::pidfd::pidfd_open(pid as u32)));
+    (child, pid)
+}
+
 /// A group whose first process lives is killed whole; recorded twice,
 /// it is killed once; ending forgets it.
 #[test]
 fn a_group_with_its_first_process_is_killed_whole() {
-    let mut child = sleeper(true);
-    let pid = child.id() as i32;
     let made = Escapes::default();
-    assert!(made.record(pid, || crate::pidfd::pidfd_open(pid as u32)));
+    let (mut child, pid) = a_group_in(&made);
     assert!(made.record(pid, || panic!("recorded once")));
     assert!(made.holds(pid));
     // Killed whole: no member is signalled one by one.
@@ -156,10 +162,8 @@ fn a_filtered_member_is_killed_one_by_one() {
 /// dropped meanwhile is passed over).
 #[test]
 fn end_all_reaches_every_live_record() {
-    let mut child = sleeper(true);
-    let pid = child.id() as i32;
     let made = Escapes::registered();
-    assert!(made.record(pid, || crate::pidfd::pidfd_open(pid as u32)));
+    let (mut child, pid) = a_group_in(&made);
     let gone = Escapes::registered();
     drop(gone);
     end_all();
