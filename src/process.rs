@@ -136,16 +136,31 @@ pub fn kill_all_groups() {
     }
 }
 
-async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
+/// Reads `r` to its end, keeping at most `cap` bytes (head and tail), or
+/// until `stop` is set: what was read by then is kept, with a note (a
+/// process the command started still held the pipe open).
+async fn read_capped<R: AsyncRead + Unpin>(
+    mut r: R,
+    cap: usize,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Captured {
     let half = cap / 2;
     let mut head: Vec<u8> = Vec::with_capacity(half.min(64 * 1024));
     let mut tail: std::collections::VecDeque<u8> = Default::default();
     let mut total: u64 = 0;
     let mut buf = vec![0u8; 64 * 1024];
+    let mut stopped = false;
     loop {
-        let n = match r.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
+        let n = tokio::select! {
+            biased;
+            _ = stop.wait_for(|s| *s) => {
+                stopped = true;
+                break;
+            }
+            read = r.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
         };
         total += n as u64;
         let mut chunk = &buf[..n];
@@ -179,12 +194,23 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> Captured {
         head.extend(tail);
         String::from_utf8_lossy(&head).into_owned()
     };
+    let text = if stopped {
+        format!(
+            "{text}\n[... the output was still open {} s after the command ended (a process it started held it): what came later is not here ...]",
+            OUTPUT_GRACE.as_secs()
+        )
+    } else {
+        text
+    };
     Captured {
         text,
         total_bytes: total,
         truncated,
     }
 }
+
+/// How long a command's output is read for after it ended.
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `bash -c SCRIPT` as described by `spec`.
 pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> {
@@ -233,8 +259,9 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     let out = child.stdout.take().expect("piped");
     let err = child.stderr.take().expect("piped");
     let cap = spec.max_output_bytes.max(2);
-    let out_task = tokio::spawn(read_capped(out, cap));
-    let err_task = tokio::spawn(read_capped(err, cap));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let out_task = tokio::spawn(read_capped(out, cap, stopped.clone()));
+    let err_task = tokio::spawn(read_capped(err, cap, stopped));
 
     // The shell is done (or out of time): end whatever it left running so
     // that the pipes close, while the shell is still unreaped.
@@ -256,15 +283,16 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     confined.end_escapes();
     let status = child.wait().await.ok();
     guard.retire();
-    let grace = Duration::from_secs(2);
-    let stdout = match tokio::time::timeout(grace, out_task).await {
-        Ok(Ok(c)) => c,
-        _ => Captured::default(),
-    };
-    let stderr = match tokio::time::timeout(grace, err_task).await {
-        Ok(Ok(c)) => c,
-        _ => Captured::default(),
-    };
+    // What holds the pipes open past the grace (a process that left the
+    // group, where nothing ended it) is not waited for; what was read is
+    // kept.
+    let grace = tokio::spawn(async move {
+        tokio::time::sleep(OUTPUT_GRACE).await;
+        let _ = stop.send(true);
+    });
+    let stdout = out_task.await.unwrap_or_default();
+    let stderr = err_task.await.unwrap_or_default();
+    grace.abort();
     let exec_refusals = confined.exec_refusals();
     Ok(CommandResult {
         exec_refusals,
@@ -285,21 +313,33 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn caps_output_and_counts_the_rest() {
+    /// `script` run as it is (no sandbox) in a temporary folder, its
+    /// output capped at 1,000 bytes; the folder, kept while the test
+    /// looks at it.
+    async fn unconfined(script: &str, timeout: Duration) -> (tempfile::TempDir, CommandResult) {
         let dir = tempfile::tempdir().unwrap();
         let r = run_shell(CommandSpec {
             argv: &[],
-            script: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2; exit 3",
+            script,
             cwd: dir.path(),
             env: None,
-            timeout: Duration::from_secs(10),
+            timeout,
             max_output_bytes: 1000,
             confine: None,
             stdin: None,
         })
         .await
         .unwrap();
+        (dir, r)
+    }
+
+    #[tokio::test]
+    async fn caps_output_and_counts_the_rest() {
+        let (_dir, r) = unconfined(
+            "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2; exit 3",
+            Duration::from_secs(10),
+        )
+        .await;
         assert_eq!(r.exit_code, Some(3));
         assert!(r.stdout.truncated);
         assert_eq!(r.stdout.total_bytes, 100000);
@@ -307,23 +347,42 @@ mod tests {
         assert_eq!(r.stderr.text, "err\n");
     }
 
+    /// A process that left the group and holds the output open (nothing
+    /// ends it here: no supervisor) costs the grace, not the output.
+    #[tokio::test]
+    async fn output_held_open_past_the_grace_is_kept() {
+        let (_dir, r) = unconfined(
+            // It waits until the sleeper has left its group (the file
+            // is written after), or the group kill would end it first.
+            "echo before; setsid sh -c 'echo x > f; exec sleep 4.37' & until [ -s f ]; do sleep 0.05; done; echo after",
+            Duration::from_secs(10),
+        )
+        .await;
+        let _ = std::process::Command::new("pkill")
+            .args(["-f", "^sleep 4.37$"])
+            .status();
+        assert_eq!(r.exit_code, Some(0));
+        assert!(
+            r.stdout.text.starts_with("before\nafter\n"),
+            "{}",
+            r.stdout.text
+        );
+        assert!(
+            r.stdout.text.contains("still open 2 s after"),
+            "{}",
+            r.stdout.text
+        );
+        assert!(r.duration < Duration::from_secs(4), "{:?}", r.duration);
+    }
+
     #[tokio::test]
     async fn timeout_kills_the_group() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, r) = unconfined(
+            "(sleep 2; touch survived) & sleep 30",
+            Duration::from_millis(300),
+        )
+        .await;
         let marker = dir.path().join("survived");
-        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let r = run_shell(CommandSpec {
-            argv: &[],
-            script: &script,
-            cwd: dir.path(),
-            env: None,
-            timeout: Duration::from_millis(300),
-            max_output_bytes: 1000,
-            confine: None,
-            stdin: None,
-        })
-        .await
-        .unwrap();
         assert!(r.timed_out);
         assert!(r.duration < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(2500)).await;
@@ -334,21 +393,12 @@ mod tests {
     async fn a_jobs_group_dies_with_its_shell_and_a_retired_guard_never_signals() {
         // The shell exits at once, leaving a background job: the job is
         // killed (before the shell is reaped, where pidfds exist).
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, r) = unconfined(
+            "(sleep 1; touch survived) & exit 0",
+            Duration::from_secs(30),
+        )
+        .await;
         let marker = dir.path().join("survived");
-        let script = format!("(sleep 1; touch {}) & exit 0", marker.display());
-        let r = run_shell(CommandSpec {
-            argv: &[],
-            script: &script,
-            cwd: dir.path(),
-            env: None,
-            timeout: Duration::from_secs(30),
-            max_output_bytes: 1000,
-            confine: None,
-            stdin: None,
-        })
-        .await
-        .unwrap();
         assert_eq!(r.exit_code, Some(0));
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert!(!marker.exists(), "a background job outlived its shell");
