@@ -44,7 +44,7 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, Weak};
 
-use super::procs::{all_processes, ended, stat};
+use super::procs::{Status, all_processes, ended, stat};
 use super::rules::Answer;
 use super::signal::Root;
 
@@ -234,56 +234,33 @@ fn kill_members(groups: &HashSet<i32>) -> usize {
 
 /// Whether `pid` runs under more seccomp filters than the runner does
 /// (a confined command's process has the runner's, if any, and its own):
-/// `Seccomp_filters:` (Linux 5.9), else a filter where the runner has none.
+/// `Seccomp_filters` (Linux 5.9), else a filter where the runner has none.
 fn filtered(pid: i32) -> bool {
-    static OWN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let own = OWN.get_or_init(|| std::fs::read_to_string("/proc/self/status").ok());
-    let Ok(theirs) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+    let (Some(theirs), Some(own)) = (Status::of(&pid.to_string()), runner()) else {
         return false;
     };
-    let field = |status: &str, name: &str| -> Option<usize> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    let own = own.as_deref().unwrap_or_default();
     match (
-        field(&theirs, "Seccomp_filters:"),
-        field(own, "Seccomp_filters:"),
+        theirs.number("Seccomp_filters"),
+        own.number("Seccomp_filters"),
     ) {
         (Some(t), Some(o)) => t > o,
-        _ => field(&theirs, "Seccomp:") == Some(2) && field(own, "Seccomp:") != Some(2),
+        _ => theirs.number("Seccomp") == Some(2) && own.number("Seccomp") != Some(2),
     }
 }
 
+/// The runner's own status, read once.
+fn runner() -> Option<&'static Status> {
+    static OWN: std::sync::OnceLock<Option<Status>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| Status::of("self")).as_ref()
+}
+
 /// A thread's process and whether it is in a pid namespace below the
-/// runner's (its `NSpid:` has more numbers than the runner's own).
+/// runner's (its `NSpid` has more numbers than the runner's own).
 fn caller(tid: u32) -> Option<(i32, bool)> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(|v| v.split_whitespace().count())
-    };
-    let tgid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()?;
-    static OWN_DEPTH: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let own = *OWN_DEPTH.get_or_init(|| {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("NSpid:"))
-                    .map(|v| v.split_whitespace().count())
-            })
-    });
-    Some((tgid, field("NSpid:") != own))
+    let status = Status::of(&tid.to_string())?;
+    let tgid = status.thread_group()? as i32;
+    let nested = status.namespace_depth() != runner().and_then(Status::namespace_depth);
+    Some((tgid, nested))
 }
 
 /// The answer to a call that makes a group: it goes on once recorded.

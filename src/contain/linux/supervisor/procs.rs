@@ -14,13 +14,45 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+/// A thread's `/proc/TID/status` (`self`: the runner's), read once for
+/// the fields asked of it.
+pub(super) struct Status(String);
+
+impl Status {
+    pub fn of(tid: &str) -> Option<Self> {
+        std::fs::read_to_string(format!("/proc/{tid}/status"))
+            .ok()
+            .map(Self)
+    }
+
+    /// The value of field `name` (`Tgid`), trimmed.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.0.lines().find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|v| v.strip_prefix(':'))
+                .map(str::trim)
+        })
+    }
+
+    /// Field `name` as a number.
+    pub fn number(&self, name: &str) -> Option<u64> {
+        self.field(name)?.parse().ok()
+    }
+
+    /// The process the thread belongs to.
+    pub fn thread_group(&self) -> Option<u32> {
+        self.field("Tgid")?.parse().ok()
+    }
+
+    /// How deep its pid namespace is (`NSpid`: one number a level).
+    pub fn namespace_depth(&self) -> Option<usize> {
+        Some(self.field("NSpid")?.split_whitespace().count())
+    }
+}
+
 /// The process a thread belongs to.
 pub(super) fn thread_group(tid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
+    Status::of(&tid.to_string())?.thread_group()
 }
 
 /// A pidfd of thread `tid`'s process.
@@ -157,6 +189,12 @@ mod tests {
     fn a_threads_process_its_descriptors_and_the_process_list_are_read() {
         let me = std::process::id();
         assert_eq!(thread_group(me), Some(me));
+        // A field by its whole name, not one it begins (`Tgid` of
+        // `TracerPid`'s neighbours); its namespace one number a level.
+        let own = Status::of("self").unwrap();
+        assert_eq!(own.number("Tgid"), Some(u64::from(me)));
+        assert_eq!(own.field("Tg"), None);
+        assert!(own.namespace_depth().is_some_and(|d| d >= 1));
         // A second thread's number names this process.
         let (tx, rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
