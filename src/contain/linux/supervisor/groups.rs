@@ -145,6 +145,9 @@ impl Escapes {
     /// killed whole are not counted).
     pub fn end(&self) -> usize {
         let mut one_by_one = 0;
+        // Killed already: a process takes a moment to go, and is not
+        // killed (nor counted) again in the next round.
+        let mut killed = HashSet::new();
         for _ in 0..MAX_ROUNDS {
             let made = std::mem::take(&mut *self.lock());
             if made.groups.is_empty() {
@@ -167,7 +170,7 @@ impl Escapes {
                     }
                 }
             }
-            let n = kill_members(&orphaned);
+            let n = kill_members(&orphaned, &mut killed);
             one_by_one += n;
             if n > 0 {
                 // Looked at once more: a member forked between the scan
@@ -196,15 +199,16 @@ fn may_kill(group: i32) -> bool {
 }
 
 /// Kills, through a pidfd each, the processes of `groups` that carry the
-/// command's seccomp filter; how many.
-fn kill_members(groups: &HashSet<i32>) -> usize {
+/// command's seccomp filter, but those in `killed` already (which it adds
+/// to); how many it killed.
+fn kill_members(groups: &HashSet<i32>, killed: &mut HashSet<i32>) -> usize {
     if groups.is_empty() {
         return 0;
     }
     let in_groups = |pid: i32| stat(pid).is_some_and(|s| groups.contains(&s.pgrp));
-    let mut killed = 0;
+    let before = killed.len();
     for pid in all_processes() {
-        if !in_groups(pid) {
+        if killed.contains(&pid) || !in_groups(pid) {
             continue;
         }
         let Some(fd) = crate::pidfd::pidfd_open(pid as u32) else {
@@ -226,10 +230,10 @@ fn kill_members(groups: &HashSet<i32>) -> usize {
             )
         };
         if r == 0 {
-            killed += 1;
+            killed.insert(pid);
         }
     }
-    killed
+    killed.len() - before
 }
 
 /// Whether `pid` runs under more seccomp filters than the runner does
