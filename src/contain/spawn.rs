@@ -75,7 +75,7 @@ impl Drop for ConfinedCommand {
 }
 
 /// A refused exec, as the tool call records it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ExecRefusal {
     pub argv: Vec<String>,
     /// `deny Bash(git push:*)`.

@@ -357,7 +357,12 @@ fn without_landlock_best_effort_goes_on_and_says_so_while_required_fails() {
             assert!(out.status.success(), "{}", stderr(&out));
             let note = t["sandbox"].as_str().unwrap();
             assert!(
-                note.contains("unavailable") && note.contains("unsandboxed"),
+                note.contains("unavailable") && note.contains("writes and reads not confined"),
+                "{note}"
+            );
+            // The supervisor holds without Landlock.
+            assert!(
+                note.contains("connections decided by the runner's supervisor"),
                 "{note}"
             );
             assert!(results(&t)[0].contains("ran"));
@@ -550,6 +555,20 @@ fn without_landlock_scopes_the_supervisor_keeps_signals_in_the_task() {
         sandbox.contains("no signal outside the command's own processes (the runner's supervisor"),
         "{sandbox}"
     );
+}
+
+/// The same without Landlock at all (simulated; `best-effort`): commands
+/// may write anywhere, but the supervisor still keeps their signals in the
+/// task, so `kill -9 $PPID` leaves the run going and its outputs whole.
+#[test]
+fn without_landlock_the_supervisor_still_keeps_signals_in_the_task() {
+    let sandbox = signals_cannot_reach_the_runner(&[("RUNNER_SIMULATE_NO_LANDLOCK", "1")]);
+    assert!(sandbox.contains("unavailable"), "{sandbox}");
+    assert!(
+        sandbox.contains("no signal outside the command's own processes"),
+        "{sandbox}"
+    );
+    assert!(sandbox.contains("reach the runner's memory"), "{sandbox}");
 }
 
 /// Where Landlock has no scopes (ABI 5, simulated) and the kernel refuses

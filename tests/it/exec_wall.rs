@@ -57,39 +57,9 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Runs a task of `settings` whose turns are `commands` in `d`, which
-/// must pass; its transcript.
-fn run_passing(d: &Path, settings: &str, commands: &[&str]) -> serde_json::Value {
-    let task = write(
-        d,
-        "t.yaml",
-        &format!(
-            "prompt: p\n{settings}script:\n{}  - text: done\n",
-            bash_turns(commands)
-        ),
-    );
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    let t = read_json(d.join("out/t/transcript.json"));
-    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
-    t
-}
-
-#[test]
-fn the_exec_wall_holds_where_the_gate_cannot_see() {
-    let rows = rows();
-    let hostile = rows.iter().filter(|r| r.refused_by.is_some()).count();
-    assert!(
-        hostile >= 12 && rows.len() - hostile >= 8,
-        "{} rows",
-        rows.len()
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// `d/ws`, a git repository with one commit whose `origin` is the bare
+/// repository `d/remote.git`; the remote's path.
+fn workspace_with_remote(d: &Path) -> std::path::PathBuf {
     let ws = d.join("ws");
     write(d, "ws/a.txt", "a\n");
     assert!(
@@ -111,6 +81,55 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
             .status
             .success()
     );
+    remote
+}
+
+/// Runs a task of `settings` whose turns are `commands` in `d`, which
+/// must pass; its transcript.
+fn run_passing(d: &Path, settings: &str, commands: &[&str]) -> serde_json::Value {
+    run_passing_with(d, settings, commands, &[])
+}
+
+/// [`run_passing`] with `env` set.
+fn run_passing_with(
+    d: &Path,
+    settings: &str,
+    commands: &[&str],
+    env: &[(&str, &str)],
+) -> serde_json::Value {
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\n{settings}script:\n{}  - text: done\n",
+            bash_turns(commands)
+        ),
+    );
+    let o = runner()
+        .current_dir(d)
+        .envs(env.iter().copied())
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
+    t
+}
+
+#[test]
+fn the_exec_wall_holds_where_the_gate_cannot_see() {
+    let rows = rows();
+    let hostile = rows.iter().filter(|r| r.refused_by.is_some()).count();
+    assert!(
+        hostile >= 12 && rows.len() - hostile >= 8,
+        "{} rows",
+        rows.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let remote = workspace_with_remote(d);
+    let origin = remote.display().to_string();
     let commands: Vec<&str> = rows.iter().map(|r| r.bash.as_str()).collect();
     let t = run_passing(
         d,
@@ -214,4 +233,79 @@ fn a_commands_supervisor_ends_with_it() {
         .nth(1)
         .unwrap_or_else(|| panic!("{last}"));
     assert_eq!(n, "1", "{last}");
+}
+
+/// Without Landlock (simulated, `best-effort`) commands may write
+/// anywhere, so no deny rule is backed and the gate decides as strictly
+/// as before (inline code refused); but the supervisor still runs, and
+/// what the gate lets through without looking into it (a script, a
+/// Makefile recipe) cannot start a denied program: the push never lands.
+#[test]
+fn without_landlock_the_exec_wall_still_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let remote = workspace_with_remote(d);
+    write(d, "ws/push.sh", &format!("git {PUSH}; echo pushed=$?\n"));
+    write(
+        d,
+        "ws/Makefile",
+        &format!("all:\n\tgit {PUSH}; echo made=$$?\n"),
+    );
+    let t = run_passing_with(
+        d,
+        &format!(
+            "workspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\nsandbox: {{write: [\"{}\"]}}\n",
+            remote.display()
+        ),
+        &[
+            "bash push.sh",
+            "make -s",
+            "python3 -c 'import os; os.execvp(\"git\", [\"git\", \"push\"])'",
+        ],
+        &[("RUNNER_SIMULATE_NO_LANDLOCK", "1")],
+    );
+    if t["sandbox"]
+        .as_str()
+        .is_some_and(|s| s.contains("no supervisor"))
+    {
+        eprintln!("no supervisor here: {}", t["sandbox"]);
+        return;
+    }
+    for held in ["confined", "exec"] {
+        assert_eq!(t["backstops"][held], false, "{}", t["backstops"]);
+    }
+    let calls = t["tool_calls"].as_array().unwrap();
+    for (call, said) in calls.iter().zip(["pushed=126", "made=126"]) {
+        assert_eq!(call["decision"]["decision"], "allow", "{call}");
+        let content = call["content"].as_str().unwrap();
+        assert!(content.contains(said), "{content}");
+        let refusal = &call["metadata"]["sandbox_refusals"][0];
+        assert_eq!(refusal["rule"], "deny Bash(git push:*)", "{call}");
+        assert_eq!(refusal["argv"][1], "push", "{call}");
+    }
+    // make's shell tries each folder of PATH: one refusal, said once.
+    let make = &calls[1];
+    assert_eq!(
+        make["metadata"]["sandbox_refusals"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{make}"
+    );
+    assert_eq!(
+        make["content"]
+            .as_str()
+            .unwrap()
+            .matches("refused by the sandbox")
+            .count(),
+        1,
+        "{make}"
+    );
+    assert_ne!(calls[2]["decision"]["decision"], "allow", "{}", calls[2]);
+    let refs = git(&remote, &["for-each-ref"]);
+    assert!(
+        refs.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&refs.stdout)
+    );
 }

@@ -95,10 +95,16 @@ fn serve(mut s: std::net::TcpStream, root: &Path, port: u16, log: &Mutex<Vec<Str
 }
 
 fn run(dir: &Path) -> (std::process::Output, Value) {
+    run_with(dir, &[])
+}
+
+/// [`run`] with `env` set.
+fn run_with(dir: &Path, env: &[(&str, &str)]) -> (std::process::Output, Value) {
     let out = runner()
         .current_dir(dir)
         .env("CI", "true")
         .env("RUNNER_TEST_HOSTS", HOSTS)
+        .envs(env.iter().copied())
         .args(["run", "--format", "json", "--out", "out", "task.yaml"])
         .output()
         .unwrap();
@@ -403,22 +409,37 @@ fn commands_reach_allowed_hosts_through_the_proxy_only() {
     );
 }
 
-/// Where the kernel cannot confine connections (no Landlock, or a Landlock
-/// without network rules), network rules mean no network, and the
-/// transcript says so. With `network: false` they mean no network too,
+/// Where nothing can confine connections by address (no supervisor, and
+/// no Landlock or one without network rules), network rules mean no
+/// network, and the transcript says so. With `network: false` they mean no network too,
 /// and the transcript blames no kernel; with `sandbox: off`, no network.
 #[test]
 fn without_landlock_network_rules_mean_no_network() {
     for (env, settings, says) in [
         (
-            &[("RUNNER_SIMULATE_NO_LANDLOCK", "1")][..],
+            &[
+                ("RUNNER_SIMULATE_NO_LANDLOCK", "1"),
+                ("RUNNER_SIMULATE_NO_SUPERVISOR", "1"),
+            ][..],
             "",
-            "cannot be enforced without Landlock",
+            "cannot be enforced without Landlock or the runner's supervisor",
         ),
         (
-            &[("RUNNER_SIMULATE_LANDLOCK_ABI", "3")],
+            &[
+                ("RUNNER_SIMULATE_LANDLOCK_ABI", "3"),
+                ("RUNNER_SIMULATE_NO_SUPERVISOR", "1"),
+            ],
             "",
-            "need Landlock network rules (ABI 4), and this kernel has ABI 3",
+            "need Landlock network rules (ABI 4) or the runner's supervisor, and this kernel has ABI 3 and no supervisor",
+        ),
+        // `network: false` holds without Landlock and the supervisor too.
+        (
+            &[
+                ("RUNNER_SIMULATE_NO_LANDLOCK", "1"),
+                ("RUNNER_SIMULATE_NO_SUPERVISOR", "1"),
+            ],
+            "sandbox: {network: false}\n",
+            "unsandboxed (best-effort)",
         ),
         (
             &[],
@@ -753,8 +774,21 @@ fn web_fetch_returns_json_as_it_is_and_head_without_a_body() {
 /// that listens on another loopback address at the proxy's port and
 /// connects there is refused by the supervisor (Landlock's TCP rule alone
 /// let it through), while the proxy itself still takes the allowed host.
+/// Whether Landlock has network rules (ABI 4+), has none (ABI 3,
+/// simulated) or is missing (simulated, `best-effort`), the supervisor
+/// alone holds connections to the proxy's address and port.
 #[test]
 fn the_proxys_port_on_another_address_is_refused() {
+    for env in [
+        &[][..],
+        &[("RUNNER_SIMULATE_LANDLOCK_ABI", "3")],
+        &[("RUNNER_SIMULATE_NO_LANDLOCK", "1")],
+    ] {
+        proxys_port_elsewhere_is_refused(env);
+    }
+}
+
+fn proxys_port_elsewhere_is_refused(env: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "ws/a.txt", "a\n");
     let web = Web::start(dir.path().join("ws"));
@@ -762,15 +796,22 @@ fn the_proxys_port_on_another_address_is_refused() {
     let around = "python3 -c \"import os, socket, urllib.parse; port = urllib.parse.urlparse(os.environ['http_proxy']).port; srv = socket.socket(); srv.bind(('127.0.0.3', port)); srv.listen(); print('bound'); socket.create_connection(('127.0.0.3', port)); print('reached')\"".to_string();
     let v6 = "python3 -c \"import os, socket, urllib.parse; port = urllib.parse.urlparse(os.environ['http_proxy']).port; socket.create_connection(('::1', port)); print('reached')\"".to_string();
     let commands = [around, v6, format!("curl -fsS http://docs.test:{p}/a.txt")];
+    // Without Landlock the gate decides as strictly as it can (no
+    // backstop holds): inline code runs by a rule naming its text.
+    let exact: Vec<String> = commands
+        .iter()
+        .map(|c| serde_json::to_string(&format!("Bash({c})")).unwrap())
+        .collect();
     write(
         dir.path(),
         "task.yaml",
         &format!(
-            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"docs.test:{p}\", \"127.0.0.1\"]\nscript:\n{}  - text: done\n",
+            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - allow: [{}]\n  network:\n    allow: [\"docs.test:{p}\", \"127.0.0.1\"]\nscript:\n{}  - text: done\n",
+            exact.join(", "),
             crate::common::bash_turns(&commands.iter().map(String::as_str).collect::<Vec<_>>())
         ),
     );
-    let (out, t) = run(dir.path());
+    let (out, t) = run_with(dir.path(), env);
     assert!(out.status.success(), "{}", stderr(&out));
     let r = results(&t);
     assert!(r[0].1.contains("bound"), "{:?}", r[0]);
@@ -782,7 +823,13 @@ fn the_proxys_port_on_another_address_is_refused() {
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(
         sandbox.contains("IP only to the proxy at 127.0.0.1:"),
-        "{sandbox}"
+        "{env:?}: {sandbox}"
+    );
+    // Below ABI 4 the supervisor is the only wall by address.
+    assert_eq!(
+        sandbox.contains("; the supervisor and seccomp)"),
+        !env.is_empty(),
+        "{env:?}: {sandbox}"
     );
     // Each refusal is one of the task's connections, in its transcript
     // and counts.

@@ -12,7 +12,8 @@ use crate::contain::daemons::reachable_daemon_sockets;
 pub fn examine() -> DoctorReport {
     let landlock = landlock_abi();
     let notify = super::supervisor::available();
-    let supervisor = landlock.is_ok() && notify.is_ok();
+    // The supervisor runs with or without Landlock.
+    let supervisor = notify.is_ok();
     let daemons: Vec<String> = reachable_daemon_sockets()
         .iter()
         .map(|p| p.display().to_string())
@@ -26,10 +27,9 @@ pub fn examine() -> DoctorReport {
         Err(why) => format!("{why}: {what}"),
         Ok(_) => String::new(),
     };
-    let no_supervisor = match (&landlock, &notify) {
-        (Err(why), _) => format!("no supervisor without Landlock ({why})"),
-        (Ok(_), Err(why)) => format!("no supervisor: {why}"),
-        (Ok(_), Ok(())) => String::new(),
+    let no_supervisor = match &notify {
+        Err(why) => format!("no supervisor: {why}"),
+        Ok(()) => String::new(),
     };
     let confined = landlock.is_ok() && (supervisor || daemons.is_empty());
     let backstops = vec![
@@ -73,6 +73,10 @@ pub fn examine() -> DoctorReport {
                     .into()
             } else if !supervisor {
                 no_supervisor.clone()
+            } else if landlock.is_err() {
+                no_landlock(
+                    "the supervisor decides execs, but commands could write anywhere, so no deny rule is backed",
+                )
             } else {
                 "commands are not confined (see confined)".into()
             },

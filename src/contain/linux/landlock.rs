@@ -184,9 +184,12 @@ pub(super) fn build_ruleset(
     for dir in writable {
         add_rule(&ruleset, dir, all)?;
     }
-    if let Net::Proxy(port) = net {
+    if let Net::Proxy(port) = net
+        && abi >= 4
+    {
         // By port: Landlock has no address rules, so this is the port on
-        // any address (see docs/network.md).
+        // any address (see docs/network.md). Below ABI 4 the supervisor
+        // alone decides connects.
         let attr = NetPortAttr {
             allowed_access: ACCESS_NET_CONNECT_TCP,
             port: u64::from(*port),

@@ -17,6 +17,7 @@
 //! task and says what holds.
 
 mod aliases;
+mod describe;
 pub mod doctor;
 pub mod exec_guard;
 pub mod landlock;
@@ -88,6 +89,13 @@ impl Confinement {
     }
 
     /// [`Confinement::hiding`] with the process bound `bound`.
+    ///
+    /// Landlock confines writes (and reads of the hidden tree); the
+    /// supervisor decides signals, connections, process groups and execs.
+    /// Each holds without the other: with no Landlock (`best-effort`) the
+    /// supervisor still runs, so a command that may write anywhere still
+    /// cannot kill the runner, reach a daemon's socket or start a denied
+    /// program unseen, and `network:` rules still hold through the proxy.
     fn bounded(
         settings: &SandboxSettings,
         writable: &[PathBuf],
@@ -99,54 +107,65 @@ impl Confinement {
             rlimits = rlimits.with_processes(n);
         }
         let (pids, pids_note) = (bound.cgroup, bound.note);
-        // `network:` rules hold even where nothing else is confined:
-        // without Landlock's network rules, by no network at all.
-        let off_for_rules = |why: &str| {
-            settings.proxy_port.map(|_| {
-                format!(
-                    "; network off (seccomp): the policy's network: rules cannot be enforced {why}"
-                )
-            })
-        };
         if settings.mode == SandboxMode::Off {
-            let note = off_for_rules("with sandbox: off");
-            let d = format!("off{}{pids_note}", note.clone().unwrap_or_default());
-            return Ok(Self::unsandboxed(d, note.is_some(), rlimits, pids));
+            // `network:` rules hold even where nothing else is confined:
+            // by no network at all.
+            let rules = settings.proxy_port.is_some();
+            let d = format!(
+                "off{}{pids_note}",
+                if rules {
+                    describe::OFF_FOR_RULES_WITH_SANDBOX_OFF
+                } else {
+                    ""
+                }
+            );
+            return Ok(Self::unsandboxed(d, rules, rlimits, pids));
         }
-        let abi = match landlock_abi() {
-            Ok(a) => a,
+        let landlock = match landlock_abi() {
+            Ok(abi) => Ok(abi),
             Err(why) if settings.mode == SandboxMode::Required => {
                 return Err(SandboxError::Required(why.to_string()));
             }
-            Err(why) => {
-                let note = off_for_rules("without Landlock");
-                let d = format!(
-                    "unavailable ({why}): commands ran unsandboxed (best-effort){}{pids_note}",
-                    note.clone().unwrap_or_default()
-                );
-                return Ok(Self::unsandboxed(d, note.is_some(), rlimits, pids));
-            }
+            Err(why) => Err(why.to_string()),
         };
-        let hidden = hidden.filter(|h| HiddenTree::is_hideable(&h.root));
+        let abi = landlock.as_ref().ok().copied();
+        let supervised = supervisor::available();
+        if let (Err(why), Err(no)) = (&landlock, &supervised) {
+            let rules = settings.proxy_port.is_some() && settings.network;
+            let off = rules || !settings.network;
+            let d = describe::unsandboxed(why, no, rules, !settings.network) + &pids_note;
+            return Ok(Self::unsandboxed(d, off, rlimits, pids));
+        }
+        let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
+        // The supervisor decides every connect by address and port;
+        // Landlock's rule (ABI 4) by port alone. Either takes the proxy.
         let net = match settings.proxy_port {
-            Some(port) if settings.network && abi >= 4 => Net::Proxy(port),
+            Some(port) if settings.network && (supervised.is_ok() || abi >= Some(4)) => {
+                Net::Proxy(port)
+            }
             Some(_) if settings.network => Net::OffForRules,
             _ if settings.network => Net::On,
             _ => Net::Off,
         };
-        let ruleset = build_ruleset(abi, writable, hidden, &net).map_err(SandboxError::Prepare)?;
+        let ruleset = abi
+            .map(|abi| build_ruleset(abi, writable, hidden, &net))
+            .transpose()
+            .map_err(SandboxError::Prepare)?;
         let filter = match net {
             Net::On => Vec::new(),
             Net::Proxy(_) => seccomp::socket_filter(true),
             Net::Off | Net::OffForRules => seccomp::socket_filter(false),
         };
-        let supervisor = match supervisor::available() {
+        let supervisor = match &supervised {
             Ok(()) => {
                 let ip = match net {
                     Net::Proxy(port) => IpRule::Proxy(port),
                     _ => IpRule::Any,
                 };
-                let rules = Arc::new(Rules::new(ip, writable, abi < 6));
+                // Landlock scopes signals from ABI 6; below it, or without
+                // it, the supervisor decides them.
+                let signals = abi.is_none_or(|abi| abi < 6);
+                let rules = Arc::new(Rules::new(ip, writable, signals));
                 let filter = supervisor::filter(&rules);
                 Some((rules, filter))
             }
@@ -155,50 +174,16 @@ impl Confinement {
                 None
             }
         };
-        let supervised = match (&supervisor, supervisor::available()) {
-            (Some(_), _) => match net {
-                Net::Proxy(port) => format!(
-                    "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
-                ),
-                _ => "; connections decided by the runner's supervisor (Unix sockets only inside the writable folders)".to_string(),
-            },
-            (None, Err(why)) => format!(
-                "; no supervisor ({why}): Unix sockets outside the task are reachable, and a process that leaves a command's group outlives it"
-            ),
-            (None, Ok(())) => String::new(),
-        };
-        let description = format!(
-            "landlock (ABI {abi}): writes only in {}; network {}",
-            writable
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            match net {
-                Net::On => "on".to_string(),
-                Net::Off => "off (seccomp)".to_string(),
-                Net::Proxy(port) => format!(
-                    "only through the runner's proxy (TCP to port {port}; landlock and seccomp)"
-                ),
-                Net::OffForRules => format!(
-                    "off (seccomp): the policy's network: rules need Landlock network rules (ABI 4), and this kernel has ABI {abi}"
-                ),
-            }
-        ) + &hidden
-            .map(|h| format!("; {} unreadable", h.root.display()))
-            .unwrap_or_default()
-            + if abi >= 6 {
-                "; no signal or abstract Unix socket outside the task (Landlock scopes)"
-            } else if supervisor.is_some() {
-                "; no signal outside the command's own processes (the runner's supervisor: Landlock cannot scope signals below ABI 6), no abstract Unix socket (supervisor)"
-            } else {
-                "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
-            }
-            + &supervised
-            + &pids_note;
+        let description = describe::confined(&describe::Held {
+            landlock: landlock.as_ref().copied().map_err(String::as_str),
+            writable,
+            net: &net,
+            hidden: hidden.map(|h| h.root.as_path()),
+            supervisor: supervised.as_ref().err(),
+        }) + &pids_note;
         Ok((
             Some(Confinement {
-                ruleset: Some(ruleset),
+                ruleset,
                 filter,
                 rlimits,
                 description: description.clone(),
@@ -297,8 +282,10 @@ impl Confinement {
         if !self.supervises() {
             return self;
         }
+        // Without Landlock nothing else walls in writes or privileges: the
+        // guard then decides those programs' execs too.
         let walls = runner_policy::Backstops {
-            confined: true,
+            confined: self.confines_writes(),
             network_off: self.network_off,
             ..Default::default()
         };
@@ -372,7 +359,7 @@ impl Confinement {
             pids.join()?;
         }
         self.rlimits.apply()?;
-        if self.ruleset.is_none() && self.filter.is_empty() {
+        if self.ruleset.is_none() && self.filter.is_empty() && self.supervisor.is_none() {
             return Ok(());
         }
         // SAFETY: plain system calls; `filter` outlives the call and the

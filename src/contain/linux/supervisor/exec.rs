@@ -91,10 +91,14 @@ pub(super) fn decide_exec(
     match guard.decide(&names, &argv, &env, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
-            tracing::warn!("sandbox: exec refused: {refusal}");
             let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
-            if list.len() < 100 {
-                list.push(refusal);
+            // A shell looking a program up tries each folder of `PATH`:
+            // the same refusal in a row is said and kept once.
+            if list.last() != Some(&refusal) {
+                tracing::warn!("sandbox: exec refused: {refusal}");
+                if list.len() < 100 {
+                    list.push(refusal);
+                }
             }
             Answer::Error(libc::EPERM)
         }

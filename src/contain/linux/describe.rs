@@ -1,0 +1,109 @@
+//! What the transcript's `sandbox` says of a task's commands: what
+//! confines their writes, what they get of the network, who decides their
+//! signals and connections, and what does not hold and why. The text is
+//! for people (and the tests that read it); the backstops are what code
+//! decides with.
+
+use std::path::{Path, PathBuf};
+
+use super::landlock::Net;
+use super::supervisor::NoSupervisor;
+
+/// With `sandbox: off`, the `network:` rules' note.
+pub(super) const OFF_FOR_RULES_WITH_SANDBOX_OFF: &str =
+    "; network off (seccomp): the policy's network: rules cannot be enforced with sandbox: off";
+
+/// What holds for a task's commands, as [`confined`] says it.
+pub(super) struct Held<'a> {
+    /// Landlock's ABI, or why there is none.
+    pub landlock: Result<i32, &'a str>,
+    pub writable: &'a [PathBuf],
+    pub net: &'a Net,
+    /// The tree commands cannot read.
+    pub hidden: Option<&'a Path>,
+    /// Why the supervisor does not run, where it does not.
+    pub supervisor: Option<&'a NoSupervisor>,
+}
+
+/// Neither Landlock nor the supervisor (`best-effort`): only the limits,
+/// and no network where `network:` rules (`rules`) or `network: false`
+/// (`off`) ask for less than all of it.
+pub(super) fn unsandboxed(
+    landlock: &str,
+    supervisor: &NoSupervisor,
+    rules: bool,
+    off: bool,
+) -> String {
+    let network = if rules {
+        "; network off (seccomp): the policy's network: rules cannot be enforced without Landlock or the runner's supervisor"
+    } else if off {
+        "; network off (seccomp)"
+    } else {
+        ""
+    };
+    format!(
+        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}"
+    )
+}
+
+/// The description of a confinement with Landlock, the supervisor or both.
+pub(super) fn confined(h: &Held) -> String {
+    let abi = h.landlock.ok();
+    let mut d = match h.landlock {
+        Ok(abi) => format!(
+            "landlock (ABI {abi}): writes only in {}",
+            h.writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(why) => format!(
+            "unavailable ({why}): writes and reads not confined (best-effort), the rest decided by the runner's supervisor"
+        ),
+    };
+    d += "; network ";
+    d += &match (h.net, abi) {
+        (Net::On, _) => "on".to_string(),
+        (Net::Off, _) => "off (seccomp)".to_string(),
+        (Net::Proxy(port), Some(4..)) => {
+            format!("only through the runner's proxy (TCP to port {port}; landlock and seccomp)")
+        }
+        (Net::Proxy(port), _) => format!(
+            "only through the runner's proxy (TCP to 127.0.0.1:{port}; the supervisor and seccomp)"
+        ),
+        (Net::OffForRules, _) => format!(
+            "off (seccomp): the policy's network: rules need Landlock network rules (ABI 4) or the runner's supervisor, and this kernel has ABI {} and no supervisor ({})",
+            abi.unwrap_or(0),
+            h.supervisor.map(ToString::to_string).unwrap_or_default()
+        ),
+    };
+    if let Some(root) = h.hidden {
+        d += &format!("; {} unreadable", root.display());
+    }
+    d += match (abi, h.supervisor) {
+        (Some(6..), _) => "; no signal or abstract Unix socket outside the task (Landlock scopes)",
+        (Some(_), None) => {
+            "; no signal outside the command's own processes (the runner's supervisor: Landlock cannot scope signals below ABI 6), no abstract Unix socket (supervisor)"
+        }
+        (None, None) => {
+            "; no signal outside the command's own processes, no abstract Unix socket (the runner's supervisor)"
+        }
+        (_, Some(_)) => {
+            "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
+        }
+    };
+    d += &match (h.supervisor, h.net) {
+        (None, Net::Proxy(port)) => format!(
+            "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
+        ),
+        (None, _) => "; connections decided by the runner's supervisor (Unix sockets only inside the writable folders)".to_string(),
+        (Some(why), _) => format!(
+            "; no supervisor ({why}): Unix sockets outside the task are reachable, and a process that leaves a command's group outlives it"
+        ),
+    };
+    if abi.is_none() {
+        d += "; without Landlock, a command can reach the runner's memory where the kernel lets it trace its parent (CAP_SYS_PTRACE, or Yama's ptrace_scope 0)";
+    }
+    d
+}
