@@ -23,6 +23,7 @@ pub mod provider;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod sys;
+pub use contain::hide_own_secrets;
 pub use run::decide_exit;
 pub mod task;
 pub mod telemetry;

@@ -237,6 +237,11 @@ enum PolicyCommand {
 }
 
 fn main() {
+    // Secrets the runner was given (a provider's key) out of the block any
+    // process of this user can read, the commands it runs among them.
+    // SAFETY: first thing in main: no other thread runs yet, and nothing
+    // holds a pointer into the environment.
+    unsafe { runner::hide_own_secrets() };
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

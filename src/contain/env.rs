@@ -41,6 +41,20 @@ pub fn is_secret_name(name: &str) -> bool {
         || is_otlp_headers(&n)
 }
 
+/// Hides the values of the runner's own variables that look like secrets
+/// ([`is_secret_name`]) from other processes: they stay in its
+/// environment, but no longer in the block the kernel shows in
+/// `/proc/PID/environ`, which a command may read even inside Landlock.
+/// The number hidden.
+///
+/// # Safety
+/// No other thread may run, and nothing may hold a pointer into the
+/// environment: call it first thing in `main`.
+pub unsafe fn hide_own_secrets() -> usize {
+    // SAFETY: the caller's promise.
+    unsafe { crate::sys::hide_secret_values(is_secret_name) }
+}
+
 /// `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` ...:
 /// `key=value` pairs, a collector's token among them.
 pub fn is_otlp_headers(upper_name: &str) -> bool {

@@ -56,7 +56,7 @@ mod os;
 mod unsupervised;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};
-pub use env::{EnvSettings, is_secret_name, scrubbed_env};
+pub use env::{EnvSettings, hide_own_secrets, is_secret_name, scrubbed_env};
 pub use hidden::HiddenTree;
 pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 #[cfg(feature = "test-tools")]

@@ -160,3 +160,79 @@ impl StopSignals {
         }
     }
 }
+
+/// The process's environment array (`environ`).
+#[cfg(target_vendor = "apple")]
+fn environ() -> *mut *mut libc::c_char {
+    // SAFETY: libSystem's accessor; a shared library cannot name `environ`.
+    unsafe { *libc::_NSGetEnviron() }
+}
+
+#[cfg(not(target_vendor = "apple"))]
+fn environ() -> *mut *mut libc::c_char {
+    unsafe extern "C" {
+        static mut environ: *mut *mut libc::c_char;
+    }
+    // SAFETY: libc's own variable, read once.
+    unsafe { environ }
+}
+
+/// Moves the values of the variables `secret` names out of the
+/// environment block the process started with, which any process of the
+/// same user can read (`/proc/PID/environ` on Linux, even from inside
+/// Landlock; `ps -E` on macOS): each is set again (libc copies it to the
+/// heap, which only this process reads), and the original bytes of its
+/// value are zeroed. The process's own environment is unchanged. The
+/// number of values hidden.
+///
+/// # Safety
+/// No other thread may run (it sets variables), and nothing may hold a
+/// pointer into the environment (call it first thing in `main`).
+pub unsafe fn hide_secret_values(secret: impl Fn(&str) -> bool) -> usize {
+    use std::ffi::CStr;
+    let mut found: Vec<(*mut libc::c_char, OsString, OsString)> = Vec::new();
+    let mut p = environ();
+    // SAFETY: a null-terminated array of C strings, as libc keeps it; no
+    // other thread changes it (the caller's promise).
+    unsafe {
+        while !p.is_null() && !(*p).is_null() {
+            let entry = *p;
+            let bytes = CStr::from_ptr(entry).to_bytes();
+            if let Some(eq) = bytes.iter().position(|&b| b == b'=')
+                && eq > 0
+                && std::str::from_utf8(&bytes[..eq]).is_ok_and(&secret)
+                && eq + 1 < bytes.len()
+            {
+                found.push((
+                    entry,
+                    OsStr::from_bytes(&bytes[..eq]).to_owned(),
+                    OsStr::from_bytes(&bytes[eq + 1..]).to_owned(),
+                ));
+            }
+            p = p.add(1);
+        }
+    }
+    for (_, name, value) in &found {
+        // SAFETY: no other thread runs (the caller's promise).
+        unsafe { std::env::set_var(name, value) };
+    }
+    let mut hidden = 0;
+    for (entry, name, value) in found {
+        // Only where the array no longer points at the original (a name
+        // given twice keeps its second entry as it was).
+        let mut still = false;
+        let mut p = environ();
+        // SAFETY: as above.
+        unsafe {
+            while !p.is_null() && !(*p).is_null() {
+                still |= *p == entry;
+                p = p.add(1);
+            }
+            if !still {
+                std::ptr::write_bytes(entry.add(name.len() + 1), 0, value.len());
+                hidden += 1;
+            }
+        }
+    }
+    hidden
+}

@@ -102,6 +102,35 @@ fn env_run_by_the_agent_shows_no_secret() {
     }
 }
 
+/// The runner's own secrets are not in the environment block the kernel
+/// shows other processes of its user (`/proc/PID/environ`, which a command
+/// may read even inside Landlock): a command that prints its parent's,
+/// reversed (past redaction), finds the secrets' names with no value, and
+/// the runner's other variables as they were.
+#[test]
+fn the_runners_own_secrets_are_not_in_its_environment_block() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    task_with_commands(
+        dir.path(),
+        "",
+        &["tr '\\0' '\\n' < /proc/$PPID/environ | grep -E '^(CI|GITHUB_TOKEN|NPM_TOKEN)=' | rev"],
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = &results(&t)[0];
+    assert!(read.contains("eurt=IC"), "{read}");
+    for name in ["GITHUB_TOKEN", "NPM_TOKEN"] {
+        let line = format!("\n={}\n", name.chars().rev().collect::<String>());
+        assert!(read.contains(&line), "{name}: {read}");
+    }
+    for s in [GH_SECRET, NPM_SECRET] {
+        let reversed: String = s.chars().rev().collect();
+        assert!(!read.contains(&reversed), "{s} leaked: {read}");
+    }
+}
+
 #[test]
 fn a_secret_printed_by_a_command_is_redacted_in_outputs_and_for_the_model() {
     let dir = tempfile::tempdir().unwrap();
