@@ -597,7 +597,62 @@ fn without_landlock_the_supervisor_still_keeps_signals_in_the_task() {
         sandbox.contains("no signal outside the command's own processes"),
         "{sandbox}"
     );
-    assert!(sandbox.contains("reach the runner's memory"), "{sandbox}");
+    assert!(
+        sandbox.contains("no command may trace the runner"),
+        "{sandbox}"
+    );
+}
+
+/// Without Landlock (simulated), with or without the supervisor, no
+/// command gets into the runner's memory: the runner is not dumpable and
+/// commands lack `CAP_SYS_PTRACE`, so opening `/proc/$PPID/mem` and a
+/// `ptrace` attach are refused, as Landlock would refuse them. (The
+/// attach is `PTRACE_SEIZE`, which does not stop the runner: were the
+/// wall to fail, the test fails rather than hangs.)
+#[test]
+fn without_landlock_no_command_reaches_the_runners_memory() {
+    let commands = [
+        "python3 -c \"open('/proc/$PPID/mem', 'rb'); print('mem opened')\" 2>&1 | tail -1",
+        "python3 -c \"import ctypes; c = ctypes.CDLL(None, use_errno=True); print('attach', c.ptrace(0x4206, $PPID, 0, 0), ctypes.get_errno())\"",
+        "python3 -c \"print(next(l for l in open('/proc/self/status') if l.startswith('CapEff')))\"",
+    ];
+    for supervisor in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        task_with_commands(dir.path(), "", &commands);
+        let mut cmd = runner();
+        cmd.current_dir(dir.path())
+            .env("HOME", dir.path().join("home"))
+            .env("RUNNER_SIMULATE_NO_LANDLOCK", "1");
+        if !supervisor {
+            cmd.env("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
+        }
+        let out = cmd
+            .args(["run", "-q", "--out", "out", "task.yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let t = read_json(dir.path().join("out/t/transcript.json"));
+        let sandbox = t["sandbox"].as_str().unwrap();
+        assert!(
+            sandbox.contains("no command may trace the runner"),
+            "{sandbox}"
+        );
+        let r = results(&t);
+        assert!(r[0].contains("PermissionError"), "{supervisor}: {}", r[0]);
+        assert!(!r[0].contains("mem opened"), "{supervisor}: {}", r[0]);
+        assert!(r[1].contains("attach -1 1"), "{supervisor}: {}", r[1]);
+        let eff = r[2]
+            .split("CapEff:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{supervisor}: {}", r[2]))
+            .split_whitespace()
+            .next()
+            .unwrap();
+        let eff = u64::from_str_radix(eff, 16).unwrap();
+        assert_eq!(eff & (1 << 19), 0, "{supervisor}: {}", r[2]);
+    }
 }
 
 /// Where Landlock has no scopes (ABI 5, simulated) and the kernel refuses

@@ -13,6 +13,10 @@ use super::supervisor::NoSupervisor;
 pub(super) const OFF_FOR_RULES_WITH_SANDBOX_OFF: &str =
     "; network off (seccomp): the policy's network: rules cannot be enforced with sandbox: off";
 
+/// Without Landlock, what keeps commands out of the runner's memory.
+const NO_TRACE: &str =
+    "; no command may trace the runner (it is not dumpable, and commands lack CAP_SYS_PTRACE)";
+
 /// What holds for a task's commands, as [`confined`] says it.
 pub(super) struct Held<'a> {
     /// Landlock's ABI, or why there is none.
@@ -42,7 +46,7 @@ pub(super) fn unsandboxed(
         ""
     };
     format!(
-        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}"
+        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{NO_TRACE}"
     )
 }
 
@@ -103,7 +107,7 @@ pub(super) fn confined(h: &Held) -> String {
         ),
     };
     if abi.is_none() {
-        d += "; without Landlock, a command can reach the runner's memory where the kernel lets it trace its parent (CAP_SYS_PTRACE, or Yama's ptrace_scope 0)";
+        d += NO_TRACE;
     }
     d
 }

@@ -26,6 +26,7 @@ pub mod pids;
 mod seccomp;
 mod spawner;
 pub mod supervisor;
+mod trace_wall;
 
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -69,6 +70,8 @@ pub struct Confinement {
     pids: Option<Arc<pids::PidsCgroup>>,
     /// `network: false`: the network programs' deny rules have a wall.
     network_off: bool,
+    /// No Landlock: commands drop `CAP_SYS_PTRACE` (see [`trace_wall`]).
+    drops_ptrace: bool,
 }
 
 impl Confinement {
@@ -130,11 +133,23 @@ impl Confinement {
         };
         let abi = landlock.as_ref().ok().copied();
         let supervised = supervisor::available();
+        if landlock.is_err() {
+            trace_wall::guard_runner();
+        }
         if let (Err(why), Err(no)) = (&landlock, &supervised) {
             let rules = settings.proxy_port.is_some() && settings.network;
             let off = rules || !settings.network;
             let d = describe::unsandboxed(why, no, rules, !settings.network) + &pids_note;
-            return Ok(Self::unsandboxed(d, off, rlimits, pids));
+            let (c, d) = Self::unsandboxed(d, off, rlimits, pids);
+            let c = c.unwrap_or_else(|| Self::with_filter(Vec::new()));
+            return Ok((
+                Some(Confinement {
+                    drops_ptrace: true,
+                    description: d.clone(),
+                    ..c
+                }),
+                d,
+            ));
         }
         let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
         // The supervisor decides every connect by address and port;
@@ -191,6 +206,7 @@ impl Confinement {
                 supervisor,
                 pids,
                 network_off: !settings.network,
+                drops_ptrace: abi.is_none(),
             }),
             description,
         ))
@@ -221,12 +237,13 @@ impl Confinement {
                 supervisor: None,
                 pids,
                 network_off: false,
+                drops_ptrace: false,
             });
         (c, d)
     }
 
-    /// Only a seccomp program (the tests of the programs).
-    #[cfg(test)]
+    /// Only a seccomp program (the tests of the programs; with none, a
+    /// confinement to fill in).
     pub(crate) fn with_filter(filter: Vec<libc::sock_filter>) -> Self {
         Self {
             ruleset: None,
@@ -237,6 +254,7 @@ impl Confinement {
             supervisor: None,
             pids: None,
             network_off: false,
+            drops_ptrace: false,
         }
     }
 
@@ -359,6 +377,10 @@ impl Confinement {
             pids.join()?;
         }
         self.rlimits.apply()?;
+        if self.drops_ptrace {
+            // SAFETY: only system calls, in the child.
+            unsafe { trace_wall::drop_ptrace()? };
+        }
         if self.ruleset.is_none() && self.filter.is_empty() && self.supervisor.is_none() {
             return Ok(());
         }
@@ -374,13 +396,13 @@ impl Confinement {
                 return Err(std::io::Error::last_os_error());
             }
             if !self.filter.is_empty() {
-                install_filter(&self.filter)?;
+                seccomp::install(&self.filter)?;
             }
             if let Some((_, filter)) = &self.supervisor {
                 if supervisor >= 0 {
                     supervisor::install_in_child(filter, supervisor)?;
                 } else {
-                    install_filter(filter)?;
+                    seccomp::install(filter)?;
                 }
             }
         }
@@ -443,30 +465,6 @@ fn for_tests(writable: &[PathBuf]) -> Result<(Confinement, String), SandboxError
         c.supervisor = Some((rules.clone(), supervisor::filter(&rules)));
     }
     Ok((c, description))
-}
-
-/// Installs a seccomp program on the calling thread (with `no_new_privs`
-/// already set). Only system calls: safe between `fork` and `exec`.
-///
-/// # Safety
-/// `filter` outlives the call (the kernel copies it).
-unsafe fn install_filter(filter: &[libc::sock_filter]) -> std::io::Result<()> {
-    let prog = libc::sock_fprog {
-        len: filter.len() as u16,
-        filter: filter.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: a valid program, as the caller promises.
-    if unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &prog as *const libc::sock_fprog,
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
-//! The seccomp programs of the sandbox's network switch.
+//! The seccomp programs of the sandbox's network switch, and how a program is
+//! installed on a thread ([`install`]).
 //!
-//! Off (`network: false`, or `network:` rules on a kernel whose Landlock
-//! cannot confine connections): no IPv4 or IPv6 socket at all. Through the
-//! proxy (`network:` rules, Landlock ABI 4+): TCP sockets only, because
-//! Landlock decides TCP `connect` and nothing else (UDP, raw sockets, SCTP
-//! would go around it), and no TCP Fast Open send, which connects without
-//! `connect`. In both, only Unix and netlink sockets besides (no packet
+//! Off (`network: false`, or `network:` rules where neither the
+//! supervisor nor Landlock's network rules can confine connections): no
+//! IPv4 or IPv6 socket at all. Through the proxy (`network:` rules, with
+//! the supervisor or Landlock ABI 4+): TCP sockets only, because the
+//! supervisor and Landlock decide `connect` and nothing else (UDP, raw
+//! sockets, SCTP would go around them), and no TCP Fast Open send, which
+//! connects without `connect`. In both, only Unix and netlink sockets besides (no packet
 //! sockets), no `io_uring` (whose operations seccomp cannot see), and no
 //! system call of a foreign ABI (which could reach `socketcall`).
 
@@ -81,8 +83,9 @@ pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
     out
 }
 
-/// The program: `through_proxy` allows TCP sockets (which Landlock then
-/// confines to the proxy's port); without it, no IP socket opens.
+/// The program: `through_proxy` allows TCP sockets (whose connects the
+/// supervisor, or Landlock by port, then confines to the proxy); without
+/// it, no IP socket opens.
 pub fn socket_filter(through_proxy: bool) -> Vec<libc::sock_filter> {
     use Op::*;
     let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
@@ -134,6 +137,30 @@ pub fn socket_filter(through_proxy: bool) -> Vec<libc::sock_filter> {
     }
     ops.extend([Label("deny"), Ret(deny), Label("allow"), Ret(allow)]);
     assemble(&ops)
+}
+
+/// Installs a seccomp program on the calling thread (with `no_new_privs`
+/// already set). Only system calls: safe between `fork` and `exec`.
+///
+/// # Safety
+/// `filter` outlives the call (the kernel copies it).
+pub(super) unsafe fn install(filter: &[libc::sock_filter]) -> std::io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: a valid program, as the caller promises.
+    if unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const libc::sock_fprog,
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
