@@ -4,6 +4,10 @@
 //! (`RUNNER_SIMULATE_NO_SUPERVISOR`), through `runner tool bash`.
 //!
 //! - a shell loop of 1,000 execs of `/bin/true`: the time added per exec;
+//! - 10,000 `execve` calls of `/bin/true` that the kernel fails after the
+//!   supervisor has decided them (the environment's address is bad): the
+//!   decision and its round trip alone, without the exec's own cost and
+//!   its noise;
 //! - `cargo build` of a small crate (a dependency-free library and binary,
 //!   built from clean each round): the share added;
 //! - the exec wall's worst cases for the programs whose aliases it reads,
@@ -18,7 +22,7 @@
 //! `BENCH_ROUNDS` (default 5) rounds, the arms alternating in swapped order
 //! and the cost taken within each round (this VM's speed drifts by more
 //! than the cost between rounds). Prints a Markdown table.
-//! `BENCH_SANDBOX=exec,build,aliases` picks rows (many rounds of the exec
+//! `BENCH_SANDBOX=exec,decision,build,aliases` picks rows (many rounds of the exec
 //! loop alone take minutes, not an hour).
 //! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
 //! commit's, to compare), as the first-request bench does.
@@ -171,6 +175,31 @@ fn main() {
         p.print_row(
             "a shell loop of 1,000 execs",
             |s| format!("{:.1}", s * 1e6 / 1000.0),
+            " µs per exec",
+            "under 50 µs",
+        );
+    }
+    if wanted("decision") {
+        // The exec's own cost is most of the loop's, and this VM's speed
+        // varies by more than the supervisor adds: here no process is
+        // made. Each `execve` of `/bin/true` goes to the supervisor, which
+        // decides it as any exec (its path and `argv[0]`), and the kernel
+        // then fails it (the environment's address is not mapped): what
+        // is added is the decision and its round trip alone.
+        let failing = "python3 -c \"import ctypes\nc = ctypes.CDLL(None)\nargv = (ctypes.c_char_p * 2)(b'true', None)\nfor _ in range(10000): c.execve(b'/bin/true', argv, ctypes.c_void_p(8))\"";
+        let exact = serde_json::to_string(&format!("Bash({failing})")).unwrap();
+        let allowed = dir.path().join("decision.policy.yaml");
+        std::fs::write(
+            &allowed,
+            format!(
+                "default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n  - allow: [{exact}]\n"
+            ),
+        )
+        .unwrap();
+        let p = pair(&ws, &allowed, failing);
+        p.print_row(
+            "10,000 `execve` calls that fail after the decision (no process made)",
+            |s| format!("{:.1}", s * 1e6 / 10_000.0),
             " µs per exec",
             "under 50 µs",
         );
