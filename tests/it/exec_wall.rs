@@ -309,3 +309,70 @@ fn without_landlock_the_exec_wall_still_holds() {
         String::from_utf8_lossy(&refs.stdout)
     );
 }
+
+/// Without Landlock the runner is not dumpable, nor is a command's first
+/// process until its exec, so a runner that is not root (no
+/// `CAP_SYS_PTRACE`) cannot read that exec's path: the spawn's own exec,
+/// of the program the runner chose, goes on, and the wall decides every
+/// exec after it as before. Run as nobody when the test runs as root.
+#[test]
+fn without_landlock_a_runner_that_is_not_root_runs_commands_under_the_wall() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/push.sh", &format!("git {PUSH}; echo pushed=$?\n"));
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\nscript:\n{}  - text: done\n",
+            bash_turns(&["echo hello", "bash push.sh"])
+        ),
+    );
+    // The binary and the folder, usable by any user.
+    let exe = d.join("runner");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("runner"), &exe).unwrap();
+    for p in [
+        d.to_path_buf(),
+        d.join("ws"),
+        d.join("ws/push.sh"),
+        task.clone(),
+    ] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let mut cmd = if crate::common::is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(&exe);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    let o = cmd
+        .current_dir(d)
+        .env("HOME", d)
+        .env("RUNNER_SIMULATE_NO_LANDLOCK", "1")
+        .args(["run", "-q", "--out", "out"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
+    if t["sandbox"]
+        .as_str()
+        .is_some_and(|s| s.contains("no supervisor"))
+    {
+        eprintln!("no supervisor here: {}", t["sandbox"]);
+        return;
+    }
+    let calls = t["tool_calls"].as_array().unwrap();
+    let first = calls[0]["content"].as_str().unwrap();
+    assert!(first.contains("hello"), "{first}");
+    let pushed = calls[1]["content"].as_str().unwrap();
+    assert!(pushed.contains("pushed=126"), "{pushed}");
+    assert_eq!(
+        calls[1]["metadata"]["sandbox_refusals"][0]["rule"], "deny Bash(git push:*)",
+        "{}",
+        calls[1]
+    );
+}

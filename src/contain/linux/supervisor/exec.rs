@@ -16,11 +16,14 @@ use super::rules::Answer;
 use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
 
 /// Decides one `execve`/`execveat` against the policy's program denies.
+/// `spawning`: no call the runner could read has come yet (see below);
+/// set to false by the first one.
 pub(super) fn decide_exec(
     req: &libc::seccomp_notif,
     listener: &OwnedFd,
     guard: &ExecGuard,
     refusals: &Mutex<Vec<ExecRefusal>>,
+    spawning: &mut bool,
 ) -> Answer {
     let at = i64::from(req.data.nr) == libc::SYS_execveat;
     let args = &req.data.args;
@@ -37,8 +40,20 @@ pub(super) fn decide_exec(
         read_cstring(req.pid, path_ptr, 4096),
         read_argv(req.pid, argv_ptr, Some(1)),
     ) else {
+        // Except the spawn's own execs, which the runner may not read:
+        // without Landlock the runner is not dumpable, nor is its child
+        // until an exec succeeds, and a runner without CAP_SYS_PTRACE (not
+        // root) cannot read a process that is not. Those execs are of the
+        // program the runner chose (a shell, a configured server or hook),
+        // not a command's; they are the only calls under the filter until
+        // one succeeds, and the program it starts is readable, so the
+        // first call read ends them.
+        if *spawning {
+            return Answer::Continue;
+        }
         return Answer::Error(libc::EPERM);
     };
+    *spawning = false;
     // No file the kernel would run (an empty path without
     // `AT_EMPTY_PATH`: ENOENT; a path ending in `/`: not a file): its
     // answer stands, and nothing is refused for it.

@@ -393,6 +393,10 @@ fn serve(
     escapes: &Escapes,
     mut root: Root,
 ) {
+    // Until a call comes that the runner can read, the calls are the
+    // spawn's own `execve`s of the program the runner chose (one per
+    // folder of `PATH` tried): nothing else runs under the filter yet.
+    let mut spawning = true;
     loop {
         let mut pfd = libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -438,7 +442,7 @@ fn serve(
             decide_connect(&req, listener, rules)
         } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
             match &rules.exec {
-                Some(guard) => decide_exec(&req, listener, guard, refusals),
+                Some(guard) => decide_exec(&req, listener, guard, refusals, &mut spawning),
                 None => Answer::Continue,
             }
         } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {
@@ -450,6 +454,10 @@ fn serve(
         } else {
             Answer::Continue
         };
+        // Any other call comes from a program the spawn has started.
+        if nr != libc::SYS_execve && nr != libc::SYS_execveat {
+            spawning = false;
+        }
         let mut resp = libc::seccomp_notif_resp {
             id: req.id,
             val: 0,
