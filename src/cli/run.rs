@@ -385,6 +385,15 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let sweeper = crate::cleanup::Sweeper::start(tmp, out.clone());
     let names: Vec<String> = tasks.iter().map(|t| t.name.clone()).collect();
     opts.reporter.run_started(&names, jobs);
+    let held = crate::contain::secrets_held_by_parent();
+    if !held.is_empty() {
+        // Said even with --quiet: the runner cannot clear another
+        // process's block (docs/src/sandbox.md, "Environment").
+        eprintln!(
+            "runner: warning: the process that started runner holds {} in its environment, which commands can read (/proc/PID/environ): start runner with exec",
+            held.join(", ")
+        );
+    }
     if !args.quiet {
         eprintln!("runner: outputs in {}", out.display());
     }

@@ -55,6 +55,37 @@ pub unsafe fn hide_own_secrets() -> usize {
     unsafe { crate::sys::hide_secret_values(is_secret_name) }
 }
 
+/// The runner's variables that look like secrets whose values the
+/// process that started it still holds in its own environment block,
+/// where a command can read them (Linux: `/proc/PPID/environ`; Landlock
+/// does not refuse it): a shell that got them from its own parent, as a
+/// CI step's shell does. Started with `exec`, there is no such process.
+/// Empty elsewhere, and where the parent's block cannot be read.
+pub fn secrets_held_by_parent() -> Vec<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let ppid = std::os::unix::process::parent_id();
+        let Ok(block) = std::fs::read(format!("/proc/{ppid}/environ")) else {
+            return Vec::new();
+        };
+        let mut held: Vec<String> = block
+            .split(|&b| b == 0)
+            .filter_map(|entry| {
+                let entry = std::str::from_utf8(entry).ok()?;
+                let (name, value) = entry.split_once('=')?;
+                let ours = std::env::var(name).ok()?;
+                (is_secret_name(name) && !value.is_empty() && ours == value)
+                    .then(|| name.to_string())
+            })
+            .collect();
+        held.sort();
+        held.dedup();
+        held
+    }
+    #[cfg(not(target_os = "linux"))]
+    Vec::new()
+}
+
 /// `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` ...:
 /// `key=value` pairs, a collector's token among them.
 pub fn is_otlp_headers(upper_name: &str) -> bool {

@@ -56,7 +56,9 @@ mod os;
 mod unsupervised;
 
 pub use commands::{CommandSetup, CommandSetupError, process_env};
-pub use env::{EnvSettings, hide_own_secrets, is_secret_name, scrubbed_env};
+pub use env::{
+    EnvSettings, hide_own_secrets, is_secret_name, scrubbed_env, secrets_held_by_parent,
+};
 pub use hidden::HiddenTree;
 pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 #[cfg(feature = "test-tools")]

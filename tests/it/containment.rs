@@ -131,6 +131,37 @@ fn the_runners_own_secrets_are_not_in_its_environment_block() {
     }
 }
 
+/// The runner cannot clear the block of the process that started it: it
+/// says when that process holds one of its secrets (a shell that got it
+/// from its own parent), and is silent when started with `exec`.
+#[test]
+fn a_parent_holding_the_runners_secret_is_named_and_exec_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    task_with_commands(dir.path(), "", &["true"]);
+    let exe = assert_cmd::cargo::cargo_bin("runner");
+    for (how, warned) in [("", true), ("exec ", false)] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{how}\"$0\" run -q --out out task.yaml"))
+            .arg(&exe)
+            .current_dir(dir.path())
+            .env("HOME", dir.path().join("home"))
+            .env("NPM_TOKEN", NPM_SECRET)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(
+            err.contains("the process that started runner holds NPM_TOKEN"),
+            warned,
+            "{how}: {err}"
+        );
+        assert!(!err.contains(NPM_SECRET), "{err}");
+    }
+}
+
 #[test]
 fn a_secret_printed_by_a_command_is_redacted_in_outputs_and_for_the_model() {
     let dir = tempfile::tempdir().unwrap();
