@@ -255,6 +255,10 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let github = match &cli.command {
+        Command::Run(args) => args.github_output(),
+        _ => None,
+    };
     let code = match try_main(cli) {
         Ok(exit) => exit.code(),
         Err(e) => {
@@ -267,6 +271,13 @@ fn main() {
     let decided = runner::decide_exit(code);
     if decided != code {
         std::thread::sleep(std::time::Duration::from_secs(3));
+    }
+    // `--github-output`: the code goes to the next step, which decides.
+    if let Some((file, out)) = github {
+        match cli::github_output::write(&file, &out, decided) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => eprintln!("runner: --github-output {}: {e}", file.display()),
+        }
     }
     std::process::exit(decided);
 }

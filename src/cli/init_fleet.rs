@@ -111,11 +111,20 @@ jobs:
           gh auth setup-git
           out="out-${SHARD%%/*}"
           echo "out=$out" >> "$GITHUB_OUTPUT"
-          status=0
-          runner run --repos fleet/repos.txt --shard "$SHARD" --max-cost "$MAX_COST" \
-            --jobs 4 --push "$BRANCH" --out "$out" tasks/fleet/*.yaml || status=$?
-          # A pull request for each pushed branch (one may be open already).
-          for t in "$out"/*/*/transcript.json; do
+          # exec: no shell holding the secrets stays beside the runner (a
+          # command could read them from its environment); the runner
+          # writes its exit code to $GITHUB_OUTPUT and exits 0.
+          exec runner run --repos fleet/repos.txt --shard "$SHARD" --max-cost "$MAX_COST" \
+            --jobs 4 --push "$BRANCH" --out "$out" --github-output "$GITHUB_OUTPUT" \
+            tasks/fleet/*.yaml
+      - name: Open a pull request for each pushed branch
+        env:
+          GH_TOKEN: ${{ secrets.FLEET_TOKEN }}
+          OUT: ${{ steps.run.outputs.out }}
+          CODE: ${{ steps.run.outputs.exit-code }}
+        run: |
+          # One may be open already.
+          for t in "$OUT"/*/*/transcript.json; do
             [ -f "$t" ] || continue
             url=$(jq -r 'select(.repository.pushed) | .repository.url' "$t")
             [ -n "$url" ] || continue
@@ -124,7 +133,7 @@ jobs:
               --body "Made by the runner's fleet workflow; see its report." ||
               echo "$repo: a pull request for $BRANCH is open already"
           done
-          exit "$status"
+          exit "$CODE"
       - uses: actions/upload-artifact@v6
         if: always()
         with:

@@ -5,6 +5,7 @@ pub mod doctor;
 mod error;
 pub(crate) mod expand;
 pub mod export;
+pub mod github_output;
 pub mod init;
 mod init_fleet;
 pub mod lint;

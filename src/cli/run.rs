@@ -40,6 +40,13 @@ pub struct RunArgs {
     /// Apply each passing task's changes to its original workspace.
     #[arg(long)]
     apply: bool,
+    /// For a GitHub Actions step that ends by `exec`-ing the runner (so no
+    /// shell holding the secrets stays beside it): append the exit code
+    /// and the outputs' paths to FILE (`$GITHUB_OUTPUT`) as `exit-code`,
+    /// `junit`, `report` and, for one task, `output`, and exit 0 so that a
+    /// later step decides on the code.
+    #[arg(long, value_name = "FILE")]
+    github_output: Option<PathBuf>,
     /// Cap the whole run's cost in US dollars: once the finished tasks
     /// have spent it, the tasks not yet started are skipped.
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
@@ -458,4 +465,15 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // is work nobody needs.
     std::mem::forget(results);
     Ok(exit)
+}
+
+impl RunArgs {
+    /// Where `--github-output` writes, and the run's output folder.
+    pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
+        let out = match (&self.resume, &self.out) {
+            (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+            (None, None) => PathBuf::from("runner-out"),
+        };
+        self.github_output.clone().map(|file| (file, out))
+    }
 }

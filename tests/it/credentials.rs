@@ -389,11 +389,15 @@ fn run_action_step(cwd: &Path, tasks: &str) -> std::process::Output {
         .iter()
         .find(|s| s["id"] == "run")
         .unwrap();
-    let script = step["run"].as_str().unwrap();
+    // A file run as GitHub runs a step's script (bash runs the last
+    // command of `-c` in its own process, but not of a file).
+    let script = cwd.with_extension("step.sh");
+    std::fs::write(&script, step["run"].as_str().unwrap()).unwrap();
     let bin = Path::new(env!("CARGO_BIN_EXE_runner")).parent().unwrap();
     let output = cwd.join("github-output");
     Command::new("bash")
-        .args(["-e", "-c", script])
+        .args(["--noprofile", "--norc", "-eo", "pipefail"])
+        .arg(&script)
         .current_dir(cwd)
         .env(
             "PATH",
@@ -408,8 +412,66 @@ fn run_action_step(cwd: &Path, tasks: &str) -> std::process::Output {
         .env("INPUT_PARAMS", "")
         .env("INPUT_APPLY", "false")
         .env("INPUT_OUT", cwd.join("out"))
+        .env("NPM_TOKEN", "npm-secret-of-the-job-4242")
         .output()
         .unwrap()
+}
+
+/// The action's step execs the runner (no shell holding the job's secrets
+/// stays beside it: the runner does not warn of one) and the runner
+/// writes the step's outputs: the exit code of a failing task, whose step
+/// still succeeds, and the outputs' paths.
+#[test]
+fn the_action_execs_the_runner_which_writes_the_steps_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    let task = write(
+        dir.path(),
+        "t.yaml",
+        "name: t\nprompt: x\noutput_schema: {type: object, required: [ok]}\nchecks:\n  - run: \"false\"\nscript:\n  - text: '{\"ok\": true}'\n",
+    );
+    let o = run_action_step(&root, &task.display().to_string());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("the process that started runner holds"),
+        "{}",
+        stderr(&o)
+    );
+    let written = std::fs::read_to_string(root.join("github-output")).unwrap();
+    let out = root.join("out");
+    let want = format!(
+        "exit-code=1\njunit={}\nreport={}\noutput={}\n",
+        out.join("junit.xml").display(),
+        out.join("report.html").display(),
+        out.join("t/output.json").display()
+    );
+    assert!(
+        out.join("t/output.json").is_file(),
+        "{written}: no output.json"
+    );
+    assert_eq!(written, want);
+}
+
+/// With `--github-output`, a run that cannot even start (bad input, 2)
+/// still writes its code for the next step, and exits 0.
+#[test]
+fn github_output_gets_the_code_of_a_run_that_cannot_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("github-output");
+    let o = runner()
+        .current_dir(dir.path())
+        .args(["run", "--out", "out", "--github-output"])
+        .arg(&file)
+        .arg("missing.yaml")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.yaml"), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.starts_with("exit-code=2\n"), "{written}");
+    assert!(!written.contains("output="), "{written}");
 }
 
 #[test]

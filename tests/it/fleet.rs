@@ -541,6 +541,9 @@ fn init_fleet_writes_a_workflow_and_a_task_that_runs() {
         "--push \"$BRANCH\"",
         "gh pr create",
         "runner merge --out fleet-out",
+        // No shell holding the secrets beside the runner.
+        "exec runner run --repos",
+        "--github-output \"$GITHUB_OUTPUT\"",
     ] {
         assert!(text.contains(part), "{part}");
     }
