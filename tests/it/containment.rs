@@ -670,6 +670,8 @@ fn without_landlock_no_command_reaches_the_runners_memory() {
             sandbox.contains("no command may trace the runner"),
             "{sandbox}"
         );
+        // No `network:` rules and no `network: false`: the network stays.
+        assert!(!sandbox.contains("network off"), "{sandbox}");
         let r = results(&t);
         assert!(r[0].contains("PermissionError"), "{supervisor}: {}", r[0]);
         assert!(!r[0].contains("mem opened"), "{supervisor}: {}", r[0]);

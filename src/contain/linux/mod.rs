@@ -122,7 +122,7 @@ impl Confinement {
                     ""
                 }
             );
-            return Ok(Self::unsandboxed(d, rules, rlimits, pids));
+            return Ok(Self::unsandboxed(d, rules, rlimits, pids, false));
         }
         let landlock = match landlock_abi() {
             Ok(abi) => Ok(abi),
@@ -140,16 +140,7 @@ impl Confinement {
             let rules = settings.proxy_port.is_some() && settings.network;
             let off = rules || !settings.network;
             let d = describe::unsandboxed(why, no, rules, !settings.network) + &pids_note;
-            let (c, d) = Self::unsandboxed(d, off, rlimits, pids);
-            let c = c.unwrap_or_else(|| Self::with_filter(Vec::new()));
-            return Ok((
-                Some(Confinement {
-                    drops_ptrace: true,
-                    description: d.clone(),
-                    ..c
-                }),
-                d,
-            ));
+            return Ok(Self::unsandboxed(d, off, rlimits, pids, true));
         }
         let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
         // The supervisor decides every connect by address and port;
@@ -212,38 +203,40 @@ impl Confinement {
         ))
     }
 
-    /// What commands get without Landlock (sandbox off, or none to be
-    /// had): no network at all when the policy's network rules cannot be
-    /// held, the limits, and the description `d`. `None` when that is
-    /// nothing.
+    /// What commands get without Landlock or the supervisor (sandbox
+    /// off, or neither to be had): no network at all when the policy's
+    /// network rules cannot be held, the limits, `CAP_SYS_PTRACE` dropped
+    /// (`drops_ptrace`: not with the sandbox off), and the description
+    /// `d`. `None` when that is nothing.
     fn unsandboxed(
         d: String,
         no_network: bool,
         rlimits: Rlimits,
         pids: Option<Arc<pids::PidsCgroup>>,
+        drops_ptrace: bool,
     ) -> (Option<Confinement>, String) {
         let filter = if no_network {
             seccomp::socket_filter(false)
         } else {
             Vec::new()
         };
-        let c =
-            (!rlimits.is_empty() || !filter.is_empty() || pids.is_some()).then(|| Confinement {
-                ruleset: None,
-                filter,
-                rlimits,
-                description: d.clone(),
-                hides: false,
-                supervisor: None,
-                pids,
-                network_off: false,
-                drops_ptrace: false,
-            });
+        let something = drops_ptrace || !rlimits.is_empty() || !filter.is_empty() || pids.is_some();
+        let c = something.then(|| Confinement {
+            ruleset: None,
+            filter,
+            rlimits,
+            description: d.clone(),
+            hides: false,
+            supervisor: None,
+            pids,
+            network_off: false,
+            drops_ptrace,
+        });
         (c, d)
     }
 
-    /// Only a seccomp program (the tests of the programs; with none, a
-    /// confinement to fill in).
+    /// Only a seccomp program (the tests of the programs).
+    #[cfg(test)]
     pub(crate) fn with_filter(filter: Vec<libc::sock_filter>) -> Self {
         Self {
             ruleset: None,
