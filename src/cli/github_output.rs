@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// `output` when one task wrote an `output.json`.
 pub fn write(file: &Path, out: &Path, code: i32) -> std::io::Result<()> {
     use std::io::Write;
-    let mut outputs: Vec<PathBuf> = std::fs::read_dir(out)
+    let outputs: Vec<PathBuf> = std::fs::read_dir(out)
         .map(|dir| {
             dir.filter_map(|e| e.ok())
                 .map(|e| e.path().join("output.json"))
@@ -18,7 +18,6 @@ pub fn write(file: &Path, out: &Path, code: i32) -> std::io::Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    outputs.sort();
     let mut text = format!(
         "exit-code={code}\njunit={}\nreport={}\n",
         out.join("junit.xml").display(),

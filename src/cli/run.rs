@@ -342,19 +342,16 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             return Err(CliError::Invalid(unpriced.join("\n")));
         }
     }
-    let out = match (&args.resume, &args.out) {
-        (Some(dir), _) => {
-            if !dir.join("junit.xml").is_file() && !dir.is_dir() {
-                return Err(CliError::Invalid(format!(
-                    "--resume {}: no such output folder",
-                    dir.display()
-                )));
-            }
-            dir.clone()
-        }
-        (None, Some(o)) => o.clone(),
-        (None, None) => PathBuf::from("runner-out"),
-    };
+    if let Some(dir) = &args.resume
+        && !dir.join("junit.xml").is_file()
+        && !dir.is_dir()
+    {
+        return Err(CliError::Invalid(format!(
+            "--resume {}: no such output folder",
+            dir.display()
+        )));
+    }
+    let out = args.out_folder();
     // Every task copies its workspace there: a temp folder that is not
     // there fails them all, each with a message about its copy.
     let tmp = std::env::temp_dir();
@@ -468,12 +465,19 @@ pub async fn run(mut args: RunArgs) -> CliResult {
 }
 
 impl RunArgs {
-    /// Where `--github-output` writes, and the run's output folder.
-    pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
-        let out = match (&self.resume, &self.out) {
+    /// The run's output folder: the one `--resume` goes on in, `--out`,
+    /// or `runner-out`.
+    fn out_folder(&self) -> PathBuf {
+        match (&self.resume, &self.out) {
             (Some(dir), _) | (None, Some(dir)) => dir.clone(),
             (None, None) => PathBuf::from("runner-out"),
-        };
-        self.github_output.clone().map(|file| (file, out))
+        }
+    }
+
+    /// Where `--github-output` writes, and the run's output folder.
+    pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
+        self.github_output
+            .clone()
+            .map(|file| (file, self.out_folder()))
     }
 }

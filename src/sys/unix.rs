@@ -216,23 +216,22 @@ pub unsafe fn hide_secret_values(secret: impl Fn(&str) -> bool) -> usize {
         // SAFETY: no other thread runs (the caller's promise).
         unsafe { std::env::set_var(name, value) };
     }
-    let mut hidden = 0;
-    for (entry, name, value) in found {
-        // Only where the array no longer points at the original (a name
-        // given twice keeps its second entry as it was).
-        let mut still = false;
-        let mut p = environ();
-        // SAFETY: as above.
-        unsafe {
-            while !p.is_null() && !(*p).is_null() {
-                still |= *p == entry;
-                p = p.add(1);
-            }
-            if !still {
-                std::ptr::write_bytes(entry.add(name.len() + 1), 0, value.len());
-                hidden += 1;
-            }
+    // Only where the array no longer points at the original (a name given
+    // twice keeps its second entry as it was).
+    let mut still = std::collections::HashSet::new();
+    let mut p = environ();
+    // SAFETY: as above.
+    unsafe {
+        while !p.is_null() && !(*p).is_null() {
+            still.insert(*p);
+            p = p.add(1);
         }
+    }
+    let mut hidden = 0;
+    for (entry, name, value) in found.into_iter().filter(|f| !still.contains(&f.0)) {
+        // SAFETY: the original entry's value, which nothing points at now.
+        unsafe { std::ptr::write_bytes(entry.add(name.len() + 1), 0, value.len()) };
+        hidden += 1;
     }
     hidden
 }

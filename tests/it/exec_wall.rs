@@ -105,16 +105,34 @@ fn run_passing_with(
             bash_turns(commands)
         ),
     );
-    let o = runner()
+    run_with(runner(), d, &task, env)
+}
+
+/// `runner` (the binary, or a command that starts it) running `task` in
+/// `d` with `env`, which must pass; its transcript.
+fn run_with(mut runner: Command, d: &Path, task: &Path, env: &[(&str, &str)]) -> serde_json::Value {
+    let o = runner
         .current_dir(d)
         .envs(env.iter().copied())
         .args(["run", "-q", "--out", "out"])
-        .arg(&task)
+        .arg(task)
         .output()
         .unwrap();
     let t = read_json(d.join("out/t/transcript.json"));
     assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
     t
+}
+
+/// Whether the run `t` had no supervisor (the kernel refused it), said on
+/// stderr: a test of what it decides has nothing to look at then.
+fn without_supervisor(t: &serde_json::Value) -> bool {
+    let none = t["sandbox"]
+        .as_str()
+        .is_some_and(|s| s.contains("no supervisor"));
+    if none {
+        eprintln!("no supervisor here: {}", t["sandbox"]);
+    }
+    none
 }
 
 #[test]
@@ -264,11 +282,7 @@ fn without_landlock_the_exec_wall_still_holds() {
         ],
         &[("RUNNER_SIMULATE_NO_LANDLOCK", "1")],
     );
-    if t["sandbox"]
-        .as_str()
-        .is_some_and(|s| s.contains("no supervisor"))
-    {
-        eprintln!("no supervisor here: {}", t["sandbox"]);
+    if without_supervisor(&t) {
         return;
     }
     for held in ["confined", "exec"] {
@@ -340,7 +354,7 @@ fn without_landlock_a_runner_that_is_not_root_runs_commands_under_the_wall() {
     ] {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
-    let mut cmd = if crate::common::is_root() {
+    let as_nobody = if crate::common::is_root() {
         let mut c = Command::new("setpriv");
         c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
             .arg(&exe);
@@ -348,21 +362,13 @@ fn without_landlock_a_runner_that_is_not_root_runs_commands_under_the_wall() {
     } else {
         Command::new(&exe)
     };
-    let o = cmd
-        .current_dir(d)
-        .env("HOME", d)
-        .env("RUNNER_SIMULATE_NO_LANDLOCK", "1")
-        .args(["run", "-q", "--out", "out"])
-        .arg(&task)
-        .output()
-        .unwrap();
-    let t = read_json(d.join("out/t/transcript.json"));
-    assert_eq!(o.status.code(), Some(0), "{}: {}", t["outcome"], stderr(&o));
-    if t["sandbox"]
-        .as_str()
-        .is_some_and(|s| s.contains("no supervisor"))
-    {
-        eprintln!("no supervisor here: {}", t["sandbox"]);
+    let home = d.display().to_string();
+    let env = [
+        ("HOME", home.as_str()),
+        ("RUNNER_SIMULATE_NO_LANDLOCK", "1"),
+    ];
+    let t = run_with(as_nobody, d, &task, &env);
+    if without_supervisor(&t) {
         return;
     }
     let calls = t["tool_calls"].as_array().unwrap();

@@ -26,24 +26,19 @@ pub(super) struct Held<'a> {
     /// The tree commands cannot read.
     pub hidden: Option<&'a Path>,
     /// Why the supervisor does not run, where it does not.
-    pub supervisor: Option<&'a NoSupervisor>,
+    pub no_supervisor: Option<&'a NoSupervisor>,
 }
 
 /// Neither Landlock nor the supervisor (`best-effort`): only the limits,
-/// and no network where `network:` rules (`rules`) or `network: false`
-/// (`off`) ask for less than all of it.
-pub(super) fn unsandboxed(
-    landlock: &str,
-    supervisor: &NoSupervisor,
-    rules: bool,
-    off: bool,
-) -> String {
-    let network = if rules {
-        "; network off (seccomp): the policy's network: rules cannot be enforced without Landlock or the runner's supervisor"
-    } else if off {
-        "; network off (seccomp)"
-    } else {
-        ""
+/// and no network where `network:` rules or `network: false` ask for
+/// less than all of it (`net`).
+pub(super) fn unsandboxed(landlock: &str, supervisor: &NoSupervisor, net: &Net) -> String {
+    let network = match net {
+        Net::OffForRules => {
+            "; network off (seccomp): the policy's network: rules cannot be enforced without Landlock or the runner's supervisor"
+        }
+        Net::Off => "; network off (seccomp)",
+        Net::On | Net::Proxy(_) => "",
     };
     format!(
         "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{NO_TRACE}"
@@ -79,13 +74,13 @@ pub(super) fn confined(h: &Held) -> String {
         (Net::OffForRules, _) => format!(
             "off (seccomp): the policy's network: rules need Landlock network rules (ABI 4) or the runner's supervisor, and this kernel has ABI {} and no supervisor ({})",
             abi.unwrap_or(0),
-            h.supervisor.map(ToString::to_string).unwrap_or_default()
+            h.no_supervisor.map(ToString::to_string).unwrap_or_default()
         ),
     };
     if let Some(root) = h.hidden {
         d += &format!("; {} unreadable", root.display());
     }
-    d += match (abi, h.supervisor) {
+    d += match (abi, h.no_supervisor) {
         (Some(6..), _) => "; no signal or abstract Unix socket outside the task (Landlock scopes)",
         (Some(_), None) => {
             "; no signal outside the command's own processes (the runner's supervisor: Landlock cannot scope signals below ABI 6), no abstract Unix socket (supervisor)"
@@ -97,7 +92,7 @@ pub(super) fn confined(h: &Held) -> String {
             "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
         }
     };
-    d += &match (h.supervisor, h.net) {
+    d += &match (h.no_supervisor, h.net) {
         (None, Net::Proxy(port)) => format!(
             "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
         ),

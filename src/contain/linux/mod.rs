@@ -124,27 +124,15 @@ impl Confinement {
             );
             return Ok(Self::unsandboxed(d, rules, rlimits, pids, false));
         }
-        let landlock = match landlock_abi() {
-            Ok(abi) => Ok(abi),
-            Err(why) if settings.mode == SandboxMode::Required => {
-                return Err(SandboxError::Required(why.to_string()));
-            }
-            Err(why) => Err(why.to_string()),
-        };
+        let landlock = landlock_abi().map_err(|why| why.to_string());
+        if let (Err(why), SandboxMode::Required) = (&landlock, settings.mode) {
+            return Err(SandboxError::Required(why.clone()));
+        }
         let abi = landlock.as_ref().ok().copied();
         let supervised = supervisor::available();
-        if landlock.is_err() {
-            trace_wall::guard_runner();
-        }
-        if let (Err(why), Err(no)) = (&landlock, &supervised) {
-            let rules = settings.proxy_port.is_some() && settings.network;
-            let off = rules || !settings.network;
-            let d = describe::unsandboxed(why, no, rules, !settings.network) + &pids_note;
-            return Ok(Self::unsandboxed(d, off, rlimits, pids, true));
-        }
-        let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
         // The supervisor decides every connect by address and port;
-        // Landlock's rule (ABI 4) by port alone. Either takes the proxy.
+        // Landlock's rule (ABI 4) by port alone. Either takes the proxy;
+        // with neither, `network:` rules mean no network.
         let net = match settings.proxy_port {
             Some(port) if settings.network && (supervised.is_ok() || abi >= Some(4)) => {
                 Net::Proxy(port)
@@ -153,6 +141,15 @@ impl Confinement {
             _ if settings.network => Net::On,
             _ => Net::Off,
         };
+        if landlock.is_err() {
+            trace_wall::guard_runner();
+        }
+        if let (Err(why), Err(no)) = (&landlock, &supervised) {
+            let d = describe::unsandboxed(why, no, &net) + &pids_note;
+            let no_network = !matches!(net, Net::On);
+            return Ok(Self::unsandboxed(d, no_network, rlimits, pids, true));
+        }
+        let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
         let ruleset = abi
             .map(|abi| build_ruleset(abi, writable, hidden, &net))
             .transpose()
@@ -185,7 +182,7 @@ impl Confinement {
             writable,
             net: &net,
             hidden: hidden.map(|h| h.root.as_path()),
-            supervisor: supervised.as_ref().err(),
+            no_supervisor: supervised.as_ref().err(),
         }) + &pids_note;
         Ok((
             Some(Confinement {
