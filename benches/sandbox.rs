@@ -4,6 +4,9 @@
 //! (`RUNNER_SIMULATE_NO_SUPERVISOR`), through `runner tool bash`.
 //!
 //! - a shell loop of 1,000 execs of `/bin/true`: the time added per exec;
+//!   and the same with the runner and its commands kept on one processor,
+//!   where no exec pays for waking a thread on another (what that costs
+//!   is the machine's, not the supervisor's: see the row);
 //! - 10,000 `execve` calls of `/bin/true` that the kernel fails after the
 //!   supervisor has decided them (the environment's address is bad): the
 //!   decision and its round trip alone, without the exec's own cost and
@@ -22,7 +25,7 @@
 //! `BENCH_ROUNDS` (default 5) rounds, the arms alternating in swapped order
 //! and the cost taken within each round (this VM's speed drifts by more
 //! than the cost between rounds). Prints a Markdown table.
-//! `BENCH_SANDBOX=exec,decision,build,aliases` picks rows (many rounds of the exec
+//! `BENCH_SANDBOX=exec,exec-one-cpu,decision,build,aliases` picks rows (many rounds of the exec
 //! loop alone take minutes, not an hour).
 //! `BENCH_RUNNER=/path/to/runner` measures another build (an earlier
 //! commit's, to compare), as the first-request bench does.
@@ -50,8 +53,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// Runs `command` with `runner tool bash` in `ws` under `policy`, with the
-/// supervisor or without; the wall time.
-fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool) -> Duration {
+/// supervisor or without, and with the runner and everything it starts
+/// kept on the first processor when `one_cpu` (the `exec-one-cpu` row);
+/// the wall time.
+fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool, one_cpu: bool) -> Duration {
     let runner =
         std::env::var("BENCH_RUNNER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").into());
     let mut c = Command::new(runner);
@@ -69,6 +74,21 @@ fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool) -> Duration 
         .env_remove("CARGO_TARGET_DIR");
     if !supervised {
         c.env("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
+    }
+    if one_cpu {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: one system call on a stack value, between fork and exec;
+        // the mask is inherited by every thread and process after it.
+        unsafe {
+            c.pre_exec(|| {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
     }
     let t = Instant::now();
     let st = c.status().expect("runner runs");
@@ -112,14 +132,20 @@ impl Paired {
 /// run lands on both arms alike; the difference is taken within each
 /// round, where the two runs are seconds apart.
 fn pair(ws: &Path, policy: &Path, command: &str) -> Paired {
+    pair_on(ws, policy, command, false)
+}
+
+/// [`pair`], on one processor when `one_cpu`.
+fn pair_on(ws: &Path, policy: &Path, command: &str, one_cpu: bool) -> Paired {
     let (mut with, mut without, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    let timed = |supervised| timed(ws, policy, command, supervised, one_cpu);
     for round in 0..rounds() {
         let (w, wo) = if round % 2 == 0 {
-            let w = timed(ws, policy, command, true);
-            (w, timed(ws, policy, command, false))
+            let w = timed(true);
+            (w, timed(false))
         } else {
-            let wo = timed(ws, policy, command, false);
-            (timed(ws, policy, command, true), wo)
+            let wo = timed(false);
+            (timed(true), wo)
         };
         added.push(w.as_secs_f64() - wo.as_secs_f64());
         with.push(w);
@@ -174,6 +200,28 @@ fn main() {
         let p = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
         p.print_row(
             "a shell loop of 1,000 execs",
+            |s| format!("{:.1}", s * 1e6 / 1000.0),
+            " µs per exec",
+            "under 50 µs",
+        );
+    }
+    if wanted("exec-one-cpu") {
+        // The same loop with both arms kept on one processor. Across two
+        // processors every exec also pays for waking the supervisor's
+        // thread on the other one and the command back on its own, which
+        // on a virtual machine can cost more than the decision (a
+        // supervisor in C that decides nothing pays it too:
+        // `scripts/seccomp-notify-floor.c`); on one processor the
+        // handover is a plain switch, and what is added is the
+        // supervisor's own work.
+        let p = pair_on(
+            &ws,
+            &policy,
+            "for i in $(seq 1000); do /bin/true; done",
+            true,
+        );
+        p.print_row(
+            "the same loop, on one processor",
             |s| format!("{:.1}", s * 1e6 / 1000.0),
             " µs per exec",
             "under 50 µs",

@@ -178,9 +178,9 @@ impl ExecGuard {
         })
     }
 
-    /// The denied program `exe` is (the same file, or a copy of it).
-    fn identity(&self, exe: &Path) -> Option<&str> {
-        let meta = std::fs::metadata(exe).ok()?;
+    /// The denied program `exe` (whose metadata is `meta`) is: the same
+    /// file, or a copy of it.
+    fn identity(&self, exe: &Path, meta: &std::fs::Metadata) -> Option<&str> {
         if let Some(&i) = self.by_inode.get(&(meta.dev(), meta.ino())) {
             return Some(&self.executables[i].name);
         }
@@ -266,7 +266,15 @@ impl ExecGuard {
     /// name, its `argv[0]`'s, and the denied program it is a copy or link
     /// of (a `stat`, and for a file of a denied program's size a read).
     /// Found once per exec, for each question above.
-    pub fn names(&self, exe: &Path, argv0: Option<&str>) -> ExecNames {
+    ///
+    /// `meta`: `exe`'s metadata where the caller has it (else it is
+    /// looked up).
+    pub fn names(
+        &self,
+        exe: &Path,
+        meta: Option<std::fs::Metadata>,
+        argv0: Option<&str>,
+    ) -> ExecNames {
         let mut names: Vec<String> = Vec::with_capacity(3);
         if let Some(n) = exe.file_name() {
             names.push(n.to_string_lossy().into_owned());
@@ -274,7 +282,8 @@ impl ExecGuard {
         if let Some(a0) = argv0 {
             names.push(runner_policy::words::base_name(a0).to_string());
         }
-        if let Some(id) = self.identity(exe) {
+        let meta = meta.or_else(|| std::fs::metadata(exe).ok());
+        if let Some(id) = meta.and_then(|m| self.identity(exe, &m)) {
             names.push(id.to_string());
         }
         names.sort();

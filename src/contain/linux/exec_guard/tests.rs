@@ -11,7 +11,7 @@ fn decide(
     cwd: &Path,
 ) -> Option<ExecRefusal> {
     g.decide(
-        &g.names(exe, argv.first().map(String::as_str)),
+        &g.names(exe, None, argv.first().map(String::as_str)),
         argv,
         env,
         cwd,
@@ -157,8 +157,8 @@ fn a_gh_alias_is_decided_as_what_it_expands_to() {
     )
     .unwrap();
     let gh = Path::new("/usr/bin/gh");
-    assert!(g.reads_environment(&g.names(gh, Some("gh"))));
-    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/cargo"), Some("cargo"))));
+    assert!(g.reads_environment(&g.names(gh, None, Some("gh"))));
+    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/cargo"), None, Some("cargo"))));
     let home = vec![format!("HOME={}", cwd.join("home").display())];
     let rule =
         |words: &[&str], env: &[String]| decide(&g, gh, &argv(words), env, cwd).map(|r| r.rule);
@@ -185,8 +185,8 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
     )
     .unwrap();
     let cargo = Path::new("/usr/local/bin/cargo");
-    assert!(g.reads_environment(&g.names(cargo, Some("cargo"))));
-    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/git"), Some("git"))));
+    assert!(g.reads_environment(&g.names(cargo, None, Some("cargo"))));
+    assert!(!g.reads_environment(&g.names(Path::new("/usr/bin/git"), None, Some("git"))));
     let env = argv(&["CARGO_ALIAS_XS=publish", "PATH=/bin"]);
     let rule = |words: &[&str]| decide(&g, cargo, &argv(words), &env, cwd).map(|r| r.rule);
     for words in [
@@ -236,7 +236,7 @@ fn a_cargo_alias_is_decided_as_what_it_expands_to() {
     );
     // No rule names cargo: its aliases are not read.
     let git = guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\"]\n").unwrap();
-    assert!(!git.reads_environment(&git.names(cargo, Some("cargo"))));
+    assert!(!git.reads_environment(&git.names(cargo, None, Some("cargo"))));
     assert!(decide(&git, cargo, &argv(&["cargo", "build"]), &env, cwd).is_none());
 }
 

@@ -26,10 +26,22 @@ const MAX_LINKS: usize = 40;
 /// `path` (absolute) as process `tid` resolves it, in terms the runner
 /// resolves the same way; `None` past [`MAX_LINKS`] links.
 pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
-    if crosses_no_magic_link(path) {
+    if opened_without_magic_links(path).is_some() {
         return Some(path.to_path_buf());
     }
     resolve(tid, path)
+}
+
+/// [`as_process_sees`] for a file an exec names, with the file's metadata
+/// when the lookup that tells opened it (no second lookup for its `stat`).
+pub(super) fn file_as_process_sees(
+    tid: u32,
+    path: &Path,
+) -> Option<(PathBuf, Option<std::fs::Metadata>)> {
+    if let Some(fd) = opened_without_magic_links(path) {
+        return Some((path.to_path_buf(), std::fs::File::from(fd).metadata().ok()));
+    }
+    resolve(tid, path).map(|p| (p, None))
 }
 
 /// The path a process names by `path`: as it is when absolute, else from
@@ -46,21 +58,20 @@ pub(super) fn named(tid: u32, dirfd: Option<i32>, path: &Path) -> PathBuf {
     Path::new(&from).join(path)
 }
 
-/// Whether the runner's own lookup of `path` reaches a file without
-/// crossing a link of `/proc` that depends on who looks (`openat2` with
-/// `RESOLVE_NO_MAGICLINKS`, one system call): then it finds what the
-/// process would, and the path is decided as it is. `/proc/self` itself
-/// is a plain link to the looker's folder, so paths under `/proc` are
-/// never taken this way; nothing that leads there from elsewhere ends in
-/// a file that could run or a folder that could hold a socket (the
-/// folder's plain files and folders cannot).
-fn crosses_no_magic_link(path: &Path) -> bool {
+/// The file the runner's own lookup of `path` reaches without crossing a
+/// link of `/proc` that depends on who looks (`openat2` with
+/// `RESOLVE_NO_MAGICLINKS`, one system call; an `O_PATH` descriptor): then
+/// it finds what the process would, and the path is decided as it is.
+/// `/proc/self` itself is a plain link to the looker's folder, so paths
+/// under `/proc` are never taken this way; nothing that leads there from
+/// elsewhere ends in a file that could run or a folder that could hold a
+/// socket (the folder's plain files and folders cannot).
+fn opened_without_magic_links(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
     if path.starts_with("/proc") {
-        return false;
+        return None;
     }
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: zero is a valid `open_how` (no flags, no mode, no resolve).
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
@@ -75,14 +86,10 @@ fn crosses_no_magic_link(path: &Path) -> bool {
             std::mem::size_of::<libc::open_how>(),
         )
     };
-    if fd < 0 {
-        // A magic link crossed (ELOOP), no such file, or a kernel
-        // before 5.6 (ENOSYS): the walk below decides.
-        return false;
-    }
-    // SAFETY: the descriptor just opened, closed once.
-    unsafe { libc::close(fd as i32) };
-    true
+    // Below zero: a magic link crossed (ELOOP), no such file, or a kernel
+    // before 5.6 (ENOSYS): the walk decides.
+    // SAFETY: a descriptor just opened, owned from here on.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
 /// [`as_process_sees`] by walking the path here, one component at a time.

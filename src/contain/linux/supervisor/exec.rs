@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::connect::still_valid;
-use super::exe_path::{as_process_sees, named};
+use super::exe_path::{file_as_process_sees, named};
 use super::memory::{read_argv, read_cstring};
 use super::rules::Answer;
 use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
@@ -72,10 +72,10 @@ pub(super) fn decide_exec(
     };
     // As the process finds it: `/proc/self/fd/3` is its descriptor, not
     // the runner's (see `exe_path`).
-    let Some(exe) = as_process_sees(req.pid, &exe) else {
+    let Some((exe, meta)) = file_as_process_sees(req.pid, &exe) else {
         return Answer::Error(libc::ELOOP);
     };
-    let names = guard.names(&exe, argv0.first().map(String::as_str));
+    let names = guard.names(&exe, meta, argv0.first().map(String::as_str));
     if !guard.may_deny(&names) {
         // Nothing to refuse: whatever was read, the answer is the same.
         return Answer::Continue;
