@@ -689,29 +689,32 @@ fn without_landlock_no_command_reaches_the_runners_memory() {
 }
 
 /// Where Landlock has no scopes (ABI 5, simulated) and the kernel refuses
-/// the supervisor (simulated), the transcript says that signals are not
-/// scoped.
+/// the supervisor (simulated), and where there is no Landlock at all
+/// either: the runner's own signal wall (a fixed seccomp filter with its
+/// numbers) still keeps every signal above from it, `kill -9 $PPID` and a
+/// kill of its group included, so the run finishes with its outputs; the
+/// transcript says which wall holds and that other signals outside the
+/// task are not scoped.
 #[test]
-fn without_landlock_scopes_or_supervisor_the_sandbox_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "ws/a.txt", "a\n");
-    std::fs::create_dir_all(dir.path().join("home")).unwrap();
-    task_with_commands(dir.path(), "", &["true"]);
-    let out = runner()
-        .current_dir(dir.path())
-        .env("HOME", dir.path().join("home"))
-        .env("RUNNER_SIMULATE_LANDLOCK_ABI", "5")
-        .env("RUNNER_SIMULATE_NO_SUPERVISOR", "1")
-        .args(["run", "-q", "--out", "out", "task.yaml"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let t = read_json(dir.path().join("out/t/transcript.json"));
-    let sandbox = t["sandbox"].as_str().unwrap();
+fn without_landlock_scopes_or_supervisor_the_runners_own_wall_keeps_signals_from_it() {
+    let no_supervisor = ("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
+    let sandbox =
+        signals_cannot_reach_the_runner(&[("RUNNER_SIMULATE_LANDLOCK_ABI", "5"), no_supervisor]);
     assert!(sandbox.contains("ABI 5"), "{sandbox}");
     assert!(sandbox.contains("not scoped"), "{sandbox}");
     assert!(
         sandbox.contains("a process that leaves a command's group outlives it"),
+        "{sandbox}"
+    );
+    assert!(
+        sandbox.contains("no signal to the runner (a fixed seccomp filter"),
+        "{sandbox}"
+    );
+    let sandbox =
+        signals_cannot_reach_the_runner(&[("RUNNER_SIMULATE_NO_LANDLOCK", "1"), no_supervisor]);
+    assert!(sandbox.contains("ran unsandboxed"), "{sandbox}");
+    assert!(
+        sandbox.contains("no signal to the runner (a fixed seccomp filter"),
         "{sandbox}"
     );
 }

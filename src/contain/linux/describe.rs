@@ -13,6 +13,10 @@ use super::supervisor::NoSupervisor;
 pub(super) const OFF_FOR_RULES_WITH_SANDBOX_OFF: &str =
     "; network off (seccomp): the policy's network: rules cannot be enforced with sandbox: off";
 
+/// Without Landlock's signal scope or the supervisor, what keeps signals
+/// from the runner.
+const SIGNAL_WALL: &str = "; no signal to the runner (a fixed seccomp filter: its process, its group, its threads when the command started)";
+
 /// Without Landlock, what keeps commands out of the runner's memory.
 const NO_TRACE: &str =
     "; no command may trace the runner (it is not dumpable, and commands lack CAP_SYS_PTRACE)";
@@ -41,7 +45,7 @@ pub(super) fn unsandboxed(landlock: &str, supervisor: &NoSupervisor, net: &Net) 
         Net::On | Net::Proxy(_) => "",
     };
     format!(
-        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{NO_TRACE}"
+        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{SIGNAL_WALL}{NO_TRACE}"
     )
 }
 
@@ -89,9 +93,12 @@ pub(super) fn confined(h: &Held) -> String {
             "; no signal outside the command's own processes, no abstract Unix socket (the runner's supervisor)"
         }
         (_, Some(_)) => {
-            "; signals and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
+            "; signals to other processes and abstract Unix sockets outside the task not scoped (Landlock ABI 6 needed)"
         }
     };
+    if h.no_supervisor.is_some() && abi.is_some_and(|abi| abi < 6) {
+        d += SIGNAL_WALL;
+    }
     d += &match (h.no_supervisor, h.net) {
         (None, Net::Proxy(port)) => format!(
             "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"

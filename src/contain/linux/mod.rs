@@ -24,6 +24,7 @@ pub mod landlock;
 mod nproc;
 pub mod pids;
 mod seccomp;
+mod signal_wall;
 mod spawner;
 pub mod supervisor;
 mod trace_wall;
@@ -72,6 +73,9 @@ pub struct Confinement {
     network_off: bool,
     /// No Landlock: commands drop `CAP_SYS_PTRACE` (see [`trace_wall`]).
     drops_ptrace: bool,
+    /// Neither Landlock's signal scope nor the supervisor: each command
+    /// gets the runner's own signal wall (see [`signal_wall`]).
+    walls_signals: bool,
 }
 
 impl Confinement {
@@ -195,6 +199,7 @@ impl Confinement {
                 pids,
                 network_off: !settings.network,
                 drops_ptrace: abi.is_none(),
+                walls_signals: supervised.is_err() && abi.is_some_and(|abi| abi < 6),
             }),
             description,
         ))
@@ -228,6 +233,8 @@ impl Confinement {
             pids,
             network_off: false,
             drops_ptrace,
+            // Sandbox on, and neither wall to be had: the runner's own.
+            walls_signals: drops_ptrace,
         });
         (c, d)
     }
@@ -245,6 +252,7 @@ impl Confinement {
             pids: None,
             network_off: false,
             drops_ptrace: false,
+            walls_signals: false,
         }
     }
 
@@ -332,10 +340,14 @@ impl Confinement {
         let mut cmd = tokio::process::Command::new(program);
         let channel = watch.as_ref().map_or(-1, |s| s.child_fd());
         let c = self.clone();
+        // Written now: the runner's threads as they are when it starts.
+        let signals = self
+            .walls_signals
+            .then(|| signal_wall::filter(&signal_wall::RunnerIds::now()));
         // SAFETY: `apply_with` makes only system calls (no allocation, no
         // locks), which is what may run between fork and exec.
         unsafe {
-            cmd.pre_exec(move || c.apply_with(channel));
+            cmd.pre_exec(move || c.apply_with(channel, signals.as_deref()));
         }
         Ok((cmd, watch))
     }
@@ -357,12 +369,18 @@ impl Confinement {
     /// channel to it was prepared, its filter still holds and every
     /// connection fails (closed, not open).
     pub fn apply(&self) -> std::io::Result<()> {
-        self.apply_with(-1)
+        self.apply_with(-1, None)
     }
 
     /// [`Confinement::apply`], sending the supervisor's listener on
-    /// `supervisor` (from [`Supervised::child_fd`]).
-    pub fn apply_with(&self, supervisor: std::os::fd::RawFd) -> std::io::Result<()> {
+    /// `supervisor` (from [`Supervised::child_fd`]), and with the runner's
+    /// signal wall `signals` (from [`signal_wall::filter`]) where it needs
+    /// one.
+    pub fn apply_with(
+        &self,
+        supervisor: std::os::fd::RawFd,
+        signals: Option<&[libc::sock_filter]>,
+    ) -> std::io::Result<()> {
         if let Some(pids) = &self.pids {
             pids.join()?;
         }
@@ -371,7 +389,11 @@ impl Confinement {
             // SAFETY: only system calls, in the child.
             unsafe { trace_wall::drop_ptrace()? };
         }
-        if self.ruleset.is_none() && self.filter.is_empty() && self.supervisor.is_none() {
+        if self.ruleset.is_none()
+            && self.filter.is_empty()
+            && self.supervisor.is_none()
+            && signals.is_none()
+        {
             return Ok(());
         }
         // SAFETY: plain system calls; `filter` outlives the call and the
@@ -394,6 +416,9 @@ impl Confinement {
                 } else {
                     seccomp::install(filter)?;
                 }
+            }
+            if let Some(program) = signals {
+                seccomp::install(program)?;
             }
         }
         Ok(())

@@ -28,6 +28,12 @@ pub(super) const fn arg(n: u32) -> u32 {
 
 const MSG_FASTOPEN: u32 = 0x2000_0000;
 
+/// `fcntl` and `ioctl` commands that name a signal's target in memory
+/// (the same on x86-64 and AArch64).
+pub(super) const F_SETOWN_EX: u32 = 15;
+pub(super) const FIOSETOWN: u32 = 0x8901;
+pub(super) const SIOCSPGRP: u32 = 0x8902;
+
 /// One instruction, with jumps to labels.
 pub(super) enum Op {
     Load(u32),
@@ -38,14 +44,35 @@ pub(super) enum Op {
     IfGe(u32, &'static str),
     /// If any bit of `k` is set.
     IfAny(u32, &'static str),
+    /// Always, as far as needed (the conditional jumps reach 255
+    /// instructions).
+    Goto(&'static str),
+    /// Returns `ret` if the accumulator equals `k`, else goes on (no label:
+    /// a list of any length).
+    RetIfEq(u32, u32),
     Ret(u32),
     Label(&'static str),
 }
 
+/// The start of each program: a system call of a foreign ABI (i386's
+/// numbers through `int 0x80`, x32's) returns `deny`, at once or at the
+/// label `deny` the program defines; then the call's number is loaded.
+pub(super) fn native_only(deny: u32) -> [Op; 6] {
+    use Op::*;
+    [
+        Load(ARCH),
+        IfEq(AUDIT_ARCH, "native"),
+        Ret(deny),
+        Label("native"),
+        Load(NR),
+        IfGe(0x4000_0000, "deny"),
+    ]
+}
+
 /// Resolves labels into BPF's relative jumps (forward only).
 pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD};
-    use libc::{BPF_RET, BPF_W};
+    use libc::{BPF_ABS, BPF_ALU, BPF_AND, BPF_JA, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K};
+    use libc::{BPF_LD, BPF_RET, BPF_W};
     let mut at = std::collections::HashMap::new();
     let mut n = 0usize;
     for op in ops {
@@ -53,6 +80,7 @@ pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
             Op::Label(l) => {
                 at.insert(*l, n);
             }
+            Op::RetIfEq(..) => n += 2,
             _ => n += 1,
         }
     }
@@ -65,11 +93,17 @@ pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
     let mut out = Vec::with_capacity(n);
     for op in ops {
         let here = out.len();
-        let to = |l: &str| -> u8 {
+        let far = |l: &str| -> u32 {
             let target = at[l];
             assert!(target > here, "seccomp: backward jump to {l}");
-            u8::try_from(target - here - 1).expect("seccomp: jump too far")
+            u32::try_from(target - here - 1).expect("seccomp: jump too far")
         };
+        let to = |l: &str| -> u8 { u8::try_from(far(l)).expect("seccomp: jump too far") };
+        if let Op::RetIfEq(k, ret) = op {
+            out.push(insn(BPF_JMP | BPF_JEQ | BPF_K, *k, 0, 1));
+            out.push(insn(BPF_RET | BPF_K, *ret, 0, 0));
+            continue;
+        }
         out.push(match op {
             Op::Label(_) => continue,
             Op::Load(off) => insn(BPF_LD | BPF_W | BPF_ABS, *off, 0, 0),
@@ -77,7 +111,9 @@ pub(super) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
             Op::IfEq(k, l) => insn(BPF_JMP | BPF_JEQ | BPF_K, *k, to(l), 0),
             Op::IfGe(k, l) => insn(BPF_JMP | BPF_JGE | BPF_K, *k, to(l), 0),
             Op::IfAny(k, l) => insn(BPF_JMP | BPF_JSET | BPF_K, *k, to(l), 0),
+            Op::Goto(l) => insn(BPF_JMP | BPF_JA, far(l), 0, 0),
             Op::Ret(k) => insn(BPF_RET | BPF_K, *k, 0, 0),
+            Op::RetIfEq(..) => unreachable!("emitted above"),
         });
     }
     out
@@ -91,14 +127,8 @@ pub fn socket_filter(through_proxy: bool) -> Vec<libc::sock_filter> {
     let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let allow = libc::SECCOMP_RET_ALLOW;
     let nr = |n: libc::c_long| n as u32;
-    let mut ops = vec![
-        Load(ARCH),
-        IfEq(AUDIT_ARCH, "native"),
-        Ret(deny),
-        Label("native"),
-        Load(NR),
-        // x32 numbers.
-        IfGe(0x4000_0000, "deny"),
+    let mut ops = Vec::from(native_only(deny));
+    ops.extend([
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_socket), "socket"),
         IfEq(nr(libc::SYS_sendto), "flags3"),
@@ -117,7 +147,7 @@ pub fn socket_filter(through_proxy: bool) -> Vec<libc::sock_filter> {
         Load(arg(0)),
         IfEq(libc::AF_UNIX as u32, "allow"),
         IfEq(libc::AF_NETLINK as u32, "allow"),
-    ];
+    ]);
     if through_proxy {
         ops.extend([
             IfEq(libc::AF_INET as u32, "inet"),

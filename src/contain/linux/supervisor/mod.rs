@@ -57,7 +57,7 @@ mod procs;
 mod rules;
 mod signal;
 
-use super::seccomp::{self, Op};
+use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SIOCSPGRP};
 use crate::contain::ExecRefusal;
 use connect::decide_connect;
 use exec::decide_exec;
@@ -141,12 +141,6 @@ unsafe fn install(prog: &[libc::sock_filter], flags: libc::c_ulong) -> libc::c_l
     }
 }
 
-/// `fcntl` and `ioctl` commands that name a signal's target in memory
-/// (the same on x86-64 and AArch64).
-const F_SETOWN_EX: u32 = 15;
-const FIOSETOWN: u32 = 0x8901;
-const SIOCSPGRP: u32 = 0x8902;
-
 /// The filter whose calls the supervisor decides for `rules`: every
 /// `connect`, `setsid` and `setpgid` (see [`Rules::groups`]); with the exec wall, every `execve`; with signals to decide,
 /// every way to send one.
@@ -154,16 +148,11 @@ pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
     use Op::*;
     let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let nr = |n: libc::c_long| n as u32;
-    let mut ops = vec![
-        Load(seccomp::ARCH),
-        IfEq(seccomp::AUDIT_ARCH, "native"),
-        Ret(deny),
-        Label("native"),
-        Load(seccomp::NR),
-        IfGe(0x4000_0000, "deny"),
+    let mut ops = Vec::from(seccomp::native_only(deny));
+    ops.extend([
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_connect), "notify"),
-    ];
+    ]);
     if rules.groups {
         ops.extend([
             IfEq(nr(libc::SYS_setsid), "notify"),
