@@ -115,6 +115,10 @@ fn join_quoted(words: &[String]) -> String {
 }
 
 /// A file's content, hashed (FNV-1a over the bytes).
+/// The `rule` of a refusal by the wall itself, of an exec it could not
+/// read (no rule of the policy can be told for it).
+pub const UNREADABLE_EXEC: &str = "the exec wall: an exec it cannot read";
+
 fn content_hash(path: &Path) -> Option<u64> {
     let bytes = std::fs::read(path).ok()?;
     Some(crate::hash::fnv1a(&bytes))
@@ -353,6 +357,35 @@ impl ExecGuard {
             let why = opaque.filter(|_| read.is_none())?;
             self.rule_for(name, argv, format!("its arguments cannot be read: {why}"))
         })
+    }
+
+    /// The refusal of an exec that goes by `names` whose `what` (its
+    /// arguments, its environment) could not be read from the process, so
+    /// that a rule naming the program cannot be decided: by the first such
+    /// rule, else by the wall itself ([`ExecGuard::unreadable_exec`]).
+    pub fn unreadable(&self, names: &ExecNames, argv: &[String], what: &str) -> ExecRefusal {
+        let reason = format!("its {what} could not be read from the process");
+        names
+            .0
+            .iter()
+            .find_map(|n| self.rule_for(n, argv, reason.clone()))
+            .unwrap_or_else(|| ExecRefusal {
+                reason: Some(reason),
+                ..Self::unreadable_exec(argv)
+            })
+    }
+
+    /// The wall's own refusal of an exec it could not read at all (its
+    /// path or `argv[0]`): no rule can be told, and what cannot be read is
+    /// refused. `argv`: what was read of it (its path).
+    pub fn unreadable_exec(argv: &[String]) -> ExecRefusal {
+        ExecRefusal {
+            argv: argv.to_vec(),
+            rule: UNREADABLE_EXEC.to_string(),
+            policy: "sandbox".to_string(),
+            line: None,
+            reason: Some("its path or argv[0] could not be read from the process".to_string()),
+        }
     }
 
     /// The refusal of `argv` by the first deny rule that names the program

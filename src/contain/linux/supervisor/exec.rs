@@ -36,22 +36,29 @@ pub(super) fn decide_exec(
     // First the path and argv[0]: most execs are of no program a rule
     // denies, and are decided on those (the rest of the argv and the
     // folder are read only when one may be).
-    let (Some(path), Some(argv0)) = (
+    let (path, argv0) = match (
         read_cstring(req.pid, path_ptr, 4096),
         read_argv(req.pid, argv_ptr, Some(1)),
-    ) else {
-        // Except the spawn's own execs, which the runner may not read:
-        // without Landlock the runner is not dumpable, nor is its child
-        // until an exec succeeds, and a runner without CAP_SYS_PTRACE (not
-        // root) cannot read a process that is not. Those execs are of the
-        // program the runner chose (a shell, a configured server or hook),
-        // not a command's; they are the only calls under the filter until
-        // one succeeds, and the program it starts is readable, so the
-        // first call read ends them.
-        if *spawning {
-            return Answer::Continue;
+    ) {
+        (Some(path), Some(argv0)) => (path, argv0),
+        (path, _) => {
+            // Except the spawn's own execs, which the runner may not read:
+            // without Landlock the runner is not dumpable, nor is its child
+            // until an exec succeeds, and a runner without CAP_SYS_PTRACE (not
+            // root) cannot read a process that is not. Those execs are of the
+            // program the runner chose (a shell, a configured server or hook),
+            // not a command's; they are the only calls under the filter until
+            // one succeeds, and the program it starts is readable, so the
+            // first call read ends them.
+            if *spawning {
+                return Answer::Continue;
+            }
+            let read: Vec<String> = path
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            return refuse_unread(listener, req, refusals, ExecGuard::unreadable_exec(&read));
         }
-        return Answer::Error(libc::EPERM);
     };
     *spawning = false;
     // No file the kernel would run (an empty path without
@@ -81,14 +88,18 @@ pub(super) fn decide_exec(
         return Answer::Continue;
     }
     let Some(argv) = read_argv(req.pid, argv_ptr, None) else {
-        return Answer::Error(libc::EPERM);
+        let refusal = guard.unreadable(&names, &argv0, "arguments");
+        return refuse_unread(listener, req, refusals, refusal);
     };
     // The environment the program is given, where what it runs depends
     // on it (cargo's aliases): read the same way, and bounded alike.
     let env = if guard.reads_environment(&names) {
         match read_argv(req.pid, envp_ptr, None) {
             Some(env) => env,
-            None => return Answer::Error(libc::EPERM),
+            None => {
+                let refusal = guard.unreadable(&names, &argv, "environment");
+                return refuse_unread(listener, req, refusals, refusal);
+            }
         }
     } else {
         Vec::new()
@@ -106,16 +117,37 @@ pub(super) fn decide_exec(
     match guard.decide(&names, &argv, &env, &cwd) {
         None => Answer::Continue,
         Some(refusal) => {
-            let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
-            // A shell looking a program up tries each folder of `PATH`:
-            // the same refusal in a row is said and kept once.
-            if list.last() != Some(&refusal) {
-                tracing::warn!("sandbox: exec refused: {refusal}");
-                if list.len() < 100 {
-                    list.push(refusal);
-                }
-            }
+            record(refusals, refusal);
             Answer::Error(libc::EPERM)
+        }
+    }
+}
+
+/// Refuses an exec that could not be read, and records `refusal` for it
+/// unless the process is gone (then nothing could be read, and there is
+/// nobody to tell).
+fn refuse_unread(
+    listener: &OwnedFd,
+    req: &libc::seccomp_notif,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusal: ExecRefusal,
+) -> Answer {
+    if !still_valid(listener, req.id) {
+        return Answer::Error(libc::ENOENT);
+    }
+    record(refusals, refusal);
+    Answer::Error(libc::EPERM)
+}
+
+/// Keeps `refusal` for the spawn's record (at most 100) and logs it. A
+/// shell looking a program up tries each folder of `PATH`: the same
+/// refusal in a row is said and kept once.
+fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
+    let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
+    if list.last() != Some(&refusal) {
+        tracing::warn!("sandbox: exec refused: {refusal}");
+        if list.len() < 100 {
+            list.push(refusal);
         }
     }
 }
