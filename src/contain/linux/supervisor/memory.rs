@@ -69,8 +69,12 @@ pub(super) fn read_argv(pid: u32, addr: u64, most: Option<usize>) -> Option<Vec<
     let mut at = addr;
     let mut page = [0u8; 4096];
     while out.len() < most {
-        // The pointers up to the end of the page (one read for most argvs).
-        let room = (4096 - (at % 4096) as usize).min(8 * (most - out.len()));
+        // The pointers up to the end of the page (one read for most argvs);
+        // a pointer that straddles two pages (an array not 8-aligned) is
+        // read across them, both of which it needs mapped.
+        let room = (4096 - (at % 4096) as usize)
+            .max(8)
+            .min(8 * (most - out.len()));
         let n = read_into(pid, at, &mut page[..room]);
         if n < 8 {
             return None;
@@ -279,5 +283,33 @@ mod tests {
             read_argv(me, ptrs.as_ptr() as u64, None).unwrap(),
             ["x".repeat(100), "y".to_string()]
         );
+    }
+
+    /// An argv whose pointer array is not 8-aligned, with a pointer
+    /// straddling two pages, is read as an aligned one is; one whose next
+    /// page is not mapped is refused.
+    #[test]
+    fn a_misaligned_argv_across_pages_is_read() {
+        let me = std::process::id();
+        let words: Vec<String> = (0..600).map(|i| format!("w{i}")).collect();
+        let (_keep, ptrs) = argv_of(&words);
+        let mut pages = Pages::new(3);
+        // The array from 4 and 12 bytes before a page's end, and from
+        // further back (some pointers read, then one straddling).
+        let bytes: Vec<u8> = ptrs
+            .iter()
+            .flat_map(|p| (*p as u64).to_ne_bytes())
+            .collect();
+        for start in [4096 - 4, 4096 - 12, 4096 - 4 - 8 * 300] {
+            pages.bytes()[start..start + bytes.len()].copy_from_slice(&bytes);
+            let at = pages.addr(start);
+            assert_eq!(read_argv(me, at, None).unwrap(), words, "{start}");
+            assert_eq!(read_argv(me, at, Some(1)).unwrap(), words[..1], "{start}");
+        }
+        // Straddling into the unmapped page after them: refused.
+        let b = pages.bytes();
+        let end = b.len();
+        b[end - 4..].copy_from_slice(&[1, 2, 3, 4]);
+        assert!(read_argv(me, pages.addr(end - 4), None).is_none());
     }
 }
