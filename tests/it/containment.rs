@@ -719,6 +719,94 @@ fn without_landlock_scopes_or_supervisor_the_runners_own_wall_keeps_signals_from
     );
 }
 
+/// Commands that try to end or starve the runner without a signal: its
+/// limits (`prlimit`: no descriptors left to write its outputs with, a
+/// CPU second and then death), its scheduling (`renice`, `chrt --idle`,
+/// `taskset`, `ionice`) and every process of a user at once
+/// (`PRIO_USER`, of a user with no process: refused before the kernel
+/// looks).
+const STARVE_THE_RUNNER: &[&str] = &[
+    "prlimit --pid $PPID --nofile=3:3; echo nofile=$?",
+    "prlimit --pid $PPID --cpu=1:1; echo cpu=$?",
+    "renice -n 19 -p $PPID; echo renice=$?",
+    "chrt --idle -p 0 $PPID; echo chrt=$?",
+    "taskset -p 1 $PPID; echo taskset=$?",
+    "ionice -c 3 -p $PPID; echo ionice=$?",
+    "python3 -c 'import os; os.setpriority(os.PRIO_USER, 54321, 19)'; echo renice_user=$?",
+    "prlimit --nofile=64:64 sh -c 'ulimit -n'; echo own=$?",
+];
+
+/// Under every sandbox (Landlock and the supervisor, Landlock without
+/// scopes or supervisor, the supervisor without Landlock, neither), no
+/// command changes the runner's limits or scheduling: each call fails
+/// with `EPERM`, the run finishes with its transcript and junit.xml, and
+/// a command's own limit still applies to it. (Landlock does not scope
+/// these calls, nor does the supervisor decide them: the runner's own
+/// wall does.)
+#[test]
+fn no_command_changes_the_runners_limits_or_scheduling() {
+    let no_supervisor = ("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
+    let no_landlock = ("RUNNER_SIMULATE_NO_LANDLOCK", "1");
+    for env in [
+        vec![],
+        vec![("RUNNER_SIMULATE_LANDLOCK_ABI", "5"), no_supervisor],
+        vec![no_landlock],
+        vec![no_landlock, no_supervisor],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ws/a.txt", "a\n");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        task_with_commands(dir.path(), "", STARVE_THE_RUNNER);
+        let mut cmd = runner();
+        // A process group of its own, as in the signal tests.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd.current_dir(dir.path())
+            .env("CI", "true")
+            .env("HOME", dir.path().join("home"));
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .args(["run", "--out", "out", "task.yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{env:?}: {}", stderr(&out));
+        assert!(dir.path().join("out/junit.xml").exists(), "{env:?}");
+        let t = read_json(dir.path().join("out/t/transcript.json"));
+        let sandbox = t["sandbox"].as_str().unwrap();
+        assert!(
+            sandbox.contains("the runner's limits and scheduling out of reach"),
+            "{env:?}: {sandbox}"
+        );
+        let r = results(&t);
+        assert_eq!(r.len(), STARVE_THE_RUNNER.len(), "{env:?}");
+        for (i, word) in [
+            "nofile=1",
+            "cpu=1",
+            "renice=1",
+            "chrt=1",
+            "taskset=1",
+            "ionice=1",
+            "renice_user=1",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(r[i].contains(word), "{env:?}: {}", r[i]);
+            assert!(
+                r[i].contains("Operation not permitted") || r[i].contains("Permission denied"),
+                "{env:?}: {}",
+                r[i]
+            );
+        }
+        assert!(
+            r[7].contains("64") && r[7].contains("own=0"),
+            "{env:?}: {}",
+            r[7]
+        );
+    }
+}
+
 /// A fork bomb in a command stays bounded (issue 41): the task's commands
 /// share a pids cgroup of at most `limits: {processes: N}`, so forks past
 /// it fail, the command ends at its timeout, the runner kills its process

@@ -17,6 +17,10 @@ pub(super) const OFF_FOR_RULES_WITH_SANDBOX_OFF: &str =
 /// from the runner.
 const SIGNAL_WALL: &str = "; no signal to the runner (a fixed seccomp filter: its process, its group, its threads when the command started)";
 
+/// What keeps the runner's limits and scheduling from commands, with the
+/// sandbox on.
+const RUNNER_WALL: &str = "; the runner's limits and scheduling out of reach (seccomp)";
+
 /// Without Landlock, what keeps commands out of the runner's memory.
 const NO_TRACE: &str =
     "; no command may trace the runner (it is not dumpable, and commands lack CAP_SYS_PTRACE)";
@@ -45,7 +49,7 @@ pub(super) fn unsandboxed(landlock: &str, supervisor: &NoSupervisor, net: &Net) 
         Net::On | Net::Proxy(_) => "",
     };
     format!(
-        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{SIGNAL_WALL}{NO_TRACE}"
+        "unavailable ({landlock}): commands ran unsandboxed (best-effort), and no supervisor ({supervisor}){network}{SIGNAL_WALL}{RUNNER_WALL}{NO_TRACE}"
     )
 }
 
@@ -99,6 +103,7 @@ pub(super) fn confined(h: &Held) -> String {
     if h.no_supervisor.is_some() && abi.is_some_and(|abi| abi < 6) {
         d += SIGNAL_WALL;
     }
+    d += RUNNER_WALL;
     d += &match (h.no_supervisor, h.net) {
         (None, Net::Proxy(port)) => format!(
             "; connections decided by the runner's supervisor (IP only to the proxy at 127.0.0.1:{port}; Unix sockets only inside the writable folders)"
@@ -112,4 +117,37 @@ pub(super) fn confined(h: &Held) -> String {
         d += NO_TRACE;
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runner's fixed signal filter is named where it is installed
+    /// (no supervisor, Landlock below ABI 6) and nowhere else; its wall
+    /// for limits and scheduling everywhere.
+    #[test]
+    fn the_fixed_signal_filter_is_named_only_where_it_holds() {
+        let no = NoSupervisor::Simulated;
+        let said = |abi: i32, no_supervisor: Option<&NoSupervisor>| {
+            confined(&Held {
+                landlock: Ok(abi),
+                writable: &[],
+                net: &Net::On,
+                hidden: None,
+                no_supervisor,
+            })
+        };
+        for (abi, no_supervisor, named) in [
+            (5, Some(&no), true),
+            (6, Some(&no), false),
+            (7, Some(&no), false),
+            (5, None, false),
+            (6, None, false),
+        ] {
+            let d = said(abi, no_supervisor);
+            assert_eq!(d.contains(SIGNAL_WALL), named, "{abi}: {d}");
+            assert!(d.contains(RUNNER_WALL), "{abi}: {d}");
+        }
+    }
 }

@@ -23,10 +23,12 @@ pub mod exec_guard;
 pub mod landlock;
 mod nproc;
 pub mod pids;
+mod runner_wall;
 mod seccomp;
-mod signal_wall;
 mod spawner;
 pub mod supervisor;
+#[cfg(test)]
+mod test_support;
 mod trace_wall;
 
 use std::ffi::OsStr;
@@ -73,8 +75,11 @@ pub struct Confinement {
     network_off: bool,
     /// No Landlock: commands drop `CAP_SYS_PTRACE` (see [`trace_wall`]).
     drops_ptrace: bool,
-    /// Neither Landlock's signal scope nor the supervisor: each command
-    /// gets the runner's own signal wall (see [`signal_wall`]).
+    /// The sandbox is on: each command gets the runner's own wall (see
+    /// [`runner_wall`]), which keeps its limits and scheduling from them.
+    walls_runner: bool,
+    /// Neither Landlock's signal scope nor the supervisor: that wall
+    /// refuses signals to the runner too.
     walls_signals: bool,
 }
 
@@ -199,6 +204,7 @@ impl Confinement {
                 pids,
                 network_off: !settings.network,
                 drops_ptrace: abi.is_none(),
+                walls_runner: true,
                 walls_signals: supervised.is_err() && abi.is_some_and(|abi| abi < 6),
             }),
             description,
@@ -233,27 +239,12 @@ impl Confinement {
             pids,
             network_off: false,
             drops_ptrace,
-            // Sandbox on, and neither wall to be had: the runner's own.
+            // Sandbox on, and neither wall to be had: the runner's own,
+            // signals included.
+            walls_runner: drops_ptrace,
             walls_signals: drops_ptrace,
         });
         (c, d)
-    }
-
-    /// Only a seccomp program (the tests of the programs).
-    #[cfg(test)]
-    pub(crate) fn with_filter(filter: Vec<libc::sock_filter>) -> Self {
-        Self {
-            ruleset: None,
-            filter,
-            rlimits: Rlimits::default(),
-            description: String::new(),
-            hides: false,
-            supervisor: None,
-            pids: None,
-            network_off: false,
-            drops_ptrace: false,
-            walls_signals: false,
-        }
     }
 
     /// The task's process bound, for whatever must keep it as long as the
@@ -341,13 +332,13 @@ impl Confinement {
         let channel = watch.as_ref().map_or(-1, |s| s.child_fd());
         let c = self.clone();
         // Written now: the runner's threads as they are when it starts.
-        let signals = self
-            .walls_signals
-            .then(|| signal_wall::filter(&signal_wall::RunnerIds::now()));
+        let wall = self
+            .walls_runner
+            .then(|| runner_wall::filter(&runner_wall::RunnerIds::now(), self.walls_signals));
         // SAFETY: `apply_with` makes only system calls (no allocation, no
         // locks), which is what may run between fork and exec.
         unsafe {
-            cmd.pre_exec(move || c.apply_with(channel, signals.as_deref()));
+            cmd.pre_exec(move || c.apply_with(channel, wall.as_deref()));
         }
         Ok((cmd, watch))
     }
@@ -374,12 +365,11 @@ impl Confinement {
 
     /// [`Confinement::apply`], sending the supervisor's listener on
     /// `supervisor` (from [`Supervised::child_fd`]), and with the runner's
-    /// signal wall `signals` (from [`signal_wall::filter`]) where it needs
-    /// one.
+    /// own wall `wall` (from [`runner_wall::filter`]).
     pub fn apply_with(
         &self,
         supervisor: std::os::fd::RawFd,
-        signals: Option<&[libc::sock_filter]>,
+        wall: Option<&[libc::sock_filter]>,
     ) -> std::io::Result<()> {
         if let Some(pids) = &self.pids {
             pids.join()?;
@@ -392,7 +382,7 @@ impl Confinement {
         if self.ruleset.is_none()
             && self.filter.is_empty()
             && self.supervisor.is_none()
-            && signals.is_none()
+            && wall.is_none()
         {
             return Ok(());
         }
@@ -417,7 +407,7 @@ impl Confinement {
                     seccomp::install(filter)?;
                 }
             }
-            if let Some(program) = signals {
+            if let Some(program) = wall {
                 seccomp::install(program)?;
             }
         }

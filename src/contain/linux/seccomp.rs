@@ -199,7 +199,6 @@ mod tests {
 
     /// What python3 gets per socket kind: `ok` or the errno.
     fn sockets(filter: Option<Vec<libc::sock_filter>>) -> String {
-        use std::os::unix::process::CommandExt;
         let script = "import socket\n\
             for name, fam, kind, proto in [('tcp', socket.AF_INET, socket.SOCK_STREAM, 0),\n\
                                     ('tcp6', socket.AF_INET6, socket.SOCK_STREAM | socket.SOCK_CLOEXEC, 6),\n\
@@ -216,20 +215,7 @@ mod tests {
             \x20   s.sendto(b'x', 0x20000000, ('127.0.0.1', 9)); print('fastopen ok')\n\
             except OSError as e:\n\
             \x20   print('fastopen', e.errno)\n";
-        let mut cmd = std::process::Command::new("python3");
-        cmd.args(["-c", script]);
-        if let Some(f) = filter {
-            let c = crate::contain::Confinement::with_filter(f);
-            // SAFETY: `apply` makes system calls only.
-            unsafe { cmd.pre_exec(move || c.apply()) };
-        }
-        let out = cmd.output().expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        super::super::test_support::python_under(filter, script, false)
     }
 
     #[test]

@@ -272,3 +272,30 @@ fn a_copy_or_link_of_a_denied_program_is_that_program() {
     // Same size, other content: not the program.
     assert!(decide(&g, &other, &argv(&["other", "push"]), &[], dir.path()).is_none());
 }
+
+/// What the wall cannot read it refuses and says: by the rule naming the
+/// program, or (where only a rule whose program is a pattern may apply)
+/// by the wall itself, each with what could not be read.
+#[test]
+fn an_exec_the_wall_cannot_read_is_refused_with_what_was_unread() {
+    let g =
+        guard("default: allow\nrules:\n  - deny: [\"Bash(git push:*)\", \"Bash(*)\"]\n").unwrap();
+    let names = g.names(Path::new("/usr/bin/git"), None, Some("git"));
+    let git = g.unreadable(&names, &["git".into()], "arguments");
+    assert_eq!(git.rule, "deny Bash(git push:*)");
+    assert_eq!(
+        git.reason.as_deref(),
+        Some("its arguments could not be read from the process")
+    );
+    let names = g.names(Path::new("/bin/true"), None, Some("true"));
+    let other = g.unreadable(&names, &["true".into()], "environment");
+    assert_eq!(other.rule, UNREADABLE_EXEC);
+    assert_eq!(other.policy, "sandbox");
+    assert_eq!(
+        other.reason.as_deref(),
+        Some("its environment could not be read from the process")
+    );
+    let whole = ExecGuard::unreadable_exec(&["/x".into()]);
+    assert_eq!(whole.argv, ["/x"]);
+    assert!(whole.reason.unwrap().contains("path or argv[0]"));
+}
