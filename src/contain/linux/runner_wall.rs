@@ -15,6 +15,13 @@
 //! those for every process of the user (`PRIO_USER`, `IOPRIO_WHO_USER`)
 //! outright.
 //!
+//! **The terminal, always.** A command run from a terminal (a pre-commit
+//! hook, a run at a prompt) is in the terminal's session, and `TIOCSTI`
+//! pushes characters into its input, which the shell reads as typed once
+//! the run is over: `rm -rf ~` typed by a command. `TIOCSTI` and
+//! `TIOCLINUX` (a console's selection paste) are refused, as bubblewrap
+//! refuses them.
+//!
 //! **Signals, where neither Landlock's scope (ABI 6) nor the supervisor
 //! is to be had.** Without them, `kill -9 $PPID` in a command ends the run
 //! there (exit 137, no transcript, no junit.xml, the task's copy left on
@@ -78,6 +85,11 @@ impl RunnerIds {
     }
 }
 
+/// `ioctl`s that put input into a terminal (`TIOCLINUX`'s selection
+/// paste on a console), the same on x86-64 and AArch64.
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
+
 /// `setpriority`'s and `ioprio_set`'s first argument: one process, a
 /// process group, every process of a user (the same numbers for both).
 const WHO_PROCESS: [u32; 2] = [0, 1]; // PRIO_PROCESS, IOPRIO_WHO_PROCESS
@@ -103,6 +115,7 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
         IfEq(nr(libc::SYS_sched_setattr), "target0"),
         IfEq(nr(libc::SYS_setpriority), "priority"),
         IfEq(nr(libc::SYS_ioprio_set), "ioprio"),
+        IfEq(nr(libc::SYS_ioctl), "ioctl"),
     ]);
     if signals {
         ops.extend([
@@ -115,7 +128,6 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
             IfEq(nr(libc::SYS_pidfd_send_signal), "deny"),
             IfEq(nr(libc::SYS_setpgid), "setpgid"),
             IfEq(nr(libc::SYS_fcntl), "fcntl"),
-            IfEq(nr(libc::SYS_ioctl), "ioctl"),
         ]);
     }
     ops.extend([
@@ -142,7 +154,18 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
         Ret(allow),
         Label("who_process"),
         Goto("by_arg1"),
+        // Input pushed into the terminal, which its shell reads once the
+        // run is over (a pre-commit hook's terminal), and, with signals,
+        // a signal's owner named in memory.
+        Label("ioctl"),
+        Load(seccomp::arg(1)),
+        IfEq(TIOCSTI, "deny"),
+        IfEq(TIOCLINUX, "deny"),
     ]);
+    if signals {
+        ops.extend([IfEq(FIOSETOWN, "deny"), IfEq(SIOCSPGRP, "deny")]);
+    }
+    ops.push(Ret(allow));
     if signals {
         ops.extend([
             Label("kill"),
@@ -165,11 +188,6 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
             Label("setpgid"),
             Load(seccomp::arg(1)),
             IfEq(ids.pgid, "deny"),
-            Ret(allow),
-            Label("ioctl"),
-            Load(seccomp::arg(1)),
-            IfEq(FIOSETOWN, "deny"),
-            IfEq(SIOCSPGRP, "deny"),
         ]);
     }
     ops.extend([Label("allow"), Ret(allow), Label("deny"), Ret(deny)]);
@@ -194,8 +212,9 @@ mod tests {
 
     /// What `script` (Python, after a preamble that defines `t(name,
     /// result)` and `tr(name, callable)`, each printing `ok` or the errno)
-    /// prints, run in a group of its own under `prog`.
-    fn under(prog: Vec<libc::sock_filter>, script: &str) -> String {
+    /// prints, run under `prog` (in a group of its own, as a command, when
+    /// `own_group`).
+    fn under(prog: Vec<libc::sock_filter>, script: &str, own_group: bool) -> String {
         let script = format!(
             "import ctypes, os, platform, resource\n\
              c = ctypes.CDLL(None, use_errno=True)\n\
@@ -209,7 +228,7 @@ mod tests {
              {script}"
         );
         let filter = (!prog.is_empty()).then_some(prog);
-        super::super::test_support::python_under(filter, &script, true)
+        super::super::test_support::python_under(filter, &script, own_group)
     }
 
     /// A thread of this process, alive until the sender is dropped, and
@@ -269,11 +288,15 @@ mod tests {
              own-prlimit ok\nown-affinity ok\nown-nice ok\nown-group-nice ok\n"
         );
         for signals in [false, true] {
-            assert_eq!(under(filter(&ids, signals), &script), want, "{signals}");
+            assert_eq!(
+                under(filter(&ids, signals), &script, true),
+                want,
+                "{signals}"
+            );
         }
         // The control: without the program, each of them is let through
         // (or fails for its own reason).
-        let open = under(Vec::new(), &script);
+        let open = under(Vec::new(), &script, true);
         assert!(
             open.starts_with("prlimit ok\nprlimit-thread ok\n"),
             "{open}"
@@ -323,7 +346,7 @@ mod tests {
         );
         let e = libc::EPERM;
         assert_eq!(
-            under(filter(&ids, true), &script),
+            under(filter(&ids, true), &script, true),
             format!(
                 "kill {e}\nprobe ok\nthread {e}\ntkill {e}\ngroup {e}\nevery {e}\n\
                  tgkill {e}\nsigqueue {e}\nown ok\nown-group ok\npidfd {e}\npidfd-own ok\n\
@@ -336,9 +359,40 @@ mod tests {
             "t('probe', c.kill({me}, 0))\nt('pidfd', min(c.syscall({}, {me}, 0), 0))\n",
             libc::SYS_pidfd_open
         );
-        assert_eq!(under(filter(&ids, false), &probe), "probe ok\npidfd ok\n");
+        assert_eq!(
+            under(filter(&ids, false), &probe, true),
+            "probe ok\npidfd ok\n"
+        );
         drop(tx);
         t.join().unwrap();
+    }
+
+    /// No command pushes input into a terminal, its controlling one
+    /// included (`TIOCSTI`; `TIOCLINUX`, a console's paste); other
+    /// terminal `ioctl`s go through. (Not in a group of its own: the
+    /// script makes a session, whose terminal a pty becomes.)
+    #[test]
+    fn no_input_is_pushed_into_a_terminal() {
+        let script = "import fcntl, pty, termios\n\
+            m, s = pty.openpty()\n\
+            os.setsid()\n\
+            fcntl.ioctl(s, termios.TIOCSCTTY, 0)\n\
+            tr('sti', lambda: fcntl.ioctl(s, termios.TIOCSTI, b'x'))\n\
+            tr('linux', lambda: fcntl.ioctl(s, 0x541C, b'\\x00'))\n\
+            tr('size', lambda: fcntl.ioctl(s, termios.TIOCGWINSZ, bytes(8)))\n";
+        let e = libc::EPERM;
+        for signals in [false, true] {
+            let got = under(filter(&RunnerIds::now(), signals), script, false);
+            assert_eq!(got, format!("sti {e}\nlinux {e}\nsize ok\n"), "{signals}");
+        }
+        // The control: `TIOCSTI` goes through (or the kernel's switch
+        // refuses it, `EIO`); `TIOCLINUX` is no pty's.
+        let open = under(Vec::new(), script, false);
+        assert!(
+            !open.contains(&format!("sti {e}\n")) && !open.contains(&format!("linux {e}\n")),
+            "{open}"
+        );
+        assert!(open.ends_with("size ok\n"), "{open}");
     }
 
     /// However many threads the runner has, the program is built (its
