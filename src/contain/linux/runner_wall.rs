@@ -90,8 +90,8 @@ impl RunnerIds {
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 
-/// `setpriority`'s and `ioprio_set`'s first argument: one process, a
-/// process group, every process of a user (the same numbers for both).
+/// `setpriority`'s and `ioprio_set`'s first argument (each its own
+/// numbers): one process, a process group, every process of a user.
 const WHO_PROCESS: [u32; 2] = [0, 1]; // PRIO_PROCESS, IOPRIO_WHO_PROCESS
 const WHO_GROUP: [u32; 2] = [1, 2]; // PRIO_PGRP, IOPRIO_WHO_PGRP
 const WHO_USER: [u32; 2] = [2, 3]; // PRIO_USER, IOPRIO_WHO_USER
