@@ -807,6 +807,55 @@ fn no_command_changes_the_runners_limits_or_scheduling() {
     }
 }
 
+/// Where the supervisor runs, a command changes the limits and scheduling
+/// of its own processes only: its child may be reniced, pinned and
+/// re-limited; a process of the same user outside the task (here one the
+/// test started) may not, and is left as it was.
+#[test]
+fn the_supervisor_keeps_limits_and_scheduling_changes_to_the_commands_own_processes() {
+    let mut outsider = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let o = outsider.id();
+    let own = "sleep 30 & C=$!; renice -n 5 -p $C >/dev/null; echo child_renice=$?; taskset -p 1 $C >/dev/null; echo child_taskset=$?; prlimit --pid $C --nofile=64:64; echo child_prlimit=$?; kill $C".to_string();
+    let commands = [
+        own,
+        format!("renice -n 5 -p {o}; echo renice=$?"),
+        format!("taskset -p 1 {o}; echo taskset=$?"),
+        format!("prlimit --pid {o} --nofile=64:64; echo prlimit=$?"),
+        format!("ionice -c 3 -p {o}; echo ionice=$?"),
+        format!("chrt --batch -p 0 {o}; echo chrt=$?"),
+    ];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    task_with_commands(dir.path(), "", &commands);
+    let (out, t) = run(dir.path());
+    let nice = std::fs::read_to_string(format!("/proc/{o}/stat")).unwrap();
+    let _ = outsider.kill();
+    let _ = outsider.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sandbox = t["sandbox"].as_str().unwrap();
+    assert!(sandbox.contains("runner's supervisor"), "{sandbox}");
+    let r = results(&t);
+    for word in ["child_renice=0", "child_taskset=0", "child_prlimit=0"] {
+        assert!(r[0].contains(word), "{}", r[0]);
+    }
+    for (i, word) in ["renice=1", "taskset=1", "prlimit=1", "ionice=1", "chrt=1"]
+        .iter()
+        .enumerate()
+    {
+        let r = &r[i + 1];
+        assert!(r.contains(word), "{r}");
+        assert!(r.contains("Operation not permitted"), "{r}");
+    }
+    // The outsider's nice value (the 19th field) is still 0.
+    let after_name = nice.rsplit(')').next().unwrap();
+    assert_eq!(after_name.split_whitespace().nth(16), Some("0"), "{nice}");
+}
+
 /// A fork bomb in a command stays bounded (issue 41): the task's commands
 /// share a pids cgroup of at most `limits: {processes: N}`, so forks past
 /// it fail, the command ends at its timeout, the runner kills its process

@@ -45,11 +45,14 @@
 //! **What it does not hold.** A thread the runner starts after the
 //! command did is not in the program: a command that lists
 //! `/proc/$PPID/task` while it runs and names a new thread's number gets
-//! through. Other processes outside the task (other commands, the CI
-//! job's own) are not kept from these calls. Without Landlock, the
-//! runner's `/proc` files a user may write (`oom_score_adj`, `autogroup`)
-//! are not walled either. The transcript's `sandbox` says which wall holds
-//! signals.
+//! through, where nothing else holds. Where the supervisor runs, it keeps
+//! the limits and scheduling calls to the spawn's own processes
+//! (`supervisor/targets.rs`), which covers such a thread and every other
+//! process outside the task; without it, other processes (other
+//! commands, the CI job's own) are not kept from them. Without Landlock,
+//! the runner's `/proc` files a user may write (`oom_score_adj`,
+//! `autogroup`) are not walled either. The transcript's `sandbox` says
+//! which wall holds signals.
 
 use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SIOCSPGRP};
 

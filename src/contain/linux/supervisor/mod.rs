@@ -56,6 +56,7 @@ mod memory;
 mod procs;
 mod rules;
 mod signal;
+mod targets;
 
 use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SIOCSPGRP};
 use crate::contain::ExecRefusal;
@@ -66,6 +67,7 @@ pub use groups::{Escapes, end_all as end_all_escapes};
 use rules::Answer;
 pub use rules::{IpRule, Rules};
 use signal::{Root, decide_signal};
+use targets::decide_target;
 
 /// Set (to anything) to act as if the kernel refused the supervisor
 /// (seccomp user notification missing or disabled): how the tests see that
@@ -152,7 +154,16 @@ pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
     ops.extend([
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_connect), "notify"),
+        IfEq(nr(libc::SYS_setpriority), "names_arg1"),
+        IfEq(nr(libc::SYS_ioprio_set), "names_arg1"),
     ]);
+    // Another process's limits or scheduling (see [`targets`]): handed
+    // over when the call names one other than the caller (not 0).
+    ops.extend(
+        targets::CALLS[..5]
+            .iter()
+            .map(|n| IfEq(nr(*n), "names_arg0")),
+    );
     if rules.groups {
         ops.extend([
             IfEq(nr(libc::SYS_setsid), "notify"),
@@ -207,6 +218,16 @@ pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
         ]);
     }
     ops.extend([
+        Label("names_arg0"),
+        Load(seccomp::arg(0)),
+        IfEq(0, "itself"),
+        Ret(libc::SECCOMP_RET_USER_NOTIF),
+        Label("names_arg1"),
+        Load(seccomp::arg(1)),
+        IfEq(0, "itself"),
+        Ret(libc::SECCOMP_RET_USER_NOTIF),
+        Label("itself"),
+        Ret(libc::SECCOMP_RET_ALLOW),
         Label("notify"),
         Ret(libc::SECCOMP_RET_USER_NOTIF),
         Label("deny"),
@@ -436,6 +457,8 @@ fn serve(
             }
         } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {
             decide_group(&req, &mut root, escapes)
+        } else if targets::CALLS.contains(&nr) {
+            decide_target(&req, listener, &mut root)
         } else if rules.signals {
             let (answer, then) = decide_signal(&req, listener, &mut root);
             later = then;
