@@ -813,12 +813,19 @@ fn no_command_changes_the_runners_limits_or_scheduling() {
 /// test started) may not, and is left as it was.
 #[test]
 fn the_supervisor_keeps_limits_and_scheduling_changes_to_the_commands_own_processes() {
-    let mut outsider = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
+    // In a group of its own, so that a group change reaches only it.
+    let mut outsider = std::process::Command::new("sleep");
+    std::os::unix::process::CommandExt::process_group(&mut outsider, 0);
+    let mut outsider = outsider.arg("60").spawn().unwrap();
     let o = outsider.id();
-    let own = "sleep 30 & C=$!; renice -n 5 -p $C >/dev/null; echo child_renice=$?; taskset -p 1 $C >/dev/null; echo child_taskset=$?; prlimit --pid $C --nofile=64:64; echo child_prlimit=$?; kill $C".to_string();
+    let own = "sleep 30 & C=$!; G=$(awk '{print $5}' /proc/$$/stat); \
+        renice -n 5 -p $C >/dev/null; echo child_renice=$?; \
+        taskset -p 1 $C >/dev/null; echo child_taskset=$?; \
+        prlimit --pid $C --nofile=64:64; echo child_prlimit=$?; \
+        ionice -c 3 -p $C; echo child_ionice=$?; \
+        renice -n 1 -g $G >/dev/null; echo group_renice=$?; \
+        ionice -c 2 -n 7 -P $G; echo group_ionice=$?; kill $C"
+        .to_string();
     let commands = [
         own,
         format!("renice -n 5 -p {o}; echo renice=$?"),
@@ -826,6 +833,8 @@ fn the_supervisor_keeps_limits_and_scheduling_changes_to_the_commands_own_proces
         format!("prlimit --pid {o} --nofile=64:64; echo prlimit=$?"),
         format!("ionice -c 3 -p {o}; echo ionice=$?"),
         format!("chrt --batch -p 0 {o}; echo chrt=$?"),
+        format!("renice -n 5 -g {o}; echo renice_group=$?"),
+        format!("ionice -c 3 -P {o}; echo ionice_group=$?"),
     ];
     let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
@@ -840,12 +849,27 @@ fn the_supervisor_keeps_limits_and_scheduling_changes_to_the_commands_own_proces
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(sandbox.contains("runner's supervisor"), "{sandbox}");
     let r = results(&t);
-    for word in ["child_renice=0", "child_taskset=0", "child_prlimit=0"] {
+    for word in [
+        "child_renice=0",
+        "child_taskset=0",
+        "child_prlimit=0",
+        "child_ionice=0",
+        "group_renice=0",
+        "group_ionice=0",
+    ] {
         assert!(r[0].contains(word), "{}", r[0]);
     }
-    for (i, word) in ["renice=1", "taskset=1", "prlimit=1", "ionice=1", "chrt=1"]
-        .iter()
-        .enumerate()
+    for (i, word) in [
+        "renice=1",
+        "taskset=1",
+        "prlimit=1",
+        "ionice=1",
+        "chrt=1",
+        "renice_group=1",
+        "ionice_group=1",
+    ]
+    .iter()
+    .enumerate()
     {
         let r = &r[i + 1];
         assert!(r.contains(word), "{r}");
