@@ -196,32 +196,28 @@ fn main() {
     );
     println!("| measurement | with the supervisor | without | added (quartiles) | goal |");
     println!("|---|---|---|---|---|");
-    if wanted("exec") {
-        let p = pair(&ws, &policy, "for i in $(seq 1000); do /bin/true; done");
-        p.print_row(
-            "a shell loop of 1,000 execs",
-            |s| format!("{:.1}", s * 1e6 / 1000.0),
-            " µs per exec",
-            "under 50 µs",
-        );
-    }
-    if wanted("exec-one-cpu") {
-        // The same loop with both arms kept on one processor. Across two
-        // processors every exec also pays for waking the supervisor's
-        // thread on the other one and the command back on its own, which
-        // on a virtual machine can cost more than the decision (a
-        // supervisor in C that decides nothing pays it too:
-        // `scripts/seccomp-notify-floor.c`); on one processor the
-        // handover is a plain switch, and what is added is the
-        // supervisor's own work.
+    // The loop free, and with both arms kept on one processor. Across two
+    // processors every exec also pays for waking the supervisor's thread
+    // on the other one and the command back on its own, which on a
+    // virtual machine can cost more than the decision (a supervisor in C
+    // that decides nothing pays it too: `scripts/seccomp-notify-floor.c`);
+    // on one processor the handover is a plain switch, and what is added
+    // is the supervisor's own work.
+    for (row, one_cpu, what) in [
+        ("exec", false, "a shell loop of 1,000 execs"),
+        ("exec-one-cpu", true, "the same loop, on one processor"),
+    ] {
+        if !wanted(row) {
+            continue;
+        }
         let p = pair_on(
             &ws,
             &policy,
             "for i in $(seq 1000); do /bin/true; done",
-            true,
+            one_cpu,
         );
         p.print_row(
-            "the same loop, on one processor",
+            what,
             |s| format!("{:.1}", s * 1e6 / 1000.0),
             " µs per exec",
             "under 50 µs",

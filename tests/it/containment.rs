@@ -471,6 +471,28 @@ const SIGNAL_THE_RUNNER: &[&str] = &[
     "python3 -c \"import os; os.setpgid($PPID, $PPID)\"; echo setpgid=$?",
 ];
 
+/// Runs the task in `dir` with `env`, in a process group of its own (were
+/// a wall to fail, what a command sends the runner's group does not reach
+/// the test harness), and checks that the run finished with its outputs
+/// whole: exit 0 and junit.xml; its transcript.
+fn run_whole(dir: &Path, env: &[(&str, &str)]) -> Value {
+    let mut cmd = runner();
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.current_dir(dir)
+        .env("CI", "true")
+        .env("HOME", dir.join("home"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["run", "--out", "out", "task.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{env:?}: {}", stderr(&out));
+    assert!(dir.join("out/junit.xml").exists(), "{env:?}");
+    read_json(dir.join("out/t/transcript.json"))
+}
+
 /// Runs [`SIGNAL_THE_RUNNER`] with `env` and checks that the runner went
 /// on, each signal to it failed, and the child's and a sibling's
 /// succeeded; the transcript's `sandbox`.
@@ -479,23 +501,7 @@ fn signals_cannot_reach_the_runner(env: &[(&str, &str)]) -> String {
     write(dir.path(), "ws/a.txt", "a\n");
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
     task_with_commands(dir.path(), "", SIGNAL_THE_RUNNER);
-    // A process group of its own: were a wall to fail, the signals sent
-    // to the runner's group would not reach the test harness.
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_runner"));
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    cmd.current_dir(dir.path())
-        .env("CI", "true")
-        .env("HOME", dir.path().join("home"));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd
-        .args(["run", "--out", "out", "task.yaml"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(dir.path().join("out/junit.xml").exists());
-    let t = read_json(dir.path().join("out/t/transcript.json"));
+    let t = run_whole(dir.path(), env);
     let r = results(&t);
     assert_eq!(r.len(), SIGNAL_THE_RUNNER.len());
     let runner_pid = r[0]
@@ -757,22 +763,7 @@ fn no_command_changes_the_runners_limits_or_scheduling() {
         write(dir.path(), "ws/a.txt", "a\n");
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         task_with_commands(dir.path(), "", STARVE_THE_RUNNER);
-        let mut cmd = runner();
-        // A process group of its own, as in the signal tests.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        cmd.current_dir(dir.path())
-            .env("CI", "true")
-            .env("HOME", dir.path().join("home"));
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
-        let out = cmd
-            .args(["run", "--out", "out", "task.yaml"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{env:?}: {}", stderr(&out));
-        assert!(dir.path().join("out/junit.xml").exists(), "{env:?}");
-        let t = read_json(dir.path().join("out/t/transcript.json"));
+        let t = run_whole(dir.path(), &env);
         let sandbox = t["sandbox"].as_str().unwrap();
         assert!(
             sandbox.contains("the runner's limits and scheduling out of reach"),

@@ -75,11 +75,9 @@ pub struct Confinement {
     network_off: bool,
     /// No Landlock: commands drop `CAP_SYS_PTRACE` (see [`trace_wall`]).
     drops_ptrace: bool,
-    /// The sandbox is on: each command gets the runner's own wall (see
-    /// [`runner_wall`]), which keeps its limits and scheduling from them.
-    walls_runner: bool,
-    /// Neither Landlock's signal scope nor the supervisor: that wall
-    /// refuses signals to the runner too.
+    /// Neither Landlock's signal scope nor the supervisor: the runner's
+    /// own wall (see [`Confinement::sandboxed`]) refuses signals to the
+    /// runner too.
     walls_signals: bool,
 }
 
@@ -204,7 +202,6 @@ impl Confinement {
                 pids,
                 network_off: !settings.network,
                 drops_ptrace: abi.is_none(),
-                walls_runner: true,
                 walls_signals: supervised.is_err() && abi.is_some_and(|abi| abi < 6),
             }),
             description,
@@ -239,9 +236,8 @@ impl Confinement {
             pids,
             network_off: false,
             drops_ptrace,
-            // Sandbox on, and neither wall to be had: the runner's own,
-            // signals included.
-            walls_runner: drops_ptrace,
+            // Sandbox on, and neither wall to be had: the runner's own
+            // keeps signals from it.
             walls_signals: drops_ptrace,
         });
         (c, d)
@@ -251,6 +247,14 @@ impl Confinement {
     /// processes that joined it run.
     pub fn pids(&self) -> Option<Arc<pids::PidsCgroup>> {
         self.pids.clone()
+    }
+
+    /// Whether the sandbox is on (Landlock, the supervisor, or neither to
+    /// be had but asked for): then each command gets the runner's own wall
+    /// ([`runner_wall`]), which keeps the runner's limits, scheduling and
+    /// terminal from it.
+    fn sandboxed(&self) -> bool {
+        self.ruleset.is_some() || self.supervisor.is_some() || self.drops_ptrace
     }
 
     /// Whether Landlock confines writes (and `no_new_privs` holds).
@@ -333,7 +337,7 @@ impl Confinement {
         let c = self.clone();
         // Written now: the runner's threads as they are when it starts.
         let wall = self
-            .walls_runner
+            .sandboxed()
             .then(|| runner_wall::filter(&runner_wall::RunnerIds::now(), self.walls_signals));
         // SAFETY: `apply_with` makes only system calls (no allocation, no
         // locks), which is what may run between fork and exec.

@@ -54,7 +54,10 @@
 //! `autogroup`) are not walled either. The transcript's `sandbox` says
 //! which wall holds signals.
 
-use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SIOCSPGRP};
+use super::seccomp::{
+    self, F_SETOWN_EX, FIOSETOWN, Op, SETS_A_PROCESS, SETS_PRIORITY, SIOCSPGRP, WHO_GROUP,
+    WHO_PROCESS, WHO_USER,
+};
 
 /// Most thread numbers written into a program (two instructions each, in
 /// three lists, within BPF's 4,096).
@@ -93,12 +96,6 @@ impl RunnerIds {
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 
-/// `setpriority`'s and `ioprio_set`'s first argument (each its own
-/// numbers): one process, a process group, every process of a user.
-const WHO_PROCESS: [u32; 2] = [0, 1]; // PRIO_PROCESS, IOPRIO_WHO_PROCESS
-const WHO_GROUP: [u32; 2] = [1, 2]; // PRIO_PGRP, IOPRIO_WHO_PGRP
-const WHO_USER: [u32; 2] = [2, 3]; // PRIO_USER, IOPRIO_WHO_USER
-
 /// The program for `ids`; with `signals`, the signal calls too.
 pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
     use Op::*;
@@ -110,14 +107,10 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
     let group = (ids.pgid as i32).wrapping_neg() as u32;
     let every = u32::MAX; // -1
     let mut ops = Vec::from(seccomp::native_only(deny));
+    ops.extend(SETS_A_PROCESS.iter().map(|n| IfEq(nr(*n), "target0")));
     ops.extend([
-        IfEq(nr(libc::SYS_prlimit64), "target0"),
-        IfEq(nr(libc::SYS_sched_setaffinity), "target0"),
-        IfEq(nr(libc::SYS_sched_setscheduler), "target0"),
-        IfEq(nr(libc::SYS_sched_setparam), "target0"),
-        IfEq(nr(libc::SYS_sched_setattr), "target0"),
-        IfEq(nr(libc::SYS_setpriority), "priority"),
-        IfEq(nr(libc::SYS_ioprio_set), "ioprio"),
+        IfEq(nr(SETS_PRIORITY[0]), "priority"),
+        IfEq(nr(SETS_PRIORITY[1]), "ioprio"),
         IfEq(nr(libc::SYS_ioctl), "ioctl"),
     ]);
     if signals {

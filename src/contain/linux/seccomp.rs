@@ -34,6 +34,24 @@ pub(super) const F_SETOWN_EX: u32 = 15;
 pub(super) const FIOSETOWN: u32 = 0x8901;
 pub(super) const SIOCSPGRP: u32 = 0x8902;
 
+/// Calls that change another process's limits or scheduling, named by its
+/// number in their first argument (0: the caller).
+pub(super) const SETS_A_PROCESS: [libc::c_long; 5] = [
+    libc::SYS_prlimit64,
+    libc::SYS_sched_setaffinity,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
+    libc::SYS_sched_setattr,
+];
+
+/// Calls that change priorities of whom their first two arguments name
+/// (`which`, `who`; who 0: the caller, its group or its user), and their
+/// `which` for one process, a process group and every process of a user.
+pub(super) const SETS_PRIORITY: [libc::c_long; 2] = [libc::SYS_setpriority, libc::SYS_ioprio_set];
+pub(super) const WHO_PROCESS: [u32; 2] = [0, 1]; // PRIO_PROCESS, IOPRIO_WHO_PROCESS
+pub(super) const WHO_GROUP: [u32; 2] = [1, 2]; // PRIO_PGRP, IOPRIO_WHO_PGRP
+pub(super) const WHO_USER: [u32; 2] = [2, 3]; // PRIO_USER, IOPRIO_WHO_USER
+
 /// One instruction, with jumps to labels.
 pub(super) enum Op {
     Load(u32),

@@ -17,7 +17,6 @@ impl Confinement {
             pids: None,
             network_off: false,
             drops_ptrace: false,
-            walls_runner: false,
             walls_signals: false,
         }
     }

@@ -58,7 +58,7 @@ mod rules;
 mod signal;
 mod targets;
 
-use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SIOCSPGRP};
+use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SETS_A_PROCESS, SETS_PRIORITY, SIOCSPGRP};
 use crate::contain::ExecRefusal;
 use connect::decide_connect;
 use exec::decide_exec;
@@ -154,16 +154,11 @@ pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
     ops.extend([
         IfEq(nr(libc::SYS_io_uring_setup), "deny"),
         IfEq(nr(libc::SYS_connect), "notify"),
-        IfEq(nr(libc::SYS_setpriority), "names_arg1"),
-        IfEq(nr(libc::SYS_ioprio_set), "names_arg1"),
     ]);
     // Another process's limits or scheduling (see [`targets`]): handed
     // over when the call names one other than the caller (not 0).
-    ops.extend(
-        targets::CALLS[..5]
-            .iter()
-            .map(|n| IfEq(nr(*n), "names_arg0")),
-    );
+    ops.extend(SETS_A_PROCESS.iter().map(|n| IfEq(nr(*n), "names_arg0")));
+    ops.extend(SETS_PRIORITY.iter().map(|n| IfEq(nr(*n), "names_arg1")));
     if rules.groups {
         ops.extend([
             IfEq(nr(libc::SYS_setsid), "notify"),
@@ -457,7 +452,7 @@ fn serve(
             }
         } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {
             decide_group(&req, &mut root, escapes)
-        } else if targets::CALLS.contains(&nr) {
+        } else if targets::decides(nr) {
             decide_target(&req, listener, &mut root)
         } else if rules.signals {
             let (answer, then) = decide_signal(&req, listener, &mut root);

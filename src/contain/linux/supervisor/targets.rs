@@ -10,9 +10,10 @@
 //! process other than the caller itself (a number other than 0), and the
 //! runner lets it go on only for the spawn's own processes ([`Tree`]) or
 //! the caller's own process group. Every process of a user at once
-//! (`PRIO_USER`, `IOPRIO_WHO_USER`) is refused here, as by the runner's
-//! own wall, which also refuses the runner itself by its numbers
-//! (`runner_wall.rs`) whether or not the supervisor runs.
+//! (`PRIO_USER`, `IOPRIO_WHO_USER`) is refused by the runner's own wall
+//! (`runner_wall.rs`), which every sandboxed command has, the caller's
+//! own user (`who` 0, never handed over) included; named here by another
+//! number, it is refused too.
 //!
 //! The call goes on in the kernel after the check, as a thread-directed
 //! signal does ([`super::signal`]): a window of microseconds in which the
@@ -21,21 +22,16 @@
 
 use std::os::fd::OwnedFd;
 
+use super::super::seccomp::{SETS_A_PROCESS, SETS_PRIORITY, WHO_GROUP, WHO_PROCESS};
 use super::connect::still_valid;
 use super::procs::{Tree, ended, process_fd, stat, thread_group};
 use super::rules::Answer;
 use super::signal::Root;
 
-/// The calls decided here.
-pub(super) const CALLS: [libc::c_long; 7] = [
-    libc::SYS_prlimit64,
-    libc::SYS_sched_setaffinity,
-    libc::SYS_sched_setscheduler,
-    libc::SYS_sched_setparam,
-    libc::SYS_sched_setattr,
-    libc::SYS_setpriority,
-    libc::SYS_ioprio_set,
-];
+/// Whether the supervisor decides call `nr` here.
+pub(super) fn decides(nr: libc::c_long) -> bool {
+    SETS_A_PROCESS.contains(&nr) || SETS_PRIORITY.contains(&nr)
+}
 
 /// Whom a call names: one process (or thread), or a process group.
 enum Whom {
@@ -43,28 +39,23 @@ enum Whom {
     Group(i32),
 }
 
-/// Decides one call of [`CALLS`].
+/// Decides one call it [`decides`].
 pub(super) fn decide_target(
     req: &libc::seccomp_notif,
     listener: &OwnedFd,
     root: &mut Root,
 ) -> Answer {
     let a = &req.data.args;
-    let (which, who) = (a[0] as i32, a[1] as i32);
-    let whom = match i64::from(req.data.nr) {
-        // PRIO_PROCESS, PRIO_PGRP; PRIO_USER and unknown: refused.
-        libc::SYS_setpriority => match which {
-            0 => Whom::Process(who),
-            1 => Whom::Group(who),
-            _ => return refuse("every process of a user", which),
-        },
-        // IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP; IOPRIO_WHO_USER: refused.
-        libc::SYS_ioprio_set => match which {
-            1 => Whom::Process(who),
-            2 => Whom::Group(who),
-            _ => return refuse("every process of a user", which),
-        },
-        _ => Whom::Process(which),
+    let (which, who) = (a[0] as u32, a[1] as i32);
+    let whom = match SETS_PRIORITY
+        .iter()
+        .position(|n| *n == i64::from(req.data.nr))
+    {
+        None => Whom::Process(which as i32),
+        Some(i) if which == WHO_PROCESS[i] => Whom::Process(who),
+        Some(i) if which == WHO_GROUP[i] => Whom::Group(who),
+        // Every process of a user, or a `which` unknown.
+        Some(_) => return refuse("every process of a user", who),
     };
     let Some(caller) = thread_group(req.pid).map(|p| p as i32) else {
         return Answer::Error(libc::ESRCH);
@@ -87,7 +78,7 @@ pub(super) fn decide_target(
                 caller,
                 root: root.get(),
             };
-            if process != caller && (!tree.holds(process) || ended(&fd)) {
+            if !tree.holds(process) || ended(&fd) {
                 return refuse("process", p);
             }
             if !still_valid(listener, req.id) {
