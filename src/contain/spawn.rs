@@ -88,6 +88,11 @@ pub struct ExecRefusal {
     /// aliases cannot be read. None when the argv matches the rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Refused where the kernel committed the exec (the file it mapped,
+    /// the argv it placed), after the first look let it go: the process
+    /// was ended before the program ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 /// How a refusal reads, for the model and the logs: "`git push origin` is
@@ -101,9 +106,15 @@ impl std::fmt::Display for ExecRefusal {
             self.rule,
             self.policy
         )?;
-        match &self.reason {
-            Some(why) => write!(f, ": {why}"),
-            None => Ok(()),
+        if let Some(why) = &self.reason {
+            write!(f, ": {why}")?;
         }
+        if self.ended {
+            write!(
+                f,
+                " (seen where the kernel ran it; the process was ended before the program ran)"
+            )?;
+        }
+        Ok(())
     }
 }

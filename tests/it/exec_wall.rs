@@ -21,6 +21,9 @@ struct Row {
     /// as written: a part of the reason the record gives. None: the argv
     /// matches the rule, and the record gives no reason.
     reason: Option<String>,
+    /// Refused where the kernel committed the exec, after the first look
+    /// let it go (the record's `ended`).
+    ended: bool,
 }
 
 fn rows() -> Vec<Row> {
@@ -39,10 +42,12 @@ fn rows() -> Vec<Row> {
                 other => panic!("{bash}: expect {other}"),
             };
             let reason = c["reason"].as_str().map(str::to_string);
+            let ended = c["ended"].as_bool().unwrap_or(false);
             Row {
                 bash,
                 refused_by,
                 reason,
+                ended,
             }
         })
         .collect()
@@ -152,7 +157,7 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
     let t = run_passing(
         d,
         &format!(
-            "max_turns: 60\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(cargo publish:*)\", \"Bash(gh pr merge:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\n"
+            "max_turns: 80\nworkspace: ws\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\", \"Bash(curl:*)\", \"Bash(cargo publish:*)\", \"Bash(gh pr merge:*)\"]\nsandbox: {{write: [\"{origin}\"]}}\n"
         ),
         &commands,
     );
@@ -173,8 +178,15 @@ fn the_exec_wall_holds_where_the_gate_cannot_see() {
         let first = refusals.and_then(|r| r.first());
         let rule = first.map(|r| r["rule"].as_str().unwrap_or_default().to_string());
         let reason = first.and_then(|r| r["reason"].as_str());
+        let ended = first.is_some_and(|r| r["ended"] == true);
         match (&row.refused_by, &rule) {
             (Some(want), Some(got)) if want == got => {
+                if ended != row.ended {
+                    wrong.push(format!(
+                        "{}: ended {ended}, expected {} ({})",
+                        row.bash, row.ended, call["content"]
+                    ));
+                }
                 let fits = match (&row.reason, reason) {
                     (None, None) => true,
                     // The model reads it too.

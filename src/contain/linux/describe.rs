@@ -13,6 +13,12 @@ use super::supervisor::NoSupervisor;
 pub(super) const OFF_FOR_RULES_WITH_SANDBOX_OFF: &str =
     "; network off (seccomp): the policy's network: rules cannot be enforced with sandbox: off";
 
+/// The exec wall, each exec followed to where the kernel commits it.
+pub(super) const EXECS_FOLLOWED: &str = "; execs decided against the policy's program denies (supervisor), each again where the kernel runs it (ptrace)";
+
+/// The exec wall with its first look only (the reason follows).
+pub(super) const EXECS_NOT_FOLLOWED: &str = "; execs decided against the policy's program denies (supervisor), but not again where the kernel runs them, so the exec backstop is not held: ";
+
 /// Without Landlock's signal scope or the supervisor, what keeps signals
 /// from the runner.
 const SIGNAL_WALL: &str = "; no signal to the runner (a fixed seccomp filter: its process, its group, its threads when the command started)";

@@ -12,6 +12,7 @@ use crate::contain::daemons::reachable_daemon_sockets;
 pub fn examine() -> DoctorReport {
     let landlock = landlock_abi();
     let notify = super::supervisor::available();
+    let follows = super::supervisor::follow::available();
     // The supervisor runs with or without Landlock.
     let supervisor = notify.is_ok();
     let daemons: Vec<String> = reachable_daemon_sockets()
@@ -67,10 +68,14 @@ pub fn examine() -> DoctorReport {
         ),
         held(
             "exec",
-            confined && supervisor,
+            confined && supervisor && follows.is_ok(),
             if supervisor && confined {
-                "the supervisor decides every exec on its real argv against the Bash deny rules"
-                    .into()
+                match &follows {
+                    Ok(()) => "the supervisor decides every exec on its real argv against the Bash deny rules, and again where the kernel runs it (the file it mapped, the argv it placed; ptrace)".into(),
+                    Err(why) => format!(
+                        "partial: the supervisor decides every exec when it is asked for, but cannot follow it to where the kernel runs it ({why}), so a path swapped or an argv changed in between goes unseen"
+                    ),
+                }
             } else if !supervisor {
                 no_supervisor.clone()
             } else if landlock.is_err() {

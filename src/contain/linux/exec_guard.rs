@@ -27,13 +27,15 @@
 //! and `argv[0]` alone (the supervisor reads no more of it). Only a denied
 //! program's argv is read whole and analysed.
 //!
-//! **The remaining race.** The argv is read from the stopped process, and
-//! the call then goes on with the memory as it is then: a program built to
-//! race the supervisor, changing its argv from another thread (or from a
-//! process sharing its memory, as after `vfork`) between the read and the
-//! kernel's own, can run what the rule denies. Closing it needs the kernel
-//! to hand the supervisor a copy of the argv (or the supervisor to run the
-//! exec itself); the README says so.
+//! **Two looks.** The argv is read from the stopped process at its
+//! notification, and the call then goes on with the memory and the file
+//! system as they are then: another thread could change the argv, a link
+//! could be swapped for the path, a `#!` line or a loader could run a
+//! program the first look never saw. So the supervisor follows each exec
+//! it lets go to where the kernel commits it (`supervisor::follow`) and
+//! decides again on what the kernel built: the file it mapped, the argv
+//! on the new stack. The loader, run as a program, is decided as the
+//! program it is given (`loader`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
@@ -44,6 +46,9 @@ use runner_policy::programs::git_names::{self, Runs, program_of};
 use runner_policy::{Family, PolicySet, Signature};
 
 use super::aliases;
+
+mod loader;
+pub use loader::{LOADER, Loads, reading as loader_reading, swappable};
 
 pub use crate::contain::ExecRefusal;
 
@@ -68,6 +73,14 @@ struct FirstRule {
 /// The names one exec goes by ([`ExecGuard::names`]).
 #[derive(Debug)]
 pub struct ExecNames(Vec<String>);
+
+impl ExecNames {
+    /// Whether the file is a dynamic loader (see [`loader`]): what it runs
+    /// is the program it is given.
+    pub fn is_loader(&self) -> bool {
+        self.0.iter().any(|n| n == LOADER)
+    }
+}
 
 /// What the exec wall decides with.
 pub struct ExecGuard {
@@ -114,11 +127,19 @@ fn join_quoted(words: &[String]) -> String {
         .join(" ")
 }
 
-/// A file's content, hashed (FNV-1a over the bytes).
 /// The `rule` of a refusal by the wall itself, of an exec it could not
 /// read (no rule of the policy can be told for it).
 pub const UNREADABLE_EXEC: &str = "the exec wall: an exec it cannot read";
 
+/// The `rule` of a refusal by the wall itself, of an exec it cannot
+/// follow to where the kernel commits it.
+pub const UNFOLLOWABLE_EXEC: &str = "the exec wall: an exec it cannot follow";
+
+/// The `rule` of a refusal by the wall itself, of a loader's program it
+/// cannot decide.
+pub const UNDECIDABLE_LOAD: &str = "the exec wall: a loader's program it cannot decide";
+
+/// A file's content, hashed (FNV-1a over the bytes).
 fn content_hash(path: &Path) -> Option<u64> {
     let bytes = std::fs::read(path).ok()?;
     Some(crate::hash::fnv1a(&bytes))
@@ -158,20 +179,29 @@ impl ExecGuard {
         }
         let mut executables = Vec::new();
         let mut by_inode = HashMap::new();
-        for name in denied.keys() {
-            for (candidate, meta) in crate::contain::programs_on_path(name, path) {
-                let key = (meta.dev(), meta.ino());
-                if by_inode.contains_key(&key) {
-                    continue;
-                }
-                by_inode.insert(key, executables.len());
-                executables.push(Executable {
-                    name: name.clone(),
-                    path: candidate,
-                    size: meta.len(),
-                    content: OnceLock::new(),
-                });
+        // The loaders, known as the denied programs are: a copy of one
+        // under another name is still a loader.
+        let loaders = loader::machine_loaders().into_iter().filter_map(|p| {
+            let meta = std::fs::metadata(&p).ok()?;
+            Some((LOADER.to_string(), p, meta))
+        });
+        let programs = denied.keys().flat_map(|name| {
+            crate::contain::programs_on_path(name, path)
+                .into_iter()
+                .map(move |(p, m)| (name.clone(), p, m))
+        });
+        for (name, candidate, meta) in programs.chain(loaders) {
+            let key = (meta.dev(), meta.ino());
+            if by_inode.contains_key(&key) {
+                continue;
             }
+            by_inode.insert(key, executables.len());
+            executables.push(Executable {
+                name,
+                path: candidate,
+                size: meta.len(),
+                content: OnceLock::new(),
+            });
         }
         Some(Self {
             policy,
@@ -260,6 +290,7 @@ impl ExecGuard {
     /// need not be read.
     pub fn may_deny(&self, names: &ExecNames) -> bool {
         self.any
+            || names.is_loader()
             || names
                 .0
                 .iter()
@@ -279,9 +310,26 @@ impl ExecGuard {
         meta: Option<std::fs::Metadata>,
         argv0: Option<&str>,
     ) -> ExecNames {
+        self.names_of(exe.file_name(), exe, meta, argv0)
+    }
+
+    /// [`ExecGuard::names`] of a file named `name` whose content is read,
+    /// where it must be, at `content` (a process's `/proc/PID/exe`: the
+    /// very file it mapped, whatever its path names now).
+    pub fn names_of(
+        &self,
+        name: Option<&std::ffi::OsStr>,
+        exe: &Path,
+        meta: Option<std::fs::Metadata>,
+        argv0: Option<&str>,
+    ) -> ExecNames {
         let mut names: Vec<String> = Vec::with_capacity(3);
-        if let Some(n) = exe.file_name() {
-            names.push(n.to_string_lossy().into_owned());
+        if let Some(n) = name {
+            let n = n.to_string_lossy();
+            if loader::is_loader_name(&n) {
+                names.push(LOADER.to_string());
+            }
+            names.push(n.into_owned());
         }
         if let Some(a0) = argv0 {
             names.push(runner_policy::words::base_name(a0).to_string());
@@ -348,6 +396,7 @@ impl ExecGuard {
                 policy: d.policy.unwrap_or_default(),
                 line: d.line,
                 reason: None,
+                ended: false,
             })
         });
         // An argv the model cannot read (`python3 -` takes its program
@@ -379,12 +428,33 @@ impl ExecGuard {
     /// path or `argv[0]`): no rule can be told, and what cannot be read is
     /// refused. `argv`: what was read of it (its path).
     pub fn unreadable_exec(argv: &[String]) -> ExecRefusal {
+        Self::walls_own(
+            UNREADABLE_EXEC,
+            argv,
+            "its path or argv[0] could not be read from the process".into(),
+        )
+    }
+
+    /// The wall's own refusal of an exec (what was read of it: `argv`) it
+    /// cannot follow to where the kernel runs it, for `reason`.
+    pub fn unfollowable(argv: &[String], reason: String) -> ExecRefusal {
+        Self::walls_own(UNFOLLOWABLE_EXEC, argv, reason)
+    }
+
+    /// The wall's own refusal of a loader run with `argv` whose program it
+    /// cannot decide, for `reason`.
+    pub fn undecidable_load(argv: &[String], reason: String) -> ExecRefusal {
+        Self::walls_own(UNDECIDABLE_LOAD, argv, reason)
+    }
+
+    fn walls_own(rule: &str, argv: &[String], reason: String) -> ExecRefusal {
         ExecRefusal {
             argv: argv.to_vec(),
-            rule: UNREADABLE_EXEC.to_string(),
+            rule: rule.to_string(),
             policy: "sandbox".to_string(),
             line: None,
-            reason: Some("its path or argv[0] could not be read from the process".to_string()),
+            reason: Some(reason),
+            ended: false,
         }
     }
 
@@ -398,6 +468,7 @@ impl ExecGuard {
             policy: first.policy.clone(),
             line: Some(first.line),
             reason: Some(reason),
+            ended: false,
         })
     }
 }

@@ -175,7 +175,10 @@ impl Confinement {
                 // Landlock scopes signals from ABI 6; below it, or without
                 // it, the supervisor decides them.
                 let signals = abi.is_none_or(|abi| abi < 6);
-                let rules = Arc::new(Rules::new(ip, writable, signals));
+                let mut rules = Rules::new(ip, writable, signals);
+                rules.writes_confined = abi.is_some();
+                rules.follows = supervisor::follow::available().is_ok();
+                let rules = Arc::new(rules);
                 let filter = supervisor::filter(&rules);
                 Some((rules, filter))
             }
@@ -268,11 +271,13 @@ impl Confinement {
     }
 
     /// Whether the supervisor decides these commands' execs against the
-    /// policy's program denies.
+    /// policy's program denies, each again where the kernel commits it
+    /// (without that second look the first can be raced, and the exec
+    /// backstop is not held).
     pub fn supervises_exec(&self) -> bool {
         self.supervisor
             .as_ref()
-            .is_some_and(|(rules, _)| rules.exec.is_some())
+            .is_some_and(|(rules, _)| rules.exec.is_some() && rules.follows)
     }
 
     /// The same confinement, recording the connections the supervisor
@@ -312,9 +317,12 @@ impl Confinement {
         if let Some((rules, _)) = &self.supervisor {
             let rules = Arc::new(rules.with_exec(guard));
             let filter = supervisor::filter(&rules);
-            self.supervisor = Some((rules, filter));
             self.description
-                .push_str("; execs decided against the policy's program denies (supervisor)");
+                .push_str(&match supervisor::follow::available() {
+                    Ok(()) => describe::EXECS_FOLLOWED.to_string(),
+                    Err(why) => format!("{}{why}", describe::EXECS_NOT_FOLLOWED),
+                });
+            self.supervisor = Some((rules, filter));
         }
         self
     }

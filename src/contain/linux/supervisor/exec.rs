@@ -4,16 +4,33 @@
 //! by the [`ExecGuard`]; a refusal recorded for the spawn before the
 //! process hears of it.
 
+use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::connect::still_valid;
 use super::exe_path::{file_as_process_sees, named};
+use super::follow;
 use super::memory::{read_argv, read_cstring};
-use super::rules::Answer;
-use crate::contain::os::exec_guard::{ExecGuard, ExecRefusal};
+use super::procs;
+use super::rules::{Answer, Rules};
+use crate::contain::os::exec_guard::{ExecGuard, ExecNames, ExecRefusal, Loads};
+use crate::contain::os::exec_guard::{loader_reading, swappable};
+
+/// What the first look makes of an exec.
+pub(super) enum First {
+    /// Answered here (refused, or a lookup that fails before the kernel
+    /// reads a file); not followed.
+    Answered(Answer),
+    /// Let go: follow it to where the kernel commits it. What was read of
+    /// its argv (for the record, should it not be followed).
+    Follow(Vec<String>),
+    /// Let go unfollowed: the spawn's own exec of the program the runner
+    /// chose.
+    Spawning,
+}
 
 /// Decides one `execve`/`execveat` against the policy's program denies.
 /// `spawning`: no call the runner could read has come yet (see below);
@@ -24,6 +41,26 @@ pub(super) fn decide_exec(
     guard: &ExecGuard,
     refusals: &Mutex<Vec<ExecRefusal>>,
     spawning: &mut bool,
+) -> First {
+    // The spawn's own execs the runner cannot read (see `first_look`)
+    // are let go as they are: it could not follow them either.
+    let before = *spawning;
+    let mut read = Vec::new();
+    match first_look(req, listener, guard, refusals, spawning, &mut read) {
+        Answer::Continue if before && *spawning => First::Spawning,
+        Answer::Continue => First::Follow(read),
+        a => First::Answered(a),
+    }
+}
+
+/// The first look: decided on what the caller's memory says now.
+fn first_look(
+    req: &libc::seccomp_notif,
+    listener: &OwnedFd,
+    guard: &ExecGuard,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+    spawning: &mut bool,
+    read: &mut Vec<String>,
 ) -> Answer {
     let at = i64::from(req.data.nr) == libc::SYS_execveat;
     let args = &req.data.args;
@@ -82,7 +119,20 @@ pub(super) fn decide_exec(
     let Some((exe, meta)) = file_as_process_sees(req.pid, &exe) else {
         return Answer::Error(libc::ELOOP);
     };
-    let names = guard.names(&exe, meta, argv0.first().map(String::as_str));
+    // What fails before the kernel reads a file fails here as it would
+    // there (no such file, a folder, no bit to run it by), and is not
+    // followed: a shell's or `execvp`'s walk along `PATH` fails in most
+    // folders it tries.
+    let meta = match meta.map(Ok).unwrap_or_else(|| std::fs::metadata(&exe)) {
+        Ok(m) => m,
+        Err(e) => return Answer::Error(e.raw_os_error().unwrap_or(libc::ENOENT)),
+    };
+    if !meta.is_file() || std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 == 0
+    {
+        return Answer::Error(libc::EACCES);
+    }
+    let names = guard.names(&exe, Some(meta), argv0.first().map(String::as_str));
+    read.clone_from(&argv0);
     if !guard.may_deny(&names) {
         // Nothing to refuse: whatever was read, the answer is the same.
         return Answer::Continue;
@@ -91,9 +141,10 @@ pub(super) fn decide_exec(
         let refusal = guard.unreadable(&names, &argv0, "arguments");
         return refuse_unread(listener, req, refusals, refusal);
     };
+    read.clone_from(&argv);
     // The environment the program is given, where what it runs depends
     // on it (cargo's aliases): read the same way, and bounded alike.
-    let env = if guard.reads_environment(&names) {
+    let env = if guard.reads_environment(&names) || names.is_loader() {
         match read_argv(req.pid, envp_ptr, None) {
             Some(env) => env,
             None => {
@@ -114,13 +165,143 @@ pub(super) fn decide_exec(
     let Ok(cwd) = std::fs::read_link(format!("/proc/{}/cwd", req.pid)) else {
         return Answer::Error(libc::EPERM);
     };
-    match guard.decide(&names, &argv, &env, &cwd) {
+    match decide_names(req.pid as i32, guard, &names, &argv, &env, &cwd, None) {
         None => Answer::Continue,
         Some(refusal) => {
             record(refusals, refusal);
             Answer::Error(libc::EPERM)
         }
     }
+}
+
+/// Decides an exec that goes by `names` with `argv` and `env` in `cwd`,
+/// of process `pid`: a loader's as the program it loads. `late`: the
+/// rules of the look where the exec committed, which also refuses a
+/// loader's program the command could swap (the loader opens it after
+/// this look).
+fn decide_names(
+    pid: i32,
+    guard: &ExecGuard,
+    names: &ExecNames,
+    argv: &[String],
+    env: &[String],
+    cwd: &Path,
+    late: Option<&Rules>,
+) -> Option<ExecRefusal> {
+    if !names.is_loader() {
+        return guard.decide(names, argv, env, cwd);
+    }
+    let (program, loaded) = match loader_reading(argv, env) {
+        Loads::Nothing => return None,
+        Loads::Program { program, argv } => (program, argv),
+    };
+    let refuse = |why: String| Some(ExecGuard::undecidable_load(argv, why));
+    if !program.contains('/') {
+        return refuse(format!(
+            "the loader is given `{program}` without a folder: which file it maps cannot be told"
+        ));
+    }
+    let named = named(pid as u32, None, Path::new(&program));
+    let Some((path, meta)) = file_as_process_sees(pid as u32, &named) else {
+        return refuse(format!("`{program}` cannot be looked up"));
+    };
+    if let Some(rules) = late {
+        let given = if program.starts_with('/') {
+            PathBuf::from(&program)
+        } else {
+            cwd.join(&program)
+        };
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let writable = rules
+            .writes_confined
+            .then_some(rules.unix_within.as_slice());
+        if let Some(why) = swappable(&given, &real, writable) {
+            return refuse(format!(
+                "the loader opens `{program}` after the wall looked, and {why}"
+            ));
+        }
+    }
+    let inner = guard.names(&path, meta, loaded.first().map(String::as_str));
+    if inner.is_loader() {
+        return refuse("a loader given a loader".into());
+    }
+    guard
+        .decide(&inner, &loaded, env, cwd)
+        .map(|r| ExecRefusal {
+            argv: argv.to_vec(),
+            ..r
+        })
+}
+
+/// Most bytes of a process's `cmdline` or `environ` the late look reads
+/// (Linux's own bound on both together is 2 MiB by default).
+const MAX_PROC_STRINGS: usize = 4 << 20;
+
+/// The NUL-separated strings of `/proc/PID/{what}`; `None` when unread or
+/// past [`MAX_PROC_STRINGS`].
+fn proc_strings(pid: i32, what: &str) -> Option<Vec<String>> {
+    use std::io::Read;
+    let f = std::fs::File::open(format!("/proc/{pid}/{what}")).ok()?;
+    let mut bytes = Vec::new();
+    f.take(MAX_PROC_STRINGS as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() > MAX_PROC_STRINGS {
+        return None;
+    }
+    if bytes.last() == Some(&0) {
+        bytes.pop();
+    }
+    if bytes.is_empty() {
+        return Some(Vec::new());
+    }
+    Some(
+        bytes
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect(),
+    )
+}
+
+/// Decides the exec of process `pid` where the kernel committed it
+/// (stopped before the program's first instruction, see [`super::follow`]):
+/// on the file it mapped (`/proc/PID/exe`, read through that link), the
+/// argv on its new stack and, for a loader, the program it is to load.
+/// A refusal, if any; what cannot be read is refused (unless the process
+/// is gone: then there is nothing to refuse).
+pub(super) fn decide_committed(pid: i32, guard: &ExecGuard, rules: &Rules) -> Option<ExecRefusal> {
+    let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    let read = (
+        std::fs::metadata(&exe),
+        std::fs::read_link(&exe),
+        proc_strings(pid, "cmdline"),
+    );
+    let (Ok(meta), Ok(target), Some(argv)) = read else {
+        // Gone meanwhile (killed from outside): nothing to refuse.
+        super::procs::stat(pid)?;
+        return Some(ExecGuard::unreadable_exec(&[format!("/proc/{pid}/exe")]));
+    };
+    let names = guard.names_of(
+        target.file_name(),
+        &exe,
+        Some(meta),
+        argv.first().map(String::as_str),
+    );
+    if !guard.may_deny(&names) {
+        return None;
+    }
+    let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else {
+        return Some(guard.unreadable(&names, &argv, "folder"));
+    };
+    let env = if guard.reads_environment(&names) || names.is_loader() {
+        match proc_strings(pid, "environ") {
+            Some(env) => env,
+            None => return Some(guard.unreadable(&names, &argv, "environment")),
+        }
+    } else {
+        Vec::new()
+    };
+    decide_names(pid, guard, &names, &argv, &env, &cwd, Some(rules))
 }
 
 /// Refuses an exec that could not be read, and records `refusal` for it
@@ -142,12 +323,85 @@ fn refuse_unread(
 /// Keeps `refusal` for the spawn's record (at most 100) and logs it. A
 /// shell looking a program up tries each folder of `PATH`: the same
 /// refusal in a row is said and kept once.
-fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
+pub(super) fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
     let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
     if list.last() != Some(&refusal) {
         tracing::warn!("sandbox: exec refused: {refusal}");
         if list.len() < 100 {
             list.push(refusal);
+        }
+    }
+}
+
+/// Attaches to the thread of `req`, whose exec the first look lets go
+/// (see [`follow`]); the thread and its process, or the answer when it
+/// cannot be followed: gone, or refused and recorded (what cannot be
+/// followed is not let go).
+pub(super) fn follow_exec(
+    req: &libc::seccomp_notif,
+    alarm: &mut Option<follow::Alarm>,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+    read: &[String],
+) -> Result<(i32, i32), Answer> {
+    let tid = req.pid as i32;
+    if alarm.is_none() {
+        match follow::Alarm::new() {
+            Ok(a) => *alarm = Some(a),
+            Err(e) => {
+                let why = format!("no timer to bound the wait: {e}");
+                record(refusals, ExecGuard::unfollowable(read, why));
+                return Err(Answer::Error(libc::EPERM));
+            }
+        }
+    }
+    // Its process, read while it waits in its call (a thread other than
+    // the first takes the process's number when its exec commits).
+    // SAFETY: signal 0 to the thread in its own group: a probe, sent to
+    // nobody.
+    let leader = unsafe { libc::syscall(libc::SYS_tgkill, tid, tid, 0) } == 0;
+    let tgid = if leader {
+        tid
+    } else {
+        procs::thread_group(tid as u32).map_or(tid, |g| g as i32)
+    };
+    match follow::attach(tid) {
+        Ok(()) => Ok((tid, tgid)),
+        Err(libc::ESRCH) => Err(Answer::Error(libc::ENOENT)),
+        Err(e) => {
+            let why = format!(
+                "it cannot be followed to where the kernel runs it: {}",
+                io::Error::from_raw_os_error(e)
+            );
+            record(refusals, ExecGuard::unfollowable(read, why));
+            Err(Answer::Error(libc::EPERM))
+        }
+    }
+}
+
+/// Waits for the followed exec of thread `tid` (of process `tgid`) to
+/// commit, and decides it there: a refusal is recorded and the process
+/// ended before its program runs.
+pub(super) fn conclude(
+    alarm: &follow::Alarm,
+    tid: i32,
+    tgid: i32,
+    guard: &ExecGuard,
+    rules: &Rules,
+    refusals: &Mutex<Vec<ExecRefusal>>,
+) {
+    if let follow::Committed::Exec(pid) = follow::await_exec(alarm, tid, tgid) {
+        match decide_committed(pid, guard, rules) {
+            None => follow::release(pid),
+            Some(refusal) => {
+                record(
+                    refusals,
+                    ExecRefusal {
+                        ended: true,
+                        ..refusal
+                    },
+                );
+                follow::kill(pid);
+            }
         }
     }
 }

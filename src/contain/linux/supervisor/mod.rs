@@ -27,6 +27,9 @@
 //! - **Signals**, where Landlock cannot scope them (below ABI 6): only to
 //!   the spawn's own processes ([`signal`]), so a command cannot kill the
 //!   runner or another command.
+//! - **Execs**, where the policy denies programs: decided on the path and
+//!   argv the caller names ([`exec`]), and each one let go is followed to
+//!   where the kernel commits it and decided again there ([`follow`]).
 //! - **Process groups**: each group a command's processes make (`setsid`,
 //!   `setpgid`) is recorded and killed when the command ends, and joining
 //!   a group the command did not make is refused ([`groups`]), so nothing
@@ -51,6 +54,8 @@ use std::sync::{Mutex, OnceLock};
 mod connect;
 mod exe_path;
 mod exec;
+mod filter;
+pub mod follow;
 mod groups;
 mod memory;
 mod procs;
@@ -58,10 +63,11 @@ mod rules;
 mod signal;
 mod targets;
 
-use super::seccomp::{self, F_SETOWN_EX, FIOSETOWN, Op, SETS_A_PROCESS, SETS_PRIORITY, SIOCSPGRP};
+use super::seccomp::{self, Op};
 use crate::contain::ExecRefusal;
 use connect::decide_connect;
-use exec::decide_exec;
+use exec::{First, conclude, decide_exec, follow_exec};
+pub use filter::filter;
 use groups::decide_group;
 pub use groups::{Escapes, end_all as end_all_escapes};
 use rules::Answer;
@@ -141,94 +147,6 @@ unsafe fn install(prog: &[libc::sock_filter], flags: libc::c_ulong) -> libc::c_l
             &fprog as *const libc::sock_fprog,
         )
     }
-}
-
-/// The filter whose calls the supervisor decides for `rules`: every
-/// `connect`, `setsid` and `setpgid` (see [`Rules::groups`]); with the exec wall, every `execve`; with signals to decide,
-/// every way to send one.
-pub fn filter(rules: &Rules) -> Vec<libc::sock_filter> {
-    use Op::*;
-    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-    let nr = |n: libc::c_long| n as u32;
-    let mut ops = Vec::from(seccomp::native_only(deny));
-    ops.extend([
-        IfEq(nr(libc::SYS_io_uring_setup), "deny"),
-        IfEq(nr(libc::SYS_connect), "notify"),
-    ]);
-    // Another process's limits or scheduling (see [`targets`]): handed
-    // over when the call names one other than the caller (not 0).
-    ops.extend(SETS_A_PROCESS.iter().map(|n| IfEq(nr(*n), "names_arg0")));
-    ops.extend(SETS_PRIORITY.iter().map(|n| IfEq(nr(*n), "names_arg1")));
-    if rules.groups {
-        ops.extend([
-            IfEq(nr(libc::SYS_setsid), "notify"),
-            IfEq(nr(libc::SYS_setpgid), "notify"),
-        ]);
-    }
-    if rules.exec.is_some() {
-        ops.extend([
-            IfEq(nr(libc::SYS_execve), "notify"),
-            IfEq(nr(libc::SYS_execveat), "notify"),
-        ]);
-    }
-    ops.push(IfEq(nr(libc::SYS_socket), "socket"));
-    if rules.signals {
-        ops.extend([
-            IfEq(nr(libc::SYS_kill), "notify"),
-            IfEq(nr(libc::SYS_tkill), "notify"),
-            IfEq(nr(libc::SYS_tgkill), "notify"),
-            IfEq(nr(libc::SYS_rt_sigqueueinfo), "notify"),
-            IfEq(nr(libc::SYS_rt_tgsigqueueinfo), "notify"),
-            IfEq(nr(libc::SYS_pidfd_send_signal), "notify"),
-            IfEq(nr(libc::SYS_fcntl), "fcntl"),
-            IfEq(nr(libc::SYS_ioctl), "ioctl"),
-        ]);
-    }
-    ops.extend([
-        Ret(libc::SECCOMP_RET_ALLOW),
-        Label("socket"),
-        Load(seccomp::arg(0)),
-        IfEq(libc::AF_UNIX as u32, "unix"),
-        Ret(libc::SECCOMP_RET_ALLOW),
-        Label("unix"),
-        Load(seccomp::arg(1)),
-        And(0xf),
-        IfEq(libc::SOCK_DGRAM as u32, "deny"),
-        Ret(libc::SECCOMP_RET_ALLOW),
-    ]);
-    if rules.signals {
-        // The owner a file signals when ready: by value, decided; in
-        // memory (`F_SETOWN_EX`, `FIOSETOWN`, `SIOCSPGRP`), refused.
-        ops.extend([
-            Label("fcntl"),
-            Load(seccomp::arg(1)),
-            IfEq(libc::F_SETOWN as u32, "notify"),
-            IfEq(F_SETOWN_EX, "deny"),
-            Ret(libc::SECCOMP_RET_ALLOW),
-            Label("ioctl"),
-            Load(seccomp::arg(1)),
-            IfEq(FIOSETOWN, "deny"),
-            IfEq(SIOCSPGRP, "deny"),
-            Ret(libc::SECCOMP_RET_ALLOW),
-        ]);
-    }
-    ops.extend([
-        Label("names_arg0"),
-        Load(seccomp::arg(0)),
-        IfEq(0, "itself"),
-        Ret(libc::SECCOMP_RET_USER_NOTIF),
-        Label("names_arg1"),
-        Load(seccomp::arg(1)),
-        IfEq(0, "itself"),
-        Ret(libc::SECCOMP_RET_USER_NOTIF),
-        Label("itself"),
-        Ret(libc::SECCOMP_RET_ALLOW),
-        Label("notify"),
-        Ret(libc::SECCOMP_RET_USER_NOTIF),
-        Label("deny"),
-        Ret(deny),
-    ]);
-    seccomp::assemble(&ops)
 }
 
 /// One spawn's supervision: the child's end of the socket pair (closed in
@@ -402,6 +320,9 @@ fn serve(
     // spawn's own `execve`s of the program the runner chose (one per
     // folder of `PATH` tried): nothing else runs under the filter yet.
     let mut spawning = true;
+    // The timer that bounds a wait for a followed exec (made at the
+    // first one).
+    let mut alarm: Option<follow::Alarm> = None;
     loop {
         let mut pfd = libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -443,11 +364,23 @@ fn serve(
         }
         let nr = i64::from(req.data.nr);
         let mut later = None;
+        let mut followed = None;
         let answer = if nr == libc::SYS_connect {
             decide_connect(&req, listener, rules)
         } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
             match &rules.exec {
-                Some(guard) => decide_exec(&req, listener, guard, refusals, &mut spawning),
+                Some(guard) => match decide_exec(&req, listener, guard, refusals, &mut spawning) {
+                    First::Answered(a) => a,
+                    First::Spawning => Answer::Continue,
+                    First::Follow(_) if !rules.follows => Answer::Continue,
+                    First::Follow(read) => match follow_exec(&req, &mut alarm, refusals, &read) {
+                        Ok(f) => {
+                            followed = Some(f);
+                            Answer::Continue
+                        }
+                        Err(a) => a,
+                    },
+                },
                 None => Answer::Continue,
             }
         } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {
@@ -481,6 +414,9 @@ fn serve(
         unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
         if let Some(signal) = later {
             signal.send();
+        }
+        if let (Some((tid, tgid)), Some(alarm), Some(guard)) = (followed, &alarm, &rules.exec) {
+            conclude(alarm, tid, tgid, guard, rules, refusals);
         }
     }
 }

@@ -29,6 +29,13 @@ pub struct Rules {
     /// Where refused connections are recorded (the task's connections,
     /// in its transcript); none outside a run.
     pub log: Option<Arc<crate::net::NetLog>>,
+    /// Whether Landlock confines the commands' writes to `unix_within`
+    /// (what a loader's program may be swapped in: see `exec`).
+    pub writes_confined: bool,
+    /// Whether each exec the wall lets go is followed to where the kernel
+    /// commits it and decided again there (see `follow`): where ptrace
+    /// may be had.
+    pub follows: bool,
     /// Whether `setsid` and `setpgid` are decided (the groups a command
     /// makes recorded, to be killed with it; see `groups`): wherever a
     /// supervisor serves the filter. A test's confinement with none lets
@@ -48,6 +55,8 @@ impl Rules {
             exec: None,
             log: None,
             groups: true,
+            writes_confined: false,
+            follows: false,
         }
     }
 
