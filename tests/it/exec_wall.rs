@@ -53,7 +53,7 @@ fn rows() -> Vec<Row> {
         .collect()
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.email=t@t", "-c", "user.name=t"])
@@ -64,7 +64,7 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
 
 /// `d/ws`, a git repository with one commit whose `origin` is the bare
 /// repository `d/remote.git`; the remote's path.
-fn workspace_with_remote(d: &Path) -> std::path::PathBuf {
+pub(crate) fn workspace_with_remote(d: &Path) -> std::path::PathBuf {
     let ws = d.join("ws");
     write(d, "ws/a.txt", "a\n");
     assert!(
@@ -96,7 +96,7 @@ fn run_passing(d: &Path, settings: &str, commands: &[&str]) -> serde_json::Value
 }
 
 /// [`run_passing`] with `env` set.
-fn run_passing_with(
+pub(crate) fn run_passing_with(
     d: &Path,
     settings: &str,
     commands: &[&str],
@@ -130,7 +130,7 @@ fn run_with(mut runner: Command, d: &Path, task: &Path, env: &[(&str, &str)]) ->
 
 /// Whether the run `t` had no supervisor (the kernel refused it), said on
 /// stderr: a test of what it decides has nothing to look at then.
-fn without_supervisor(t: &serde_json::Value) -> bool {
+pub(crate) fn without_supervisor(t: &serde_json::Value) -> bool {
     let none = t["sandbox"]
         .as_str()
         .is_some_and(|s| s.contains("no supervisor"));

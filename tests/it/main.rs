@@ -18,6 +18,7 @@ mod crash;
 mod credentials;
 mod doctor;
 mod error_classes;
+mod exec_commit;
 mod exec_wall;
 mod fallback;
 mod fleet;
