@@ -6,8 +6,16 @@
 //! header must name the same host). Each connection is decided on the host
 //! as a URL parser reads it ([`Host::parse`]), resolved here, refused if it
 //! resolves to a private address no entry names, and logged with its bytes.
-//! The proxy never reads inside a tunnel; a plain request is sent on with
-//! `Connection: close`, so one connection carries requests to one host.
+//! The proxy never reads inside a tunnel. A plain request is sent on with
+//! `Connection: close`, its body framed as its head says (a length, or
+//! chunks), and nothing more of the client's: after the response the
+//! connection is closed. A second request pipelined behind the first
+//! (another `Host`, for a server behind a shared address) is never sent
+//! anywhere without a decision of its own; the client opens a connection
+//! for it, which is decided as the first was. One connection a request
+//! costs a local connect (well under a millisecond); reading the next
+//! request's head here and deciding it again would cost a parser of
+//! responses as well, to know where each one ends.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -161,14 +169,58 @@ enum BadRequest {
     Host(#[from] super::resolve::BadHost),
     #[error("the Host header `{0}` does not name the requested host")]
     HostHeader(String),
+    #[error("the request's body is framed ambiguously (Content-Length and Transfer-Encoding)")]
+    Framing,
 }
 
 /// What a request asks to reach.
 struct Target {
     host: Host,
     port: u16,
-    /// For a plain request: the head to send on.
-    forward: Option<Vec<u8>>,
+    /// For a plain request: the head to send on, and how its body ends.
+    forward: Option<(Vec<u8>, Body)>,
+}
+
+/// How a plain request's body ends (RFC 9112, section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    None,
+    Length(u64),
+    Chunked,
+}
+
+/// The body framing `head` declares; a head that declares it two ways
+/// (a length and chunks, two lengths, a coding that is not chunked last)
+/// is refused: a server could read it another way than the proxy does.
+fn body_of(head: &Head) -> Result<Body, BadRequest> {
+    let values = |name: &str| -> Vec<&str> {
+        head.headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .collect()
+    };
+    let lengths = values("content-length");
+    let codings = values("transfer-encoding");
+    if !codings.is_empty() {
+        if !lengths.is_empty()
+            || !codings
+                .last()
+                .is_some_and(|c| c.eq_ignore_ascii_case("chunked"))
+        {
+            return Err(BadRequest::Framing);
+        }
+        return Ok(Body::Chunked);
+    }
+    match lengths.as_slice() {
+        [] => Ok(Body::None),
+        [first, rest @ ..] if rest.iter().all(|l| l == first) => first
+            .parse()
+            .map(Body::Length)
+            .map_err(|_| BadRequest::Framing),
+        _ => Err(BadRequest::Framing),
+    }
 }
 
 fn target_of(head: &Head) -> Result<Target, BadRequest> {
@@ -199,6 +251,16 @@ fn target_of(head: &Head) -> Result<Target, BadRequest> {
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("host"))
         .map(|(_, v)| v.as_str());
+    let body = body_of(head)?;
+    if head
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .count()
+        > 1
+    {
+        return Err(BadRequest::HostHeader("(twice)".into()));
+    }
     if let Some(h) = named {
         let bad = || BadRequest::HostHeader(h.to_string());
         let (hh, hp) = runner_policy::host::split_host_port(h).map_err(|_| bad())?;
@@ -228,7 +290,7 @@ fn target_of(head: &Head) -> Result<Target, BadRequest> {
     Ok(Target {
         host,
         port,
-        forward: Some(out.into_bytes()),
+        forward: Some((out.into_bytes(), body)),
     })
 }
 
@@ -307,40 +369,119 @@ async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-/// Relays both ways; returns the bytes sent up and received.
+/// Relays a tunnel both ways, or one plain request up and its response
+/// down; returns the bytes sent up and received.
 async fn relay(
     mut client: TcpStream,
     mut upstream: TcpStream,
-    forward: Option<Vec<u8>>,
+    forward: Option<(Vec<u8>, Body)>,
     rest: Vec<u8>,
 ) -> (u64, u64) {
-    let mut sent = 0u64;
-    match forward {
-        None => {
-            if client
-                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                .await
-                .is_err()
-            {
+    let Some((head, body)) = forward else {
+        if client
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await
+            .is_err()
+        {
+            return (0, 0);
+        }
+        let mut sent = 0u64;
+        if !rest.is_empty() {
+            if upstream.write_all(&rest).await.is_err() {
                 return (0, 0);
             }
+            sent += rest.len() as u64;
         }
-        Some(head) => {
-            if upstream.write_all(&head).await.is_err() {
-                return (0, 0);
+        return match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
+            Ok((up, down)) => (sent + up, down),
+            Err(_) => (sent, 0),
+        };
+    };
+    if upstream.write_all(&head).await.is_err() {
+        return (0, 0);
+    }
+    let (client_read, mut client_write) = client.into_split();
+    let (upstream_read, mut upstream_write) = upstream.into_split();
+    let mut from_client =
+        tokio::io::BufReader::new(AsyncReadExt::chain(std::io::Cursor::new(rest), client_read));
+    // The body goes up while the response comes down (a server may answer
+    // before it has read all of it); nothing after the body goes up.
+    let up = async {
+        let n = send_body(&mut from_client, &mut upstream_write, body).await;
+        let _ = upstream_write.shutdown().await;
+        n
+    };
+    let down = async {
+        let mut upstream_read = upstream_read;
+        let n = tokio::io::copy(&mut upstream_read, &mut client_write)
+            .await
+            .unwrap_or(0);
+        let _ = client_write.shutdown().await;
+        n
+    };
+    let (up, down) = tokio::join!(up, down);
+    (head.len() as u64 + up, down)
+}
+
+/// Sends one request body framed as `body` from `from` to `to`; the bytes
+/// sent (a malformed chunk ends it there).
+async fn send_body<R, W>(from: &mut R, to: &mut W, body: Body) -> u64
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncBufReadExt;
+    async fn copy_n<R, W>(from: &mut R, to: &mut W, n: u64) -> u64
+    where
+        R: tokio::io::AsyncBufRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin,
+    {
+        let mut part = from.take(n);
+        tokio::io::copy_buf(&mut part, to).await.unwrap_or(0)
+    }
+    match body {
+        Body::None => 0,
+        Body::Length(n) => copy_n(from, to, n).await,
+        Body::Chunked => {
+            let mut sent = 0u64;
+            loop {
+                let mut line = Vec::new();
+                if from.read_until(b'\n', &mut line).await.unwrap_or(0) == 0
+                    || line.len() > 4096
+                    || to.write_all(&line).await.is_err()
+                {
+                    return sent;
+                }
+                sent += line.len() as u64;
+                let text = String::from_utf8_lossy(&line);
+                let size = text.split(';').next().unwrap_or("").trim();
+                let Ok(size) = u64::from_str_radix(size, 16) else {
+                    return sent;
+                };
+                if size == 0 {
+                    // Trailers, up to an empty line.
+                    loop {
+                        let mut t = Vec::new();
+                        if from.read_until(b'\n', &mut t).await.unwrap_or(0) == 0
+                            || t.len() > 4096
+                            || to.write_all(&t).await.is_err()
+                        {
+                            return sent;
+                        }
+                        sent += t.len() as u64;
+                        if t == b"\r\n" || t == b"\n" {
+                            return sent;
+                        }
+                    }
+                }
+                // The chunk and its CRLF.
+                let got = copy_n(from, to, size + 2).await;
+                sent += got;
+                if got < size + 2 {
+                    return sent;
+                }
             }
-            sent += head.len() as u64;
         }
-    }
-    if !rest.is_empty() {
-        if upstream.write_all(&rest).await.is_err() {
-            return (sent, 0);
-        }
-        sent += rest.len() as u64;
-    }
-    match tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
-        Ok((up, down)) => (sent + up, down),
-        Err(_) => (sent, 0),
     }
 }
 

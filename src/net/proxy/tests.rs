@@ -14,7 +14,7 @@ fn plain_requests_go_on_in_origin_form_to_the_host_they_name() {
     .unwrap();
     assert_eq!(t.host, Host::Name("docs.test".into()));
     assert_eq!(t.port, 8080);
-    let fwd = String::from_utf8(t.forward.unwrap()).unwrap();
+    let fwd = String::from_utf8(t.forward.unwrap().0).unwrap();
     assert!(fwd.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{fwd}");
     assert!(!fwd.contains("Proxy-"), "{fwd}");
     assert!(fwd.ends_with("Connection: close\r\n\r\n"), "{fwd}");
@@ -39,7 +39,7 @@ fn tricks_are_refused_or_decided_on_the_real_host() {
 #[test]
 fn hop_by_hop_headers_are_dropped_and_one_host_is_sent() {
     let fwd =
-        |text: &str| String::from_utf8(target_of(&head(text)).unwrap().forward.unwrap()).unwrap();
+        |text: &str| String::from_utf8(target_of(&head(text)).unwrap().forward.unwrap().0).unwrap();
     let f = fwd(
         "GET http://ok.test:8080/ HTTP/1.1\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nAccept: */*",
     );
@@ -63,42 +63,101 @@ async fn pair() -> (TcpStream, TcpStream) {
     (ours, listener.accept().await.unwrap().0)
 }
 
-/// What the relay sends on and receives, and its count of both: a
-/// plain request's head and what came with it, then the rest.
+/// A tunnel: the relay sends what followed the head and everything
+/// after, both ways, and counts both.
 #[tokio::test]
-async fn the_relay_sends_the_head_and_what_followed_it_and_counts_both_ways() {
-    for (forward, rest) in [
-        (Some(b"HEAD".to_vec()), b"rest".to_vec()),
-        (Some(b"HEAD".to_vec()), Vec::new()),
-        (None, b"tls".to_vec()),
+async fn a_tunnel_is_relayed_both_ways_and_counted() {
+    let (mut client, client_side) = pair().await;
+    let (mut upstream, upstream_side) = pair().await;
+    let relayed = tokio::spawn(relay(client_side, upstream_side, None, b"tls".to_vec()));
+    let mut ok = [0u8; 39];
+    client.read_exact(&mut ok).await.unwrap();
+    assert_eq!(&ok, b"HTTP/1.1 200 Connection established\r\n\r\n");
+    client.write_all(b"more").await.unwrap();
+    client.shutdown().await.unwrap();
+    let mut up = Vec::new();
+    upstream.read_to_end(&mut up).await.unwrap();
+    assert_eq!(up, b"tlsmore");
+    upstream.write_all(b"reply!").await.unwrap();
+    upstream.shutdown().await.unwrap();
+    let mut down = Vec::new();
+    client.read_to_end(&mut down).await.unwrap();
+    assert_eq!(down, b"reply!");
+    assert_eq!(relayed.await.unwrap(), (7, 6));
+}
+
+/// A plain request: its head and its body (by length, or chunk by chunk)
+/// go up, and nothing after them: a second request pipelined behind it
+/// (another `Host`, for a server behind a shared address) is never sent
+/// on. The response comes down and the connection closes.
+#[tokio::test]
+async fn one_plain_request_goes_up_and_nothing_pipelined_behind_it() {
+    let second = b"GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n".to_vec();
+    let chunked = b"4\r\nwiki\r\n5;x=y\r\npedia\r\n0\r\nT: v\r\n\r\n".to_vec();
+    for (body, sent_body, with_rest) in [
+        (Body::None, Vec::new(), true),
+        (Body::Length(5), b"hello".to_vec(), true),
+        (Body::Length(5), b"hello".to_vec(), false),
+        (Body::Chunked, chunked.clone(), true),
+        (Body::Chunked, chunked.clone(), false),
     ] {
         let (mut client, client_side) = pair().await;
         let (mut upstream, upstream_side) = pair().await;
+        // The body and the pipelined request arrive with the head (`rest`)
+        // or after it.
+        let all = [sent_body.as_slice(), &second].concat();
+        let (rest, later) = if with_rest {
+            (all.clone(), Vec::new())
+        } else {
+            (Vec::new(), all.clone())
+        };
         let relayed = tokio::spawn(relay(
             client_side,
             upstream_side,
-            forward.clone(),
-            rest.clone(),
+            Some((b"HEAD".to_vec(), body)),
+            rest,
         ));
-        if forward.is_none() {
-            let mut ok = [0u8; 39];
-            client.read_exact(&mut ok).await.unwrap();
-            assert_eq!(&ok, b"HTTP/1.1 200 Connection established\r\n\r\n");
-        }
-        client.write_all(b"more").await.unwrap();
-        client.shutdown().await.unwrap();
+        client.write_all(&later).await.unwrap();
         let mut up = Vec::new();
         upstream.read_to_end(&mut up).await.unwrap();
-        let head = forward.clone().unwrap_or_default();
-        assert_eq!(up, [head.as_slice(), &rest, b"more"].concat());
+        assert_eq!(up, [b"HEAD".as_slice(), &sent_body].concat(), "{body:?}");
         upstream.write_all(b"reply!").await.unwrap();
         upstream.shutdown().await.unwrap();
         let mut down = Vec::new();
         client.read_to_end(&mut down).await.unwrap();
         assert_eq!(down, b"reply!");
         let (sent, received) = relayed.await.unwrap();
-        assert_eq!(sent, (head.len() + rest.len() + 4) as u64);
+        assert_eq!(sent, 4 + sent_body.len() as u64);
         assert_eq!(received, 6);
+    }
+}
+
+#[test]
+fn a_body_framed_two_ways_is_refused() {
+    let body = |extra: &str| {
+        target_of(&head(&format!(
+            "POST http://ok.test/ HTTP/1.1\r\nHost: ok.test{extra}"
+        )))
+        .map(|t| t.forward.unwrap().1)
+    };
+    assert_eq!(body("").unwrap(), Body::None);
+    assert_eq!(body("\r\nContent-Length: 12").unwrap(), Body::Length(12));
+    assert_eq!(
+        body("\r\nContent-Length: 12\r\nContent-Length: 12").unwrap(),
+        Body::Length(12)
+    );
+    assert_eq!(
+        body("\r\nTransfer-Encoding: gzip, chunked").unwrap(),
+        Body::Chunked
+    );
+    for bad in [
+        "\r\nContent-Length: 12\r\nTransfer-Encoding: chunked",
+        "\r\nContent-Length: 12\r\nContent-Length: 13",
+        "\r\nContent-Length: -1",
+        "\r\nTransfer-Encoding: chunked, gzip",
+        "\r\nHost: evil.test",
+    ] {
+        assert!(body(bad).is_err(), "{bad}");
     }
 }
 
