@@ -50,6 +50,9 @@ pub struct CommandResult {
     pub duration: Duration,
     /// The programs the supervisor refused to start (policy deny rules).
     pub exec_refusals: Vec<crate::contain::ExecRefusal>,
+    /// The calls the sandbox refused with nothing to decide (see
+    /// [`crate::contain::RefusedCall`]).
+    pub refused_calls: Vec<crate::contain::RefusedCall>,
 }
 
 impl CommandResult {
@@ -294,8 +297,10 @@ pub async fn run_shell(spec: CommandSpec<'_>) -> std::io::Result<CommandResult> 
     let stderr = err_task.await.unwrap_or_default();
     grace.abort();
     let exec_refusals = confined.exec_refusals();
+    let refused_calls = confined.refused_calls();
     Ok(CommandResult {
         exec_refusals,
+        refused_calls,
         exit_code: if timed_out {
             None
         } else {

@@ -68,6 +68,8 @@ fn text(r: &DoctorReport) -> String {
     out.push_str(&format!("seccomp notify   {}\n", yes(r.seccomp_notify)));
     out.push_str(&format!("supervisor       {}\n", yes(r.supervisor)));
     out.push_str(&format!("user namespaces  {}\n", yes(r.user_namespaces)));
+    out.push_str(&format!("exec follow      {}\n", yes(r.exec_follow)));
+    out.push_str(&format!("capabilities     {}\n", r.capabilities));
     out.push_str(&format!(
         "daemon sockets   {}\n",
         if r.daemon_sockets.is_empty() {

@@ -148,6 +148,9 @@ pub async fn sandbox(
     for r in &result.exec_refusals {
         eprintln!("runner sandbox: refused to start: {r}");
     }
+    for c in &result.refused_calls {
+        eprintln!("runner sandbox: refused: {c}");
+    }
     Ok(match result.exit_code {
         Some(0) => Exit::Passed,
         _ => Exit::Failed,

@@ -245,6 +245,9 @@ pub mod doctor {
             seccomp_notify: false,
             supervisor: false,
             user_namespaces: false,
+            commands_keep_capabilities: false,
+            capabilities: "no capabilities on this platform".into(),
+            exec_follow: false,
             daemon_sockets: Vec::new(),
             backstops: vec![
                 b("reads", false, not_counted),

@@ -31,6 +31,7 @@
 //! Nothing outside this module names a platform but the few files that
 //! must (`pidfd`, `workspace::open`'s `openat2`).
 
+pub mod caps;
 pub mod commands;
 pub mod daemons;
 pub mod env;
@@ -65,7 +66,7 @@ pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 pub use os::{confine_std, confine_thread};
 pub use redact::{MIN_VALUE_LEN, add_secret, redact};
 pub use settings::{SandboxError, SandboxMode, SandboxSettings};
-pub use spawn::{ConfinedCommand, ExecRefusal};
+pub use spawn::{ConfinedCommand, ExecRefusal, RefusedCall};
 
 impl Confinement {
     /// The confinement of commands writing to `writable` under `settings`

@@ -34,6 +34,19 @@ pub struct SandboxSettings {
     /// Most processes (and threads) the task's commands may have at once
     /// (a pids cgroup, see [`super::pids`]); `None`: no bound.
     pub processes: Option<u64>,
+    /// Capabilities a root runner's commands keep (their numbers, see
+    /// [`super::caps`]), each with its reason; every other is dropped.
+    /// Default none.
+    pub keep_capabilities: Vec<(u32, String)>,
+}
+
+impl SandboxSettings {
+    /// The capabilities kept, as a mask (bit N: capability N).
+    pub fn kept_capabilities(&self) -> u64 {
+        self.keep_capabilities
+            .iter()
+            .fold(0, |m, (n, _)| m | (1 << n))
+    }
 }
 
 impl Default for SandboxSettings {
@@ -46,6 +59,7 @@ impl Default for SandboxSettings {
             cpu_seconds: None,
             memory_bytes: None,
             processes: None,
+            keep_capabilities: Vec::new(),
         }
     }
 }

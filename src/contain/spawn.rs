@@ -57,6 +57,15 @@ impl ConfinedCommand {
             .unwrap_or_default()
     }
 
+    /// The calls the sandbox refused with nothing to decide, where the
+    /// supervisor saw them.
+    pub fn refused_calls(&self) -> Vec<RefusedCall> {
+        self.watch
+            .as_ref()
+            .map(Watch::refused_calls)
+            .unwrap_or_default()
+    }
+
     /// Kills the process groups the command's processes made, where the
     /// supervisor saw them made (Linux): what left the command's group
     /// ends with it. Call when the command ends, after its own group is
@@ -93,6 +102,29 @@ pub struct ExecRefusal {
     /// was ended before the program ran.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+}
+
+/// A system call the sandbox refused with nothing to decide (a socket
+/// kind, a foreign ABI, `io_uring`, a call that builds a world the walls
+/// cannot see into), as the tool call records it: which call, the
+/// command that made it, and how often.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RefusedCall {
+    /// `socket(AF_INET, SOCK_DGRAM)`, `chroot`.
+    pub call: String,
+    /// The command line of the process that made it.
+    pub command: String,
+    pub count: u32,
+}
+
+impl std::fmt::Display for RefusedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} by `{}`", self.call, self.command)?;
+        if self.count > 1 {
+            write!(f, " ({} times)", self.count)?;
+        }
+        Ok(())
+    }
 }
 
 /// How a refusal reads, for the model and the logs: "`git push origin` is

@@ -2,7 +2,7 @@
 //! portable build) share of the `os` API: nothing to watch, nothing left
 //! on the machine.
 
-use super::ExecRefusal;
+use super::{ExecRefusal, RefusedCall};
 
 /// No process bound here.
 #[derive(Debug)]
@@ -20,6 +20,10 @@ impl Watch {
     }
 
     pub fn exec_refusals(&self) -> Vec<ExecRefusal> {
+        match *self {}
+    }
+
+    pub fn refused_calls(&self) -> Vec<RefusedCall> {
         match *self {}
     }
 

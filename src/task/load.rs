@@ -46,7 +46,13 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let timeout = duration_field(path, &tf.timeout, "timeout", DEFAULT_TIMEOUT, &mut r.errors);
     let checks = r.checks(&tf, check_runs);
     let model_options = model_options(path, tf.model_options.as_ref(), &mut r.errors);
-    let sandbox = sandbox_settings(r.dir, tf.sandbox.as_ref(), tf.limits.as_ref());
+    let sandbox = sandbox_settings(
+        path,
+        r.dir,
+        tf.sandbox.as_ref(),
+        tf.limits.as_ref(),
+        &mut r.errors,
+    );
     let mcp_servers = mcp_servers(path, r.dir, &tf.mcp_servers, &mut r.errors);
     let pricing = r.pricing(&tf, model.as_ref(), &model_options);
     r.fallback_prices(&tf, &fallback);

@@ -154,7 +154,8 @@ pub struct McpServerFile {
     /// only in the workspace copy and a temp folder of its own, and may use
     /// the network.
     #[serde(default)]
-    pub sandbox: Option<SandboxFile>,
+    #[schemars(with = "Option<SandboxFile>")]
+    pub sandbox: Option<Spanned<SandboxFile>>,
 }
 
 fn default_true() -> bool {
@@ -207,6 +208,22 @@ pub struct SandboxFull {
     /// for the home folder), such as `~/.cargo`.
     #[serde(default)]
     pub write: Vec<String>,
+    /// Capabilities a root runner's commands keep, each with its reason
+    /// (every other is dropped; the default is none): `[{name: NET_ADMIN,
+    /// reason: "the tests add an address to lo"}]`.
+    #[serde(default)]
+    pub capabilities: Vec<KeptCapability>,
+}
+
+/// A capability commands keep, and why.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeptCapability {
+    /// Its name, as in capabilities(7), with or without `CAP_`.
+    pub name: String,
+    /// Why the task needs it (said in the transcript; required).
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// `limits:` as written.
@@ -384,7 +401,8 @@ pub struct TaskFile {
     /// network: `best-effort` (default), `required`, `off`, or
     /// `{mode, network, write}`.
     #[serde(default)]
-    pub sandbox: Option<SandboxFile>,
+    #[schemars(with = "Option<SandboxFile>")]
+    pub sandbox: Option<Spanned<SandboxFile>>,
     /// Per-command limits.
     #[serde(default)]
     pub limits: Option<LimitsFile>,

@@ -122,7 +122,7 @@ pub(super) fn mcp_servers(
             required: s.value.required,
             tools: s.value.tools.clone(),
             timeout,
-            sandbox: sandbox_settings(dir, s.value.sandbox.as_ref(), None),
+            sandbox: sandbox_settings(path, dir, s.value.sandbox.as_ref(), None, errors),
             url: s.value.url.clone(),
             headers: s.value.headers.clone(),
         });
@@ -130,12 +130,19 @@ pub(super) fn mcp_servers(
     out
 }
 
-/// `sandbox:` and `limits:`, with `write` paths made absolute.
+/// `sandbox:` and `limits:`, with `write` paths made absolute and the
+/// capabilities kept checked (into `errors`, in `path`).
 pub(super) fn sandbox_settings(
+    path: &Path,
     dir: &Path,
-    sandbox: Option<&SandboxFile>,
+    sandbox: Option<&Spanned<SandboxFile>>,
     limits: Option<&LimitsFile>,
+    errors: &mut Vec<ConfigError>,
 ) -> SandboxSettings {
+    // Inside `sandbox:` (an untagged choice) the YAML's places are lost:
+    // errors are placed at the value itself.
+    let place = sandbox.map(|s| s.referenced);
+    let sandbox = sandbox.map(|s| &s.value);
     let mut s = SandboxSettings::default();
     let mode = |m: SandboxModeFile| match m {
         SandboxModeFile::BestEffort => SandboxMode::BestEffort,
@@ -166,6 +173,8 @@ pub(super) fn sandbox_settings(
                     _ => absolute(&dir.join(w)),
                 })
                 .collect();
+            let place = place.map_or((0, 0), |l| (l.line(), l.column()));
+            s.keep_capabilities = kept_capabilities(path, place, &f.capabilities, errors);
         }
     }
     if let Some(l) = limits {
@@ -174,6 +183,41 @@ pub(super) fn sandbox_settings(
         s.processes = l.processes;
     }
     s
+}
+
+/// `sandbox.capabilities`, checked: each a known capability the walls do
+/// not need dropped, with a reason.
+fn kept_capabilities(
+    path: &Path,
+    (line, column): (u64, u64),
+    caps: &[crate::task::model::KeptCapability],
+    errors: &mut Vec<ConfigError>,
+) -> Vec<(u32, String)> {
+    use crate::contain::caps;
+    let mut out = Vec::new();
+    for c in caps {
+        let name = c.name.as_str();
+        let at = |why: String| {
+            ConfigError::new(path, line, column, format!("sandbox.capabilities: {why}"))
+        };
+        let Some(n) = caps::number(name) else {
+            errors.push(at(match caps::closest(name) {
+                Some(near) => format!("unknown capability `{name}` (did you mean `{near}`?)"),
+                None => format!("unknown capability `{name}` (see capabilities(7))"),
+            }));
+            continue;
+        };
+        if let Some(why) = caps::not_kept(n) {
+            errors.push(at(format!("`{name}` cannot be kept: {why}")));
+            continue;
+        }
+        if c.reason.trim().is_empty() {
+            errors.push(at(format!("`{name}` needs a reason")));
+            continue;
+        }
+        out.push((n, c.reason.trim().to_string()));
+    }
+    out
 }
 
 fn absolute(p: &Path) -> PathBuf {

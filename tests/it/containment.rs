@@ -106,7 +106,9 @@ fn env_run_by_the_agent_shows_no_secret() {
 /// shows other processes of its user (`/proc/PID/environ`, which a command
 /// may read even inside Landlock): a command that prints its parent's,
 /// reversed (past redaction), finds the secrets' names with no value, and
-/// the runner's other variables as they were.
+/// the runner's other variables as they were. (A root runner's commands,
+/// which hold no capabilities, may not read it at all: the runner's are
+/// not a subset of theirs.)
 #[test]
 fn the_runners_own_secrets_are_not_in_its_environment_block() {
     let dir = tempfile::tempdir().unwrap();
@@ -120,6 +122,13 @@ fn the_runners_own_secrets_are_not_in_its_environment_block() {
     let (out, t) = run(dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let read = &results(&t)[0];
+    for s in [GH_SECRET, NPM_SECRET] {
+        let reversed: String = s.chars().rev().collect();
+        assert!(!read.contains(&reversed), "{s} leaked: {read}");
+    }
+    if crate::common::is_root() && read.contains("Permission denied") {
+        return;
+    }
     assert!(read.contains("eurt=IC"), "{read}");
     for name in ["GITHUB_TOKEN", "NPM_TOKEN"] {
         let line = format!("\n={}\n", name.chars().rev().collect::<String>());
@@ -575,9 +584,9 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
         // Making a session or a group works as it would (recorded, not
         // refused).
         "python3 -c \"import os\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    print('session', os.getsid(0) == os.getpid(), flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\nos.setpgid(0, 0)\nprint('group', os.getpgid(0) == os.getpid())\"".to_string(),
-        // From a pid namespace of its own (root may make one), a group of
-        // its own is made; one named by a number the runner cannot read
-        // is refused.
+        // No pid namespace of its own (no command makes a namespace): the
+        // group a process there would make, named by a number the runner
+        // cannot read, is never made.
         "unshare --pid --fork python3 -c \"import os\nos.setpgid(0, 0)\nprint('zero ok')\ntry:\n    os.setpgid(os.getpid(), os.getpid())\n    print('named ok')\nexcept OSError as e:\n    print('named', e.errno)\" || echo no-namespace".to_string(),
     ];
     let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
@@ -601,9 +610,8 @@ fn what_leaves_the_commands_group_ends_with_the_command() {
     assert!(r[2].contains("timed"), "{}", r[2]);
     assert!(r[3].contains("left=0"), "{}", r[3]);
     assert!(r[4].contains("session True\ngroup True"), "{}", r[4]);
-    let nested = r[5].contains("zero ok\nnamed 1");
     assert!(
-        nested || !crate::common::is_root() && r[5].contains("no-namespace"),
+        r[5].contains("no-namespace") && r[5].contains("refused by the sandbox: unshare"),
         "{}",
         r[5]
     );
@@ -814,7 +822,7 @@ fn the_supervisor_keeps_limits_and_scheduling_changes_to_the_commands_own_proces
         taskset -p 1 $C >/dev/null; echo child_taskset=$?; \
         prlimit --pid $C --nofile=64:64; echo child_prlimit=$?; \
         ionice -c 3 -p $C; echo child_ionice=$?; \
-        renice -n 1 -g $G >/dev/null; echo group_renice=$?; \
+        renice -n 6 -g $G >/dev/null; echo group_renice=$?; \
         ionice -c 2 -n 7 -P $G; echo group_ionice=$?; kill $C"
         .to_string();
     let commands = [

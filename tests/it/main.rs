@@ -32,6 +32,7 @@ mod network;
 mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
+mod privileges;
 mod process_bound;
 mod providers;
 mod rate_limits;

@@ -26,6 +26,17 @@ pub struct DoctorReport {
     pub supervisor: bool,
     /// Whether unprivileged user namespaces are enabled.
     pub user_namespaces: bool,
+    /// Whether the runner's commands keep capabilities here (root's would,
+    /// but the sandbox drops them; a task may keep named ones).
+    #[serde(default)]
+    pub commands_keep_capabilities: bool,
+    /// What commands hold of the runner's capabilities, and why.
+    #[serde(default)]
+    pub capabilities: String,
+    /// Whether the runner may follow its commands' execs to where the
+    /// kernel commits them (ptrace; the exec wall's second look).
+    #[serde(default)]
+    pub exec_follow: bool,
     /// Sockets of daemons that act outside a sandbox (a container engine,
     /// the system bus) that a command here could reach without the
     /// supervisor.

@@ -271,15 +271,18 @@ impl Counts {
             attempts,
             turns: turns.len() as u32,
             tool_calls: calls.len() as u32,
-            // A call the sandbox refused a program to is a denial too.
+            // A call the sandbox refused a program or a system call to is
+            // a denial too.
             denied_calls: calls
                 .iter()
                 .filter(|c| {
                     c.status == CallStatus::Denied
-                        || c.metadata
-                            .get("sandbox_refusals")
-                            .and_then(Value::as_array)
-                            .is_some_and(|a| !a.is_empty())
+                        || ["sandbox_refusals", "refused_calls"].iter().any(|k| {
+                            c.metadata
+                                .get(*k)
+                                .and_then(Value::as_array)
+                                .is_some_and(|a| !a.is_empty())
+                        })
                 })
                 .count() as u32,
             failed_calls: with(CallStatus::Error),

@@ -31,6 +31,21 @@ const RUNNER_WALL: &str = "; the runner's limits and scheduling out of reach (se
 const NO_TRACE: &str =
     "; no command may trace the runner (it is not dumpable, and commands lack CAP_SYS_PTRACE)";
 
+/// What the sandbox takes from commands ([`super::privileges`]): their
+/// capabilities, but those a task keeps, and the calls that build worlds.
+pub(super) fn privileges(keep: &[(u32, String)]) -> String {
+    let kept: Vec<String> = keep
+        .iter()
+        .map(|(n, why)| format!("{} ({why})", crate::contain::caps::name(*n).unwrap_or("?")))
+        .collect();
+    let caps = if kept.is_empty() {
+        "no capabilities".to_string()
+    } else {
+        format!("no capabilities but {}", kept.join(", "))
+    };
+    format!("; {caps}, no chroot, mounts, namespaces, ptrace or BPF (seccomp)")
+}
+
 /// What holds for a task's commands, as [`confined`] says it.
 pub(super) struct Held<'a> {
     /// Landlock's ABI, or why there is none.

@@ -113,6 +113,13 @@ pub fn examine() -> DoctorReport {
         seccomp_notify: notify.is_ok(),
         supervisor,
         user_namespaces: user_namespaces(),
+        commands_keep_capabilities: false,
+        capabilities: if super::privileges::runner_holds_capabilities() {
+            "the runner holds capabilities (root); its commands drop every one, but those a task keeps (sandbox: capabilities), and cannot chroot, mount or make namespaces".into()
+        } else {
+            "the runner holds none; its commands cannot chroot, mount or make namespaces".into()
+        },
+        exec_follow: follows.is_ok(),
         daemon_sockets: daemons,
         backstops,
     }

@@ -1,19 +1,19 @@
 //! The Linux sandbox for commands, checks, hooks and MCP stdio servers.
 //!
 //! Landlock (kernel 5.13+) limits writes to the task's workspace copy, its
-//! private temp folder, `/dev/null` and the paths a task adds; everything
-//! stays readable and executable. `network: false` installs a seccomp filter
-//! that refuses `socket(AF_INET | AF_INET6)` and `io_uring_setup` (and every
-//! system call of a foreign ABI, which could reach `socketcall`), and, where
-//! Landlock has network rules (ABI 4+), also denies TCP bind and connect.
-//! CPU-time and memory limits are rlimits.
+//! private temp folder, `/dev/null` and the paths a task adds (and, from
+//! ABI 4, TCP connects); the supervisor decides connects, execs, signals
+//! and process groups ([`supervisor`]); seccomp filters refuse what needs
+//! no decision: sockets the network does not allow ([`seccomp`]), calls
+//! that build worlds the walls cannot see into ([`privileges`]), and what
+//! reaches the runner itself ([`runner_wall`]). Commands drop their
+//! capabilities. CPU-time and memory limits are rlimits; the process
+//! bound is [`pids`]'s.
 //!
-//! The ruleset and the filter are built in the runner ([`Confinement::new`]);
-//! the child only makes system calls ([`Confinement::apply`]), which is what
-//! may safely run between `fork` and `exec` in a threaded program.
-//! Landlock's ABI and the ruleset are [`landlock`]'s, the seccomp
-//! filters [`seccomp`]'s, the supervisor behind them [`supervisor`]'s,
-//! the task's process bound [`pids`]'s; this file puts them together per
+//! The ruleset and the filters are built in the runner
+//! ([`Confinement::new`]); the child only makes system calls
+//! ([`Confinement::apply`]), which is what may safely run between `fork`
+//! and `exec` in a threaded program. This file puts them together per
 //! task and says what holds.
 
 mod aliases;
@@ -23,6 +23,8 @@ pub mod exec_guard;
 pub mod landlock;
 mod nproc;
 pub mod pids;
+mod policy;
+pub mod privileges;
 mod runner_wall;
 mod seccomp;
 mod spawner;
@@ -36,7 +38,6 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use self::exec_guard::ExecGuard;
 use self::landlock::{Net, build_ruleset, landlock_abi};
 pub use self::supervisor::Supervised as Watch;
 use self::supervisor::{IpRule, Rules};
@@ -73,8 +74,14 @@ pub struct Confinement {
     pids: Option<Arc<pids::PidsCgroup>>,
     /// `network: false`: the network programs' deny rules have a wall.
     network_off: bool,
-    /// No Landlock: commands drop `CAP_SYS_PTRACE` (see [`trace_wall`]).
+    /// The filter of [`privileges`], where no supervisor holds it.
+    privileges: Vec<libc::sock_filter>,
+    /// No Landlock: the runner is not dumpable, and a task may not keep
+    /// `CAP_SYS_PTRACE` (see [`trace_wall`]).
     drops_ptrace: bool,
+    /// The capabilities commands keep (bit N: capability N); every other
+    /// is dropped where the sandbox is on ([`privileges`]).
+    keep_caps: u64,
     /// Neither Landlock's signal scope nor the supervisor: the runner's
     /// own wall (see [`Confinement::sandboxed`]) refuses signals to the
     /// runner too.
@@ -129,7 +136,7 @@ impl Confinement {
                     ""
                 }
             );
-            return Ok(Self::unsandboxed(d, rules, rlimits, pids, false));
+            return Ok(Self::unsandboxed(d, rules, rlimits, pids, false, 0));
         }
         let landlock = landlock_abi().map_err(|why| why.to_string());
         if let (Err(why), SandboxMode::Required) = (&landlock, settings.mode) {
@@ -152,19 +159,29 @@ impl Confinement {
             trace_wall::guard_runner();
         }
         if let (Err(why), Err(no)) = (&landlock, &supervised) {
-            let d = describe::unsandboxed(why, no, &net) + &pids_note;
+            let d = describe::unsandboxed(why, no, &net)
+                + &describe::privileges(&settings.keep_capabilities)
+                + &pids_note;
             let no_network = !matches!(net, Net::On);
-            return Ok(Self::unsandboxed(d, no_network, rlimits, pids, true));
+            let keep = settings.kept_capabilities();
+            return Ok(Self::unsandboxed(d, no_network, rlimits, pids, true, keep));
         }
         let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
         let ruleset = abi
             .map(|abi| build_ruleset(abi, writable, hidden, &net))
             .transpose()
             .map_err(SandboxError::Prepare)?;
-        let filter = match net {
-            Net::On => Vec::new(),
-            Net::Proxy(_) => seccomp::socket_filter(true),
-            Net::Off | Net::OffForRules => seccomp::socket_filter(false),
+        let sockets = match net {
+            Net::On => seccomp::Sockets::Any,
+            Net::Proxy(_) => seccomp::Sockets::Proxy,
+            Net::Off | Net::OffForRules => seccomp::Sockets::Off,
+        };
+        // The supervisor's filter holds the socket rules itself (and
+        // records what they refuse); without it, this filter does.
+        let filter = if supervised.is_ok() {
+            Vec::new()
+        } else {
+            seccomp::socket_filter(sockets)
         };
         let supervisor = match &supervised {
             Ok(()) => {
@@ -176,6 +193,7 @@ impl Confinement {
                 // it, the supervisor decides them.
                 let signals = abi.is_none_or(|abi| abi < 6);
                 let mut rules = Rules::new(ip, writable, signals);
+                rules.sockets = sockets;
                 rules.writes_confined = abi.is_some();
                 rules.follows = supervisor::follow::available().is_ok();
                 let rules = Arc::new(rules);
@@ -193,7 +211,8 @@ impl Confinement {
             net: &net,
             hidden: hidden.map(|h| h.root.as_path()),
             no_supervisor: supervised.as_ref().err(),
-        }) + &pids_note;
+        }) + &describe::privileges(&settings.keep_capabilities)
+            + &pids_note;
         Ok((
             Some(Confinement {
                 ruleset,
@@ -204,7 +223,9 @@ impl Confinement {
                 supervisor,
                 pids,
                 network_off: !settings.network,
+                privileges: privileges::filter(),
                 drops_ptrace: abi.is_none(),
+                keep_caps: settings.kept_capabilities(),
                 walls_signals: supervised.is_err() && abi.is_some_and(|abi| abi < 6),
             }),
             description,
@@ -222,9 +243,13 @@ impl Confinement {
         rlimits: Rlimits,
         pids: Option<Arc<pids::PidsCgroup>>,
         drops_ptrace: bool,
+        keep_caps: u64,
     ) -> (Option<Confinement>, String) {
         let filter = if no_network {
-            seccomp::socket_filter(false)
+            seccomp::socket_filter(seccomp::Sockets::Off)
+        } else if drops_ptrace {
+            // Sandbox on, neither wall: no datagram Unix socket either.
+            seccomp::socket_filter(seccomp::Sockets::Any)
         } else {
             Vec::new()
         };
@@ -238,7 +263,13 @@ impl Confinement {
             supervisor: None,
             pids,
             network_off: false,
+            privileges: if drops_ptrace {
+                privileges::filter()
+            } else {
+                Vec::new()
+            },
             drops_ptrace,
+            keep_caps,
             // Sandbox on, and neither wall to be had: the runner's own
             // keeps signals from it.
             walls_signals: drops_ptrace,
@@ -270,63 +301,6 @@ impl Confinement {
         self.supervisor.is_some()
     }
 
-    /// Whether the supervisor decides these commands' execs against the
-    /// policy's program denies, each again where the kernel commits it
-    /// (without that second look the first can be raced, and the exec
-    /// backstop is not held).
-    pub fn supervises_exec(&self) -> bool {
-        self.supervisor
-            .as_ref()
-            .is_some_and(|(rules, _)| rules.exec.is_some() && rules.follows)
-    }
-
-    /// The same confinement, recording the connections the supervisor
-    /// refuses in `log` (the task's, for its transcript).
-    pub fn with_net_log(mut self, log: Arc<crate::net::NetLog>) -> Self {
-        if let Some((rules, filter)) = self.supervisor.take() {
-            self.supervisor = Some((Arc::new(rules.with_log(log)), filter));
-        }
-        self
-    }
-
-    /// The same confinement, with the supervisor deciding execs against
-    /// `policy`'s program denies (where it runs), the programs looked up
-    /// on `path` (the commands' `PATH`). Deny rules with a wall already
-    /// (`no_new_privs` under Landlock, the network switch) cost the execs
-    /// nothing.
-    pub fn with_policy(self, policy: &Arc<runner_policy::PolicySet>, path: Option<&str>) -> Self {
-        if !self.supervises() {
-            return self;
-        }
-        // Without Landlock nothing else walls in writes or privileges: the
-        // guard then decides those programs' execs too.
-        let walls = runner_policy::Backstops {
-            confined: self.confines_writes(),
-            network_off: self.network_off,
-            ..Default::default()
-        };
-        match ExecGuard::new(policy.clone(), path, walls) {
-            Some(g) => self.with_exec(Arc::new(g)),
-            None => self,
-        }
-    }
-
-    /// The same confinement, with the supervisor deciding execs with
-    /// `guard` too (where the supervisor runs).
-    fn with_exec(mut self, guard: Arc<ExecGuard>) -> Self {
-        if let Some((rules, _)) = &self.supervisor {
-            let rules = Arc::new(rules.with_exec(guard));
-            let filter = supervisor::filter(&rules);
-            self.description
-                .push_str(&match supervisor::follow::available() {
-                    Ok(()) => describe::EXECS_FOLLOWED.to_string(),
-                    Err(why) => format!("{}{why}", describe::EXECS_NOT_FOLLOWED),
-                });
-            self.supervisor = Some((rules, filter));
-        }
-        self
-    }
-
     /// `program`, ready to start under this confinement (the caller adds
     /// its arguments and the rest): the confinement applied in the child
     /// before `exec`, and, where the supervisor runs, the thread that will
@@ -344,9 +318,16 @@ impl Confinement {
         let channel = watch.as_ref().map_or(-1, |s| s.child_fd());
         let c = self.clone();
         // Written now: the runner's threads as they are when it starts.
-        let wall = self
-            .sandboxed()
-            .then(|| runner_wall::filter(&runner_wall::RunnerIds::now(), self.walls_signals));
+        // A foreign ABI's call is the supervisor's to refuse and record,
+        // where it runs.
+        let foreign = if self.supervisor.is_some() {
+            libc::SECCOMP_RET_ALLOW
+        } else {
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+        };
+        let wall = self.sandboxed().then(|| {
+            runner_wall::filter(&runner_wall::RunnerIds::now(), self.walls_signals, foreign)
+        });
         // SAFETY: `apply_with` makes only system calls (no allocation, no
         // locks), which is what may run between fork and exec.
         unsafe {
@@ -387,9 +368,10 @@ impl Confinement {
             pids.join()?;
         }
         self.rlimits.apply()?;
-        if self.drops_ptrace {
+        let sandboxed = self.sandboxed();
+        if sandboxed {
             // SAFETY: only system calls, in the child.
-            unsafe { trace_wall::drop_ptrace()? };
+            unsafe { privileges::drop_capabilities(self.keep_caps)? };
         }
         if self.ruleset.is_none()
             && self.filter.is_empty()
@@ -412,12 +394,17 @@ impl Confinement {
             if !self.filter.is_empty() {
                 seccomp::install(&self.filter)?;
             }
-            if let Some((_, filter)) = &self.supervisor {
-                if supervisor >= 0 {
-                    supervisor::install_in_child(filter, supervisor)?;
-                } else {
-                    seccomp::install(filter)?;
+            match &self.supervisor {
+                // Its filter refuses (and records) what `privileges`
+                // refuses.
+                Some((_, filter)) if supervisor >= 0 => {
+                    supervisor::install_in_child(filter, supervisor)?
                 }
+                Some((_, filter)) => seccomp::install(filter)?,
+                None if sandboxed && !self.privileges.is_empty() => {
+                    seccomp::install(&self.privileges)?
+                }
+                None => {}
             }
             if let Some(program) = wall {
                 seccomp::install(program)?;

@@ -96,8 +96,10 @@ impl RunnerIds {
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 
-/// The program for `ids`; with `signals`, the signal calls too.
-pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
+/// The program for `ids`; with `signals`, the signal calls too. A call
+/// of a foreign ABI returns `foreign`: `EPERM`, or let through where the
+/// supervisor's filter refuses (and records) it.
+pub(super) fn filter(ids: &RunnerIds, signals: bool, foreign: u32) -> Vec<libc::sock_filter> {
     use Op::*;
     let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let allow = libc::SECCOMP_RET_ALLOW;
@@ -106,7 +108,7 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
     // the argument, which is all the kernel reads of a `pid_t`).
     let group = (ids.pgid as i32).wrapping_neg() as u32;
     let every = u32::MAX; // -1
-    let mut ops = Vec::from(seccomp::native_only(deny));
+    let mut ops = Vec::from(seccomp::native_only(foreign));
     ops.extend(SETS_A_PROCESS.iter().map(|n| IfEq(nr(*n), "target0")));
     ops.extend([
         IfEq(nr(SETS_PRIORITY[0]), "priority"),
@@ -206,6 +208,8 @@ pub(super) fn filter(ids: &RunnerIds, signals: bool) -> Vec<libc::sock_filter> {
 mod tests {
     use super::*;
 
+    const EPERM_RET: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+
     /// What `script` (Python, after a preamble that defines `t(name,
     /// result)` and `tr(name, callable)`, each printing `ok` or the errno)
     /// prints, run under `prog` (in a group of its own, as a command, when
@@ -285,7 +289,7 @@ mod tests {
         );
         for signals in [false, true] {
             assert_eq!(
-                under(filter(&ids, signals), &script, true),
+                under(filter(&ids, signals, EPERM_RET), &script, true),
                 want,
                 "{signals}"
             );
@@ -342,7 +346,7 @@ mod tests {
         );
         let e = libc::EPERM;
         assert_eq!(
-            under(filter(&ids, true), &script, true),
+            under(filter(&ids, true, EPERM_RET), &script, true),
             format!(
                 "kill {e}\nprobe ok\nthread {e}\ntkill {e}\ngroup {e}\nevery {e}\n\
                  tgkill {e}\nsigqueue {e}\nown ok\nown-group ok\npidfd {e}\npidfd-own ok\n\
@@ -356,7 +360,7 @@ mod tests {
             libc::SYS_pidfd_open
         );
         assert_eq!(
-            under(filter(&ids, false), &probe, true),
+            under(filter(&ids, false, EPERM_RET), &probe, true),
             "probe ok\npidfd ok\n"
         );
         drop(tx);
@@ -378,7 +382,7 @@ mod tests {
             tr('size', lambda: fcntl.ioctl(s, termios.TIOCGWINSZ, bytes(8)))\n";
         let e = libc::EPERM;
         for signals in [false, true] {
-            let got = under(filter(&RunnerIds::now(), signals), script, false);
+            let got = under(filter(&RunnerIds::now(), signals, EPERM_RET), script, false);
             assert_eq!(got, format!("sti {e}\nlinux {e}\nsize ok\n"), "{signals}");
         }
         // The control: `TIOCSTI` goes through (or the kernel's switch
@@ -401,7 +405,7 @@ mod tests {
             tids: (100..100 + MAX_TIDS as u32).collect(),
         };
         for signals in [false, true] {
-            let prog = filter(&ids, signals);
+            let prog = filter(&ids, signals, EPERM_RET);
             assert!(
                 prog.len() > 4 * MAX_TIDS && prog.len() < 4096,
                 "{}",

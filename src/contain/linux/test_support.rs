@@ -17,6 +17,8 @@ impl Confinement {
             pids: None,
             network_off: false,
             drops_ptrace: false,
+            keep_caps: 0,
+            privileges: Vec::new(),
             walls_signals: false,
         }
     }

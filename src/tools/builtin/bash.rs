@@ -142,6 +142,9 @@ impl Tool for Bash {
         for refusal in &r.exec_refusals {
             content.push_str(&format!("--- refused by the sandbox: {refusal} ---\n"));
         }
+        for call in &r.refused_calls {
+            content.push_str(&format!("--- refused by the sandbox: {call} ---\n"));
+        }
         let mut meta = json!({
             "exit_code": r.exit_code, "signal": r.signal, "timed_out": r.timed_out,
             "stdout_bytes": r.stdout.total_bytes, "stderr_bytes": r.stderr.total_bytes,
@@ -149,6 +152,9 @@ impl Tool for Bash {
         });
         if !r.exec_refusals.is_empty() {
             meta["sandbox_refusals"] = json!(r.exec_refusals);
+        }
+        if !r.refused_calls.is_empty() {
+            meta["refused_calls"] = json!(r.refused_calls);
         }
         let label = args.description.as_deref().unwrap_or(&args.command);
         let label: String = label.chars().take(80).collect();

@@ -64,7 +64,7 @@ mod signal;
 mod targets;
 
 use super::seccomp::{self, Op};
-use crate::contain::ExecRefusal;
+use crate::contain::{ExecRefusal, RefusedCall};
 use connect::decide_connect;
 use exec::{First, conclude, decide_exec, follow_exec};
 pub use filter::filter;
@@ -158,6 +158,8 @@ pub struct Supervised {
     root: Option<std::sync::mpsc::Sender<Option<OwnedFd>>>,
     /// The execs this spawn's processes were refused.
     refusals: Arc<Mutex<Vec<ExecRefusal>>>,
+    /// The calls they were refused with nothing to decide.
+    calls: Arc<Mutex<Vec<RefusedCall>>>,
     /// The process groups its processes made.
     escapes: Arc<Escapes>,
 }
@@ -183,6 +185,8 @@ impl Supervised {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let refusals = Arc::new(Mutex::new(Vec::new()));
         let found = refusals.clone();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let called = calls.clone();
         let escapes = Escapes::registered();
         let made = escapes.clone();
         let (root_tx, root_rx) = std::sync::mpsc::channel();
@@ -193,13 +197,18 @@ impl Supervised {
                 // one processor doubled the round trip on this project's
                 // 2-vCPU machines (docs/src/performance.md).
                 if let Some(listener) = receive_fd(&ours) {
-                    serve(&listener, &rules, &found, &made, Root::new(root_rx));
+                    let records = Records {
+                        execs: &found,
+                        calls: &called,
+                    };
+                    serve(&listener, &rules, records, &made, Root::new(root_rx));
                 }
             })?;
         Ok(Self {
             child_end: Some(theirs),
             root: Some(root_tx),
             refusals,
+            calls,
             escapes,
         })
     }
@@ -216,6 +225,11 @@ impl Supervised {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// The calls refused with nothing to decide so far.
+    pub fn refused_calls(&self) -> Vec<RefusedCall> {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Kills the process groups the spawn's processes made (see
@@ -307,15 +321,58 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
     }
 }
 
+/// Where a spawn's refusals are kept.
+#[derive(Clone, Copy)]
+struct Records<'a> {
+    execs: &'a Mutex<Vec<ExecRefusal>>,
+    calls: &'a Mutex<Vec<RefusedCall>>,
+}
+
+/// Most distinct refused calls kept for one spawn (each with its count).
+const MOST_REFUSED_CALLS: usize = 50;
+
+impl Records<'_> {
+    /// Counts the refusal of `call` made by thread `tid`.
+    fn call(&self, call: String, tid: u32) {
+        let command = command_line(tid);
+        tracing::debug!("sandbox: refused {call} by `{command}`");
+        let mut list = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        let room = list.len() < MOST_REFUSED_CALLS;
+        match list
+            .iter_mut()
+            .find(|r| r.call == call && r.command == command)
+        {
+            Some(r) => r.count = r.count.saturating_add(1),
+            None if room => list.push(RefusedCall {
+                call,
+                command,
+                count: 1,
+            }),
+            None => {}
+        }
+    }
+}
+
+/// The command line of thread `tid`'s process (its first 200 characters),
+/// for a record.
+fn command_line(tid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{tid}/cmdline")).unwrap_or_default();
+    let text: String = String::from_utf8_lossy(&raw)
+        .split('\0')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cut: String = text.chars().take(200).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    cut
+}
+
 /// Serves the listener until no process uses the filter any more (the
 /// kernel then reports a hang-up).
-fn serve(
-    listener: &OwnedFd,
-    rules: &Rules,
-    refusals: &Mutex<Vec<ExecRefusal>>,
-    escapes: &Escapes,
-    mut root: Root,
-) {
+fn serve(listener: &OwnedFd, rules: &Rules, records: Records, escapes: &Escapes, mut root: Root) {
+    let refusals = records.execs;
     // Until a call comes that the runner can read, the calls are the
     // spawn's own `execve`s of the program the runner chose (one per
     // folder of `PATH` tried): nothing else runs under the filter yet.
@@ -365,7 +422,10 @@ fn serve(
         let nr = i64::from(req.data.nr);
         let mut later = None;
         let mut followed = None;
-        let answer = if nr == libc::SYS_connect {
+        let answer = if let Some(call) = filter::refused(&req, rules) {
+            records.call(call, req.pid);
+            Answer::Error(libc::EPERM)
+        } else if nr == libc::SYS_connect {
             decide_connect(&req, listener, rules)
         } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
             match &rules.exec {

@@ -29,6 +29,8 @@ pub struct Rules {
     /// Where refused connections are recorded (the task's connections,
     /// in its transcript); none outside a run.
     pub log: Option<Arc<crate::net::NetLog>>,
+    /// What sockets commands may open (the filter refuses the rest).
+    pub sockets: crate::contain::os::seccomp::Sockets,
     /// Whether Landlock confines the commands' writes to `unix_within`
     /// (what a loader's program may be swapped in: see `exec`).
     pub writes_confined: bool,
@@ -55,6 +57,7 @@ impl Rules {
             exec: None,
             log: None,
             groups: true,
+            sockets: crate::contain::os::seccomp::Sockets::Any,
             writes_confined: false,
             follows: false,
         }
