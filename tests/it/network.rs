@@ -90,8 +90,15 @@ fn serve(mut s: std::net::TcpStream, root: &Path, port: u16, log: &Mutex<Vec<Str
     let _ = s.write_all(head.as_bytes());
     let _ = s.write_all(&body);
     let _ = s.flush();
+    // What came after the request is logged too: a request pipelined
+    // behind it that a proxy let through undecided.
     let mut rest = Vec::new();
     let _ = r.read_to_end(&mut rest);
+    for l in String::from_utf8_lossy(&rest).lines() {
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("host:") {
+            log.lock().unwrap().push(format!("{} (pipelined)", v.trim()));
+        }
+    }
 }
 
 fn run(dir: &Path) -> (std::process::Output, Value) {
@@ -859,4 +866,47 @@ fn proxys_port_elsewhere_is_refused(env: &[(&str, &str)]) {
         "{}",
         t["counts"]
     );
+}
+
+/// A request pipelined behind an allowed one on the same connection to
+/// the proxy, naming a denied host (domain fronting behind a shared
+/// address): it never reaches the upstream, whatever the upstream does
+/// with what follows its first request.
+#[test]
+fn a_pipelined_second_request_for_a_denied_host_is_never_sent_on() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let web = Web::start(served);
+    let p = web.port;
+    let script = format!(
+        "import os, socket, urllib.parse\n\
+         proxy = urllib.parse.urlsplit(os.environ['http_proxy'])\n\
+         s = socket.create_connection((proxy.hostname, proxy.port))\n\
+         s.sendall(b'GET http://docs.test:{p}/page.html HTTP/1.1\\r\\nHost: docs.test:{p}\\r\\n\\r\\n'\n\
+         \x20         b'GET http://evil.test:{p}/page.html HTTP/1.1\\r\\nHost: evil.test:{p}\\r\\n\\r\\n')\n\
+         got = b''\n\
+         while True:\n\
+         \x20   chunk = s.recv(65536)\n\
+         \x20   if not chunk: break\n\
+         \x20   got += chunk\n\
+         print('responses', got.count(b'HTTP/1.1 '), got.count(b'Tokio docs'))\n"
+    );
+    write(dir.path(), "ws/pipe.py", &script);
+    let commands = ["python3 pipe.py"];
+    write(
+        dir.path(),
+        "task.yaml",
+        &format!(
+            "name: t\nprompt: run\nworkspace: ws\npolicy:\n  default: allow\n  network:\n    allow: [\"docs.test:{p}\", \"127.0.0.1\"]\n    deny: [evil.test]\nscript:\n{}  - text: done\n",
+            crate::common::bash_turns(&commands)
+        ),
+    );
+    let (out, t) = run(dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = results(&t);
+    assert!(r[0].1.contains("responses 1 1"), "{}", r[0].1);
+    assert!(web.asked("docs.test"), "{:?}", web.seen());
+    assert!(!web.asked("evil.test"), "{:?}", web.seen());
 }
