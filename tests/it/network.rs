@@ -96,7 +96,9 @@ fn serve(mut s: std::net::TcpStream, root: &Path, port: u16, log: &Mutex<Vec<Str
     let _ = r.read_to_end(&mut rest);
     for l in String::from_utf8_lossy(&rest).lines() {
         if let Some(v) = l.to_ascii_lowercase().strip_prefix("host:") {
-            log.lock().unwrap().push(format!("{} (pipelined)", v.trim()));
+            log.lock()
+                .unwrap()
+                .push(format!("{} (pipelined)", v.trim()));
         }
     }
 }

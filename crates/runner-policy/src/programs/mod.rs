@@ -27,6 +27,7 @@ mod coreutils;
 mod find_xargs;
 mod git;
 mod interpreters;
+pub mod loader;
 mod network;
 mod npm;
 mod sed;

@@ -140,6 +140,7 @@ impl Walker {
                 self.command_words(rest, heredoc, level + 1);
             }
             "xargs" => self.unwrap_xargs(args, heredoc, level),
+            p if programs::loader::is_loader_name(p) => self.unwrap_loader(words, heredoc, level),
             "find" => self.unwrap_find(args, level),
             "watch" => {
                 let rest = skip_options(args, &["-n", "-d", "--interval"]);
@@ -159,6 +160,29 @@ impl Walker {
             _ => {}
         }
         self.file_operands(prog, args);
+    }
+
+    /// The dynamic loader run as a program (`ld.so [OPTIONS] PROG ARGS`):
+    /// `PROG ARGS` is what runs. Options that map code of their own
+    /// choosing into it (`--preload`, `--audit`, `--library-path`) leave
+    /// what runs unknown.
+    fn unwrap_loader(&mut self, words: &[String], heredoc: bool, level: usize) {
+        use programs::loader::{LOADS_CODE, Loads, reading};
+        let Loads::Program { program, argv } = reading(words, &[]) else {
+            return;
+        };
+        let before = words.iter().take_while(|w| **w != program).any(|w| {
+            LOADS_CODE
+                .iter()
+                .any(|o| w == o || w.starts_with(&format!("{o}=")))
+        });
+        if before {
+            self.opaque("the loader is given code to map into the program (`--preload`, `--audit`, `--library-path`)");
+            return;
+        }
+        let mut run = vec![program];
+        run.extend(argv.into_iter().skip(1));
+        self.command_words(&run, heredoc, level + 1);
     }
 
     /// `Read`/`Edit` paths for the file operands of well-known programs. A

@@ -1,57 +1,14 @@
-//! The dynamic loader run as a program: `ld.so [OPTIONS] PROG ARGS` maps
-//! `PROG` itself, with no exec the kernel could show, so the exec wall
-//! decides it as `PROG ARGS`.
-//!
-//! Which files are loaders: the machine's (`ld-linux-x86-64.so.2` and
-//! the other names glibc and musl give them, in the usual library
-//! folders), known by name and, like a denied program, by inode and
-//! content ([`super::ExecGuard::names`]): a copy of the loader under
-//! another name is still the loader.
-//!
-//! The options are read as glibc's `rtld.c` and musl's `ldso` read them:
-//! each known option (with its value as the next word) is taken, and the
-//! first other word is the program. `--list`, `--verify`, `--help`,
-//! `--version` and the other listings run nothing, nor does
-//! `LD_TRACE_LOADED_OBJECTS` in the environment (`ldd`'s way).
+//! The machine's dynamic loaders, for the exec wall: known by name and,
+//! like a denied program, by inode and content
+//! ([`super::ExecGuard::names`]), so that a copy of the loader under
+//! another name is still the loader. What a loader's options ask of it is
+//! the engine's (`runner_policy::programs::loader`), shared with the
+//! analysis; what the wall adds is whether the program it is given could
+//! be swapped after the wall looked ([`swappable`]).
 
 use std::path::{Path, PathBuf};
 
-/// The name a loader goes by among an exec's names, whatever its file is
-/// called.
-pub const LOADER: &str = "ld.so";
-
-/// Options that take the next word as their value.
-const WITH_VALUE: &[&str] = &[
-    "--library-path",
-    "--inhibit-rpath",
-    "--audit",
-    "--preload",
-    "--argv0",
-    "--glibc-hwcaps-prefix",
-    "--glibc-hwcaps-mask",
-];
-
-/// Options after which the loader runs no program.
-const RUNS_NOTHING: &[&str] = &[
-    "--list",
-    "--verify",
-    "--help",
-    "--version",
-    "--list-tunables",
-    "--list-diagnostics",
-];
-
-/// Options that change nothing of what runs.
-const PLAIN: &[&str] = &["--inhibit-cache"];
-
-/// Whether `name` (a file's base name) is a loader's: glibc's
-/// `ld-linux*.so.N`, `ld-*.so*` and `ld64.so.N`, musl's
-/// `ld-musl-ARCH.so.1`, and `ld.so`.
-pub fn is_loader_name(name: &str) -> bool {
-    name == LOADER
-        || (name.starts_with("ld-") && name.contains(".so"))
-        || name.starts_with("ld64.so.")
-}
+pub use runner_policy::programs::loader::{LOADER, Loads, is_loader_name, reading};
 
 /// The loaders on this machine: files named as loaders in the library
 /// folders (and their architecture folders, one level down).
@@ -90,71 +47,6 @@ pub fn machine_loaders() -> Vec<PathBuf> {
     out
 }
 
-/// What a loader is asked to do.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Loads {
-    /// List, verify, print help: no program runs.
-    Nothing,
-    /// Run `program` (as named) with `argv` (its `argv[0]` first: the
-    /// `--argv0` given, else the program as named).
-    Program { program: String, argv: Vec<String> },
-}
-
-/// What a loader's `argv` (its own `argv[0]` first) and environment ask
-/// it to do.
-pub fn reading(argv: &[String], env: &[String]) -> Loads {
-    let mut i = 1;
-    let mut argv0 = None;
-    while let Some(word) = argv.get(i) {
-        let (opt, inline) = match word.split_once('=') {
-            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
-            _ => (word.as_str(), None),
-        };
-        if RUNS_NOTHING.contains(&opt) {
-            return Loads::Nothing;
-        }
-        if PLAIN.contains(&opt) {
-            i += 1;
-            continue;
-        }
-        if WITH_VALUE.contains(&opt) {
-            let value = match inline {
-                Some(v) => {
-                    i += 1;
-                    Some(v.to_string())
-                }
-                None => {
-                    i += 2;
-                    argv.get(i - 1).cloned()
-                }
-            };
-            if opt == "--argv0" {
-                argv0 = value;
-            }
-            continue;
-        }
-        if word == "--" {
-            i += 1;
-        }
-        break;
-    }
-    let tracing = env
-        .iter()
-        .any(|e| e.starts_with("LD_TRACE_LOADED_OBJECTS="));
-    let Some(program) = argv.get(i) else {
-        return Loads::Nothing;
-    };
-    if tracing {
-        return Loads::Nothing;
-    }
-    let mut out = vec![argv0.unwrap_or_else(|| program.clone())];
-    out.extend(argv[i + 1..].iter().cloned());
-    Loads::Program {
-        program: program.clone(),
-        argv: out,
-    }
-}
-
 /// Why the file at `path` (absolute, as the process names it; `real`,
 /// what it resolves to now) cannot be decided as the loader's program:
 /// the loader opens it after the wall has looked, so a path the command
@@ -180,70 +72,8 @@ pub fn swappable(path: &Path, real: &Path, writable: Option<&[PathBuf]>) -> Opti
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
-    }
-
     #[test]
-    fn a_loaders_options_are_read_as_the_loader_reads_them() {
-        let program = |argv: &str, run: &str| Loads::Program {
-            program: argv.to_string(),
-            argv: words(run),
-        };
-        let cases = [
-            (
-                "ld.so /usr/bin/git push origin",
-                program("/usr/bin/git", "/usr/bin/git push origin"),
-            ),
-            (
-                "ld.so --library-path /x --preload /y.so --inhibit-cache /usr/bin/git push",
-                program("/usr/bin/git", "/usr/bin/git push"),
-            ),
-            (
-                "ld.so --argv0 ls /usr/bin/git push",
-                program("/usr/bin/git", "ls push"),
-            ),
-            (
-                "ld.so --argv0=ls /usr/bin/git push",
-                program("/usr/bin/git", "ls push"),
-            ),
-            (
-                "ld.so -- /usr/bin/git push",
-                program("/usr/bin/git", "/usr/bin/git push"),
-            ),
-            // An unknown option is the program, as rtld takes it.
-            (
-                "ld.so --frob /usr/bin/git",
-                program("--frob", "--frob /usr/bin/git"),
-            ),
-            ("ld.so --list /usr/bin/git", Loads::Nothing),
-            ("ld.so --verify /usr/bin/git", Loads::Nothing),
-            ("ld.so --help", Loads::Nothing),
-            ("ld.so", Loads::Nothing),
-        ];
-        for (argv, want) in cases {
-            assert_eq!(reading(&words(argv), &[]), want, "{argv}");
-        }
-        // ldd's way of listing.
-        let env = vec!["LD_TRACE_LOADED_OBJECTS=1".to_string()];
-        assert_eq!(reading(&words("ld.so /usr/bin/git"), &env), Loads::Nothing);
-    }
-
-    #[test]
-    fn loaders_are_known_by_name_and_found_on_the_machine() {
-        for name in [
-            "ld-linux-x86-64.so.2",
-            "ld-linux-aarch64.so.1",
-            "ld-2.31.so",
-            "ld-musl-x86_64.so.1",
-            "ld64.so.2",
-            "ld.so",
-        ] {
-            assert!(is_loader_name(name), "{name}");
-        }
-        for name in ["ld", "ldd", "ldconfig", "lddtree", "gold"] {
-            assert!(!is_loader_name(name), "{name}");
-        }
+    fn the_machine_has_a_loader() {
         // Every glibc or musl machine has one.
         assert!(!machine_loaders().is_empty());
     }
