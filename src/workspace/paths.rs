@@ -203,6 +203,17 @@ impl runner_policy::SignaturePaths for Workspace {
     fn program_on_path(&self, path: &str) -> Option<String> {
         same_program_on_path(Path::new(path), std::env::var_os("PATH")?.as_os_str())
     }
+
+    /// The `#!` line of a file inside the workspace (symlinks followed
+    /// within it; one outside it is not read).
+    fn interpreter_line(&self, path: &str) -> Option<Vec<String>> {
+        use std::io::Read;
+        let real = self.resolve(path).ok()?;
+        let mut head = [0u8; 256];
+        let mut f = self.open_read(&real.real).ok()?;
+        let n = f.read(&mut head).ok()?;
+        runner_policy::parse_interpreter_line(&head[..n])
+    }
 }
 
 /// The base name of `path` when the first executable of that name in the

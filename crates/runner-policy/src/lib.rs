@@ -67,7 +67,9 @@ pub use model::{DefaultDecision, MAX_RULES, NetworkFile, PolicyFile, PolicyTest,
 pub use network::{
     AddressRefusal, ConnectionDecision, DEFAULT_PORTS, HostRule, Network, compile_network,
 };
-pub use paths::{LexicalPaths, SignaturePaths, normalize_lexically, to_slash};
+pub use paths::{
+    LexicalPaths, SignaturePaths, normalize_lexically, parse_interpreter_line, to_slash,
+};
 pub use pattern::{Pattern, PatternError};
 pub use plain_list::simple_commands;
 pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};

@@ -31,6 +31,40 @@ pub trait SignaturePaths {
         let _ = path;
         None
     }
+
+    /// The `#!` line of the file at `path` (relative to the root, or
+    /// absolute) when it is one inside the workspace that can be read now:
+    /// its interpreter, and the one argument the kernel passes after it.
+    /// `None` otherwise, and by default (a policy alone reads no disk).
+    fn interpreter_line(&self, path: &str) -> Option<Vec<String>> {
+        let _ = path;
+        None
+    }
+}
+
+/// The words of a `#!` line as the kernel reads them from the start of a
+/// file (`head`): the interpreter, and the rest of the line, trimmed, as one
+/// argument. `None` when `head` has no `#!` line.
+pub fn parse_interpreter_line(head: &[u8]) -> Option<Vec<String>> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line = rest.split(|b| *b == b'\n').next()?;
+    let line = String::from_utf8_lossy(line);
+    let line = line.trim_matches(|c| c == ' ' || c == '\t' || c == '\r');
+    let (interp, arg) = match line.find([' ', '\t']) {
+        Some(i) => (
+            &line[..i],
+            line[i..].trim_matches(|c| c == ' ' || c == '\t'),
+        ),
+        None => (line, ""),
+    };
+    if interp.is_empty() {
+        return None;
+    }
+    let mut words = vec![interp.to_string()];
+    if !arg.is_empty() {
+        words.push(arg.to_string());
+    }
+    Some(words)
 }
 
 /// Spells paths lexically: no symlink is followed and the disk is not read.
@@ -97,6 +131,25 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_interpreter_line_is_read_as_the_kernel_reads_it() {
+        let line = |s: &str| parse_interpreter_line(s.as_bytes());
+        let w = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            line("#!/usr/bin/git push\nrest"),
+            w(&["/usr/bin/git", "push"])
+        );
+        // The rest of the line is one argument, spaces and all.
+        assert_eq!(
+            line("#! /usr/bin/env -S git push \r\n"),
+            w(&["/usr/bin/env", "-S git push"])
+        );
+        assert_eq!(line("#!/bin/sh"), w(&["/bin/sh"]));
+        assert_eq!(line("#!\n"), None);
+        assert_eq!(line("echo hi"), None);
+    }
+
     use super::*;
 
     #[test]

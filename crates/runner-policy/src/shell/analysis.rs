@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use super::budget::{MAX_SIGNATURES, too_complex};
 use super::expand::{ExpansionBudget, expand_glob, has_glob};
-use crate::paths::SignaturePaths;
+use crate::paths::{SignaturePaths, to_slash};
 use crate::programs;
 use crate::signature::{Family, Signature};
 use crate::words::join_words;
@@ -109,6 +109,31 @@ impl ShellAnalysis {
                 words.to_mut()[0] = name;
             }
             if !push(Signature::new(Family::Bash, join_words(&words))) {
+                return opaque(too_many());
+            }
+        }
+        // A script the command runs by its path, whose `#!` line can be
+        // read: the kernel runs its interpreter with the line's argument,
+        // the script's path and the command's words, and a deny rule on
+        // that interpreter meets it.
+        for c in &self.commands {
+            let Some(first) = c.words.first().filter(|w| w.contains('/')) else {
+                continue;
+            };
+            let at = if first.starts_with('/') {
+                first.clone()
+            } else {
+                to_slash(&Path::new(cwd).join(first))
+            };
+            let Some(mut words) = ws.interpreter_line(&at) else {
+                continue;
+            };
+            words.extend(c.words.iter().cloned());
+            let sig = Signature {
+                deny_only: true,
+                ..Signature::new(Family::Bash, join_words(&programs::canonical_words(&words)))
+            };
+            if !push(sig) {
                 return opaque(too_many());
             }
         }
