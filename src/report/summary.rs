@@ -112,6 +112,27 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
+    let by_sandbox: Vec<(u32, String)> = t
+        .tool_calls
+        .iter()
+        .flat_map(|c| c.sandbox_refusals().into_iter().map(move |r| (c.turn, r)))
+        .collect();
+    if !by_sandbox.is_empty() {
+        s.push_str(&format!(
+            "Refused by the sandbox ({}):\n\n",
+            by_sandbox.len()
+        ));
+        for (turn, r) in by_sandbox.iter().take(DENIED_SHOWN) {
+            s.push_str(&format!("- turn {turn}: {}\n", cell(r)));
+        }
+        if by_sandbox.len() > DENIED_SHOWN {
+            s.push_str(&format!(
+                "- ... and {} more\n",
+                by_sandbox.len() - DENIED_SHOWN
+            ));
+        }
+        s.push('\n');
+    }
     let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
     if !refused.is_empty() {
         s.push_str(&format!("Connections refused ({}):\n\n", refused.len()));

@@ -101,6 +101,14 @@ fn commands_hold_no_capabilities_and_cannot_chroot_mount_or_unshare() {
         "{}",
         t["counts"]
     );
+    // The summary and the report list them with the denials.
+    for page in ["out/summary.md", "out/report.html"] {
+        let text = std::fs::read_to_string(d.join(page)).unwrap();
+        assert!(
+            text.contains("Refused by the sandbox (") && text.contains("chroot by"),
+            "{page}"
+        );
+    }
     let said = content(&t, 1);
     assert!(
         said.contains("refused by the sandbox: chroot by `")

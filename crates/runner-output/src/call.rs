@@ -98,6 +98,54 @@ pub struct ToolCallRecord {
     pub hooks: Vec<HookRun>,
 }
 
+impl ToolCallRecord {
+    /// What the sandbox refused while the call ran, a line each: the execs
+    /// (metadata `sandbox_refusals`: the argv and the rule) and the system
+    /// calls refused with nothing to decide (`refused_calls`: the call,
+    /// the command, how often). Empty for most calls.
+    pub fn sandbox_refusals(&self) -> Vec<String> {
+        let list = |key: &str| {
+            self.metadata
+                .get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let mut out: Vec<String> = list("sandbox_refusals")
+            .iter()
+            .map(|r| {
+                let argv: Vec<String> = r
+                    .get("argv")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let ended = if r.get("ended") == Some(&Value::Bool(true)) {
+                    " (ended where the kernel ran it)"
+                } else {
+                    ""
+                };
+                format!("exec `{}` by `{}`{ended}", argv.join(" "), text(r, "rule"))
+            })
+            .collect();
+        out.extend(list("refused_calls").iter().map(|r| {
+            let count = r.get("count").and_then(Value::as_u64).unwrap_or(1);
+            let times = if count > 1 {
+                format!(" ({count} times)")
+            } else {
+                String::new()
+            };
+            format!("{} by `{}`{times}", text(r, "call"), text(r, "command"))
+        }));
+        out
+    }
+}
+
 /// When a hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -318,6 +318,22 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         if denied.len() > 500 {
             let _ = writeln!(h, "<li>... and {} more</li>", denied.len() - 500);
         }
+        let _ = writeln!(h, "</ul>");
+    }
+    let by_sandbox: Vec<(u32, String)> = t
+        .tool_calls
+        .iter()
+        .flat_map(|c| c.sandbox_refusals().into_iter().map(move |r| (c.turn, r)))
+        .collect();
+    if !by_sandbox.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3>Refused by the sandbox ({})</h3><ul class=\"denied-calls\">",
+            by_sandbox.len()
+        );
+        for (turn, r) in by_sandbox.iter().take(500) {
+            let _ = writeln!(h, "<li class=\"denied\">turn {turn}: {}</li>", esc(r));
+        }
         h.push_str("</ul>\n");
     }
     let children = agents::tree(&t.tool_calls);
