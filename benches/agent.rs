@@ -9,7 +9,7 @@
 //! cargo registry sources, a few hundred MB of Rust); `BENCH_ROUNDS`
 //! (default 3) sets how many rounds each figure is the median of;
 //! `BENCH_ONLY=calls,batch` runs only the named parts (governor, redaction, search, calls,
-//! batch, turns, journal, memory). `BENCH_RUNNER` runs another build of `runner`
+//! batch, turns, bash, journal, memory). `BENCH_RUNNER` runs another build of `runner`
 //! instead (the telemetry row needs this one's). Prints a Markdown table
 //! for docs/src/performance.md.
 
@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support {
+    pub mod bash_turns;
     pub mod fake_model;
     pub mod http;
     pub mod turns;
@@ -377,6 +378,9 @@ fn main() {
     }
     if wanted("turns") {
         turn_overhead();
+    }
+    if wanted("bash") {
+        support::bash_turns::bash_turn_overhead();
     }
     if wanted("journal") {
         journal_overhead();

@@ -222,6 +222,19 @@ fn main() {
             " µs per exec",
             "under 50 µs",
         );
+        if one_cpu {
+            // The floor, in the same run: a supervisor in C that decides
+            // nothing, on the same loop and processor.
+            let floor = floor_added(dir.path());
+            let ours = p.added_quantile(0.5) * 1e6 / 1000.0;
+            println!(
+                "| the floor: a supervisor in C that decides nothing (`scripts/seccomp-notify-floor.c`), the same loop on one processor | - | - | {floor:.1} µs per exec | - |"
+            );
+            println!(
+                "| the runner's added cost per exec against the floor's, on one processor | - | - | {:.2}× | at most 1.5× |",
+                ours / floor
+            );
+        }
     }
     if wanted("decision") {
         // The exec's own cost is most of the loop's, and this VM's speed
@@ -302,6 +315,55 @@ fn main() {
         "GH_CONFIG_DIR=ghc XDG_CONFIG_HOME=xdg HOME=home bin/gh c0",
         "100 execs of `gh` with an alias 16 deep and three 1 MiB `config.yml` (the alias readers' bounds)",
     );
+}
+
+/// What the C floor adds per exec of the 1,000-exec loop on one
+/// processor (µs): medians of its runs with and without its filter,
+/// alternating, built with `cc` into `scratch`.
+fn floor_added(scratch: &Path) -> f64 {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/seccomp-notify-floor.c");
+    let bin = scratch.join("notify-floor");
+    let built = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("cc builds the floor");
+    assert!(built.success(), "the floor does not build");
+    let once = |filter: &str| -> f64 {
+        use std::os::unix::process::CommandExt;
+        let mut c = Command::new(&bin);
+        c.args([filter, "0", "1000"]);
+        // SAFETY: one system call on a stack value, between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+                Ok(())
+            })
+        };
+        let out = c.output().expect("the floor runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split(", ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("the floor said: {text}"))
+    };
+    let mut added = Vec::new();
+    for round in 0..rounds() {
+        let (with, without) = if round % 2 == 0 {
+            let w = once("1");
+            (w, once("0"))
+        } else {
+            let wo = once("0");
+            (once("1"), wo)
+        };
+        added.push(with - without);
+    }
+    added.sort_by(f64::total_cmp);
+    added[added.len() / 2]
 }
 
 /// `text` padded with comment lines (`comment` starts one) to about the

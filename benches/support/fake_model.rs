@@ -15,6 +15,8 @@ pub enum Call {
     Ls,
     /// `write_file` of a new file: changes the workspace.
     Write,
+    /// `bash` of `cat small.txt`: a command under every wall.
+    Bash,
 }
 
 impl Call {
@@ -25,6 +27,7 @@ impl Call {
                 "write_file",
                 serde_json::json!({"file_path": format!("new{n}.txt"), "content": "x\n"}),
             ),
+            Call::Bash => ("bash", serde_json::json!({"command": "cat small.txt"})),
         }
     }
 }

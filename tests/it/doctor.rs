@@ -130,6 +130,37 @@ fn without_the_supervisor_exec_and_network_are_missing() {
     );
 }
 
+/// Where the runner may not ptrace its commands (simulated), the exec
+/// backstop is partial: execs are decided when asked for, but not
+/// followed to where the kernel runs them; the rest holds. The report
+/// says what commands hold of the runner's capabilities.
+#[test]
+fn without_ptrace_the_exec_backstop_is_partial() {
+    let r = report(&[("RUNNER_SIMULATE_NO_EXEC_FOLLOW", "1")]);
+    assert_eq!(r["exec_follow"], false);
+    assert_eq!(r["supervisor"], true);
+    let (held, why) = backstop(&r, "exec");
+    assert!(
+        !held && why.starts_with("partial:") && why.contains("RUNNER_SIMULATE_NO_EXEC_FOLLOW"),
+        "{why}"
+    );
+    assert!(backstop(&r, "network").0);
+    let here = report(&[]);
+    assert_eq!(here["exec_follow"], true);
+    assert!(
+        here["capabilities"]
+            .as_str()
+            .unwrap()
+            .contains("cannot chroot"),
+        "{here}"
+    );
+    let missing = doctor(
+        &[("RUNNER_SIMULATE_NO_EXEC_FOLLOW", "1")],
+        &["--require", "exec"],
+    );
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+}
+
 /// `runner sandbox TASK -- CMD` runs a command under the task's sandbox
 /// in a copy of its workspace: a write inside the copy succeeds, one
 /// outside it fails, and the original workspace is untouched; `--print`

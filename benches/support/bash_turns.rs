@@ -1,0 +1,64 @@
+//! A shell call's own cost (issue 71): turns of one `bash` call (`cat
+//! small.txt`) against a fake OpenAI server, with every wall on (Landlock,
+//! the supervisor following execs under a program deny rule) and with the
+//! sandbox off, beside turns of one `ls` call. The figure is the runner's
+//! own time between one answer and the next request (the transcript's
+//! turn records): the call's whole cost, the command's run included.
+
+use std::time::Duration;
+
+use super::fake_model::{Call, Wire, fake_model};
+use crate::{median, ms, row, run_task};
+
+/// The medians of the gaps between an answer and the next request in
+/// `rounds` runs of 40 turns of `call`, under `settings`.
+fn own_time(call: Call, settings: &str) -> Duration {
+    let latency = Duration::from_millis(20);
+    let turns = 40;
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("e2e");
+    let (port, _server) = fake_model(Wire::OpenAi, latency, turns, call);
+    let (model, envs) = Wire::OpenAi.model_and_env(port);
+    std::fs::create_dir_all(dir.join("ws")).unwrap();
+    std::fs::write(dir.join("ws/small.txt"), "a small file\n").unwrap();
+    std::fs::write(
+        dir.join("task.yaml"),
+        format!(
+            "name: t\nprompt: bench\nworkspace: ws\nmax_turns: 1000\nmodel: {model}\nmodel_options: {{stream: false}}\n{settings}script:\n  - text: unused\n"
+        ),
+    )
+    .unwrap();
+    let mut gaps = Vec::new();
+    for _ in 0..crate::rounds() {
+        run_task(&dir, &envs);
+        let t: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("out/t/transcript.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(t["counts"]["tool_calls"], turns, "{}", t["outcome"]);
+        assert_eq!(t["counts"]["denied_calls"], 0, "{}", t["outcome"]);
+        let r = t["turns"].as_array().unwrap();
+        let at = |i: usize, k: &str| r[i][k].as_u64().unwrap();
+        for i in 0..r.len() - 1 {
+            let end = at(i, "started_ms") + at(i, "duration_ms");
+            gaps.push(Duration::from_millis(
+                at(i + 1, "started_ms").saturating_sub(end),
+            ));
+        }
+    }
+    median(gaps)
+}
+
+pub fn bash_turn_overhead() {
+    let walls = "policy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\n";
+    let read = own_time(Call::Ls, walls);
+    let off = own_time(Call::Bash, &format!("{walls}sandbox: off\n"));
+    let on = own_time(Call::Bash, walls);
+    row(
+        "a `bash` turn's own time (`cat small.txt`), every wall on (Landlock, the supervisor following execs)",
+        ms(on),
+        format!("an `ls` turn: {}", ms(read)),
+        format!("with `sandbox: off`: {}", ms(off)),
+        "under 3 ms",
+    );
+}
