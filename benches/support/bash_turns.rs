@@ -37,14 +37,7 @@ fn own_time(call: Call, settings: &str) -> Duration {
         .unwrap();
         assert_eq!(t["counts"]["tool_calls"], turns, "{}", t["outcome"]);
         assert_eq!(t["counts"]["denied_calls"], 0, "{}", t["outcome"]);
-        let r = t["turns"].as_array().unwrap();
-        let at = |i: usize, k: &str| r[i][k].as_u64().unwrap();
-        for i in 0..r.len() - 1 {
-            let end = at(i, "started_ms") + at(i, "duration_ms");
-            gaps.push(Duration::from_millis(
-                at(i + 1, "started_ms").saturating_sub(end),
-            ));
-        }
+        gaps.extend(super::turns::answer_gaps(&t));
     }
     median(gaps)
 }

@@ -116,15 +116,7 @@ pub fn journal_overhead() {
     let mut gaps = Vec::new();
     let wall = timed(|| {
         run_task(&dir, &envs);
-        let t = read();
-        let r = t["turns"].as_array().unwrap();
-        let at = |i: usize, k: &str| r[i][k].as_u64().unwrap();
-        for i in 0..r.len() - 1 {
-            let end = at(i, "started_ms") + at(i, "duration_ms");
-            gaps.push(Duration::from_millis(
-                at(i + 1, "started_ms").saturating_sub(end),
-            ));
-        }
+        gaps.extend(answer_gaps(&read()));
     });
     let per_turn = wall / (turns as u32 + 1);
     row(
@@ -141,4 +133,17 @@ pub fn journal_overhead() {
         ),
         "the journal's diff hidden behind the model",
     );
+}
+
+/// The runner's own time between each answer of a run and its next
+/// request, from the transcript's turn records.
+pub fn answer_gaps(t: &serde_json::Value) -> Vec<Duration> {
+    let r = t["turns"].as_array().unwrap();
+    let at = |i: usize, k: &str| r[i][k].as_u64().unwrap();
+    (0..r.len().saturating_sub(1))
+        .map(|i| {
+            let end = at(i, "started_ms") + at(i, "duration_ms");
+            Duration::from_millis(at(i + 1, "started_ms").saturating_sub(end))
+        })
+        .collect()
 }

@@ -423,6 +423,22 @@ async fn relay(
     (head.len() as u64 + up, down)
 }
 
+/// Passes one line (of a chunked body's framing) from `from` to `to`; the
+/// line, or `None` at the end, past 4 KiB or on an error.
+async fn pass_line<R, W>(from: &mut R, to: &mut W) -> Option<Vec<u8>>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncBufReadExt;
+    let mut line = Vec::new();
+    let n = from.read_until(b'\n', &mut line).await.unwrap_or(0);
+    if n == 0 || line.len() > 4096 || to.write_all(&line).await.is_err() {
+        return None;
+    }
+    Some(line)
+}
+
 /// Sends one request body framed as `body` from `from` to `to`; the bytes
 /// sent (a malformed chunk ends it there).
 async fn send_body<R, W>(from: &mut R, to: &mut W, body: Body) -> u64
@@ -430,7 +446,6 @@ where
     R: tokio::io::AsyncBufRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
 {
-    use tokio::io::AsyncBufReadExt;
     async fn copy_n<R, W>(from: &mut R, to: &mut W, n: u64) -> u64
     where
         R: tokio::io::AsyncBufRead + Unpin,
@@ -445,13 +460,9 @@ where
         Body::Chunked => {
             let mut sent = 0u64;
             loop {
-                let mut line = Vec::new();
-                if from.read_until(b'\n', &mut line).await.unwrap_or(0) == 0
-                    || line.len() > 4096
-                    || to.write_all(&line).await.is_err()
-                {
+                let Some(line) = pass_line(from, to).await else {
                     return sent;
-                }
+                };
                 sent += line.len() as u64;
                 let text = String::from_utf8_lossy(&line);
                 let size = text.split(';').next().unwrap_or("").trim();
@@ -461,13 +472,9 @@ where
                 if size == 0 {
                     // Trailers, up to an empty line.
                     loop {
-                        let mut t = Vec::new();
-                        if from.read_until(b'\n', &mut t).await.unwrap_or(0) == 0
-                            || t.len() > 4096
-                            || to.write_all(&t).await.is_err()
-                        {
+                        let Some(t) = pass_line(from, to).await else {
                             return sent;
-                        }
+                        };
                         sent += t.len() as u64;
                         if t == b"\r\n" || t == b"\n" {
                             return sent;

@@ -112,11 +112,7 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
-    let by_sandbox: Vec<(u32, String)> = t
-        .tool_calls
-        .iter()
-        .flat_map(|c| c.sandbox_refusals().into_iter().map(move |r| (c.turn, r)))
-        .collect();
+    let by_sandbox = t.sandbox_refusals();
     if !by_sandbox.is_empty() {
         s.push_str(&format!(
             "Refused by the sandbox ({}):\n\n",

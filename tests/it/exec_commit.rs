@@ -6,9 +6,8 @@
 //! old wall let them all through), and none does now.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::write;
+use crate::common::{compile_c, write};
 use crate::exec_wall::{git, run_passing_with, without_supervisor, workspace_with_remote};
 
 /// The task settings: the deny rule, the remote writable.
@@ -135,18 +134,7 @@ int main(int argc, char **argv) {
 }
 "#,
     );
-    let bin = d.join("ws/flip");
-    let cc = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .expect("a C compiler (scripts/install-test-deps installs gcc)");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    compile_c(&src, &d.join("ws/flip"), &["-O2", "-pthread"]);
     let t = run_passing_with(
         d,
         &settings(&remote),

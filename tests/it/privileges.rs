@@ -246,19 +246,8 @@ fn a_foreign_abis_call_is_refused_and_recorded() {
         "i386.c",
         "#include <stdio.h>\nint main(void) {\n    long r;\n    /* getpid (20) through i386's gate */\n    __asm__ volatile (\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\");\n    printf(\"i386 %ld\\n\", r);\n    return 0;\n}\n",
     );
-    let bin = d.join("ws/i386");
     std::fs::create_dir_all(d.join("ws")).unwrap();
-    let cc = std::process::Command::new("cc")
-        .arg("-o")
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .expect("a C compiler (scripts/install-test-deps installs gcc)");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    crate::common::compile_c(&src, &d.join("ws/i386"), &[]);
     let t = run(d, "", &["./i386"]);
     assert!(
         content(&t, 0).contains(&format!("i386 -{}", libc::EPERM)),

@@ -263,6 +263,17 @@ pub struct Counts {
     pub denied_connections: u32,
 }
 
+impl Transcript {
+    /// What the sandbox refused in this task, a line each with the turn of
+    /// its call (see [`crate::ToolCallRecord::sandbox_refusals`]).
+    pub fn sandbox_refusals(&self) -> Vec<(u32, String)> {
+        self.tool_calls
+            .iter()
+            .flat_map(|c| c.sandbox_refusals().into_iter().map(move |r| (c.turn, r)))
+            .collect()
+    }
+}
+
 impl Counts {
     /// The counts of a task's turns and calls.
     pub fn from(attempts: u32, turns: &[TurnRecord], calls: &[ToolCallRecord]) -> Self {

@@ -320,11 +320,7 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         }
         let _ = writeln!(h, "</ul>");
     }
-    let by_sandbox: Vec<(u32, String)> = t
-        .tool_calls
-        .iter()
-        .flat_map(|c| c.sandbox_refusals().into_iter().map(move |r| (c.turn, r)))
-        .collect();
+    let by_sandbox = t.sandbox_refusals();
     if !by_sandbox.is_empty() {
         let _ = writeln!(
             h,

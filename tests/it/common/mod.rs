@@ -280,3 +280,20 @@ pub const FORK_BOMB: [&str; 2] = [
     "timeout 3 bash -c ':(){ :|:& };:' 2>&1 | head -c 2000; echo bomb-ended",
     "echo next",
 ];
+
+/// Compiles the C program `src` to `bin` with `cc` and `flags` (an attack
+/// probe: threads, raw system calls); panics with the compiler's words.
+pub fn compile_c(src: &Path, bin: &Path, flags: &[&str]) {
+    let cc = Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(bin)
+        .arg(src)
+        .output()
+        .expect("a C compiler (scripts/install-test-deps installs gcc)");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+}
