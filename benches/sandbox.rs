@@ -317,7 +317,7 @@ fn main() {
     );
 }
 
-/// What the C floor adds per exec of the 1,000-exec loop on one
+/// What the C floor adds per exec of a 3,000-exec loop on one
 /// processor (µs): medians of its runs with and without its filter,
 /// alternating, built with `cc` into `scratch`.
 fn floor_added(scratch: &Path) -> f64 {
@@ -333,7 +333,7 @@ fn floor_added(scratch: &Path) -> f64 {
     let once = |filter: &str| -> f64 {
         use std::os::unix::process::CommandExt;
         let mut c = Command::new(&bin);
-        c.args([filter, "0", "1000"]);
+        c.args([filter, "0", "3000"]);
         // SAFETY: one system call on a stack value, between fork and exec.
         unsafe {
             c.pre_exec(|| {

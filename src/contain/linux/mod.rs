@@ -196,6 +196,7 @@ impl Confinement {
                 rules.sockets = sockets;
                 rules.writes_confined = abi.is_some();
                 rules.follows = supervisor::follow::available().is_ok();
+                rules.killable_recv = rules.follows && supervisor::killable_recv();
                 let rules = Arc::new(rules);
                 let filter = supervisor::filter(&rules);
                 Some((rules, filter))
@@ -397,8 +398,8 @@ impl Confinement {
             match &self.supervisor {
                 // Its filter refuses (and records) what `privileges`
                 // refuses.
-                Some((_, filter)) if supervisor >= 0 => {
-                    supervisor::install_in_child(filter, supervisor)?
+                Some((rules, filter)) if supervisor >= 0 => {
+                    supervisor::install_in_child(filter, supervisor, rules.killable_recv)?
                 }
                 Some((_, filter)) => seccomp::install(filter)?,
                 None if sandboxed && !self.privileges.is_empty() => {

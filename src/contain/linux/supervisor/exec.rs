@@ -241,14 +241,25 @@ const MAX_PROC_STRINGS: usize = 4 << 20;
 /// past [`MAX_PROC_STRINGS`].
 fn proc_strings(pid: i32, what: &str) -> Option<Vec<String>> {
     use std::io::Read;
-    let f = std::fs::File::open(format!("/proc/{pid}/{what}")).ok()?;
-    let mut bytes = Vec::new();
-    f.take(MAX_PROC_STRINGS as u64 + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() > MAX_PROC_STRINGS {
-        return None;
+    let mut f = std::fs::File::open(format!("/proc/{pid}/{what}")).ok()?;
+    // Most are a few hundred bytes: one read (procfs reads short only at
+    // the end), more for a long one.
+    let mut bytes = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == bytes.len() {
+            if len > MAX_PROC_STRINGS {
+                return None;
+            }
+            bytes.resize(len * 2, 0);
+        }
+        let n = f.read(&mut bytes[len..]).ok()?;
+        len += n;
+        if n == 0 || len < bytes.len() {
+            break;
+        }
     }
+    bytes.truncate(len);
     if bytes.last() == Some(&0) {
         bytes.pop();
     }
@@ -339,6 +350,7 @@ pub(super) fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
 /// followed is not let go).
 pub(super) fn follow_exec(
     req: &libc::seccomp_notif,
+    rules: &Rules,
     alarm: &mut Option<follow::Alarm>,
     refusals: &Mutex<Vec<ExecRefusal>>,
     read: &[String],
@@ -364,7 +376,7 @@ pub(super) fn follow_exec(
     } else {
         procs::thread_group(tid as u32).map_or(tid, |g| g as i32)
     };
-    match follow::attach(tid) {
+    match follow::attach(tid, rules.killable_recv) {
         Ok(()) => Ok((tid, tgid)),
         Err(libc::ESRCH) => Err(Answer::Error(libc::ENOENT)),
         Err(e) => {
@@ -389,7 +401,8 @@ pub(super) fn conclude(
     rules: &Rules,
     refusals: &Mutex<Vec<ExecRefusal>>,
 ) {
-    if let follow::Committed::Exec(pid) = follow::await_exec(alarm, tid, tgid) {
+    let committed = follow::await_exec(alarm, tid, tgid, rules.killable_recv);
+    if let follow::Committed::Exec(pid) = committed {
         match decide_committed(pid, guard, rules) {
             None => follow::release(pid),
             Some(refusal) => {

@@ -18,12 +18,17 @@
 //!
 //! Only the exec is followed: no fork, clone or system call stops, so a
 //! command pays for its execs and for nothing else. An exec that fails
-//! after the answer (a file without the bits to run, a format the kernel
-//! refuses) never stops: the wait for it is bounded by a per-thread timer
-//! ([`Alarm`]) whose signal interrupts it, and the thread is then stopped
-//! with `PTRACE_INTERRUPT` and detached. The lookups that fail before the
-//! kernel reads a file (no such file, a folder) are answered by the first
-//! look itself and never followed.
+//! after the answer (a format the kernel refuses, an argv it cannot
+//! copy) never reaches that stop. Where the kernel holds a received
+//! notification's wait killable-only (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`,
+//! Linux 6.0+), the thread is also sent `PTRACE_INTERRUPT` before the
+//! answer: the wait is not broken by it, and the thread stops as its call
+//! returns, whether the exec committed (after the exec stop) or failed
+//! (at once); detaching clears what is still pending. Elsewhere the wait
+//! is bounded by a per-thread timer ([`Alarm`]) whose signal interrupts
+//! it, and the thread is then interrupted and detached. The lookups that
+//! fail before the kernel reads a file (no such file, a folder) are
+//! answered by the first look itself and never followed.
 //!
 //! The supervisor's thread is the tracer: ptrace requests must come from
 //! the thread that attached. `PTRACE_O_EXITKILL` ends a followed process
@@ -108,16 +113,24 @@ fn probe() -> Result<(), NoFollow> {
 }
 
 /// Attaches to thread `tid` (waiting in its exec's notification) so that
-/// the kernel stops it where the exec commits; the errno when it cannot
-/// (the process is gone, not dumpable to this runner, or traced already).
-pub(super) fn attach(tid: i32) -> Result<(), i32> {
+/// the kernel stops it where the exec commits, and, with `interrupt` (its
+/// wait is killable-only), asks it to stop as its call ends; the errno
+/// when it cannot (the process is gone, not dumpable to this runner, or
+/// traced already).
+pub(super) fn attach(tid: i32, interrupt: bool) -> Result<(), i32> {
     let options = libc::PTRACE_O_TRACEEXEC | libc::PTRACE_O_EXITKILL;
-    // SAFETY: a plain system call; the kernel checks the target.
-    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, tid, 0, options as libc::c_long) } == 0 {
-        Ok(())
-    } else {
-        Err(errno())
+    // SAFETY: plain system calls; the kernel checks the target.
+    unsafe {
+        if libc::ptrace(libc::PTRACE_SEIZE, tid, 0, options as libc::c_long) != 0 {
+            return Err(errno());
+        }
+        if interrupt && libc::ptrace(libc::PTRACE_INTERRUPT, tid, 0, 0) != 0 {
+            let e = errno();
+            detach(tid, 0);
+            return Err(e);
+        }
     }
+    Ok(())
 }
 
 /// How a followed exec ended.
@@ -135,16 +148,20 @@ pub(super) enum Committed {
 }
 
 /// Waits for thread `tid` (of process `tgid`), attached by [`attach`] and
-/// answered, to commit its exec or not.
-pub(super) fn await_exec(alarm: &Alarm, tid: i32, tgid: i32) -> Committed {
-    let mut interrupted = false;
+/// answered, to commit its exec or not. `interrupted`: [`attach`] asked
+/// it to stop as its call ends (no timer is needed then).
+pub(super) fn await_exec(alarm: &Alarm, tid: i32, tgid: i32, interrupted: bool) -> Committed {
+    let bounded = !interrupted;
+    let mut interrupted = interrupted;
     let mut pause = Duration::from_micros(20);
     let started = std::time::Instant::now();
     loop {
         // A thread other than its process's first changes its number to
         // the process's when the exec commits, and a failed one keeps its
         // own: both are looked at, without blocking.
-        let event = if tid == tgid {
+        let event = if tid == tgid && !bounded {
+            peek(tid, true)
+        } else if tid == tgid {
             alarm.arm(EXEC_BOUND);
             let e = peek(tid, true);
             alarm.disarm();
@@ -157,7 +174,7 @@ pub(super) fn await_exec(alarm: &Alarm, tid: i32, tgid: i32) -> Committed {
         };
         match event {
             Peek::Interrupted | Peek::Nothing => {
-                if tid != tgid && started.elapsed() < EXEC_BOUND {
+                if tid != tgid && (!bounded || started.elapsed() < EXEC_BOUND) {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(1));
                     continue;
@@ -406,9 +423,9 @@ mod tests {
                 .unwrap();
             let pid = child.id() as i32;
             sleeping(pid);
-            attach(pid).unwrap();
+            attach(pid, false).unwrap();
             w.write_all(b"\n").unwrap();
-            let got = await_exec(&alarm, pid, pid);
+            let got = await_exec(&alarm, pid, pid, false);
             if commits {
                 assert_eq!(got, Committed::Exec(pid));
                 let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
@@ -442,9 +459,9 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         sleeping(pid);
-        attach(pid).unwrap();
+        attach(pid, false).unwrap();
         w.write_all(b"\n").unwrap();
-        assert_eq!(await_exec(&alarm, pid, pid), Committed::Exec(pid));
+        assert_eq!(await_exec(&alarm, pid, pid, false), Committed::Exec(pid));
         kill(pid);
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;

@@ -128,6 +128,36 @@ pub fn available() -> Result<(), NoSupervisor> {
         .clone()
 }
 
+/// Whether this kernel can hold a caller's wait in a notification
+/// killable-only once the supervisor has received it
+/// (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, Linux 6.0+): then a
+/// `PTRACE_INTERRUPT` sent before the answer waits for the call to end
+/// (see [`follow`]). Probed once, on a thread of its own.
+pub fn killable_recv() -> bool {
+    static PROBE: OnceLock<bool> = OnceLock::new();
+    *PROBE.get_or_init(|| {
+        std::thread::spawn(|| {
+            let prog = seccomp::assemble(&[Op::Ret(libc::SECCOMP_RET_ALLOW)]);
+            // SAFETY: this thread only; it ends right after.
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return false;
+                }
+                let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER
+                    | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+                let fd = install(&prog, flags);
+                if fd < 0 {
+                    return false;
+                }
+                libc::close(fd as RawFd);
+            }
+            true
+        })
+        .join()
+        .unwrap_or(false)
+    })
+}
+
 /// Installs `prog` on the calling thread with `flags`; the listener's
 /// descriptor, or -1.
 ///
@@ -252,14 +282,23 @@ impl Supervised {
 }
 
 /// In the child, between `fork` and `exec`: installs the filter with a
-/// listener and sends the listener to the runner on `sock`.
+/// listener (its waits killable-only once received, with `killable`) and
+/// sends the listener to the runner on `sock`.
 ///
 /// # Safety
 /// Only system calls, on stack values.
-pub unsafe fn install_in_child(prog: &[libc::sock_filter], sock: RawFd) -> io::Result<()> {
+pub unsafe fn install_in_child(
+    prog: &[libc::sock_filter],
+    sock: RawFd,
+    killable: bool,
+) -> io::Result<()> {
+    let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    if killable {
+        flags |= libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    }
     // SAFETY: as the caller promises; every pointer is to a stack value.
     unsafe {
-        let fd = install(prog, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER);
+        let fd = install(prog, flags);
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -433,13 +472,15 @@ fn serve(listener: &OwnedFd, rules: &Rules, records: Records, escapes: &Escapes,
                     First::Answered(a) => a,
                     First::Spawning => Answer::Continue,
                     First::Follow(_) if !rules.follows => Answer::Continue,
-                    First::Follow(read) => match follow_exec(&req, &mut alarm, refusals, &read) {
-                        Ok(f) => {
-                            followed = Some(f);
-                            Answer::Continue
+                    First::Follow(read) => {
+                        match follow_exec(&req, rules, &mut alarm, refusals, &read) {
+                            Ok(f) => {
+                                followed = Some(f);
+                                Answer::Continue
+                            }
+                            Err(a) => a,
                         }
-                        Err(a) => a,
-                    },
+                    }
                 },
                 None => Answer::Continue,
             }

@@ -38,6 +38,11 @@ pub struct Rules {
     /// commits it and decided again there (see `follow`): where ptrace
     /// may be had.
     pub follows: bool,
+    /// Whether a caller's wait in a notification is killable-only once
+    /// received (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`): then a followed
+    /// exec is interrupted before it is answered, and stops as its call
+    /// ends whether it committed or not (see `follow`).
+    pub killable_recv: bool,
     /// Whether `setsid` and `setpgid` are decided (the groups a command
     /// makes recorded, to be killed with it; see `groups`): wherever a
     /// supervisor serves the filter. A test's confinement with none lets
@@ -60,6 +65,7 @@ impl Rules {
             sockets: crate::contain::os::seccomp::Sockets::Any,
             writes_confined: false,
             follows: false,
+            killable_recv: false,
         }
     }
 
