@@ -59,6 +59,7 @@ pub mod follow;
 mod groups;
 mod memory;
 mod procs;
+mod records;
 mod rules;
 mod signal;
 mod targets;
@@ -70,6 +71,7 @@ use exec::{First, conclude, decide_exec, follow_exec};
 pub use filter::filter;
 use groups::decide_group;
 pub use groups::{Escapes, end_all as end_all_escapes};
+use records::Records;
 use rules::Answer;
 pub use rules::{IpRule, Rules};
 use signal::{Root, decide_signal};
@@ -358,54 +360,6 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
         Some(OwnedFd::from_raw_fd(fd))
     }
-}
-
-/// Where a spawn's refusals are kept.
-#[derive(Clone, Copy)]
-struct Records<'a> {
-    execs: &'a Mutex<Vec<ExecRefusal>>,
-    calls: &'a Mutex<Vec<RefusedCall>>,
-}
-
-/// Most distinct refused calls kept for one spawn (each with its count).
-const MOST_REFUSED_CALLS: usize = 50;
-
-impl Records<'_> {
-    /// Counts the refusal of `call` made by thread `tid`.
-    fn call(&self, call: String, tid: u32) {
-        let command = command_line(tid);
-        tracing::debug!("sandbox: refused {call} by `{command}`");
-        let mut list = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-        let room = list.len() < MOST_REFUSED_CALLS;
-        match list
-            .iter_mut()
-            .find(|r| r.call == call && r.command == command)
-        {
-            Some(r) => r.count = r.count.saturating_add(1),
-            None if room => list.push(RefusedCall {
-                call,
-                command,
-                count: 1,
-            }),
-            None => {}
-        }
-    }
-}
-
-/// The command line of thread `tid`'s process (its first 200 characters),
-/// for a record.
-fn command_line(tid: u32) -> String {
-    let raw = std::fs::read(format!("/proc/{tid}/cmdline")).unwrap_or_default();
-    let text: String = String::from_utf8_lossy(&raw)
-        .split('\0')
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut cut: String = text.chars().take(200).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
-    }
-    cut
 }
 
 /// Serves the listener until no process uses the filter any more (the
