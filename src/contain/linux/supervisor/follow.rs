@@ -445,6 +445,28 @@ mod tests {
         }
     }
 
+    /// A process killed between the two looks (attached, then killed
+    /// before its exec commits): the wait ends with nothing to decide, no
+    /// hang, and the runner's own child is left for its reaper.
+    #[test]
+    fn a_process_killed_between_the_looks_ends_the_wait() {
+        let alarm = Alarm::new().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        sleeping(pid);
+        attach(pid, false).unwrap();
+        // SAFETY: a plain system call on the test's own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let started = std::time::Instant::now();
+        assert_eq!(await_exec(&alarm, pid, pid, false), Committed::Gone);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+    }
+
     #[test]
     fn a_killed_exec_never_runs_its_program() {
         use std::io::Write;
