@@ -186,6 +186,22 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
                 out.tree_reads.extend(owned(&pathspecs));
             }
         }
+        // What git hashes it reads: `git add PATHS` (`.`, `-A`, `-u`: the
+        // whole tree), `git commit -a`, `git stash` (push).
+        "add" => {
+            let named: Vec<&str> = positional.iter().chain(&pathspecs).copied().collect();
+            let all = args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-A" | "--all" | "-u" | "--update"));
+            if named.is_empty() && all {
+                out.tree_reads.push(".".into());
+            }
+            out.tree_reads.extend(owned(&named));
+        }
+        "commit" if args.iter().any(|a| commits_all(a)) => out.tree_reads.push(".".into()),
+        "stash" if matches!(positional.first(), None | Some(&"push" | &"save")) => {
+            out.tree_reads.push(".".into());
+        }
         "cat-file" => {
             let names: Vec<&str> = positional
                 .iter()
@@ -336,6 +352,21 @@ pub(super) fn only_reads(args: &[String]) -> bool {
         && o.writes.is_empty()
         && o.tree_writes.is_empty()
         && subcommand_index(args).is_some_and(|i| READ_ONLY_GIT.contains(&args[i].as_str()))
+}
+
+/// Whether `arg` of `git commit` is `-a`/`--all`, alone or among short
+/// flags before one that takes a value (`-am MSG`).
+fn commits_all(arg: &str) -> bool {
+    if arg == "--all" {
+        return true;
+    }
+    let Some(flags) = arg.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+        return false;
+    };
+    flags
+        .chars()
+        .take_while(|c| !"mFCctS".contains(*c))
+        .any(|c| c == 'a')
 }
 
 #[cfg(test)]

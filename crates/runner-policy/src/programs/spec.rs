@@ -235,6 +235,9 @@ pub(super) struct Spec {
     pub(super) in_place: &'static [&'static str],
     /// Flags that make operands whole folders (`-r`, `-R`, `--recursive`).
     pub(super) recursive: &'static [&'static str],
+    /// With a recursive flag and no file operand, the current folder is
+    /// searched (GNU `grep -r PATTERN`).
+    pub(super) recursive_dot: bool,
     /// Checks program text (leading operands or `text_opts` values).
     pub(super) language: Option<Language>,
     /// True when program text from a file cannot be seen, so the command
@@ -264,6 +267,7 @@ pub(super) const fn reader(
         writes: Writes::None,
         in_place: &[],
         recursive: &[],
+        recursive_dot: false,
         language: None,
         opaque_text_file: false,
     }
@@ -360,6 +364,9 @@ impl Spec {
             } else {
                 out.tree_writes.push(dir);
             }
+        }
+        if recursive && self.recursive_dot && files.is_empty() {
+            out.tree_reads.push(".".into());
         }
         let (reads, writes) = if recursive {
             (&mut out.tree_reads, &mut out.tree_writes)

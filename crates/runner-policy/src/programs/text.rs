@@ -16,6 +16,7 @@ pub(super) const SPECS: &[Spec] = &[
         text_opts: &["-e", "--regexp"],
         text_file_opts: &["-f", "--file"],
         recursive: &["-r", "-R", "--recursive", "--dereference-recursive"],
+        recursive_dot: true,
         ..reader(
             &["grep", "egrep", "fgrep"],
             "ABCmefdD",
