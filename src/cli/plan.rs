@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{CliError, CliResult, Exit};
-use crate::run::shard_of;
+use crate::run::shards_of;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -61,8 +61,9 @@ pub fn plan(a: &PlanArgs) -> CliResult {
     let count = count.min(repos.len() as u32).max(1);
     // One pass over the list, however many shards.
     let mut sizes = vec![0usize; count as usize];
-    for r in &repos {
-        sizes[shard_of(&r.folder, count) as usize - 1] += 1;
+    let folders: Vec<&str> = repos.iter().map(|r| r.folder.as_str()).collect();
+    for s in shards_of(&folders, count) {
+        sizes[s as usize - 1] += 1;
     }
     let share = |n: usize| {
         a.max_cost

@@ -9,7 +9,7 @@ use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
 use crate::run::{
-    Cancel, RunBudget, RunOptions, Shard, apply_kept, apply_passed, in_shard, run_tasks,
+    Cancel, RunBudget, RunOptions, Shard, apply_kept, apply_passed, keep_shard, run_tasks,
     watch_signals, write_run_outputs,
 };
 use crate::task::{LoadOptions, ModelSpec, load_tasks};
@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Tasks run in parallel (default 1; every task under --batch).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Run only shard K of N (stable by task name).
+    /// Run only shard K of N (stable by the set of task names, balanced
+    /// by count).
     #[arg(long)]
     shard: Option<Shard>,
     /// Apply each passing task's changes to its original workspace.
@@ -263,9 +264,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     }
     // A fleet is sharded by repository (each with all its tasks), below.
     let mut tasks: Vec<_> = match args.shard {
-        Some(s) if args.repos.is_none() => {
-            tasks.into_iter().filter(|t| in_shard(&t.name, s)).collect()
-        }
+        Some(s) if args.repos.is_none() => keep_shard(tasks, |t| t.name.as_str(), s),
         _ => tasks,
     };
     // A fleet: every task in every repository of the list.
@@ -274,7 +273,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         crate::fleet::check_author(&args.author).map_err(|e| CliError::Invalid(e.to_string()))?;
         let mut repos = crate::fleet::load(file).map_err(CliError::Config)?;
         if let Some(s) = args.shard {
-            repos.retain(|r| in_shard(&r.folder, s));
+            repos = keep_shard(repos, |r| r.folder.as_str(), s);
         }
         let cache = args
             .repos_cache

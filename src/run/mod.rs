@@ -24,6 +24,6 @@ pub use models::{fallback_configs, provider_config};
 pub use outputs::{write_report_html, write_run_outputs, write_run_reports, write_task_outputs};
 pub use resume::resumable;
 pub use schedule::run_tasks;
-pub use shard::{Shard, in_shard, shard_of};
+pub use shard::{Shard, keep_shard, shards_of};
 pub(crate) use task::{CopyPlan, Prepared};
 pub use task::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry, unstarted};
