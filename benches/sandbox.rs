@@ -76,25 +76,31 @@ fn timed(ws: &Path, policy: &Path, command: &str, supervised: bool, one_cpu: boo
         c.env("RUNNER_SIMULATE_NO_SUPERVISOR", "1");
     }
     if one_cpu {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: one system call on a stack value, between fork and exec;
-        // the mask is inherited by every thread and process after it.
-        unsafe {
-            c.pre_exec(|| {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        };
+        on_first_cpu(&mut c);
     }
     let t = Instant::now();
     let st = c.status().expect("runner runs");
     let took = t.elapsed();
     assert!(st.success(), "{command} failed (supervised: {supervised})");
     took
+}
+
+/// Keeps `c` and everything it starts on the first processor (the
+/// `exec-one-cpu` row, and the floor beside it).
+fn on_first_cpu(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: one system call on a stack value, between fork and exec; the
+    // mask is inherited by every thread and process after it.
+    unsafe {
+        c.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
 }
 
 /// One measurement's rounds: the medians with and without the supervisor,
@@ -331,18 +337,9 @@ fn floor_added(scratch: &Path) -> f64 {
         .expect("cc builds the floor");
     assert!(built.success(), "the floor does not build");
     let once = |filter: &str| -> f64 {
-        use std::os::unix::process::CommandExt;
         let mut c = Command::new(&bin);
         c.args([filter, "0", "3000"]);
-        // SAFETY: one system call on a stack value, between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
-                Ok(())
-            })
-        };
+        on_first_cpu(&mut c);
         let out = c.output().expect("the floor runs");
         let text = String::from_utf8_lossy(&out.stdout);
         text.split(", ")

@@ -181,9 +181,9 @@ impl ExecGuard {
         let mut by_inode = HashMap::new();
         // The loaders, known as the denied programs are: a copy of one
         // under another name is still a loader.
-        let loaders = loader::machine_loaders().into_iter().filter_map(|p| {
-            let meta = std::fs::metadata(&p).ok()?;
-            Some((LOADER.to_string(), p, meta))
+        let loaders = loader::machine_loaders().iter().filter_map(|p| {
+            let meta = std::fs::metadata(p).ok()?;
+            Some((LOADER.to_string(), p.clone(), meta))
         });
         let programs = denied.keys().flat_map(|name| {
             crate::contain::programs_on_path(name, path)

@@ -56,6 +56,10 @@ pub enum Loads {
         /// Its argv: its `argv[0]` first (the `--argv0` given, else the
         /// program as named).
         argv: Vec<String>,
+        /// Whether an option maps code of its own choosing into it
+        /// (`--preload`, `--audit`, `--library-path`): what runs then is
+        /// not only the program.
+        maps_code: bool,
     },
 }
 
@@ -64,6 +68,7 @@ pub enum Loads {
 pub fn reading(argv: &[String], env: &[String]) -> Loads {
     let mut i = 1;
     let mut argv0 = None;
+    let mut maps_code = false;
     while let Some(word) = argv.get(i) {
         let (opt, inline) = match word.split_once('=') {
             Some((o, v)) if o.starts_with("--") => (o, Some(v)),
@@ -90,6 +95,7 @@ pub fn reading(argv: &[String], env: &[String]) -> Loads {
             if opt == "--argv0" {
                 argv0 = value;
             }
+            maps_code |= MAPS_CODE.contains(&opt);
             continue;
         }
         if word == "--" {
@@ -111,13 +117,14 @@ pub fn reading(argv: &[String], env: &[String]) -> Loads {
     Loads::Program {
         program: program.clone(),
         argv: out,
+        maps_code,
     }
 }
 
-/// The options that load code into the program (a library path, a
+/// The options that map code into the program (a library path, a
 /// preloaded library, an auditing one): what they map the analysis cannot
 /// see into.
-pub const LOADS_CODE: &[&str] = &["--library-path", "--preload", "--audit"];
+const MAPS_CODE: &[&str] = &["--library-path", "--preload", "--audit"];
 
 #[cfg(test)]
 mod tests {
@@ -132,6 +139,7 @@ mod tests {
         let program = |argv: &str, run: &str| Loads::Program {
             program: argv.to_string(),
             argv: words(run),
+            maps_code: false,
         };
         let cases = [
             (
@@ -140,7 +148,11 @@ mod tests {
             ),
             (
                 "ld.so --library-path /x --preload /y.so --inhibit-cache /usr/bin/git push",
-                program("/usr/bin/git", "/usr/bin/git push"),
+                Loads::Program {
+                    program: "/usr/bin/git".into(),
+                    argv: words("/usr/bin/git push"),
+                    maps_code: true,
+                },
             ),
             (
                 "ld.so --argv0 ls /usr/bin/git push",

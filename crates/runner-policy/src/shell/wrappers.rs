@@ -167,16 +167,16 @@ impl Walker {
     /// choosing into it (`--preload`, `--audit`, `--library-path`) leave
     /// what runs unknown.
     fn unwrap_loader(&mut self, words: &[String], heredoc: bool, level: usize) {
-        use programs::loader::{LOADS_CODE, Loads, reading};
-        let Loads::Program { program, argv } = reading(words, &[]) else {
+        use programs::loader::{Loads, reading};
+        let Loads::Program {
+            program,
+            argv,
+            maps_code,
+        } = reading(words, &[])
+        else {
             return;
         };
-        let before = words.iter().take_while(|w| **w != program).any(|w| {
-            LOADS_CODE
-                .iter()
-                .any(|o| w == o || w.starts_with(&format!("{o}=")))
-        });
-        if before {
+        if maps_code {
             self.opaque("the loader is given code to map into the program (`--preload`, `--audit`, `--library-path`)");
             return;
         }

@@ -12,7 +12,13 @@ pub use runner_policy::programs::loader::{LOADER, Loads, is_loader_name, reading
 
 /// The loaders on this machine: files named as loaders in the library
 /// folders (and their architecture folders, one level down).
-pub fn machine_loaders() -> Vec<PathBuf> {
+pub fn machine_loaders() -> &'static [PathBuf] {
+    static FOUND: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(scan)
+}
+
+/// [`machine_loaders`]' one look at the library folders.
+fn scan() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for top in [
         "/lib",

@@ -193,7 +193,7 @@ fn decide_names(
     }
     let (program, loaded) = match loader_reading(argv, env) {
         Loads::Nothing => return None,
-        Loads::Program { program, argv } => (program, argv),
+        Loads::Program { program, argv, .. } => (program, argv),
     };
     let refuse = |why: String| Some(ExecGuard::undecidable_load(argv, why));
     if !program.contains('/') {

@@ -406,6 +406,22 @@ mod tests {
         assert!(available().is_ok(), "{:?}", available());
     }
 
+    /// `sh -c 'read _; SCRIPT'` waiting in its `read` (the stand-in for a
+    /// thread waiting in its notification), attached: the child, its
+    /// number, and the pipe whose line lets it go on.
+    fn attached_shell(script: &str) -> (std::process::Child, i32, std::io::PipeWriter) {
+        let (r, w) = std::io::pipe().unwrap();
+        let child = std::process::Command::new("sh")
+            .args(["-c", &format!("read _; {script}")])
+            .stdin(r)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        sleeping(pid);
+        attach(pid, false).unwrap();
+        (child, pid, w)
+    }
+
     /// A child waiting to exec (in `read`, the stand-in for a thread
     /// waiting in its notification): attached, let go, and seen where the
     /// kernel commits the exec, with the new program's file as its `exe`;
@@ -415,15 +431,7 @@ mod tests {
         use std::io::Write;
         let alarm = Alarm::new().unwrap();
         for (program, commits) in [("/bin/true", true), ("/nonexistent/x", false)] {
-            let (r, mut w) = std::io::pipe().unwrap();
-            let mut child = std::process::Command::new("sh")
-                .args(["-c", &format!("read _; exec {program} 2>/dev/null")])
-                .stdin(r)
-                .spawn()
-                .unwrap();
-            let pid = child.id() as i32;
-            sleeping(pid);
-            attach(pid, false).unwrap();
+            let (mut child, pid, mut w) = attached_shell(&format!("exec {program} 2>/dev/null"));
             w.write_all(b"\n").unwrap();
             let got = await_exec(&alarm, pid, pid, false);
             if commits {
@@ -473,15 +481,8 @@ mod tests {
         let alarm = Alarm::new().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mark = dir.path().join("ran");
-        let (r, mut w) = std::io::pipe().unwrap();
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", &format!("read _; exec /bin/touch {}", mark.display())])
-            .stdin(r)
-            .spawn()
-            .unwrap();
-        let pid = child.id() as i32;
-        sleeping(pid);
-        attach(pid, false).unwrap();
+        let (mut child, pid, mut w) =
+            attached_shell(&format!("exec /bin/touch {}", mark.display()));
         w.write_all(b"\n").unwrap();
         assert_eq!(await_exec(&alarm, pid, pid, false), Committed::Exec(pid));
         kill(pid);
