@@ -9,6 +9,14 @@ pub struct Shape {
 
 pub const SHAPES: &[Shape] = &[
     Shape {
+        name: "scripts-by-path",
+        what: "10,000 characters of `./sN.sh;`, each a workspace script whose `#!` line is read (issue 71)",
+    },
+    Shape {
+        name: "loader-nested",
+        what: "the dynamic loader given the loader, 10,000 characters deep, then `/bin/true` (issue 71)",
+    },
+    Shape {
         name: "everyday",
         what: "`cargo test --workspace 2>&1 | tail -n 50` (the common case)",
     },
