@@ -241,23 +241,9 @@ fn child(name: &str) {
                 "cargo test --workspace 2>&1 | tail -n 50",
             )
         }
-        "scripts-by-path" => {
+        "scripts-by-path" | "loader-nested" => {
             let ws = workspace(0, 0);
-            let mut cmd = String::new();
-            for i in 0.. {
-                let run = format!("./s{i}.sh;");
-                if cmd.len() + run.len() > 10_000 {
-                    break;
-                }
-                std::fs::write(ws.path().join(format!("s{i}.sh")), "#!/bin/sh -e\necho x\n")
-                    .unwrap();
-                cmd.push_str(&run);
-            }
-            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
-        }
-        "loader-nested" => {
-            let ws = workspace(0, 0);
-            let cmd = fill("", "/lib64/ld-linux-x86-64.so.2 ", 9_990) + "/bin/true";
+            let cmd = support::gate_shapes::issue_71_command(name, ws.path());
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
         }
         "parens-69" => {

@@ -137,3 +137,24 @@ pub const SHAPES: &[Shape] = &[
         what: "`git -C a` about 2,000 times, then `rm x` (each folder joined to the one before)",
     },
 ];
+
+/// The command of an issue-71 shape (`scripts-by-path`, `loader-nested`),
+/// with the scripts it runs written into `ws`.
+pub fn issue_71_command(name: &str, ws: &std::path::Path) -> String {
+    let mut cmd = String::new();
+    if name == "loader-nested" {
+        while cmd.len() < 9_960 {
+            cmd.push_str("/lib64/ld-linux-x86-64.so.2 ");
+        }
+        return cmd + "/bin/true";
+    }
+    for i in 0.. {
+        let run = format!("./s{i}.sh;");
+        if cmd.len() + run.len() > 10_000 {
+            break;
+        }
+        std::fs::write(ws.join(format!("s{i}.sh")), "#!/bin/sh -e\necho x\n").unwrap();
+        cmd.push_str(&run);
+    }
+    cmd
+}
