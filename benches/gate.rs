@@ -160,6 +160,7 @@ fn every_backstop() -> runner_policy::Backstops {
         confined: true,
         network_off: true,
         exec: false,
+        history: true,
     }
 }
 

@@ -78,7 +78,7 @@ enum Command {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
         /// Decide as a run holding these backstops does (comma-separated:
-        /// reads, edits, confined, network-off, exec; `all`). Default: none.
+        /// reads, edits, confined, network-off, exec, history; `all`). Default: none.
         #[arg(long, value_parser = cli::check::parse_backstops, default_value = "")]
         backstops: runner_policy::Backstops,
         tool: String,

@@ -14,11 +14,11 @@ use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
 /// A `--backstops` entry that names no backstop.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown backstop `{0}` (reads, edits, confined, network-off, exec, all)")]
+#[error("unknown backstop `{0}` (reads, edits, confined, network-off, exec, history, all)")]
 pub struct BackstopError(String);
 
 /// `--backstops`: `all`, or a comma-separated list of `reads`, `edits`,
-/// `confined`, `network-off`; empty for none.
+/// `confined`, `network-off`, `exec`, `history`; empty for none.
 pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
     let mut b = Backstops::default();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -30,6 +30,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
                     confined: true,
                     network_off: true,
                     exec: true,
+                    history: true,
                 }
             }
             "reads" => b.reads = true,
@@ -37,6 +38,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
             "confined" => b.confined = true,
             "network-off" => b.network_off = true,
             "exec" => b.exec = true,
+            "history" => b.history = true,
             other => return Err(BackstopError(other.to_string())),
         }
     }

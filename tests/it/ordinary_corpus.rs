@@ -118,6 +118,7 @@ fn ordinary_work_false_denies() {
         confined: true,
         network_off: true,
         exec: false,
+        history: true,
     };
     let run = false_decisions(&corpus, backed);
     run.denies_at_most(0, "network off");
@@ -273,6 +274,7 @@ fn agent_written_false_denies() {
         confined: true,
         network_off: false,
         exec: false,
+        history: true,
     };
     let run = false_decisions(&corpus, network_on);
     run.allows_no_denied_row();

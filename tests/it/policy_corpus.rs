@@ -191,6 +191,7 @@ fn corpus_deny_rows_hold_under_backstops() {
         confined: true,
         network_off: true,
         exec: false,
+        history: true,
     };
     let mut moot = 0;
     for name in CORPORA {

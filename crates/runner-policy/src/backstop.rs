@@ -6,13 +6,18 @@
 //!
 //! - **reads**: what the policy denies reading is not in the agent's copy,
 //!   and the original workspace is unreadable to commands. It does not
-//!   hold for a tracked file (git's object store still has it) or without
-//!   Landlock.
+//!   hold without Landlock, or where the copy's git view could not leave
+//!   such a file's history out (see history below).
 //! - **edits**: after the agent stops, a change to a path the policy
 //!   denies editing is reverted and fails the task. Every run holds it.
 //! - **confinement**: Landlock lets commands write only in the copy and
 //!   their temp folder, and `no_new_privs` keeps `sudo` from gaining
 //!   anything; with **network off**, no command reaches the network.
+//! - **history**: the copy's git view holds nothing the policy denies
+//!   reading: no reachable commit has such a path, or the view's history
+//!   is one commit, HEAD's tree without them. Reads of history (`git log
+//!   -p`, `git show REV`, `git archive REV`) are then decided by their
+//!   folder alone; without it, strictly.
 //! - **exec**: the runner's supervisor decides every exec of a command on
 //!   its real argv against the `Bash` deny rules, so a program deny rule
 //!   (`Bash(git push:*)`) holds whatever starts the program.
@@ -46,7 +51,7 @@ use crate::words::split_words;
 #[serde(default)]
 pub struct Backstops {
     /// Read-denied files are absent from the copy and unreadable in the
-    /// original (and none of them is tracked by git).
+    /// original, and the copy's git view holds none of their content.
     pub reads: bool,
     /// Changes to edit-denied paths are reverted on the result.
     pub edits: bool,
@@ -59,6 +64,12 @@ pub struct Backstops {
     /// `Bash` deny rules (the runner's supervisor): a program deny rule
     /// holds whatever code starts the program.
     pub exec: bool,
+    /// The copy's git view holds no content the policy denies reading (no
+    /// reachable commit has such a path, or its history is cut to one
+    /// commit without them), and the original's object store is
+    /// unreadable to commands: reads of history (`git log -p`, `git show
+    /// REV`) are decided by their folder alone.
+    pub history: bool,
 }
 
 /// Programs (first words) that do nothing without the network.
@@ -180,6 +191,7 @@ mod tests {
             confined: true,
             network_off: true,
             exec: false,
+            history: true,
         };
         let p = layer(
             "default: allow\nrules:\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\", \"Bash(git push:*)\", \"Bash(sudo:*)\", \"Bash(curl:*)\"]\n",

@@ -277,6 +277,7 @@ mod tests {
             confined: true,
             network_off: false,
             exec: false,
+            history: false,
         };
         assert_eq!(b.unbacked_deny(s.layers()), None);
     }

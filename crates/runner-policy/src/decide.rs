@@ -275,17 +275,25 @@ impl PolicySet {
 
     /// The built-in credentials layer's refusal of one of `sigs`, unless an
     /// explicit allow of a layer gives that path back. A recursive read is
-    /// decided by its folder alone: the files are absent from every copy.
+    /// decided by its folder alone: the files are absent from every copy
+    /// (but for a read of history without [`Backstops::history`]).
     fn credential_refusal(&self, sigs: &[Signature]) -> Option<LayerResult> {
         let layer = credentials_layer();
         sigs.iter().find_map(|sig| {
+            // A read of all history the copy's view does not make safe is
+            // decided on all it may reach: a credentials file committed
+            // once is in every commit before its removal. (Narrowed to a
+            // pathspec, it is decided as the policy's own rules are.)
+            let strict = sig.history
+                && !self.backstops.history
+                && matches!(sig.specifier.as_deref(), Some("." | "./" | ""));
             if !matches!(sig.family, Family::Read | Family::Edit)
-                || !sig.specifier.as_deref().is_some_and(may_match)
+                || !(strict || sig.specifier.as_deref().is_some_and(may_match))
             {
                 return None;
             }
             let folder;
-            let plain = if sig.tree {
+            let plain = if sig.tree && !strict {
                 folder = Signature::new(sig.family, sig.specifier.clone().unwrap_or_default());
                 &folder
             } else {
@@ -310,10 +318,17 @@ impl PolicySet {
 
     fn decide_layer(&self, layer: &Policy, risk: Risk, sigs: &[Signature]) -> LayerResult {
         // 1. Any deny rule matching any signature denies. With read-denied
-        // files absent, a recursive read is denied by its folder alone.
+        // files absent, a recursive read is denied by its folder alone; so
+        // is a read of history where the copy's git view holds none of
+        // them.
         for sig in sigs {
             let folder;
-            let sig_for_deny = if sig.tree && sig.family == Family::Read && self.backstops.reads {
+            let backed = if sig.history {
+                self.backstops.history
+            } else {
+                self.backstops.reads
+            };
+            let sig_for_deny = if sig.tree && sig.family == Family::Read && backed {
                 folder = Signature::new(Family::Read, sig.specifier.clone().unwrap_or_default());
                 &folder
             } else {

@@ -94,6 +94,12 @@ pub struct Signature {
     /// written are what they allow).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deny_only: bool,
+    /// Set on a read of the content git's history holds beneath the path
+    /// (`git log -p`, `git show REV`, `git archive REV`): a tree read
+    /// decided by its folder alone where the copy's git view holds no
+    /// content the policy denies reading ([`crate::Backstops::history`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub history: bool,
 }
 
 impl Signature {
@@ -106,6 +112,7 @@ impl Signature {
             opaque: None,
             unless_confined: false,
             deny_only: false,
+            history: false,
         }
     }
 
@@ -114,6 +121,14 @@ impl Signature {
         Self {
             tree: true,
             ..Self::new(family, path)
+        }
+    }
+
+    /// `Read(path/**)` of what git's history holds beneath `path`.
+    pub fn history(path: impl Into<String>) -> Self {
+        Self {
+            history: true,
+            ..Self::tree(Family::Read, path)
         }
     }
 
@@ -126,6 +141,7 @@ impl Signature {
             opaque: None,
             unless_confined: false,
             deny_only: false,
+            history: false,
         }
     }
 
@@ -156,6 +172,7 @@ impl Signature {
             opaque: Some(why.into()),
             unless_confined: false,
             deny_only: false,
+            history: false,
         }
     }
 }

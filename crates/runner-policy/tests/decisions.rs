@@ -50,6 +50,7 @@ fn landlocked() -> runner_policy::Backstops {
         confined: true,
         network_off: false,
         exec: false,
+        history: true,
     }
 }
 

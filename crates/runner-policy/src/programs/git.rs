@@ -9,8 +9,9 @@
 //!   that pushes (`send-pack`) are in [`names`].
 //! - Reads: `show REV:PATH`, `cat-file -p REV:PATH`, the paths after `--`
 //!   of `diff`, `log`, `show`, `blame`, `grep` (whole folders), `diff
-//!   --no-index A B`. An object named only by its id (`cat-file -p SHA`)
-//!   could be any file: it fails closed.
+//!   --no-index A B`.
+//! - Reads of history ([`history`]): `log -p`, `show REV`, `diff A B`,
+//!   `archive`, `cat-file -p SHA` and the like read what any commit held.
 //! - Writes: `--output FILE` (diff, log, show, format-patch `-o DIR`, archive
 //!   `-o FILE`), the pathspecs of `checkout -- PATH`, `restore`, `rm`, `mv`,
 //!   `clean` (the whole tree without one), `clone URL DIR`.
@@ -25,7 +26,10 @@
 use super::spec::{Arg, FileOperands, Options, change_dir};
 
 mod globals;
+mod history;
 pub mod names;
+
+pub(crate) use history::names_a_file;
 
 pub(crate) use globals::{Global, changes_what_runs, globals, subcommand_index};
 
@@ -166,6 +170,8 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
     };
+    out.history_reads
+        .extend(history::history_reads(sub, args, &positional, &pathspecs));
     match sub {
         "diff" if args.iter().any(|a| a == "--no-index") => {
             out.tree_reads.extend(owned(&positional));
@@ -202,28 +208,14 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
         "stash" if matches!(positional.first(), None | Some(&"push" | &"save")) => {
             out.tree_reads.push(".".into());
         }
+        // An object named by its id (or on stdin) may hold any file: a
+        // read of history (see `history`); `REV:PATH` reads PATH.
         "cat-file" => {
             let names: Vec<&str> = positional
                 .iter()
                 .copied()
                 .filter(|p| !matches!(*p, "blob" | "tree" | "commit" | "tag"))
                 .collect();
-            let shows = args
-                .iter()
-                .any(|a| matches!(a.as_str(), "-p" | "blob" | "tree"))
-                || args.iter().any(|a| {
-                    a.starts_with("--batch")
-                        || a.starts_with("--textconv")
-                        || a.starts_with("--filters")
-                });
-            if args.iter().any(|a| a.starts_with("--batch")) {
-                out.opaque("`git cat-file --batch` shows objects named on stdin");
-            }
-            if shows && names.iter().any(|n| !n.contains(':')) {
-                out.opaque(
-                    "`git cat-file` shows an object named by its id, which may hold any file",
-                );
-            }
             out.reads.extend(rev_paths(&names));
         }
         // A pathspec may be a folder: everything beneath it is written.

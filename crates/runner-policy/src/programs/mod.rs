@@ -39,6 +39,7 @@ pub use canonical::canonical_words;
 pub use find_xargs::{RunTimeOption, XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use git::names as git_names;
+pub(crate) use git::names_a_file as git_names_a_file;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use spec::FileOperands;
 pub use values::takes_plain_value;
@@ -258,6 +259,7 @@ pub(super) mod tests {
             ("write", o.writes),
             ("tree-read", o.tree_reads),
             ("tree-write", o.tree_writes),
+            ("history", o.history_reads),
         ]
         .into_iter()
         .filter(|(_, v)| !v.is_empty())

@@ -17,6 +17,9 @@ pub struct FileOperands {
     /// Folders it may write anything beneath (`rm -r`, `mv`, `tar -x -C`,
     /// the destination of `cp`).
     pub tree_writes: Vec<String>,
+    /// Folders whose content in git's history it reads (`git log -p`,
+    /// `git show REV`, `git archive REV`): see [`crate::Signature::history`].
+    pub history_reads: Vec<String>,
     /// Why the command cannot be checked: it runs or writes what its words
     /// do not show (`sed e`, `awk 'system(...)'`, `tar --to-command`).
     pub opaque: Option<String>,
@@ -32,6 +35,7 @@ impl FileOperands {
             &mut self.writes,
             &mut self.tree_reads,
             &mut self.tree_writes,
+            &mut self.history_reads,
         ] {
             for p in list.iter_mut() {
                 if p == "." {

@@ -38,6 +38,9 @@ pub struct PathUse {
     pub cwds: Vec<String>,
     /// Everything beneath the path too (`grep -r`, `rm -r`, `tar -x`).
     pub tree: bool,
+    /// What git's history holds beneath the path (`git log -p`): see
+    /// [`Signature::history`].
+    pub history: bool,
 }
 
 /// The result of analysing a script.
@@ -149,7 +152,13 @@ impl ShellAnalysis {
         }
         let mut budget = ExpansionBudget::default();
         for (family, list) in [(Family::Edit, &self.writes), (Family::Read, &self.reads)] {
-            for PathUse { path, cwds, tree } in list {
+            for PathUse {
+                path,
+                cwds,
+                tree,
+                history,
+            } in list
+            {
                 for c in cwds {
                     let dir = Path::new(cwd).join(c);
                     let paths = if has_glob(path) {
@@ -171,7 +180,14 @@ impl ShellAnalysis {
                             dir.join(path).to_string_lossy().into_owned()
                         };
                         for p in ws.signature_paths(&joined) {
-                            let sig = if *tree {
+                            let sig = if *history && *tree {
+                                Signature::history(p)
+                            } else if *history {
+                                Signature {
+                                    history: true,
+                                    ..Signature::new(family, p)
+                                }
+                            } else if *tree {
                                 Signature::tree(family, p)
                             } else {
                                 Signature::new(family, p)

@@ -28,7 +28,16 @@ impl Walker {
         self.add_file(write, path, false);
     }
 
+    /// A read of what git's history holds at `path` (`tree`: and beneath).
+    pub(super) fn add_history_path(&mut self, path: &str, tree: bool) {
+        self.add_use(false, path, tree, true);
+    }
+
     fn add_file(&mut self, write: bool, path: &str, tree: bool) {
+        self.add_use(write, path, tree, false);
+    }
+
+    fn add_use(&mut self, write: bool, path: &str, tree: bool, history: bool) {
         if self.done() {
             return;
         }
@@ -57,6 +66,7 @@ impl Walker {
             path: path.to_string(),
             cwds,
             tree,
+            history,
         };
         if write {
             self.out.writes.push(entry);

@@ -227,6 +227,16 @@ impl Walker {
             self.opaque(why);
             return;
         }
+        for f in &ops.history_reads {
+            if f.contains(['$', '`']) || f.starts_with('~') {
+                self.opaque(format!(
+                    "`{prog}` reads `{f}` in git's history, a path only known when the script runs"
+                ));
+                return;
+            }
+            // A file's history holds that file, not a folder's.
+            self.add_history_path(f, !programs::git_names_a_file(f));
+        }
         for (write, tree, list) in [
             (false, false, ops.reads),
             (true, false, ops.writes),

@@ -2,11 +2,11 @@ use super::super::tests::ops;
 
 #[test]
 fn reads_writes_and_runs() {
-    assert_eq!(ops("git diff HEAD -- src"), "read src");
+    assert_eq!(ops("git diff HEAD -- src"), "read src; history src");
     assert_eq!(ops("git status"), "");
     assert_eq!(ops("git show HEAD:.env"), "read .env");
     assert_eq!(ops("git show HEAD~1:./src/a.rs"), "read src/a.rs");
-    assert_eq!(ops("git log -p -- .env"), "read .env");
+    assert_eq!(ops("git log -p -- .env"), "read .env; history .env");
     assert_eq!(ops("git log -n 3 --format=%H -- src"), "read src");
     assert_eq!(ops("git diff --no-index a b"), "tree-read a b");
     assert_eq!(ops("git blame .env"), "read .env");
@@ -14,11 +14,14 @@ fn reads_writes_and_runs() {
     assert_eq!(ops("git grep TODO"), "tree-read .");
     assert_eq!(ops("git grep TODO -- src"), "tree-read src");
     assert_eq!(ops("git cat-file -p HEAD:.env"), "read .env");
-    assert!(ops("git cat-file -p 1234abcd").starts_with("opaque"));
-    assert!(ops("git cat-file --batch").starts_with("opaque"));
+    assert_eq!(ops("git cat-file -p 1234abcd"), "history .");
+    assert_eq!(ops("git cat-file --batch"), "history .");
     assert_eq!(ops("git diff --output=o"), "write o");
     assert_eq!(ops("git log --output o"), "write o");
-    assert_eq!(ops("git format-patch -o dir HEAD~1"), "tree-write dir");
+    assert_eq!(
+        ops("git format-patch -o dir HEAD~1"),
+        "tree-write dir; history ."
+    );
     assert_eq!(ops("git commit -o x"), "");
     assert_eq!(ops("git checkout main -- .github"), "tree-write .github");
     assert_eq!(ops("git apply fix.patch"), "read fix.patch; tree-write .");
@@ -38,6 +41,7 @@ fn reads_writes_and_runs() {
     );
     assert_eq!(ops("git clean -fdx"), "tree-write .");
     assert_eq!(ops("git -C sub show HEAD:x"), "read sub/x");
+    assert_eq!(ops("git -C sub show HEAD"), "history sub");
     assert!(ops("git -c core.pager=sh status").starts_with("opaque"));
     assert_eq!(ops("git -c user.email=a@b commit -m x"), "");
     assert_eq!(ops("git config user.name bot"), "");
@@ -127,9 +131,12 @@ fn every_option_and_subcommand_is_read() {
     // Subcommands' options that name files or run programs.
     assert_eq!(
         ops("git format-patch --output-directory out HEAD~1"),
-        "tree-write out"
+        "tree-write out; history ."
     );
-    assert_eq!(ops("git archive -o out.tar HEAD"), "write out.tar");
+    assert_eq!(
+        ops("git archive -o out.tar HEAD"),
+        "write out.tar; history ."
+    );
     assert_eq!(ops("git log -o x"), "");
     assert_eq!(
         ops("git blame --contents new.rs -- a.rs"),
@@ -145,7 +152,7 @@ fn every_option_and_subcommand_is_read() {
     assert_eq!(ops("git commit --file=m"), "read m");
     assert_eq!(ops("git log -F x"), "");
     // cat-file: what shows an object's content.
-    let by_id = "opaque: `git cat-file` shows an object named by its id, which may hold any file";
+    let by_id = "history .";
     assert_eq!(ops("git cat-file --textconv abc"), by_id);
     assert_eq!(ops("git cat-file --filters abc"), by_id);
     assert_eq!(ops("git cat-file blob abc"), by_id);
@@ -232,4 +239,75 @@ fn what_only_reads() {
     assert!(!reads("format-patch -o out HEAD~1"));
     assert!(!reads("rm f"));
     assert!(!reads("--no-pager"));
+}
+
+/// What reads the content git's history holds (issue 72): a read of
+/// history beneath the pathspecs, or the whole tree; what only lists
+/// commits, names or the work tree is not.
+#[test]
+fn readers_of_history() {
+    for (cmd, want) in [
+        ("git log -p", "history ."),
+        ("git log --patch --all", "history ."),
+        ("git log -p --all -- src", "read src; history src"),
+        ("git log -u", "history ."),
+        ("git log -pn 3", "history ."),
+        ("git log -G password", "history ."),
+        ("git log -S hunter2 --all", "history ."),
+        ("git log -L 1,5:a.rs", "history ."),
+        ("git log --cc", "history ."),
+        ("git log --word-diff", "history ."),
+        ("git whatchanged -p", "history ."),
+        ("git show", "history ."),
+        ("git show HEAD~1", "history ."),
+        ("git show --stat -p HEAD", "history ."),
+        ("git show HEAD~1:.env", "read .env"),
+        ("git diff HEAD~1", "history ."),
+        ("git diff main feature", "history ."),
+        ("git diff A..B -- src", "read src; history src"),
+        ("git diff HEAD~50 tests/a.py", "history tests/a.py"),
+        ("git diff origin/main", "history ."),
+        ("git log -p src/a.rs", "history src/a.rs"),
+        ("git format-patch --stdout HEAD~3", "history ."),
+        ("git archive HEAD", "history ."),
+        ("git archive --format=tar HEAD~1", "history ."),
+        ("git bundle create b.bundle --all", "history ."),
+        ("git fast-export --all", "history ."),
+        ("git range-diff A B C", "history ."),
+        ("git grep password HEAD~1", "tree-read .; history ."),
+        ("git grep -e password HEAD~1", "tree-read .; history ."),
+        ("git grep --cached password", "tree-read .; history ."),
+        ("git cat-file -p 0123abcd", "history ."),
+        ("git cat-file blob 0123abcd", "history ."),
+        ("git cat-file --batch-all-objects --batch", "history ."),
+        ("git stash show -p", "history ."),
+        ("git unpack-file 0123abcd", "history ."),
+        ("git fsck --lost-found", "history ."),
+    ] {
+        assert_eq!(ops(cmd), want, "{cmd}");
+    }
+    // Commits, names, sizes and the work tree only.
+    for cmd in [
+        "git log",
+        "git log --oneline --all",
+        "git log --stat",
+        "git show -s HEAD",
+        "git show --name-only HEAD~1",
+        "git show --stat",
+        "git diff",
+        "git diff web/lib/i18n.ts",
+        "git diff --cached",
+        "git diff --stat",
+        "git status",
+        "git blame a.rs",
+        "git grep TODO",
+        "git cat-file -t 0123abcd",
+        "git cat-file -s 0123abcd",
+        "git stash show",
+        "git fsck",
+        "git rev-list --all",
+        "git ls-tree -r HEAD",
+    ] {
+        assert!(!ops(cmd).contains("history"), "{cmd}: {}", ops(cmd));
+    }
 }
