@@ -12,7 +12,8 @@
 //! Run with `cargo bench --bench first_request` (or `scripts/bench`).
 //! `BENCH_ROUNDS` (default 5) sets how many rounds each figure is the
 //! median of; `BENCH_FILES` (default 10000) the synthetic repository's
-//! size; `BENCH_RUNNER=/path/to/runner` measures another build (an
+//! size; `BENCH_REPO=/path` adds a repository of your own (one with a
+//! long history: issue 72); `BENCH_RUNNER=/path/to/runner` measures another build (an
 //! earlier commit's, side by side). Prints a Markdown table for
 //! docs/src/performance.md.
 
@@ -238,4 +239,19 @@ fn main() {
     std::fs::create_dir_all(&synth).unwrap();
     synthetic_repo(&synth, files);
     measure("synthetic git repository", &synth, files);
+    // Another repository, such as one with a long history (issue 72).
+    if let Ok(more) = std::env::var("BENCH_REPO") {
+        let path = Path::new(&more);
+        let n = String::from_utf8_lossy(
+            &Command::new("git")
+                .current_dir(path)
+                .args(["ls-files"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .lines()
+        .count();
+        measure(&more, path, n);
+    }
 }

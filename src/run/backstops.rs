@@ -1,21 +1,20 @@
 //! The backstops a run holds (see `runner_policy::Backstops`): what the
-//! copy left out for the policy, whether Landlock confines commands and no
+//! copy left out for the policy, what its git view shows of history, whether Landlock confines commands and no
 //! daemon can act for them outside it (the supervisor's Unix-socket rule
 //! where it runs, a probe of the known daemons' sockets where not), and
 //! the network switch.
 
-use runner_policy::{Backstops, PolicySet};
+use runner_policy::Backstops;
 
 use crate::contain::Confinement;
 use crate::contain::daemons::reachable_daemon_sockets;
 use crate::workspace::IsolatedWorkspace;
 
-/// The backstops of a run under `policy` whose copy is `iso` (made hiding
-/// what the policy denies reading) and whose commands are confined by
+/// The backstops of a run whose copy is `iso` (made hiding what the
+/// policy denies reading) and whose commands are confined by
 /// `confine`; what they rest on is added to the transcript's sandbox
 /// `note`. The daemon sockets are probed only where Landlock confines.
 pub(crate) fn run_backstops(
-    policy: &PolicySet,
     iso: &IsolatedWorkspace,
     confine: Option<&Confinement>,
     network: bool,
@@ -23,12 +22,21 @@ pub(crate) fn run_backstops(
 ) -> Backstops {
     if !iso.hidden().is_empty() {
         note.push_str(&format!(
-            "; {} path(s) the policy denies reading left out of the copy{}",
+            "; {} path(s) the policy denies reading left out of the copy",
             iso.hidden().len(),
-            match iso.hidden_tracked().len() {
-                0 => String::new(),
-                n => format!(" ({n} tracked by git: readable through its objects)"),
-            }
+        ));
+    }
+    for (folder, head, found) in iso.history_cut() {
+        note.push_str(&format!(
+            "; git history in the copy{} cut to one commit, HEAD's tree without the paths the policy denies reading (history held {}; the real HEAD is {head})",
+            if folder.is_empty() { String::new() } else { format!(" of {folder}") },
+            found.join(", "),
+        ));
+    }
+    let exposed = iso.history_exposed();
+    if let Some(why) = &exposed {
+        note.push_str(&format!(
+            "; no history backstop: git in the copy {why}; reads of history are decided strictly"
         ));
     }
     let landlock = confine.is_some_and(Confinement::confines_writes);
@@ -49,14 +57,15 @@ pub(crate) fn run_backstops(
         ));
     }
     let confined = landlock && daemons.is_empty();
-    // The reads backstop is for the policy's own read denies: a tracked
-    // file that only the built-in credentials layer hid does not weaken it.
-    let tracked_by_rules = iso
-        .hidden_tracked()
-        .iter()
-        .any(|rel| policy.rules_deny_reading(rel));
+    // History is safe where every view holds no denied content and the
+    // original (its object store with it) is unreadable to commands.
+    let hides = confine.is_some_and(|c| c.hides);
+    let history = hides && exposed.is_none();
+    // Inline code could run a reader of history the analysis cannot see:
+    // the reads backstop holds only where history is safe too.
     Backstops {
-        reads: confine.is_some_and(|c| c.hides) && !tracked_by_rules,
+        reads: history,
+        history,
         edits: true,
         confined,
         network_off: confined && !network,

@@ -21,8 +21,8 @@
 //!   outside it are marked skip-worktree, so git does not report the files
 //!   the copy leaves out as deleted (changes outside the folder show as
 //!   clean). So are the files the copy leaves out because the policy
-//!   denies reading them (their content stays in the object store, which
-//!   is why such a tracked file has no backstop but the analysis).
+//!   denies reading them; where history holds such a path, the view's
+//!   history is cut to one commit without them ([`super::history`]).
 //!
 //! - The ignore files of the folders between the repository's top and the
 //!   workspace are copied to the same places, so that the copy ignores what
@@ -39,6 +39,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use super::history::{History, Settle};
 
 /// Where a workspace lies in its git repository.
 #[derive(Debug, Clone)]
@@ -63,6 +65,21 @@ impl RepoInfo {
     /// The object store the copy's view names in its alternates.
     pub fn objects(&self) -> PathBuf {
         self.common_dir.join("objects")
+    }
+
+    /// The repository's top folder.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// The folder shared by all worktrees (objects, refs, config).
+    pub(super) fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// This worktree's git folder (HEAD, index).
+    pub(super) fn git_dir(&self) -> &Path {
+        &self.git_dir
     }
 }
 
@@ -170,13 +187,15 @@ pub fn mirror_parent_ignores(repo: &RepoInfo, root: &Path) -> std::io::Result<()
 }
 
 /// What a view was made with.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct View {
     /// The tracked files that lie in the hidden paths (workspace-relative).
     pub tracked_hidden: Vec<String>,
     /// What the copy's config left out because it holds a credential, by
     /// key (see [`super::git_config`]).
     pub credentials_removed: Vec<String>,
+    /// What the view shows of history.
+    pub history: History,
 }
 
 /// Copies a file when it exists.
@@ -211,7 +230,15 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// Makes `root/.git` (the copy's repository top) show what the original
 /// shows. `root` holds the workspace's files at `repo.prefix`, without
 /// `hidden` (workspace-relative paths the policy denies reading).
-pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::Result<View> {
+/// With `history` (what the policy denies reading, and the scan of the
+/// repository's history), the view's history is settled too (see
+/// [`super::history`]).
+pub fn create_view(
+    repo: &RepoInfo,
+    root: &Path,
+    hidden: &[String],
+    history: Option<Settle<'_>>,
+) -> std::io::Result<View> {
     let dot = root.join(".git");
     std::fs::create_dir_all(dot.join("objects/info"))?;
     std::fs::create_dir_all(dot.join("info"))?;
@@ -246,9 +273,14 @@ pub fn create_view(repo: &RepoInfo, root: &Path, hidden: &[String]) -> std::io::
         &repo.top,
         &dot.join("info"),
     )?;
+    let history = match history {
+        Some((denied, scan)) => super::history::settle(repo, root, denied, scan),
+        None => History::Kept,
+    };
     let mut view = View {
         tracked_hidden: Vec::new(),
         credentials_removed,
+        history,
     };
     if repo.prefix.is_empty() && hidden.is_empty() {
         return Ok(view);

@@ -32,6 +32,7 @@ use super::diff::{FileChange, FileContent};
 use super::git_view::{
     RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
 };
+use super::history::{History, HistoryScan, Settle};
 use super::snapshot::Snapshot;
 
 mod changes;
@@ -61,24 +62,37 @@ pub struct IsolatedWorkspace {
     /// What the copy's git configs left out because it holds a
     /// credential (`.git/config http.https://github.com/.extraheader: …`).
     credentials_removed: Vec<String>,
+    /// What each git view (by folder, `""` or `sub/`) shows of history.
+    histories: Vec<(String, History)>,
 }
 
 impl IsolatedWorkspace {
     /// Copies `original` into a fresh temporary folder, leaving out ignored
     /// files, `.git` and the given absolute paths (such as the output folder).
     pub fn create(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
-        Self::create_hiding(original, excludes, &|_| false)
+        Self::build(original, excludes, None)
     }
 
     /// [`IsolatedWorkspace::create`], leaving out too the files and folders
     /// (workspace-relative, `/`-separated) for which `hide` is true: the
     /// ones the policy denies reading. git in the copy does not report
     /// them as deleted (skip-worktree).
+    /// The git view's history holds none of them either (see
+    /// [`super::history`]).
     pub fn create_hiding(
         original: &Path,
         excludes: &[PathBuf],
         hide: &(dyn Fn(&str) -> bool + Sync),
     ) -> std::io::Result<Self> {
+        Self::build(original, excludes, Some(hide))
+    }
+
+    fn build(
+        original: &Path,
+        excludes: &[PathBuf],
+        hiding: Option<&(dyn Fn(&str) -> bool + Sync)>,
+    ) -> std::io::Result<Self> {
+        let hide = hiding.unwrap_or(&|_| false);
         let original = original.canonicalize()?;
         let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
         let registered = crate::cleanup::register(dir.path());
@@ -89,6 +103,11 @@ impl IsolatedWorkspace {
         };
         std::fs::create_dir_all(&dest_root)?;
         let tracked = repo.as_ref().map(|_| TrackedIgnored::start(&original));
+        // Listed while the copy is made: what history holds.
+        let mut scan = repo
+            .as_ref()
+            .filter(|_| hiding.is_some())
+            .map(HistoryScan::start);
         if let Some(r) = &repo {
             mirror_parent_ignores(r, dir.path())?;
         }
@@ -177,16 +196,23 @@ impl IsolatedWorkspace {
         let mut tracked_hidden = Vec::new();
         let mut credentials_removed = Vec::new();
         let mut object_stores = Vec::new();
-        let repo = repo.filter(|r| match make_view(r, &original, dir.path(), &hidden) {
-            Some(view) => {
-                tracked_hidden = view.tracked_hidden;
-                credentials_removed = (view.credentials_removed.iter())
-                    .map(|c| format!(".git/config {c}"))
-                    .collect();
-                object_stores.push(r.objects());
-                true
+        let mut histories = Vec::new();
+        let history = |scan: Option<HistoryScan>| Some((hiding?, scan?));
+        let repo = repo.filter(|r| {
+            match make_view(r, &original, dir.path(), &hidden, history(scan.take())) {
+                Some(view) => {
+                    tracked_hidden = view.tracked_hidden;
+                    credentials_removed = (view.credentials_removed.iter())
+                        .map(|c| format!(".git/config {c}"))
+                        .collect();
+                    if !matches!(view.history, History::Cut { .. }) {
+                        object_stores.push(r.objects());
+                    }
+                    histories.push((String::new(), view.history));
+                    true
+                }
+                None => false,
             }
-            None => false,
         });
         // A folder of the workspace that is a repository of its own (a
         // submodule, a clone): without a view, git in the copy would take
@@ -199,7 +225,16 @@ impl IsolatedWorkspace {
                     .iter()
                     .filter_map(|h| h.strip_prefix(&inner).map(str::to_string))
                     .collect();
-                if let Some(view) = make_view(&r, &folder, &dest_root.join(&rel), &beneath) {
+                let inner_hide = |p: &str| hide(&format!("{inner}{p}"));
+                let inner_history = hiding.is_some().then(|| {
+                    (
+                        &inner_hide as &(dyn Fn(&str) -> bool + Sync),
+                        HistoryScan::start(&r),
+                    )
+                });
+                if let Some(view) =
+                    make_view(&r, &folder, &dest_root.join(&rel), &beneath, inner_history)
+                {
                     tracked_hidden
                         .extend(view.tracked_hidden.iter().map(|t| format!("{inner}{t}")));
                     credentials_removed.extend(
@@ -207,7 +242,10 @@ impl IsolatedWorkspace {
                             .iter()
                             .map(|c| format!("{inner}.git/config {c}")),
                     );
-                    object_stores.push(r.objects());
+                    if !matches!(view.history, History::Cut { .. }) {
+                        object_stores.push(r.objects());
+                    }
+                    histories.push((inner, view.history));
                 }
             }
         }
@@ -225,6 +263,7 @@ impl IsolatedWorkspace {
             hidden: Hidden::new(hidden, tracked_hidden),
             object_stores,
             credentials_removed,
+            histories,
         })
     }
 
@@ -252,6 +291,37 @@ impl IsolatedWorkspace {
     pub fn reveal_hidden(&self) -> std::io::Result<Revealed<'_>> {
         let d = &self.differ;
         self.hidden.reveal(&d.original, &d.root, d.parents)
+    }
+
+    /// Why some git view of the copy may show what the policy denies
+    /// reading through its history (`sub/: …` for a nested repository's).
+    pub fn history_exposed(&self) -> Option<String> {
+        self.histories.iter().find_map(|(folder, h)| match h {
+            History::Exposed(why) if folder.is_empty() => Some(why.clone()),
+            History::Exposed(why) => Some(format!("{folder}: {why}")),
+            _ => None,
+        })
+    }
+
+    /// The views whose history was cut: their folder, the real HEAD and
+    /// some of the denied paths history held.
+    pub fn history_cut(&self) -> Vec<(&str, &str, &[String])> {
+        (self.histories.iter())
+            .filter_map(|(folder, h)| match h {
+                History::Cut { head, found } => Some((folder.as_str(), head.as_str(), &found[..])),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What commands must not read of the original: the workspace, or the
+    /// whole repository when its view's history was cut (its object store
+    /// then lies there unread by the view).
+    pub fn hidden_root(&self) -> &Path {
+        match (&self.repo, self.histories.first()) {
+            (Some(r), Some((f, History::Cut { .. }))) if f.is_empty() => r.top(),
+            _ => self.original(),
+        }
     }
 
     /// The git object stores the copy's views read through their
@@ -314,8 +384,9 @@ fn make_view(
     folder: &Path,
     root: &Path,
     hidden: &[String],
+    history: Option<Settle<'_>>,
 ) -> Option<super::git_view::View> {
-    match create_view(repo, root, hidden) {
+    match create_view(repo, root, hidden, history) {
         Ok(n) => Some(n),
         Err(e) => {
             tracing::warn!("no git view in the copy of {}: {e}", folder.display());

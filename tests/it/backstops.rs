@@ -7,18 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{read_json, runner, stderr, write};
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
-        .args(args)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use crate::common::{git, read_json, runner, stderr, write};
 
 /// Runs `task` in `d` (with `extra` options), which must exit `code`;
 /// returns its transcript.
@@ -171,12 +160,13 @@ script:
 }
 
 /// A tracked file the policy denies reading is left out of the copy too,
-/// and git there does not call it deleted; but its content is still in the
-/// object store the copy's git view reads, so the read backstop does not
-/// hold: a recursive read and inline code need the analysis again, and
-/// the refusal says why.
+/// and git there does not call it deleted. Its content was in the object
+/// store the copy's git view read; now the view's history is cut to HEAD's
+/// tree without it (issue 72), so the read backstop holds: a recursive
+/// read and inline code run, and none of them, nor any object of the
+/// copy's store, shows the file.
 #[test]
-fn a_tracked_read_denied_file_is_hidden_but_leaves_the_analysis_in_charge() {
+fn a_tracked_read_denied_file_is_hidden_and_cut_from_the_copys_history() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     workspace(d, true);
@@ -194,8 +184,9 @@ script:
   - tool_calls:
       - {name: bash, args: {command: git status --porcelain}}
       - {name: bash, args: {command: cat secrets/key.txt}}
-      - {name: bash, args: {command: grep -rn . .}}
+      - {name: bash, args: {command: grep -rn --exclude-dir=.git . .}}
       - {name: bash, args: {command: "python3 -c 'print(1)'"}}
+      - {name: bash, args: {command: "git cat-file --batch-all-objects --batch"}}
   - text: done
 "#,
     );
@@ -208,13 +199,15 @@ script:
         "{status}"
     );
     assert_eq!(calls[1]["status"], "denied", "{}", calls[1]);
-    assert_eq!(calls[2]["status"], "denied", "{}", calls[2]);
-    assert_eq!(calls[3]["status"], "denied", "{}", calls[3]);
-    let reason = calls[3]["decision"]["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("`deny Read(.env)` has no backstop in this task"),
-        "{reason}"
-    );
+    for c in &calls[2..] {
+        assert_eq!(c["status"], "ok", "{c}");
+        let text = c.to_string();
+        assert!(
+            !text.contains("SECRET-0815") && !text.contains("KEY-4711"),
+            "{text}"
+        );
+    }
+    assert_eq!(t["backstops"]["reads"], true, "{}", t["backstops"]);
 }
 
 /// With a backstop behind every deny rule, code the analysis cannot see
@@ -399,7 +392,8 @@ fn runner_check_decides_with_the_backstops_it_is_given() {
 /// connect, so the run keeps its backstops and inline code runs. A socket
 /// a command makes inside its copy still works, by any path the command
 /// would name it by (`/proc/self` is the command's, not the runner's); a
-/// symlink in the copy to the daemon's socket does not.
+/// symlink in the copy to the daemon's socket does not, and is refused
+/// itself when the agent stops (a link out of the workspace).
 #[test]
 fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() {
     let dir = tempfile::tempdir().unwrap();
@@ -454,8 +448,17 @@ fn a_daemon_socket_outside_the_task_is_unreachable_and_the_run_stays_confined() 
         .arg(&task)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The link out of the workspace is itself refused at the end (issue
+    // 72): reverted, and the task fails naming it.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(
+        t["violations"][0]["path"], "link.sock",
+        "{}",
+        t["violations"]
+    );
+    let rule = t["violations"][0]["rule"].as_str().unwrap();
+    assert!(rule.contains("outside the workspace"), "{rule}");
     assert_eq!(t["backstops"]["confined"], true, "{}", t["backstops"]);
     let sandbox = t["sandbox"].as_str().unwrap();
     assert!(sandbox.contains("supervisor"), "{sandbox}");

@@ -106,7 +106,7 @@ impl CopyPlan {
         // Commands may write in the copy (and its `.git`) and the task's
         // temp folder, nowhere else (under the sandbox).
         let hidden = hides.then(|| HiddenTree {
-            root: iso.original().to_path_buf(),
+            root: iso.hidden_root().to_path_buf(),
             except: iso.object_stores().to_vec(),
         });
         let commands = CommandSetup::new(
@@ -121,7 +121,6 @@ impl CopyPlan {
         // The walls this run holds behind the policy's deny rules decide
         // how much the analysis must refuse.
         let backstops = crate::run::backstops::run_backstops(
-            &self.policy,
             &iso,
             commands.confine.as_ref(),
             self.sandbox.network,
