@@ -33,6 +33,8 @@ pub enum PushError {
     NoCommit,
     #[error("the changes of {task} do not apply: {source}")]
     Apply { task: String, source: GitError },
+    #[error("the changes of {task} are refused: {why}")]
+    Refused { task: String, why: String },
     #[error("the push was rejected: {0}")]
     Rejected(GitError),
     #[error(transparent)]
@@ -101,6 +103,15 @@ fn commit_and_push(
     group: &[&TaskResult],
     push: &Push,
 ) -> Result<runner_output::PushedBranch, PushError> {
+    // Checked again where they are written (see run::apply).
+    for r in group {
+        if let Some(why) = crate::run::refused_change(r) {
+            return Err(PushError::Refused {
+                task: r.transcript.task.clone(),
+                why,
+            });
+        }
+    }
     let first = group.first().ok_or(PushError::NoCommit)?;
     let dir = &first.workspace;
     let base = first
@@ -113,7 +124,7 @@ fn commit_and_push(
     git(&["checkout", "--quiet", "--force", "--detach", &base])?;
     git(&["clean", "--quiet", "-ffdx"])?;
     for r in group.iter().filter(|r| !r.diff.is_empty()) {
-        git::apply(dir, &["--index"], &r.diff).map_err(|source| PushError::Apply {
+        git::apply(dir, &["--index"], &r.whole_diff()).map_err(|source| PushError::Apply {
             task: r.transcript.task.clone(),
             source,
         })?;

@@ -74,6 +74,21 @@ fn mark_applied(out: &Path, r: &TaskResult) {
     }
 }
 
+/// The first change of `r` its policy denies writing (a path it denies
+/// editing, a link that leads a denied name elsewhere or out of the
+/// workspace; see `task::links`), as `` `PATH`: RULE (LAYER) ``: what
+/// `--apply` and `--push` refuse, checking the changes again where they
+/// write them. The edit backstop has taken such changes out already, so
+/// this holds if anything let one through.
+pub(crate) fn refused_change(r: &TaskResult) -> Option<String> {
+    let policy = r.policy.as_ref()?;
+    r.changes.iter().find_map(|c| {
+        let link = (c.new.as_ref()).and_then(|n| n.symlink.as_deref());
+        super::task::links::edit_refusal(policy, &r.workspace, &c.path, link)
+            .map(|(rule, layer)| format!("`{}`: {rule} ({layer})", c.path))
+    })
+}
+
 /// Applies the changes of every passing task; false when one could not be
 /// applied.
 pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
@@ -82,6 +97,21 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
         .iter_mut()
         .filter(|r| r.passed() && !r.changes.is_empty())
     {
+        if let Some(why) = refused_change(r) {
+            eprintln!("error: [{}] --apply refused: {why}", r.transcript.task);
+            r.transcript.outcome = Outcome {
+                status: OutcomeStatus::Failed,
+                reason: format!(
+                    "--apply refused: {why}; nothing of the task was applied (its diff is in changes.diff)"
+                ),
+                error_class: None,
+            };
+            if let Err(e) = write_task_outputs(out, r) {
+                eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
+            }
+            all_applied = false;
+            continue;
+        }
         match apply_changes(&r.workspace, &r.changes) {
             Ok(n) => {
                 eprintln!(

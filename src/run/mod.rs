@@ -17,6 +17,7 @@ mod schedule;
 mod shard;
 mod task;
 
+pub(crate) use apply::refused_change;
 pub use apply::{apply_kept, apply_passed};
 pub use cancel::{Cancel, decide_exit, watch_signals};
 pub use journal::read as read_journal;

@@ -6,7 +6,8 @@
 //! the task's version. Edits to different parts merge (`git merge-file`);
 //! a file nobody else touched is simply written; a real conflict leaves the
 //! whole task unapplied (every file is merged in memory before any is
-//! written) and names the file.
+//! written) and names the file. A symlinked folder on the way to a file
+//! is never followed: the task is left unapplied and the folder named.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -38,6 +39,14 @@ struct Planned<'a> {
 pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<usize, ApplyError> {
     let mut plan = Vec::new();
     for c in changes {
+        if let Some(link) = linked_folder(root, &c.path) {
+            return Err(ApplyError::Conflict {
+                path: c.path.clone(),
+                why: format!(
+                    "its folder `{link}` is a symlink in the tree, which --apply does not follow"
+                ),
+            });
+        }
         let p = root.join(&c.path);
         let current = if p.symlink_metadata().is_ok() {
             Some(FileContent::read(&p).map_err(|source| ApplyError::Io {
@@ -75,6 +84,22 @@ pub fn apply_changes(root: &Path, changes: &[FileChange]) -> Result<usize, Apply
         })?;
     }
     Ok(plan.len())
+}
+
+/// The first folder on the way to `rel` beneath `root` that is a symlink:
+/// writing through it would write wherever it leads.
+fn linked_folder(root: &Path, rel: &str) -> Option<String> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts[..parts.len().saturating_sub(1)].iter().enumerate() {
+        at.push(part);
+        match at.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => return Some(parts[..=i].join("/")),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// The three-way merge of a file both the task and someone else changed.
@@ -171,4 +196,49 @@ fn write(root: &Path, p: &Planned) -> std::io::Result<()> {
     }
     atomic_write(&path, &new.bytes)?;
     crate::sys::set_mode(&path, new.mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::ChangeKind;
+
+    /// A symlinked folder on the way to a file is not written through
+    /// (issue 72): the whole task stays unapplied, the folder named.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_folder_on_the_way_is_never_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("ws");
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        crate::sys::symlink(&elsewhere, &root.join(".github")).unwrap();
+        let added = |path: &str| FileChange {
+            path: path.into(),
+            kind: ChangeKind::Added,
+            old: None,
+            new: Some(FileContent {
+                bytes: b"x\n".to_vec(),
+                mode: 0o644,
+                symlink: None,
+            }),
+            base_moved: false,
+        };
+        let e = apply_changes(&root, &[added("a.txt"), added(".github/workflows/x.yml")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`.github` is a symlink"), "{e}");
+        assert!(
+            !root.join("a.txt").exists(),
+            "nothing of the task is applied"
+        );
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        // Without the link, the same change applies.
+        std::fs::remove_file(root.join(".github")).unwrap();
+        assert_eq!(
+            apply_changes(&root, &[added(".github/workflows/x.yml")]).unwrap(),
+            1
+        );
+    }
 }

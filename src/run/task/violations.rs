@@ -100,7 +100,10 @@ pub(super) fn revert_denied_changes(
     }
     let mut failed = None;
     changes.retain(|change| {
-        let Some((rule, layer)) = policy.edit_denied(&change.path) else {
+        let link = (change.new.as_ref()).and_then(|n| n.symlink.as_deref());
+        let Some((rule, layer)) =
+            super::links::edit_refusal(policy, iso.path(), &change.path, link)
+        else {
             return true;
         };
         if let Err(e) = revert(iso.path(), change) {

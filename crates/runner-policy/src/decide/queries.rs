@@ -51,6 +51,47 @@ impl PolicySet {
         })
     }
 
+    /// [`PolicySet::edit_denied`] of `rel` as a path that may hold others
+    /// (issue 72): a deny of `X/**` covers `X` itself, made, replaced or
+    /// removed as a file, a folder or a symlink. With `link_to` (`rel` is
+    /// a symlink to that workspace path), so does an `Edit` deny that could
+    /// match a path beneath `rel` but none beneath the target: the link
+    /// makes such paths reachable by a name the rule denies (`.github ->
+    /// src/gh` edits `.github/**`), where a rule that matches beneath both
+    /// (`**/*.lock`) holds at the target's own paths anyway.
+    pub fn edit_denied_at(&self, rel: &str, link_to: Option<&str>) -> Option<(String, String)> {
+        if let Some(d) = self.edit_denied(rel) {
+            return Some(d);
+        }
+        let rel = rel.trim_end_matches('/');
+        let child = format!("{rel}/{}", crate::path_pattern::CHILD);
+        let itself = [
+            Signature::new(Family::Edit, child.clone()),
+            Signature::new(Family::Read, child),
+        ];
+        let beneath = Signature::tree(Family::Edit, rel);
+        let target = link_to.map(|t| Signature::tree(Family::Edit, t));
+        let denies = |r: &crate::policy::Rule| {
+            itself.iter().any(|s| r.pattern.matches(s, true))
+                || target.as_ref().is_some_and(|t| {
+                    r.pattern.family == Family::Edit
+                        && r.pattern.matches(&beneath, true)
+                        && !r.pattern.matches(t, true)
+                })
+        };
+        let by_rules = self.layers.iter().find_map(|l| {
+            l.rules
+                .iter()
+                .find(|r| !r.allow && denies(r))
+                .map(|r| (format!("deny {}", r.pattern.text), l.source.clone()))
+        });
+        by_rules.or_else(|| {
+            (crate::credentials::credentials_layer().rules.iter())
+                .find(|r| itself.iter().any(|s| r.pattern.matches(s, true)))
+                .map(|r| (format!("deny {}", r.pattern.text), CREDENTIALS_LAYER.into()))
+        })
+    }
+
     /// The refusal of `sig` by the first deny rule of any layer, whatever
     /// allows it: what a tool asks of a signature it does not need allowed
     /// on its own (the address a `Fetch` name resolved to).
@@ -143,6 +184,33 @@ mod tests {
             ..Backstops::default()
         };
         assert_eq!(reads.clone().with_backstops(held).backstops(), held);
+    }
+
+    /// `Edit(X/**)` covers `X` itself, and a link is decided where it
+    /// leads (issue 72).
+    #[test]
+    fn a_folder_rule_covers_the_folder_and_links_into_it() {
+        let s =
+            set("  - deny: [\"Edit(.github/**)\", \"Edit(**/*.lock)\", \"Read(secrets/**)\"]\n");
+        let rule = |r: &str| Some((format!("deny {r}"), s.layers()[0].source.clone()));
+        // The folder itself, as a file, a folder or a symlink.
+        assert_eq!(s.edit_denied(".github"), None);
+        assert_eq!(s.edit_denied_at(".github", None), rule("Edit(.github/**)"));
+        assert_eq!(s.edit_denied_at("secrets", None), rule("Read(secrets/**)"));
+        assert_eq!(s.edit_denied_at("src", None), None);
+        assert_eq!(s.edit_denied_at("src/a.rs", None), None);
+        // A link that leads a denied name elsewhere.
+        assert_eq!(
+            s.edit_denied_at(".github", Some("src/gh")),
+            rule("Edit(.github/**)")
+        );
+        // One above the denied folder reaches it too.
+        assert_eq!(s.edit_denied_at("x", Some("y")), None);
+        // A rule that holds at the target's own paths is not escaped.
+        assert_eq!(s.edit_denied_at("vendor/lib", Some("src/lib")), None);
+        // A link to the denied folder by another name is the target's
+        // rule's business: its files keep their own paths.
+        assert_eq!(s.edit_denied_at("gh", Some(".github")), None);
     }
 
     fn layer(yaml: &str, file: &str) -> crate::Policy {
