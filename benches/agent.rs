@@ -444,7 +444,9 @@ fn governor_per_request() {
 /// What redaction costs per megabyte of tool output (every result is
 /// redacted before the model sees it): clean text, and text holding
 /// secrets, with no secret value known and with 20 (each looked for in
-/// its five forms: plain, three base64 alignments, URL-encoded).
+/// its forms: plain, three base64 alignments, URL-encoded, hex in both
+/// cases, reversed, and as JSON strings hold them). Goal (issue 72):
+/// under 2 ms for 1 MB.
 fn redaction_per_mb() {
     use runner::testkit::Redactor;
     let line = "src/lib.rs:42:    let value = compute(&input, Some(\"https://example.com/path\"))?; // note\n";
@@ -459,11 +461,18 @@ fn redaction_per_mb() {
         );
     }
     let values: Vec<String> = (0..20).map(|i| format!("secret-value-{i:02}")).collect();
+    // The URL password's shape is tried only on text with an `@`.
+    let at_line = "src/lib.rs:42:    let to = mail(\"ops@example.com\", Some(\"https://example.com/path\"))?;\n";
+    let with_at: String = at_line.repeat(1_000_000 / at_line.len());
     for (known, redactor) in [
         ("no secret values", Redactor::new(Vec::new())),
         ("20 secret values", Redactor::new(values)),
     ] {
-        for (kind, text) in [("clean", &clean), ("50 secrets", &dirty)] {
+        for (kind, text) in [
+            ("clean", &clean),
+            ("50 secrets", &dirty),
+            ("clean, an `@` in every line", &with_at),
+        ] {
             let mb = text.len() as f64 / 1e6;
             let t = timed(|| {
                 std::hint::black_box(redactor.redact(text));

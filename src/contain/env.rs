@@ -18,6 +18,9 @@ pub struct EnvSettings {
     pub pass: Vec<String>,
     /// Variables set (or replaced) for commands.
     pub set: BTreeMap<String, String>,
+    /// `redact:`: variables whose values every output redacts (names or
+    /// globs; see `runner_policy::redact_matches`).
+    pub redact: Vec<String>,
 }
 
 /// Whether a variable name looks like it holds a secret.
@@ -244,6 +247,7 @@ mod tests {
         let s = EnvSettings {
             pass: vec!["NPM_TOKEN".into()],
             set: [("CI".to_string(), "true".to_string())].into(),
+            redact: Vec::new(),
         };
         let env = scrubbed_env(vars, &s);
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();

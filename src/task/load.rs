@@ -63,6 +63,15 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let telemetry = super::sections::telemetry(path, tf.telemetry.as_ref(), &mut r.errors);
     r.limits(&tf);
     r.script(&tf);
+    for entry in &tf.redact {
+        if let Some(why) = runner_policy::redact_entry_error(&entry.value) {
+            r.errors.push(ConfigError::at(
+                path,
+                &entry.referenced,
+                format!("redact: {why}"),
+            ));
+        }
+    }
     let agents = super::agents::resolve_agents(
         path,
         r.dir,
@@ -87,7 +96,12 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         .map_or_else(EnvSettings::default, |e| EnvSettings {
             pass: e.pass.clone(),
             set: e.set.clone(),
+            redact: Vec::new(),
         });
+    let env = EnvSettings {
+        redact: tf.redact.iter().map(|r| r.value.clone()).collect(),
+        ..env
+    };
     Ok(Task {
         name,
         name_at,

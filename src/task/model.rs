@@ -393,6 +393,13 @@ pub struct TaskFile {
     /// The environment of commands and checks.
     #[serde(default)]
     pub env: Option<EnvFile>,
+    /// Variables whose values are redacted from every output, whatever
+    /// their names: `INTERNAL_API`, or a glob over names (`MYCO_*`).
+    /// Values that look secret by their shape (a webhook URL, a URL's
+    /// password, a token) are redacted without it.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub redact: Vec<Spanned<String>>,
     /// MCP servers whose tools the agent gets, by name.
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, McpServerFile>")]

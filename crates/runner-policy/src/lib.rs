@@ -43,6 +43,7 @@ mod pattern;
 mod plain_list;
 mod policy;
 pub mod programs;
+mod redact_names;
 mod risk;
 mod selftest;
 pub mod shell;
@@ -73,6 +74,7 @@ pub use paths::{
 pub use pattern::{Pattern, PatternError};
 pub use plain_list::simple_commands;
 pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
+pub use redact_names::{redact_entry_error, redact_matches};
 pub use risk::Risk;
 pub use selftest::test_signatures;
 pub use signature::{Family, Signature};

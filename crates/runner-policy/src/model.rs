@@ -81,6 +81,13 @@ pub struct PolicyFile {
     /// runner's proxy. Absent: the network is as the task's `sandbox:` says.
     #[serde(default)]
     pub network: Option<NetworkFile>,
+    /// Variables whose values are redacted from every output of every
+    /// task under this policy, whatever their names: `INTERNAL_API`, or a
+    /// glob over names (`MYCO_*`). Values that look secret by their shape
+    /// (a webhook URL, a URL's password, a token) are redacted without it.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub redact: Vec<Spanned<String>>,
 }
 
 /// `network:` as written.

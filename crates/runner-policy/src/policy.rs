@@ -41,6 +41,9 @@ pub struct Policy {
     pub telemetry: Option<crate::telemetry::Telemetry>,
     /// `network:`, compiled.
     pub network: Option<crate::network::Network>,
+    /// `redact:`: variables whose values every output redacts, by name or
+    /// glob (see [`crate::redact_matches`]).
+    pub redact: Vec<String>,
 }
 
 /// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
@@ -90,6 +93,7 @@ impl Policy {
             hooks: Default::default(),
             telemetry: None,
             network: None,
+            redact: Vec::new(),
         }
     }
 
@@ -216,6 +220,10 @@ impl Policy {
                 .map_err(|es| errors.extend(es))
                 .ok()
         });
+        let redact = crate::redact_names::compile_redact(&pf.redact, file).unwrap_or_else(|es| {
+            errors.extend(es);
+            Vec::new()
+        });
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -228,6 +236,7 @@ impl Policy {
             hooks,
             telemetry,
             network,
+            redact,
         })
     }
 }
