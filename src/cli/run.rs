@@ -52,6 +52,11 @@ pub struct RunArgs {
     /// have spent it, the tasks not yet started are skipped.
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     max_cost: Option<f64>,
+    /// Most bytes a task's changes.diff holds (default 10 MB): over it,
+    /// large and binary files keep only their headers and a line saying
+    /// what was left out; `--apply` applies the whole change all the same.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::workspace::DEFAULT_MAX_DIFF_BYTES)]
+    max_diff_bytes: u64,
     /// Print only the final line.
     #[arg(long, short)]
     quiet: bool,
@@ -254,6 +259,15 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             return Err(CliError::Config(errors));
         }
     };
+    // What each task makes secret, before any task runs (issue 72).
+    for t in &tasks {
+        let redact: Vec<String> = (t.env.redact.iter())
+            .chain(t.policy.redact.iter())
+            .chain(extra.iter().flat_map(|l| l.redact.iter()))
+            .cloned()
+            .collect();
+        crate::contain::learn_task_secrets(&redact, &t.env.set);
+    }
     // A --param no task declares is a typo, not something to ignore.
     for name in load.params.keys() {
         if !tasks.iter().any(|t| t.params.contains_key(name)) {
@@ -380,6 +394,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         fleet: args
             .max_failures
             .map(|n| Arc::new(crate::run::FailureBreaker::new(n))),
+        max_diff_bytes: args.max_diff_bytes,
     };
     watch_signals(opts.cancel.clone());
     // What runs killed outright (SIGKILL) left in the temp folder, and

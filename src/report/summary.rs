@@ -211,7 +211,32 @@ fn diff_section(t: &Transcript, diff: &str, budget: usize) -> String {
         }
         s.push_str("\n</details>\n\n");
     }
+    if let Some(cut) = &t.diff_cut {
+        s.push_str(&format!("{}\n\n", diff_cut_note(cut)));
+    }
     s
+}
+
+/// What a `changes.diff` cut to its bound left out, in a sentence.
+pub(crate) fn diff_cut_note(cut: &runner_output::DiffCut) -> String {
+    let files: Vec<String> = (cut.files.iter().take(10))
+        .map(|f| {
+            format!(
+                "`{}` ({}, {} bytes)",
+                f.path.replace('`', "'"),
+                f.why,
+                f.bytes
+            )
+        })
+        .collect();
+    format!(
+        "changes.diff was cut to --max-diff-bytes {} (the whole diff is {} bytes): {} file(s) left out, their headers kept: {}{}; --apply applies the whole change.",
+        cut.limit_bytes,
+        cut.whole_bytes,
+        cut.files.len(),
+        files.join(", "),
+        if cut.files.len() > 10 { ", ..." } else { "" }
+    )
 }
 
 /// Renders the summary of a run: the table, then each task with its diff

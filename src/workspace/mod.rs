@@ -9,8 +9,10 @@ mod apply;
 mod atomic;
 mod blob;
 mod diff;
+mod diff_bound;
 mod git_config;
 mod git_view;
+mod history;
 mod isolate;
 #[cfg(unix)]
 mod open;
@@ -23,6 +25,9 @@ mod snapshot;
 pub(crate) use apply::{ApplyError, apply_changes};
 pub(crate) use atomic::{atomic_write, atomic_write_str, durable_write, durable_write_str};
 pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, render_git_diff};
+pub use diff_bound::{DEFAULT_MAX_DIFF_BYTES, render_bounded_diff};
+#[doc(hidden)]
+pub use history::forget_listings;
 pub use isolate::{Differ, IsolatedWorkspace};
 pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};
 pub use paths::{Workspace, normalize_lexically};

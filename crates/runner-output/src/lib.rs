@@ -16,6 +16,7 @@
 
 mod agent;
 mod call;
+mod diff_cut;
 mod doctor;
 mod event;
 mod message;
@@ -26,6 +27,7 @@ pub use agent::{AgentRun, Reserved};
 pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };
+pub use diff_cut::{DiffCut, LeftOut};
 pub use doctor::{DoctorBackstop, DoctorReport};
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};

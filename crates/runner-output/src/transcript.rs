@@ -439,6 +439,10 @@ pub struct Transcript {
     pub connections: Vec<crate::network::Connection>,
     /// The files the task changed.
     pub changes: Vec<ChangedFile>,
+    /// Set when `changes.diff` was cut to `--max-diff-bytes`: what it left
+    /// out (`--apply` applies the whole change all the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_cut: Option<crate::DiffCut>,
     /// Changes to paths the policy denies editing, dropped (see
     /// [`Violation`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -378,6 +378,13 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         }
         h.push_str("</ul>\n");
     }
+    if let Some(cut) = &t.diff_cut {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">{}</p>",
+            esc(&super::summary::diff_cut_note(cut))
+        );
+    }
     let conv = conversation(t);
     let _ = write!(
         h,

@@ -12,7 +12,7 @@ use super::scene::Scene;
 use super::violations::verdict;
 use crate::report::transcript::{ChangedFile, Counts, TRANSCRIPT_VERSION};
 use crate::report::{Outcome, Transcript, TranscriptRecorder};
-use crate::workspace::{FileChange, render_git_diff};
+use crate::workspace::{FileChange, render_bounded_diff};
 
 /// What the phases that held the workspace hand to the transcript.
 pub(super) struct Worked {
@@ -86,7 +86,8 @@ pub(super) fn finish(
             String::new(),
         ),
     };
-    let diff = render_git_diff(&worked.changes, &diff_prefix);
+    let (diff, diff_cut) =
+        render_bounded_diff(&worked.changes, &diff_prefix, scene.opts.max_diff_bytes);
     let transcript = Transcript {
         trace: (scene.opts.telemetry.as_ref()).map(|t| t.task_ids(&task.name)),
         sandbox,
@@ -117,6 +118,7 @@ pub(super) fn finish(
             })
             .collect(),
         violations: progress.violations,
+        diff_cut,
         final_answer: worked.answer.text,
         output: worked.answer.output,
         outcome,
@@ -128,6 +130,8 @@ pub(super) fn finish(
         changes: worked.changes,
         workspace: task.workspace.clone(),
         kept: false,
+        policy: Some(policy),
+        diff_prefix,
     }
 }
 
@@ -168,6 +172,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
         connections: Vec::new(),
         changes: Vec::new(),
         violations: Vec::new(),
+        diff_cut: None,
         final_answer: String::new(),
         output: None,
         outcome: Outcome {

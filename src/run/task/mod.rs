@@ -59,6 +59,7 @@ mod attempts;
 mod checks;
 mod finish;
 mod journaled;
+pub(crate) mod links;
 mod options;
 mod prepare;
 mod progress;
@@ -150,6 +151,8 @@ pub fn unstarted(task: &Task, status: crate::report::OutcomeStatus, reason: Stri
         changes: Vec::new(),
         workspace: task.workspace.clone(),
         kept: false,
+        policy: None,
+        diff_prefix: String::new(),
     }
 }
 
@@ -170,6 +173,8 @@ fn earlier_run(task: &Task, opts: &RunOptions) -> Result<Option<Prior>, Box<Task
                 changes: Vec::new(),
                 workspace: task.workspace.clone(),
                 kept: true,
+                policy: None,
+                diff_prefix: String::new(),
             }))
         }
         Previous::Resume(transcript, diff) => Ok(Some(Prior { transcript, diff })),

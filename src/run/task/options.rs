@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub batch: Option<std::time::Duration>,
     /// `--max-failures` of a fleet run (`--repos`).
     pub fleet: Option<Arc<FailureBreaker>>,
+    /// `--max-diff-bytes`: the bound of each task's `changes.diff`.
+    pub max_diff_bytes: u64,
 }
 
 /// `runner run --repos … --max-failures N`: once N repositories have a
@@ -113,6 +115,26 @@ pub struct TaskResult {
     /// Kept as an earlier run ended it (`--resume`): its outputs stand,
     /// whether they were applied included.
     pub kept: bool,
+    /// The policy the task ran under, which `--apply` and `--push` check
+    /// its changes against again; none for a task that never started.
+    pub policy: Option<std::sync::Arc<runner_policy::PolicySet>>,
+    /// What the diff's paths start with (the workspace's folder in its
+    /// repository): `--push` renders the whole diff again from `changes`
+    /// where `changes.diff` was cut to `--max-diff-bytes`.
+    pub diff_prefix: String,
+}
+
+impl TaskResult {
+    /// The whole diff: `diff`, or where it was cut, rendered again from
+    /// the changes.
+    pub fn whole_diff(&self) -> std::borrow::Cow<'_, str> {
+        match &self.transcript.diff_cut {
+            Some(_) if !self.changes.is_empty() => std::borrow::Cow::Owned(
+                crate::workspace::render_git_diff(&self.changes, &self.diff_prefix),
+            ),
+            _ => std::borrow::Cow::Borrowed(&self.diff),
+        }
+    }
 }
 
 impl TaskResult {
