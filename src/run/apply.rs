@@ -28,7 +28,12 @@ pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
         if dir.join(APPLIED).exists() {
             continue;
         }
-        match git_apply(&r.workspace, &r.diff) {
+        let top = repo_top(&r.workspace);
+        let checked = match refused_in_diff(r, &top) {
+            Some(why) => Err(format!("refused: {why}")),
+            None => crate::git::apply(&top, &[], &r.diff).map_err(|e| e.to_string()),
+        };
+        match checked {
             Ok(()) => {
                 eprintln!(
                     "[{}] applied its changes from an earlier run ({}) to {}",
@@ -57,12 +62,11 @@ pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
     all_applied
 }
 
-/// `git apply` of `diff` where the diff's paths start: the root of
-/// `workspace`'s repository, or `workspace` outside one.
-fn git_apply(workspace: &Path, diff: &str) -> Result<(), crate::git::GitError> {
-    let top = crate::git::run(workspace, &["rev-parse", "--show-toplevel"], None)
-        .map_or_else(|_| workspace.to_path_buf(), std::path::PathBuf::from);
-    crate::git::apply(&top, &[], diff)
+/// Where a diff's paths start: the root of `workspace`'s repository, or
+/// `workspace` outside one.
+fn repo_top(workspace: &Path) -> std::path::PathBuf {
+    crate::git::run(workspace, &["rev-parse", "--show-toplevel"], None)
+        .map_or_else(|_| workspace.to_path_buf(), std::path::PathBuf::from)
 }
 
 /// Marks `r` applied: what a later `--resume --apply` reads.
@@ -87,6 +91,64 @@ pub(crate) fn refused_change(r: &TaskResult) -> Option<String> {
         super::task::links::edit_refusal(policy, &r.workspace, &c.path, link)
             .map(|(rule, layer)| format!("`{}`: {rule} ({layer})", c.path))
     })
+}
+
+/// [`refused_change`] for a task kept from an earlier run, whose changes
+/// are only its diff's text (paths from `top`, the repository's root):
+/// each file and each symlink the diff makes, checked again.
+fn refused_in_diff(r: &TaskResult, top: &Path) -> Option<String> {
+    let policy = r.policy.as_ref()?;
+    let prefix = r
+        .workspace
+        .canonicalize()
+        .ok()
+        .and_then(|w| {
+            w.strip_prefix(top.canonicalize().ok()?)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{p}/"))
+        .unwrap_or_default();
+    for (path, link) in diff_files(&r.diff) {
+        let Some(rel) = path.strip_prefix(&prefix) else {
+            return Some(format!("`{path}`: outside the task's workspace"));
+        };
+        let link = link.map(std::path::PathBuf::from);
+        if let Some((rule, layer)) =
+            super::task::links::edit_refusal(policy, &r.workspace, rel, link.as_deref())
+        {
+            return Some(format!("`{rel}`: {rule} ({layer})"));
+        }
+    }
+    None
+}
+
+/// The files a diff writes, with the target of each symlink it makes.
+fn diff_files(diff: &str) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    let mut link = false;
+    for line in diff.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git a/") {
+            let path = rest.rsplit_once(" b/").map_or(rest, |(_, b)| b);
+            out.push((path.to_string(), None));
+            link = false;
+        } else if line.ends_with(" 120000")
+            && (line.starts_with("new file mode")
+                || line.starts_with("new mode")
+                || line.starts_with("index "))
+        {
+            link = true;
+        } else if link
+            && let Some(target) = line.strip_prefix('+').filter(|t| !t.starts_with("++"))
+            && let Some(last) = out.last_mut()
+        {
+            last.1 = Some(target.to_string());
+            link = false;
+        }
+    }
+    out
 }
 
 /// Applies the changes of every passing task; false when one could not be

@@ -131,3 +131,46 @@ fn links_out_of_the_workspace_into_git_or_in_a_loop_are_refused() {
         assert!(ws.join(p).symlink_metadata().is_err(), "{p} applied");
     }
 }
+
+/// `--resume --apply` of a task kept from an earlier run checks its diff
+/// against the task's rules as they are now: a policy that came to deny
+/// the folder since refuses it, and the original stays untouched.
+#[test]
+fn a_kept_tasks_diff_is_checked_again_before_it_is_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ws = d.join("ws");
+    write(d, "ws/README.md", "readme\n");
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "init"]);
+    let task = |rules: &str| {
+        write(
+            d,
+            "t.yaml",
+            &format!(
+                "prompt: p\nworkspace: ws\npolicy:\n  default: allow\n  rules: [{rules}]\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: \"mkdir -p .github && echo x > .github/ci.yml\"}}}}\n  - text: done\n"
+            ),
+        )
+    };
+    task("");
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    task("{deny: [\"Edit(.github/**)\"]}");
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--resume", "out", "--apply", "t.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("refused: `.github/ci.yml`: deny Edit(.github/**)"),
+        "{err}"
+    );
+    assert!(!ws.join(".github").exists());
+}

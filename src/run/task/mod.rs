@@ -173,7 +173,8 @@ fn earlier_run(task: &Task, opts: &RunOptions) -> Result<Option<Prior>, Box<Task
                 changes: Vec::new(),
                 workspace: task.workspace.clone(),
                 kept: true,
-                policy: None,
+                // `--resume --apply` checks its diff again.
+                policy: Some(scene::Scene::new(task, opts).policy),
                 diff_prefix: String::new(),
             }))
         }
