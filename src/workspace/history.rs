@@ -8,10 +8,11 @@
 //! stays in every commit before. So before the view is used:
 //!
 //! 1. **Scan.** Every path any reachable commit (or reflog entry) holds is
-//!    listed once (`git rev-list --all --reflog --objects`, started in the
-//!    background while the copy is made, and kept for the run per
-//!    repository and state of its refs). When none is denied to reading,
-//!    and the index holds none, the view keeps the whole history.
+//!    listed once, with what the index stages (`git rev-list --all
+//!    --reflog --indexed-objects --objects`, started in the background
+//!    while the copy is made, and kept for the run per repository and
+//!    state of its refs and index). When none is denied to reading, the
+//!    view keeps the whole history.
 //! 2. **Cut.** Otherwise the view gets an object store of its own, without
 //!    alternates, holding one commit: HEAD's tree without the denied paths
 //!    (the index without them too), written and packed by the runner with
@@ -79,7 +80,7 @@ fn refs_state(repo: &RepoInfo) -> String {
     let mut stack: Vec<PathBuf> = ["HEAD", "packed-refs", "refs", "logs"]
         .iter()
         .map(|n| repo.common_dir().join(n))
-        .chain([repo.git_dir().join("HEAD"), repo.git_dir().join("logs")])
+        .chain(["HEAD", "logs", "index"].map(|n| repo.git_dir().join(n)))
         .collect();
     while let Some(p) = stack.pop() {
         let Ok(meta) = p.symlink_metadata() else {
@@ -118,6 +119,7 @@ impl HistoryScan {
                     "rev-list",
                     "--all",
                     "--reflog",
+                    "--indexed-objects",
                     "--objects",
                     "--filter=object:type=blob",
                 ])
@@ -205,11 +207,7 @@ pub fn settle(
         // Unknown: cut, which needs HEAD's objects only.
         Err(e) => vec![format!("(history not listed: {e})")],
     };
-    let staged = match index_paths(root) {
-        Ok(paths) => paths.into_iter().filter(|p| is_denied(p)).collect(),
-        Err(e) => return History::Exposed(format!("its index could not be read: {e}")),
-    };
-    if found.is_empty() && Vec::<String>::is_empty(&staged) {
+    if found.is_empty() {
         return History::Kept;
     }
     match cut(repo, root, &is_denied) {
@@ -217,7 +215,6 @@ pub fn settle(
             head,
             found: found
                 .into_iter()
-                .chain(staged)
                 .filter_map(|p| in_workspace(&repo.prefix, &p).map(str::to_string))
                 .take(5)
                 .collect(),
@@ -226,23 +223,6 @@ pub fn settle(
             "its history holds paths the policy denies reading and could not be cut: {e}"
         )),
     }
-}
-
-/// The paths the copy's index holds (repository-relative).
-fn index_paths(root: &Path) -> std::io::Result<Vec<String>> {
-    let out = crate::git::command(root)
-        .args(["ls-files", "-z", "--cached"])
-        .stderr(Stdio::null())
-        .output()?;
-    if !out.status.success() {
-        return Err(std::io::Error::other("git ls-files failed"));
-    }
-    Ok(out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect())
 }
 
 /// Runs `cmd` with `input` on its standard input; its standard output.
