@@ -7,21 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{git, read_json, runner, stderr, write};
-
-/// Runs `task` in `d` (with `extra` options), which must exit `code`;
-/// returns its transcript.
-fn run(d: &Path, task: &Path, extra: &[&str], code: i32) -> serde_json::Value {
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .args(extra)
-        .arg(task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
-    read_json(d.join("out/t/transcript.json"))
-}
+use crate::common::{git, read_json, run_task as run, runner, stderr, write};
 
 /// A repository with a `.env` and a `secrets/key.txt` the policy denies
 /// reading, both committed when `tracked`.

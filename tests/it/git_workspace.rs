@@ -5,25 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{bash_turns, examples, read_json, runner, write};
-
-/// Runs git in `dir` with a fixed identity; panics unless it succeeds.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use crate::common::{bash_turns, examples, git, read_json, runner, write};
 
 /// A repository with two commits, then a staged, an unstaged and an
 /// untracked change, all inside `sub/`.

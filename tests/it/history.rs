@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{git, read_json, runner, stderr, write};
+use crate::common::{git, run_task as run, write};
 
 /// A repository whose first commit held a `.env` with `hunter2-history`;
 /// the second removed it, and the work tree has a new untracked one.
@@ -25,18 +25,6 @@ fn repository(d: &Path) -> std::path::PathBuf {
     git(&ws, &["commit", "-qm", "untrack .env"]);
     write(d, "ws/.env", "PASSWORD=current-0815\n");
     ws
-}
-
-fn run(d: &Path, task: &Path, extra: &[&str], code: i32) -> serde_json::Value {
-    let o = runner()
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out"])
-        .args(extra)
-        .arg(task)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
-    read_json(d.join("out/t/transcript.json"))
 }
 
 const READERS: &str = r#"

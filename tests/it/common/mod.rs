@@ -38,6 +38,20 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `runner run -q --out out EXTRA TASK` in `d`, which must exit `code`;
+/// task `t`'s transcript.
+pub fn run_task(d: &Path, task: &Path, extra: &[&str], code: i32) -> serde_json::Value {
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .args(extra)
+        .arg(task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    read_json(d.join("out/t/transcript.json"))
+}
+
 /// Writes `dir/name` and returns its path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
