@@ -154,14 +154,8 @@ const HEREDOC_POLICY: &str = "default: deny\nrules:\n  - allow: [\"Bash(cat:*)\"
 /// Every backstop but the supervisor's: a run with Landlock and the
 /// network off.
 fn every_backstop() -> runner_policy::Backstops {
-    runner_policy::Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: true,
-        exec: false,
-        history: true,
-    }
+    let all = runner::cli::check::parse_backstops("all").expect("`all` parses");
+    runner_policy::Backstops { exec: false, ..all }
 }
 
 fn many_rules(n: usize) -> String {

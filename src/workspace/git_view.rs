@@ -72,14 +72,14 @@ impl RepoInfo {
         &self.top
     }
 
-    /// The folder shared by all worktrees (objects, refs, config).
-    pub(super) fn common_dir(&self) -> &Path {
-        &self.common_dir
-    }
-
-    /// This worktree's git folder (HEAD, index).
-    pub(super) fn git_dir(&self) -> &Path {
-        &self.git_dir
+    /// Its folders, as the history's scan and cut read them.
+    pub(super) fn dirs(&self) -> super::history::RepoDirs<'_> {
+        super::history::RepoDirs {
+            top: &self.top,
+            common_dir: &self.common_dir,
+            git_dir: &self.git_dir,
+            prefix: &self.prefix,
+        }
     }
 }
 
@@ -274,7 +274,7 @@ pub fn create_view(
         &dot.join("info"),
     )?;
     let history = match history {
-        Some((denied, scan)) => super::history::settle(repo, root, denied, scan),
+        Some((denied, scan)) => super::history::settle(&repo.dirs(), root, denied, scan),
         None => History::Kept,
     };
     let mut view = View {

@@ -35,7 +35,29 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use super::git_view::RepoInfo;
+/// Where a repository's git keeps what the scan and the cut read: a view
+/// of `git_view::RepoInfo` (which names this module, not the other way).
+#[derive(Debug, Clone, Copy)]
+pub struct RepoDirs<'a> {
+    /// The repository's top folder.
+    pub top: &'a Path,
+    /// The folder all worktrees share (objects, refs).
+    pub common_dir: &'a Path,
+    /// This worktree's git folder (HEAD, index).
+    pub git_dir: &'a Path,
+    /// The workspace relative to `top`, `/`-separated; empty at the top.
+    pub prefix: &'a str,
+}
+
+impl RepoDirs<'_> {
+    fn objects(&self) -> PathBuf {
+        self.common_dir.join("objects")
+    }
+
+    fn top(&self) -> &Path {
+        self.top
+    }
+}
 
 /// What a view's history is settled with: the paths the policy denies
 /// reading (workspace-relative) and the scan of the repository's history.
@@ -55,7 +77,12 @@ pub enum History {
 
 /// The paths (repository-relative) of every object reachable from a
 /// repository's refs and reflogs, or why they could not be listed.
-type Listing = Arc<Result<Vec<String>, String>>;
+type Listing = Arc<Result<Vec<String>, ScanError>>;
+
+/// Why a repository's history could not be listed: git's words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ScanError(String);
 
 /// Listings already made in this run, by object store and refs' state.
 static LISTINGS: Mutex<Option<HashMap<(PathBuf, String), Listing>>> = Mutex::new(None);
@@ -75,12 +102,12 @@ enum Scan {
 
 /// What the refs of a repository are now: their files' sizes and times
 /// (a commit, a fetch or a reset changes them).
-fn refs_state(repo: &RepoInfo) -> String {
+fn refs_state(repo: &RepoDirs) -> String {
     let mut out = String::new();
     let mut stack: Vec<PathBuf> = ["HEAD", "packed-refs", "refs", "logs"]
         .iter()
-        .map(|n| repo.common_dir().join(n))
-        .chain(["HEAD", "logs", "index"].map(|n| repo.git_dir().join(n)))
+        .map(|n| repo.common_dir.join(n))
+        .chain(["HEAD", "logs", "index"].map(|n| repo.git_dir.join(n)))
         .collect();
     while let Some(p) = stack.pop() {
         let Ok(meta) = p.symlink_metadata() else {
@@ -104,7 +131,7 @@ fn refs_state(repo: &RepoInfo) -> String {
 
 impl HistoryScan {
     /// Starts listing `repo`'s history, unless this run already has.
-    pub fn start(repo: &RepoInfo) -> Self {
+    pub fn start(repo: &RepoDirs) -> Self {
         let key = (repo.objects(), refs_state(repo));
         let cached = LISTINGS
             .lock()
@@ -132,7 +159,7 @@ impl HistoryScan {
                     let reader = std::thread::spawn(move || paths_of(stdout));
                     Scan::Running(child, reader)
                 }
-                Err(e) => Scan::Done(Arc::new(Err(format!("cannot run git: {e}")))),
+                Err(e) => Scan::Done(Arc::new(Err(ScanError(format!("cannot run git: {e}"))))),
             },
         };
         Self { key, state }
@@ -147,8 +174,10 @@ impl HistoryScan {
         let paths = reader.join().unwrap_or_default();
         let listing = match child.wait_with_output() {
             Ok(out) if out.status.success() => Ok(paths),
-            Ok(out) => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(out) => Err(ScanError(
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            )),
+            Err(e) => Err(ScanError(e.to_string())),
         };
         let listing = Arc::new(listing);
         LISTINGS
@@ -195,13 +224,13 @@ fn in_workspace<'a>(prefix: &str, path: &'a str) -> Option<&'a str> {
 /// Decides what the view at `root` shows of `repo`'s history, and cuts it
 /// when it must. `denied` takes workspace-relative paths.
 pub fn settle(
-    repo: &RepoInfo,
+    repo: &RepoDirs,
     root: &Path,
     denied: &(dyn Fn(&str) -> bool + Sync),
     scan: HistoryScan,
 ) -> History {
     let listing = scan.finish();
-    let is_denied = |p: &str| in_workspace(&repo.prefix, p).is_some_and(denied);
+    let is_denied = |p: &str| in_workspace(repo.prefix, p).is_some_and(denied);
     let found: Vec<String> = match &*listing {
         Ok(paths) => paths.iter().filter(|p| is_denied(p)).cloned().collect(),
         // Unknown: cut, which needs HEAD's objects only.
@@ -215,7 +244,7 @@ pub fn settle(
             head,
             found: found
                 .into_iter()
-                .filter_map(|p| in_workspace(&repo.prefix, &p).map(str::to_string))
+                .filter_map(|p| in_workspace(repo.prefix, &p).map(str::to_string))
                 .take(5)
                 .collect(),
         },
@@ -266,7 +295,7 @@ fn select(listing: &[u8], keep: impl Fn(&str) -> bool) -> Vec<u8> {
 /// Gives the view at `root` a store of its own holding one commit, HEAD's
 /// tree without the `denied` paths (repository-relative), and removes
 /// those from its index. The real HEAD.
-fn cut(repo: &RepoInfo, root: &Path, denied: &dyn Fn(&str) -> bool) -> std::io::Result<String> {
+fn cut(repo: &RepoDirs, root: &Path, denied: &dyn Fn(&str) -> bool) -> std::io::Result<String> {
     let dot = root.join(".git");
     let objects = dot.join("objects");
     let index = dot.join("runner-cut-index");

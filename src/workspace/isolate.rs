@@ -107,7 +107,7 @@ impl IsolatedWorkspace {
         let mut scan = repo
             .as_ref()
             .filter(|_| hiding.is_some())
-            .map(HistoryScan::start);
+            .map(|r| HistoryScan::start(&r.dirs()));
         if let Some(r) = &repo {
             mirror_parent_ignores(r, dir.path())?;
         }
@@ -229,7 +229,7 @@ impl IsolatedWorkspace {
                 let inner_history = hiding.is_some().then(|| {
                     (
                         &inner_hide as &(dyn Fn(&str) -> bool + Sync),
-                        HistoryScan::start(&r),
+                        HistoryScan::start(&r.dirs()),
                     )
                 });
                 if let Some(view) =

@@ -5,7 +5,8 @@
 //! reversed; and each of those as a JSON string holds it (`"` and `\`
 //! escaped, `/` as `\/` where an encoder escapes it).
 
-use super::MIN_VALUE_LEN;
+/// Secret values shorter than this are not replaced as substrings.
+pub const MIN_VALUE_LEN: usize = 8;
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

@@ -6,7 +6,7 @@
 //! A value's secret parts are:
 //! - what a token shape matches in it (`ghp_…`, `github_pat_…`, `gho_…`,
 //!   `xox[abp]-…`, `sk-…`, `AKIA…`, a JWT, a PEM block, a Slack or Discord
-//!   webhook URL: the shapes redacted in any text, see [`super::SHAPES`]);
+//!   webhook URL: the shapes redacted in any text, see `shapes.rs`);
 //! - the password in a URL's user information (`postgres://u:PASS@h`), and
 //!   a user with no password that is long enough to be a key (a DSN's:
 //!   `https://KEY@o1.ingest.sentry.io/1`);
@@ -81,7 +81,7 @@ fn looks_random(value: &str) -> bool {
 }
 
 /// The parts of `value` that are secrets by their shape; empty for most.
-pub(crate) fn secret_parts(value: &str, shapes: &super::Shapes) -> Vec<String> {
+pub(crate) fn secret_parts(value: &str, shapes: &super::shapes::Shapes) -> Vec<String> {
     let value = value.trim();
     // A shape's match less what its `keep`/`tail` groups hold (a header's
     // name, a URL's user and `@`).

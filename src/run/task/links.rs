@@ -22,10 +22,21 @@ pub(crate) const LINK_RULE: &str =
 /// The layer named with [`LINK_RULE`].
 pub(crate) const LINK_LAYER: &str = "built-in";
 
+/// Why a link leads nowhere a run may make a link to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LinkError {
+    #[error("it leads to {}, outside the workspace", .0.display())]
+    Outside(std::path::PathBuf),
+    #[error("it leads into .git ({})", .0.display())]
+    IntoGit(std::path::PathBuf),
+    #[error("it is a loop of symlinks")]
+    Loop,
+}
+
 /// Where the link at `rel` (workspace-relative) to `target` leads in the
 /// workspace at `root`, or why it leads nowhere a run may make a link to.
-pub(crate) fn link_target(root: &Path, rel: &str, target: &Path) -> Result<String, String> {
-    let outside = |t: &Path| format!("it leads to {}, outside the workspace", t.display());
+pub(crate) fn link_target(root: &Path, rel: &str, target: &Path) -> Result<String, LinkError> {
+    let outside = |t: &Path| LinkError::Outside(t.to_path_buf());
     // Where resolution stands (folders from the top), and what is left of
     // the words to resolve, first word last.
     let mut parts: Vec<String> = Path::new(rel)
@@ -61,13 +72,13 @@ pub(crate) fn link_target(root: &Path, rel: &str, target: &Path) -> Result<Strin
         }
         parts.push(w);
         if parts.iter().any(|p| p == ".git") {
-            return Err(format!("it leads into .git ({})", target.display()));
+            return Err(LinkError::IntoGit(target.to_path_buf()));
         }
         // A link of the copy on the way is followed by its words.
         if let Ok(next) = std::fs::read_link(root.join(parts.join("/"))) {
             hops += 1;
             if hops > 40 {
-                return Err("it is a loop of symlinks".into());
+                return Err(LinkError::Loop);
             }
             if next.is_absolute() {
                 return Err(outside(&next));
@@ -109,7 +120,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = d.path();
         std::fs::create_dir_all(root.join("src/gh")).unwrap();
-        let t = |rel: &str, target: &str| link_target(root, rel, Path::new(target));
+        let t = |rel: &str, target: &str| {
+            link_target(root, rel, Path::new(target)).map_err(|e| e.to_string())
+        };
         assert_eq!(t(".github", "src/gh"), Ok("src/gh".into()));
         assert_eq!(t("a/b", "../src/gh"), Ok("src/gh".into()));
         assert_eq!(t("a", "."), Ok(".".into()));
