@@ -117,7 +117,12 @@ fn denied_by(layer: &Policy, sig: &Signature, shown: &Signature) -> Option<Layer
 /// every deny rule has a backstop: each simple command of a plain list
 /// like any command (a deny rule, else an allow rule, else the default);
 /// anything else by the default alone. The deciding rule, or the refusal.
-fn opaque_under_backstops(layer: &Policy, text: &str, why: &str) -> Result<Deciding, LayerResult> {
+fn opaque_under_backstops(
+    layer: &Policy,
+    text: &str,
+    why: &str,
+    starts: bool,
+) -> Result<Deciding, LayerResult> {
     let default_deny = |what: &str| LayerResult {
         allow: false,
         line: None,
@@ -128,6 +133,20 @@ fn opaque_under_backstops(layer: &Policy, text: &str, why: &str) -> Result<Decid
         )),
     };
     let default_allows = layer.default == DefaultDecision::Allow;
+    // A program the words show being started is not the allowed program's
+    // own code: no rule allowing that program covers it.
+    if starts {
+        return match default_allows {
+            true => Ok(("default allow".into(), None)),
+            false => Err(LayerResult {
+                reason: Some(format!(
+                    "no rule allows Bash({text}): it starts a program its words show ({why}), which the rule allowing its own program does not cover, and the default of {} is deny",
+                    layer.source
+                )),
+                ..default_deny("")
+            }),
+        };
+    }
     let Some(commands) = crate::plain_list::simple_commands(text) else {
         return match default_allows {
             true => Ok(("default allow".into(), None)),
@@ -362,7 +381,7 @@ impl PolicySet {
                 // (a rule covers one program's own code); anything else
                 // only by the default.
                 let text = sig.specifier.as_deref().unwrap_or("");
-                let by = match opaque_under_backstops(layer, text, why) {
+                let by = match opaque_under_backstops(layer, text, why, sig.starts) {
                     Ok(by) => by,
                     Err(refusal) => return refusal,
                 };

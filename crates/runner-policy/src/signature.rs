@@ -100,6 +100,13 @@ pub struct Signature {
     /// content the policy denies reading ([`crate::Backstops::history`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub history: bool,
+    /// Set on an opaque signature whose script starts a program its words
+    /// show (`rg --pre X`, `sed s///e`, `awk 'system(...)'`, `git -c
+    /// core.pager=X`): backstops relax only what the analysis cannot see
+    /// into, so under them it is still decided by the layer's default, not
+    /// by a rule allowing the program that starts it (issue 73).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub starts: bool,
 }
 
 impl Signature {
@@ -113,6 +120,7 @@ impl Signature {
             unless_confined: false,
             deny_only: false,
             history: false,
+            starts: false,
         }
     }
 
@@ -142,6 +150,7 @@ impl Signature {
             unless_confined: false,
             deny_only: false,
             history: false,
+            starts: false,
         }
     }
 
@@ -173,6 +182,7 @@ impl Signature {
             unless_confined: false,
             deny_only: false,
             history: false,
+            starts: false,
         }
     }
 }

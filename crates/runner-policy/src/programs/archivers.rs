@@ -101,9 +101,9 @@ pub(super) fn tar(args: &[String]) -> FileOperands {
             | "-F"
             | "--info-script"
             | "--new-volume-script"
-            | "--rsh-command" => out.opaque(format!("`tar {name}` runs a command")),
+            | "--rsh-command" => out.starts(format!("`tar {name}` runs a command")),
             "--checkpoint-action" if value.as_deref().is_some_and(|v| v.starts_with("exec")) => {
-                out.opaque("`tar --checkpoint-action=exec` runs a command")
+                out.starts("`tar --checkpoint-action=exec` runs a command")
             }
             "-O" | "--to-stdout" => into = Some("/dev/stdout".into()),
             _ => {}

@@ -29,11 +29,11 @@ fn awk_program(program: &str, out: &mut FileOperands) {
         let next = tokens.get(k + 1);
         match t.as_str() {
             "system" if next.is_some_and(|n| n == "(") => {
-                out.opaque("its awk program runs a command (`system`)");
+                out.starts("its awk program runs a command (`system`)");
                 return;
             }
             "|" | "|&" => {
-                out.opaque("its awk program runs a command through a pipe");
+                out.starts("its awk program runs a command through a pipe");
                 return;
             }
             "print" | "printf" => {

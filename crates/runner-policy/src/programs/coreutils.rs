@@ -293,7 +293,7 @@ pub(super) fn split(program: &str, args: &[String]) -> FileOperands {
             super::spec::Arg::Operand(o) => operands.push(o.to_string()),
             super::spec::Arg::Opt { name, value } => match name.as_str() {
                 "-f" | "--prefix" if program == "csplit" => prefix = value.map(str::to_string),
-                "--filter" => out.opaque("`split --filter` runs a command on each piece"),
+                "--filter" => out.starts("`split --filter` runs a command on each piece"),
                 _ => {}
             },
         }

@@ -66,7 +66,7 @@ pub(super) fn operands(args: &[String]) -> FileOperands {
         match global {
             Global::Option { name, value, .. } => {
                 if let Some(why) = changes_what_runs(name, value) {
-                    out.opaque(why);
+                    out.starts(why);
                 } else if name == "-C" {
                     dir = Some(change_dir(dir, value.unwrap_or("")));
                 }
@@ -147,9 +147,9 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
                 "-o" if sub == "format-patch" => out.tree_writes.extend(value.map(str::to_string)),
                 "-o" if sub == "archive" => out.writes.extend(value.map(str::to_string)),
                 "--ext-diff" | "--exec" | "--upload-pack" | "--receive-pack" => {
-                    out.opaque(format!("`git {sub} {name}` runs a program git is told of"))
+                    out.starts(format!("`git {sub} {name}` runs a program git is told of"))
                 }
-                "-x" if sub == "rebase" => out.opaque("`git rebase -x` runs a command"),
+                "-x" if sub == "rebase" => out.starts("`git rebase -x` runs a command"),
                 "--contents" => out.reads.extend(value.map(str::to_string)),
                 "-F" | "--file" if sub == "commit" || sub == "tag" => {
                     out.reads.extend(value.map(str::to_string))
@@ -311,13 +311,13 @@ fn subcommand(sub: &str, args: &[String], out: &mut FileOperands) {
             }
         }
         "bisect" if positional.first() == Some(&"run") => {
-            out.opaque("`git bisect run` runs a command")
+            out.starts("`git bisect run` runs a command")
         }
         "submodule" if positional.contains(&"foreach") => {
-            out.opaque("`git submodule foreach` runs a command in every submodule")
+            out.starts("`git submodule foreach` runs a command in every submodule")
         }
         "filter-branch" | "filter-repo" | "difftool" | "mergetool" | "daemon" | "instaweb"
-        | "web--browse" => out.opaque(format!("`git {sub}` runs commands the policy cannot see")),
+        | "web--browse" => out.starts(format!("`git {sub}` runs commands the policy cannot see")),
         _ => {}
     }
 }

@@ -205,7 +205,7 @@ pub(super) fn wget(args: &[String]) -> FileOperands {
             | "--certificate" | "--private-key" | "--ca-certificate" => out.reads.push(value),
             "-e" | "--execute" => out.opaque("`wget -e` runs a wgetrc command"),
             "--config" => out.opaque("`wget --config` reads wgetrc commands from a file"),
-            "--use-askpass" => out.opaque("`wget --use-askpass` runs a command"),
+            "--use-askpass" => out.starts("`wget --use-askpass` runs a command"),
             "--rejected-log" => out.writes.push(value),
             _ => {}
         }
@@ -268,12 +268,12 @@ pub(super) fn copy_remote(program: &str, args: &[String]) -> FileOperands {
                 let v = value.unwrap_or_default();
                 match name.as_str() {
                     "-e" | "--rsh" | "--rsync-path" | "-S" => {
-                        out.opaque(format!("`{program} {name}` runs a command"))
+                        out.starts(format!("`{program} {name}` runs a command"))
                     }
                     "-o" if v.to_ascii_lowercase().contains("proxycommand")
                         || v.to_ascii_lowercase().contains("localcommand") =>
                     {
-                        out.opaque(format!("`{program} -o {v}` runs a command"))
+                        out.starts(format!("`{program} -o {v}` runs a command"))
                     }
                     "-F" => out.opaque(format!(
                         "`{program} -F` reads an ssh config that can run commands"

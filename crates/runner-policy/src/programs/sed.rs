@@ -88,7 +88,7 @@ fn sed_script(script: &str, out: &mut FileOperands) {
                 out.writes.push(f);
             }
             b'e' => {
-                out.opaque("its sed script runs a command (`e`)");
+                out.starts("its sed script runs a command (`e`)");
                 return;
             }
             b's' | b'y' => {
@@ -108,7 +108,7 @@ fn sed_script(script: &str, out: &mut FileOperands) {
                 while i < b.len() {
                     match b[i] {
                         b'e' => {
-                            out.opaque("its sed script runs a command (`s///e`)");
+                            out.starts("its sed script runs a command (`s///e`)");
                             return;
                         }
                         b'w' => {

@@ -20,6 +20,10 @@ pub struct FileOperands {
     /// Folders whose content in git's history it reads (`git log -p`,
     /// `git show REV`, `git archive REV`): see [`crate::Signature::history`].
     pub history_reads: Vec<String>,
+    /// Set with `opaque` when what cannot be checked is a program the words
+    /// show being started (`rg --pre X`, `sed s///e`, `awk 'system(...)'`):
+    /// see [`crate::Signature::starts`].
+    pub starts: bool,
     /// Why the command cannot be checked: it runs or writes what its words
     /// do not show (`sed e`, `awk 'system(...)'`, `tar --to-command`).
     pub opaque: Option<String>,
@@ -52,6 +56,13 @@ impl FileOperands {
         if self.opaque.is_none() {
             self.opaque = Some(why.into());
         }
+    }
+
+    /// Marks the command opaque because it starts a program its words show
+    /// (the program's own rule must allow it, backstops or not).
+    pub(super) fn starts(&mut self, why: impl Into<String>) {
+        self.opaque(why);
+        self.starts = true;
     }
 }
 

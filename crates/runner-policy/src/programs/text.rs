@@ -120,10 +120,10 @@ pub(super) fn rg(args: &[String]) -> FileOperands {
             continue;
         };
         match name.as_str() {
-            "--pre" => out.opaque("`rg --pre` runs a command on every file it searches"),
-            "--hostname-bin" => out.opaque("`rg --hostname-bin` runs a program"),
+            "--pre" => out.starts("`rg --pre` runs a command on every file it searches"),
+            "--hostname-bin" => out.starts("`rg --hostname-bin` runs a program"),
             "-z" | "--search-zip" => {
-                out.opaque("`rg -z` runs decompression programs on compressed files")
+                out.starts("`rg -z` runs decompression programs on compressed files")
             }
             "--ignore-file" => ignore_files.extend(value.map(str::to_string)),
             _ => {}

@@ -61,6 +61,9 @@ pub struct ShellAnalysis {
     pub reads: Vec<PathUse>,
     /// Why the script cannot be analysed, when it cannot.
     pub opaque: Option<String>,
+    /// Some command of it starts a program its words show (`rg --pre X`):
+    /// see [`Signature::starts`].
+    pub starts: bool,
     /// Why what the script runs also depends on the startup files of the
     /// machine and user (`bash -lc CMD`), when it does: see
     /// [`Signature::unless_confined`].
@@ -81,11 +84,10 @@ impl ShellAnalysis {
     /// The signatures of the script run from `cwd` (workspace-relative).
     pub fn signatures(&self, ws: &dyn SignaturePaths, cwd: &str) -> Vec<Signature> {
         if let Some(why) = &self.opaque {
-            return vec![Signature::opaque(
-                Family::Bash,
-                self.text.clone(),
-                why.clone(),
-            )];
+            return vec![Signature {
+                starts: self.starts,
+                ..Signature::opaque(Family::Bash, self.text.clone(), why.clone())
+            }];
         }
         let opaque = |why: String| vec![Signature::opaque(Family::Bash, self.text.clone(), why)];
         let mut out: Vec<Signature> = Vec::new();

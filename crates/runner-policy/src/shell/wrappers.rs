@@ -224,6 +224,7 @@ impl Walker {
         }
         let ops = programs::file_operands(prog, args);
         if let Some(why) = ops.opaque {
+            self.out.starts |= ops.starts;
             self.opaque(why);
             return;
         }
