@@ -30,6 +30,8 @@ mod interpreters;
 pub mod loader;
 mod network;
 mod npm;
+mod operands;
+mod piped;
 mod sed;
 mod spec;
 mod text;
@@ -41,6 +43,7 @@ pub use git::READ_ONLY_GIT;
 pub use git::names as git_names;
 pub(crate) use git::names_a_file as git_names_a_file;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
+pub use piped::xargs_reads;
 pub use spec::FileOperands;
 pub use values::takes_plain_value;
 

@@ -64,6 +64,9 @@ pub(super) struct Walker {
     /// into, when bash passes it on as written: the script of a shell that
     /// reads one from stdin (`bash <<'EOF'`).
     pub(super) stdin_script: Option<String>,
+    /// The words of the simple command whose output the one being looked
+    /// into reads, in a pipeline (`find . -name x | xargs grep y`).
+    pub(super) piped_from: Option<Vec<String>>,
 }
 
 /// The value of a word when it is fixed before running.
@@ -125,6 +128,7 @@ impl Walker {
             glob_options: false,
             glob_operand: false,
             stdin_script: None,
+            piped_from: None,
         }
     }
 

@@ -78,11 +78,20 @@ impl Walker {
         // In a pipeline of several commands each runs in a subshell: a
         // `cd` there does not outlast it.
         let alone = p.seq.len() == 1;
+        let mut producer: Option<Vec<String>> = None;
         for c in &p.seq {
+            let before = self.out.commands.len();
+            let outer = std::mem::replace(&mut self.piped_from, producer.take());
             if alone {
                 self.command(c);
             } else {
                 self.in_subshell(|w| w.command(c));
+            }
+            self.piped_from = outer;
+            // What the next command reads: this one's output, when it was
+            // one simple command.
+            if matches!(c, ast::Command::Simple(_)) {
+                producer = self.out.commands.get(before).map(|c| c.words.clone());
             }
         }
     }

@@ -299,9 +299,15 @@ impl Walker {
         let inner = if rest.is_empty() { &echo[..] } else { rest };
         let program = base_name(&inner[0]);
         if call.replace || programs::takes_files(program) {
-            self.opaque(format!(
-                "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
-            ));
+            // A reader given the paths a known producer prints reads
+            // beneath where they lie (issue 73).
+            let piped = self.piped_from.as_deref();
+            match (!call.replace).then(|| programs::xargs_reads(piped, inner)) {
+                Some(Some(roots)) => roots.iter().for_each(|r| self.add_path(false, r, true)),
+                _ => self.opaque(format!(
+                    "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
+                )),
+            }
         }
         self.command_words(inner, heredoc, level + 1);
     }

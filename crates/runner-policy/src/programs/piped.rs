@@ -1,0 +1,79 @@
+//! What `xargs` is given when the command feeding it is known (issue 73):
+//! a reader of the paths `find` or a file list prints reads beneath where
+//! they lie, rather than words that cannot be checked.
+
+use super::find_xargs::roots;
+
+/// Readers whose every option only reads: whatever words a producer
+/// prints, even ones that look like options, they read and write nothing.
+const ANY_WORD_READERS: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "file",
+    "stat",
+    "du",
+    "nl",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+];
+
+/// `find` options after which its output is not the paths it found.
+const FIND_PRINTS_OTHER: &[&str] = &[
+    "-printf", "-fprintf", "-fprint", "-fprint0", "-ls", "-fls", "-exec", "-execdir", "-ok",
+    "-okdir",
+];
+
+/// Where the files lie that `xargs INNER...` gets from `producer`, the
+/// command whose output it reads (issue 73): `find`'s roots, whose paths
+/// start with them (so none can be an option), for any program the model
+/// says only reads; or the workspace (`.`) for the lists of `git
+/// ls-files`, `git diff --name-only`, `grep -l`, `rg -l`/`--files` and
+/// `fd`, whose names could be spelled as options, for a program every
+/// option of which only reads. `None` when neither holds: the words stay
+/// unknown.
+pub fn xargs_reads(producer: Option<&[String]>, inner: &[String]) -> Option<Vec<String>> {
+    let producer = producer?;
+    let (name, args) = producer.split_first()?;
+    let name = name.rsplit('/').next().unwrap_or(name);
+    // With a word of the producer's appended, as xargs does: `sed -i`
+    // writes what it is given, `grep` reads it.
+    let mut given = inner.to_vec();
+    given.push("./x".to_string());
+    if !super::only_reads(&given) {
+        return None;
+    }
+    let has = |o: &str| args.iter().any(|a| a == o);
+    match name {
+        "find" if !args.iter().any(|a| FIND_PRINTS_OTHER.contains(&a.as_str())) => {
+            let found = roots(args);
+            (!found.iter().any(|r| r.contains(['$', '`', '*', '?', '[']))).then_some(found)
+        }
+        _ => {
+            let program = inner.first()?;
+            let program = program.rsplit('/').next().unwrap_or(program);
+            let lists = match name {
+                "git" => {
+                    matches!(args.first().map(String::as_str), Some("ls-files"))
+                        || (args.first().is_some_and(|a| a == "diff") && has("--name-only"))
+                }
+                "grep" | "egrep" | "fgrep" => has("-l") || has("-L") || has("--files-with-matches"),
+                "rg" => has("-l") || has("--files") || has("--files-with-matches"),
+                "fd" | "fdfind" => true,
+                _ => false,
+            };
+            (lists && ANY_WORD_READERS.contains(&program)).then(|| vec![".".to_string()])
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Run-time words to allowed programs (issue 73, item 1): `xargs PROG`
+//! reading what a known producer prints is decided as PROG reading beneath
+//! where those paths lie, so an allow list that allows PROG allows it where
+//! the read backstop holds, and a read deny beneath refuses it where not.
+
+use std::path::Path;
+
+use runner_policy::{Backstops, PolicySet, Risk, Verdict, parse_policy_yaml};
+
+const LIST: &str = "default: deny\nrules:\n  - allow: [\"Bash(grep:*)\", \"Bash(find:*)\", \"Bash(xargs:*)\", \"Bash(head:*)\", \"Bash(git:*)\", \"Bash(rg:*)\", \"Bash(sed:*)\", \"Bash(wc:*)\"]\n  - deny: [\"Read(./.env)\", \"Bash(rm:*)\"]\n";
+
+fn decide(backstops: Backstops, cmd: &str) -> (Verdict, String) {
+    let set = PolicySet::new(vec![parse_policy_yaml(LIST, Path::new("p.yaml")).unwrap()])
+        .with_backstops(backstops);
+    let ws = runner_policy::LexicalPaths::new("/ws");
+    let sigs = runner_policy::shell::analyze(cmd).signatures(&ws, ".");
+    let d = set.decide("bash", Risk::High, sigs);
+    (d.verdict, d.reason.unwrap_or_default())
+}
+
+fn every() -> Backstops {
+    Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: true,
+        exec: true,
+        history: true,
+    }
+}
+
+#[test]
+fn readers_of_a_known_producers_paths_are_decided_as_readers() {
+    for cmd in [
+        "find . -name '*.py' | xargs grep -l X",
+        "find . -name '*.py' -print0 | xargs -0 grep -l X | head -10",
+        "find . -name '*.py' -exec grep -l X {} +",
+        "git ls-files | xargs grep -n TODO",
+        "git diff --name-only | xargs grep -c x",
+        "rg -l TODO | xargs grep -n FIXME",
+    ] {
+        let (v, why) = decide(every(), cmd);
+        assert_eq!(v, Verdict::Allow, "{cmd}: {why}");
+        // Without the read backstop, a read deny beneath refuses it.
+        let (v, why) = decide(Backstops::default(), cmd);
+        assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
+    }
+    // Beneath a folder no rule denies, it reads safely without backstops.
+    for cmd in [
+        "find src -type f | xargs wc -l",
+        "find src -name '*.rs' | xargs sed -n 1p",
+    ] {
+        for b in [Backstops::default(), every()] {
+            let (v, why) = decide(b, cmd);
+            assert_eq!(v, Verdict::Allow, "{cmd}: {why}");
+        }
+    }
+}
+
+#[test]
+fn writers_unknown_producers_and_option_shaped_names_stay_strict() {
+    for cmd in [
+        // Denied by its program's own rule.
+        "find . | xargs rm",
+        // A shell given words at run time.
+        "find . -name x | xargs sh -c 'echo'",
+        // A writer given the paths.
+        "find src -name '*.rs' | xargs sed -i s/a/b/",
+        // find printing something else than paths.
+        "find . -printf '%p' | xargs grep X",
+        // Names a list could spell as options, to a program with options
+        // that run things (`rg --pre`).
+        "git ls-files | xargs rg TODO",
+        // A producer whose output is unknown.
+        "cat list | xargs grep X",
+        // Words put in place of a string.
+        "find . -name x | xargs -I{} grep X {}",
+    ] {
+        let (v, why) = decide(every(), cmd);
+        assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
+    }
+}
