@@ -17,6 +17,14 @@ pub const SHAPES: &[Shape] = &[
         what: "the dynamic loader given the loader, 10,000 characters deep, then `/bin/true` (issue 71)",
     },
     Shape {
+        name: "find-xargs-grep",
+        what: "`find . -name '*.py' | xargs grep -l X | head -10`, a reader of find's paths (issue 73)",
+    },
+    Shape {
+        name: "perl-pe",
+        what: "`perl -pi -e 's/a/b/' f.txt`, inline code of another interpreter (issue 73)",
+    },
+    Shape {
         name: "everyday",
         what: "`cargo test --workspace 2>&1 | tail -n 50` (the common case)",
     },
@@ -138,9 +146,15 @@ pub const SHAPES: &[Shape] = &[
     },
 ];
 
-/// The command of an issue-71 shape (`scripts-by-path`, `loader-nested`),
-/// with the scripts it runs written into `ws`.
+/// The command of an issue-71 or issue-73 shape (`scripts-by-path`,
+/// `loader-nested`, `find-xargs-grep`, `perl-pe`), with the scripts it
+/// runs written into `ws`.
 pub fn issue_71_command(name: &str, ws: &std::path::Path) -> String {
+    match name {
+        "find-xargs-grep" => return "find . -name '*.py' | xargs grep -l X | head -10".into(),
+        "perl-pe" => return "perl -pi -e 's/a/b/' f.txt".into(),
+        _ => {}
+    }
     let mut cmd = String::new();
     if name == "loader-nested" {
         while cmd.len() < 9_960 {
