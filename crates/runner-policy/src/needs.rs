@@ -74,9 +74,10 @@ fn is_outside(sig: &Signature) -> bool {
 }
 
 /// Files outside the workspace that only describe the machine (its
-/// processors, memory, kernel and distribution): reading them reveals
-/// nothing of the workspace or its secrets, so they need no absolute rule.
-/// A deny rule still holds them.
+/// processors, memory, kernel and distribution), and the devices that
+/// hold nothing (`/dev/zero`, `/dev/urandom`): reading them reveals nothing
+/// of the workspace or its secrets, so they need no absolute rule. A deny
+/// rule still holds them.
 const MACHINE_DESCRIPTION: &[&str] = &[
     "/proc/cpuinfo",
     "/proc/meminfo",
@@ -94,6 +95,12 @@ const MACHINE_DESCRIPTION: &[&str] = &[
     "/sys/fs/cgroup/cpu.max",
     "/sys/fs/cgroup/memory.max",
     "/sys/devices/system/cpu/online",
+    // Devices that hold nothing of anyone's (issue 73, item 5):
+    // `head -c 100 /dev/zero`, `od -An -N8 /dev/urandom`.
+    "/dev/zero",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/full",
 ];
 
 fn describes_machine(sig: &Signature) -> bool {
@@ -135,6 +142,44 @@ mod tests {
     fn decide(yaml: &str, sig: Signature) -> crate::Decision {
         let p = parse_policy_yaml(yaml, std::path::Path::new("p.yaml")).unwrap();
         PolicySet::new(vec![p]).decide("web_fetch", Risk::Medium, vec![sig])
+    }
+
+    /// Reading a device that holds nothing needs no absolute rule; writing
+    /// it, or reading another device or a file beside them, still does.
+    #[test]
+    fn harmless_devices_are_read_like_the_machines_description() {
+        let allow = "default: allow\n";
+        let read = |p: &str| {
+            let set = PolicySet::new(vec![
+                parse_policy_yaml(allow, std::path::Path::new("p.yaml")).unwrap(),
+            ]);
+            set.decide(
+                "bash",
+                Risk::Low,
+                vec![Signature::new(crate::Family::Read, p)],
+            )
+            .verdict
+        };
+        for p in [
+            "/dev/zero",
+            "/dev/urandom",
+            "/dev/random",
+            "/etc/os-release",
+        ] {
+            assert_eq!(read(p), Verdict::Allow, "{p}");
+        }
+        for p in ["/dev/sda", "/dev/mem", "/proc/1/environ", "/etc/shadow"] {
+            assert_eq!(read(p), Verdict::Deny, "{p}");
+        }
+        let set = PolicySet::new(vec![
+            parse_policy_yaml(allow, std::path::Path::new("p.yaml")).unwrap(),
+        ]);
+        let write = set.decide(
+            "bash",
+            Risk::Low,
+            vec![Signature::new(crate::Family::Edit, "/dev/zero")],
+        );
+        assert_eq!(write.verdict, Verdict::Deny);
     }
 
     #[test]
