@@ -26,11 +26,10 @@ pub(crate) fn run_backstops(
             iso.hidden().len(),
         ));
     }
-    for (folder, head, found) in iso.history_cut() {
+    for (folder, head, why) in iso.history_cut() {
         note.push_str(&format!(
-            "; git history in the copy{} cut to one commit, HEAD's tree without the paths the policy denies reading (history held {}; the real HEAD is {head})",
+            "; git history in the copy{} cut to one commit, HEAD's tree without the paths the policy denies reading ({why}; the real HEAD is {head})",
             if folder.is_empty() { String::new() } else { format!(" of {folder}") },
-            found.join(", "),
         ));
     }
     let exposed = iso.history_exposed();

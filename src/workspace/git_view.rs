@@ -274,7 +274,13 @@ pub fn create_view(
         &dot.join("info"),
     )?;
     let history = match history {
-        Some((denied, scan)) => super::history::settle(&repo.dirs(), root, denied, scan),
+        Some((denied, scan)) => super::history::settle(
+            &repo.dirs(),
+            root,
+            denied,
+            scan,
+            super::history::SCAN_BUDGET,
+        ),
         None => History::Kept,
     };
     let mut view = View {

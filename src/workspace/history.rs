@@ -68,9 +68,10 @@ pub type Settle<'a> = (&'a (dyn Fn(&str) -> bool + Sync), HistoryScan);
 pub enum History {
     /// All of it: no reachable commit holds a path the policy denies.
     Kept,
-    /// One commit, HEAD's tree without the denied paths; `found` are some
-    /// of those paths (workspace-relative), `head` the real HEAD.
-    Cut { head: String, found: Vec<String> },
+    /// One commit, HEAD's tree without the denied paths; `why` says what
+    /// made it so (some of the denied paths history held, or why history
+    /// could not be listed), `head` is the real HEAD.
+    Cut { head: String, why: String },
     /// All of it, though it may hold denied content: why.
     Exposed(String),
 }
@@ -95,10 +96,16 @@ pub struct HistoryScan {
 
 enum Scan {
     Done(Listing),
-    /// git, and the thread that reads what it prints as it goes (a pipe
-    /// left unread would stop it once full).
-    Running(Child, std::thread::JoinHandle<Vec<String>>),
+    /// git, and what the thread reading its output as it goes (a pipe left
+    /// unread would stop it once full) sends when git is done.
+    Running(Child, std::sync::mpsc::Receiver<Vec<String>>),
 }
+
+/// How long a task waits for the scan once its copy is made: past it, git
+/// is stopped and the view is cut (whose cost grows with HEAD's tree, not
+/// with history), so a history of millions of commits costs a task at
+/// most this. 10,000 commits take about 100 ms.
+pub const SCAN_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the refs of a repository are now: their files' sizes and times
 /// (a commit, a fetch or a reset changes them).
@@ -151,13 +158,16 @@ impl HistoryScan {
                     "--filter=object:type=blob",
                 ])
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
+                .stderr(Stdio::null())
                 .spawn()
             {
                 Ok(mut child) => {
                     let stdout = child.stdout.take().expect("piped");
-                    let reader = std::thread::spawn(move || paths_of(stdout));
-                    Scan::Running(child, reader)
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    std::thread::spawn(move || {
+                        let _ = tx.send(paths_of(stdout));
+                    });
+                    Scan::Running(child, rx)
                 }
                 Err(e) => Scan::Done(Arc::new(Err(ScanError(format!("cannot run git: {e}"))))),
             },
@@ -165,19 +175,27 @@ impl HistoryScan {
         Self { key, state }
     }
 
-    /// The listing, waiting for it if it is still being made.
-    pub fn finish(self) -> Listing {
-        let (child, reader) = match self.state {
+    /// The listing, waiting for it at most `budget` if it is still being
+    /// made (then git is stopped, and the listing is an error).
+    pub fn finish(self, budget: std::time::Duration) -> Listing {
+        let (mut child, paths) = match self.state {
             Scan::Done(l) => return l,
-            Scan::Running(child, reader) => (child, reader),
+            Scan::Running(child, rx) => (child, rx.recv_timeout(budget)),
         };
-        let paths = reader.join().unwrap_or_default();
-        let listing = match child.wait_with_output() {
-            Ok(out) if out.status.success() => Ok(paths),
-            Ok(out) => Err(ScanError(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            )),
-            Err(e) => Err(ScanError(e.to_string())),
+        let listing = match paths {
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(ScanError(format!(
+                    "listing it took longer than {} s",
+                    budget.as_secs_f64()
+                )))
+            }
+            Ok(paths) => match child.wait() {
+                Ok(st) if st.success() => Ok(paths),
+                Ok(st) => Err(ScanError(format!("git rev-list failed ({st})"))),
+                Err(e) => Err(ScanError(e.to_string())),
+            },
         };
         let listing = Arc::new(listing);
         LISTINGS
@@ -228,26 +246,27 @@ pub fn settle(
     root: &Path,
     denied: &(dyn Fn(&str) -> bool + Sync),
     scan: HistoryScan,
+    budget: std::time::Duration,
 ) -> History {
-    let listing = scan.finish();
-    let is_denied = |p: &str| in_workspace(repo.prefix, p).is_some_and(denied);
-    let found: Vec<String> = match &*listing {
-        Ok(paths) => paths.iter().filter(|p| is_denied(p)).cloned().collect(),
-        // Unknown: cut, which needs HEAD's objects only.
-        Err(e) => vec![format!("(history not listed: {e})")],
-    };
-    if found.is_empty() {
-        return History::Kept;
-    }
-    match cut(repo, root, &is_denied) {
-        Ok(head) => History::Cut {
-            head,
-            found: found
-                .into_iter()
-                .filter_map(|p| in_workspace(repo.prefix, &p).map(str::to_string))
+    let listing = scan.finish(budget);
+    let why = match &*listing {
+        Ok(paths) => {
+            let found: Vec<&str> = (paths.iter())
+                .filter_map(|p| in_workspace(repo.prefix, p))
+                .filter(|p| denied(p))
                 .take(5)
-                .collect(),
-        },
+                .collect();
+            if found.is_empty() {
+                return History::Kept;
+            }
+            format!("history held {}", found.join(", "))
+        }
+        // Unknown: cut, which needs HEAD's objects only.
+        Err(e) => format!("its history could not be listed: {e}"),
+    };
+    let is_denied = |p: &str| in_workspace(repo.prefix, p).is_some_and(denied);
+    match cut(repo, root, &is_denied) {
+        Ok(head) => History::Cut { head, why },
         Err(e) => History::Exposed(format!(
             "its history holds paths the policy denies reading and could not be cut: {e}"
         )),
@@ -404,4 +423,50 @@ fn index_listing(root: &Path) -> std::io::Result<Vec<u8>> {
         None,
         "ls-files in the copy",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scan past its budget is stopped, and its view is cut: the worst
+    /// case (millions of commits) costs a task the budget, not the
+    /// history's size. Within the budget, a history without a denied
+    /// path keeps its view whole.
+    #[test]
+    fn a_scan_past_its_budget_is_stopped_and_the_view_cut() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&top)
+                .status()
+                .unwrap();
+            assert!(ok.success(), "{args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(top.join("a.txt"), "a\n").unwrap();
+        git(&["add", "."]);
+        git(&["commit", "-qm", "a"]);
+        let dot = top.join(".git");
+        let repo = RepoDirs {
+            top: &top,
+            common_dir: &dot,
+            git_dir: &dot,
+            prefix: "",
+        };
+        let listing = HistoryScan::start(&repo).finish(std::time::Duration::ZERO);
+        let e = listing.as_ref().as_ref().unwrap_err().to_string();
+        assert!(e.contains("longer than 0 s"), "{e}");
+        // Kept for the run: a later task does not scan again.
+        assert!(matches!(HistoryScan::start(&repo).state, Scan::Done(_)));
+        forget_listings();
+        let listing = HistoryScan::start(&repo).finish(SCAN_BUDGET);
+        assert_eq!(
+            listing.as_ref().as_ref().unwrap(),
+            &vec!["a.txt".to_string()]
+        );
+    }
 }

@@ -305,10 +305,10 @@ impl IsolatedWorkspace {
 
     /// The views whose history was cut: their folder, the real HEAD and
     /// some of the denied paths history held.
-    pub fn history_cut(&self) -> Vec<(&str, &str, &[String])> {
+    pub fn history_cut(&self) -> Vec<(&str, &str, &str)> {
         (self.histories.iter())
             .filter_map(|(folder, h)| match h {
-                History::Cut { head, found } => Some((folder.as_str(), head.as_str(), &found[..])),
+                History::Cut { head, why } => Some((folder.as_str(), head.as_str(), why.as_str())),
                 _ => None,
             })
             .collect()
