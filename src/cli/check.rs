@@ -23,16 +23,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
     let mut b = Backstops::default();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part {
-            "all" => {
-                b = Backstops {
-                    reads: true,
-                    edits: true,
-                    confined: true,
-                    network_off: true,
-                    exec: true,
-                    history: true,
-                }
-            }
+            "all" => b = Backstops::all(),
             "reads" => b.reads = true,
             "edits" => b.edits = true,
             "confined" => b.confined = true,

@@ -98,6 +98,18 @@ const NETWORK_SUBCOMMANDS: &[(&str, &[&str])] = &[
 const PRIVILEGE_PROGRAMS: &[&str] = &["sudo", "su", "doas", "pkexec", "runuser"];
 
 impl Backstops {
+    /// Every backstop held (`runner check --backstops all`).
+    pub fn all() -> Self {
+        Self {
+            reads: true,
+            edits: true,
+            confined: true,
+            network_off: true,
+            exec: true,
+            history: true,
+        }
+    }
+
     /// The first deny rule (`deny PATTERN`, with its layer) that has no
     /// backstop here; `None` when every one has. Without confinement no
     /// backstop counts (an opaque command could write anywhere), which the

@@ -2,20 +2,19 @@
 //! holds nothing the policy denies reading (the history backstop), decided
 //! strictly, as reads of everything they may reach, where it does not.
 
-use std::path::Path;
+mod support;
 
-use runner_policy::{Backstops, PolicySet, Risk, Verdict, parse_policy_yaml};
+use runner_policy::{Backstops, Verdict};
 
-fn policy(yaml: &str, backstops: Backstops) -> PolicySet {
-    PolicySet::new(vec![parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap()])
-        .with_backstops(backstops)
+/// Policy YAML and the backstops a run holds, as a set to decide with.
+struct Set(&'static str, Backstops);
+
+fn policy(yaml: &'static str, backstops: Backstops) -> Set {
+    Set(yaml, backstops)
 }
 
-fn verdict(set: &PolicySet, cmd: &str) -> (Verdict, String) {
-    let ws = runner_policy::LexicalPaths::new("/ws");
-    let sigs = runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let d = set.decide("bash", Risk::High, sigs);
-    (d.verdict, d.reason.unwrap_or_default())
+fn verdict(set: &Set, cmd: &str) -> (Verdict, String) {
+    support::decide_bash(set.0, set.1, cmd)
 }
 
 const READERS: &[&str] = &[
@@ -32,15 +31,12 @@ const READERS: &[&str] = &[
     "git bundle create /tmp/b --all",
 ];
 
-/// Backstops of a confined run whose view holds history safely.
+/// Backstops of a confined run whose view holds history safely, or not.
 fn confined(history: bool) -> Backstops {
     Backstops {
         reads: history,
-        edits: true,
-        confined: true,
-        network_off: true,
-        exec: true,
         history,
+        ..Backstops::all()
     }
 }
 

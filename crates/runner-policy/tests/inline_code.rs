@@ -3,9 +3,9 @@
 //! that rule whatever code starts the program, so inline code runs; without
 //! the wall it is refused, and the reason says why.
 
-use std::path::Path;
+mod support;
 
-use runner_policy::{Backstops, PolicySet, Risk, Verdict, parse_policy_yaml};
+use runner_policy::{Backstops, Verdict};
 
 const INLINE: &[&str] = &[
     "python3 -c 'print(1)'",
@@ -26,19 +26,14 @@ const INLINE: &[&str] = &[
 
 fn decide(exec: bool, cmd: &str) -> (Verdict, String) {
     let yaml = "default: allow\nrules:\n  - deny: [\"Bash(rm:*)\"]\n";
-    let set = PolicySet::new(vec![parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap()])
-        .with_backstops(Backstops {
-            reads: true,
-            edits: true,
-            confined: true,
-            network_off: true,
+    support::decide_bash(
+        yaml,
+        Backstops {
             exec,
-            history: true,
-        });
-    let ws = runner_policy::LexicalPaths::new("/ws");
-    let sigs = runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let d = set.decide("bash", Risk::High, sigs);
-    (d.verdict, d.reason.unwrap_or_default())
+            ..Backstops::all()
+        },
+        cmd,
+    )
 }
 
 #[test]

@@ -5,28 +5,13 @@
 //! list it is refused with or without backstops; under `default: allow` the
 //! default decides, as for any call.
 
-use std::path::Path;
+mod support;
 
-use runner_policy::{Backstops, PolicySet, Risk, Verdict, parse_policy_yaml};
-
-fn decide(yaml: &str, backstops: Backstops, cmd: &str) -> (Verdict, String) {
-    let set = PolicySet::new(vec![parse_policy_yaml(yaml, Path::new("p.yaml")).unwrap()])
-        .with_backstops(backstops);
-    let ws = runner_policy::LexicalPaths::new("/ws");
-    let sigs = runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let d = set.decide("bash", Risk::High, sigs);
-    (d.verdict, d.reason.unwrap_or_default())
-}
+use runner_policy::{Backstops, Verdict};
+use support::decide_bash as decide;
 
 fn all() -> Backstops {
-    Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: true,
-        exec: true,
-        history: true,
-    }
+    Backstops::all()
 }
 
 const READONLY: &str = "default: deny\nrules:\n  - allow: [\"Bash(rg:*)\", \"Bash(sed:*)\", \"Bash(awk:*)\", \"Bash(git:*)\", \"Bash(tar:*)\", \"Bash(python3:*)\"]\n";

@@ -3,30 +3,18 @@
 //! where those paths lie, so an allow list that allows PROG allows it where
 //! the read backstop holds, and a read deny beneath refuses it where not.
 
-use std::path::Path;
+mod support;
 
-use runner_policy::{Backstops, PolicySet, Risk, Verdict, parse_policy_yaml};
+use runner_policy::{Backstops, Verdict};
 
 const LIST: &str = "default: deny\nrules:\n  - allow: [\"Bash(grep:*)\", \"Bash(find:*)\", \"Bash(xargs:*)\", \"Bash(head:*)\", \"Bash(git:*)\", \"Bash(rg:*)\", \"Bash(sed:*)\", \"Bash(wc:*)\"]\n  - deny: [\"Read(./.env)\", \"Bash(rm:*)\"]\n";
 
 fn decide(backstops: Backstops, cmd: &str) -> (Verdict, String) {
-    let set = PolicySet::new(vec![parse_policy_yaml(LIST, Path::new("p.yaml")).unwrap()])
-        .with_backstops(backstops);
-    let ws = runner_policy::LexicalPaths::new("/ws");
-    let sigs = runner_policy::shell::analyze(cmd).signatures(&ws, ".");
-    let d = set.decide("bash", Risk::High, sigs);
-    (d.verdict, d.reason.unwrap_or_default())
+    support::decide_bash(LIST, backstops, cmd)
 }
 
 fn every() -> Backstops {
-    Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: true,
-        exec: true,
-        history: true,
-    }
+    Backstops::all()
 }
 
 #[test]

@@ -174,7 +174,7 @@ fn earlier_run(task: &Task, opts: &RunOptions) -> Result<Option<Prior>, Box<Task
                 workspace: task.workspace.clone(),
                 kept: true,
                 // `--resume --apply` checks its diff again.
-                policy: Some(scene::Scene::new(task, opts).policy),
+                policy: Some(scene::task_policy(task, opts)),
                 diff_prefix: String::new(),
             }))
         }

@@ -31,19 +31,25 @@ pub(super) struct Scene<'t> {
 
 impl<'t> Scene<'t> {
     pub fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
-        let mut layers = vec![task.policy.clone()];
-        layers.extend(opts.extra_policies.iter().cloned());
         let epoch = Instant::now();
         Self {
             task,
             opts,
             epoch,
             task_out: opts.out_dir.join(&task.name),
-            policy: Arc::new(PolicySet::new(layers)),
+            policy: task_policy(task, opts),
             net_log: Arc::new(crate::net::NetLog::new(epoch)),
             limits: limits(task, opts.max_parallel_calls),
         }
     }
+}
+
+/// The task's policy and the run's `--policy` layers, before the run's
+/// backstops are known.
+pub(super) fn task_policy(task: &Task, opts: &RunOptions) -> Arc<PolicySet> {
+    let mut layers = vec![task.policy.clone()];
+    layers.extend(opts.extra_policies.iter().cloned());
+    Arc::new(PolicySet::new(layers))
 }
 
 /// The agent's limits, from the task and the run.
