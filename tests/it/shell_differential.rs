@@ -276,6 +276,14 @@ const AGENT_SHELL_CASES: &[&str] = &[
     "bash -c \"python3 -c 1; $(touch pwned)\"",
     "bash -c 'python3 -c 1 | xargs touch'",
     "bash -c 'python3 -c 1' > pwned",
+    // A reader of a known producer's paths (issue 73): decided as the
+    // reader, no longer opaque; and the writers and shells beside it.
+    "find . -name '*.txt' | xargs grep -l x",
+    "find src -type f -print0 | xargs -0 wc -l",
+    "git ls-files | xargs grep -n x",
+    "find . -name x | xargs touch",
+    "find . -printf '%p\\n' | xargs grep x",
+    "find . -name x | xargs sh -c 'touch pwned'",
 ];
 
 /// The workspace each case starts from.
