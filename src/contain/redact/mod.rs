@@ -82,15 +82,8 @@ impl Redactor {
             .collect();
         all.sort();
         all.dedup();
-        let values = (!all.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&all)
-                .expect("an automaton of literal values")
-        });
         Self {
-            values,
+            values: automaton(&all),
             shapes: shapes().clone(),
         }
     }
@@ -104,10 +97,8 @@ impl Redactor {
 
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        if let Some(values) = &self.values
-            && values.is_match(text)
-        {
-            out = Cow::Owned(values.replace_all(text, &vec![MARK; values.patterns_len()]));
+        if let Some(values) = &self.values {
+            out = replace_values(values, out);
         }
         self.shapes.replace(out)
     }
@@ -117,8 +108,39 @@ static GLOBAL: OnceLock<Redactor> = OnceLock::new();
 
 /// Secrets learnt after start-up (an MCP server's header values read from
 /// `${VAR}`, the variables a task lists under `redact:`), in all their
-/// forms, longest first.
-static EXTRA: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+/// forms.
+static EXTRA: std::sync::RwLock<Extra> = std::sync::RwLock::new(Extra {
+    forms: Vec::new(),
+    automaton: None,
+});
+
+/// The secrets learnt after start-up: their forms, and one automaton of
+/// them all (rebuilt when one is added, which is rare; a pass over every
+/// result for each form would cost a dozen scans a secret).
+struct Extra {
+    forms: Vec<String>,
+    automaton: Option<AhoCorasick>,
+}
+
+/// One leftmost-longest automaton of `forms` (so a value containing
+/// another is replaced whole); `None` without any.
+fn automaton(forms: &[String]) -> Option<AhoCorasick> {
+    (!forms.is_empty()).then(|| {
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(forms)
+            .expect("an automaton of literal values")
+    })
+}
+
+/// `text` with every match of `values` replaced by the mark.
+fn replace_values<'a>(values: &AhoCorasick, text: Cow<'a, str>) -> Cow<'a, str> {
+    if !values.is_match(text.as_ref()) {
+        return text;
+    }
+    Cow::Owned(values.replace_all(&text, &vec![MARK; values.patterns_len()]))
+}
 
 /// Adds a secret to redact from now on (at least [`MIN_VALUE_LEN`] long).
 pub fn add_secret(value: &str) {
@@ -127,12 +149,15 @@ pub fn add_secret(value: &str) {
         return;
     }
     let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
+    let before = extra.forms.len();
     for f in forms(v) {
-        if !extra.contains(&f) {
-            extra.push(f);
+        if !extra.forms.contains(&f) {
+            extra.forms.push(f);
         }
     }
-    extra.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    if extra.forms.len() > before {
+        extra.automaton = automaton(&extra.forms);
+    }
 }
 
 /// Learns what a task makes secret beyond what the environment holds:
@@ -167,10 +192,8 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         .get_or_init(|| Redactor::from_env(super::process_env()))
         .redact(text);
     let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
-    for v in extra.iter() {
-        if out.contains(v.as_str()) {
-            out = Cow::Owned(out.replace(v.as_str(), MARK));
-        }
+    if let Some(values) = &extra.automaton {
+        out = replace_values(values, out);
     }
     out
 }

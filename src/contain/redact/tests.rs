@@ -12,7 +12,7 @@ fn a_secret_learnt_later_is_redacted_from_its_minimum_length() {
     let out = redact("a Lq8Zr4Vw b Pj5Ty3K c Hn2Wx7Cd-second d");
     assert_eq!(out, "a [REDACTED] b Pj5Ty3K c [REDACTED] d");
     let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
-    assert_eq!(extra.iter().filter(|e| *e == "Lq8Zr4Vw").count(), 1);
+    assert_eq!(extra.forms.iter().filter(|e| *e == "Lq8Zr4Vw").count(), 1);
 }
 
 #[test]

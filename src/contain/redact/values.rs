@@ -96,17 +96,15 @@ pub(crate) fn secret_parts(value: &str, shapes: &super::shapes::Shapes) -> Vec<S
             Some(value[from..to].to_string())
         })
         .collect();
+    // A URL's password is a shape (above); a user with none is a DSN's
+    // key when it is long enough.
     for caps in userinfo().captures_iter(value) {
-        match caps.get(2) {
-            Some(password) if !password.as_str().is_empty() => {
-                parts.push(password.as_str().to_string())
-            }
-            _ => {
-                let user = &caps[1];
-                if user.len() >= 16 && user.chars().all(|c| c.is_ascii_alphanumeric()) {
-                    parts.push(user.to_string());
-                }
-            }
+        let user = &caps[1];
+        if caps.get(2).is_none_or(|p| p.is_empty())
+            && user.len() >= 16
+            && user.chars().all(|c| c.is_ascii_alphanumeric())
+        {
+            parts.push(user.to_string());
         }
     }
     if parts.is_empty() && looks_random(value) {
