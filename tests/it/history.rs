@@ -141,7 +141,8 @@ script:
 }
 
 /// A shallow clone (whose one commit never held `.env`: its view keeps
-/// what it has) and a partial one (blobs of older commits missing: its
+/// what it has), one that borrows the origin's objects (alternates: its
+/// history is listed and cut through them) and a partial one (blobs of older commits missing: its
 /// history can neither be listed whole nor cut, so the transcript says no
 /// history backstop holds, and readers of history are refused). No
 /// denied content reaches the agent in either.
@@ -152,12 +153,15 @@ fn shallow_and_partial_clones_keep_history_safe_or_say_they_cannot() {
     let origin = repository(d);
     git(&origin, &["config", "uploadpack.allowFilter", "true"]);
     let url = format!("file://{}", origin.display());
-    for (name, args) in [
-        ("shallow", vec!["clone", "-q", "--depth", "1"]),
-        ("partial", vec!["clone", "-q", "--filter=blob:none"]),
+    let path = origin.display().to_string();
+    for (name, args, from) in [
+        ("shallow", vec!["clone", "-q", "--depth", "1"], &url),
+        ("partial", vec!["clone", "-q", "--filter=blob:none"], &url),
+        // Objects borrowed from the origin's store (alternates).
+        ("shared", vec!["clone", "-q", "--shared"], &path),
     ] {
         let mut a = args.clone();
-        a.push(&url);
+        a.push(from);
         a.push(name);
         git(d, &a);
         std::fs::write(d.join(name).join(".env"), "PASSWORD=current-0815\n").unwrap();
@@ -187,6 +191,10 @@ script:
         let note = t["sandbox"].to_string();
         if name == "shallow" {
             assert_eq!(t["backstops"]["history"], true, "{name}: {note}");
+        } else if name == "shared" {
+            // Its history is listed through the borrowed store, and cut.
+            assert_eq!(t["backstops"]["history"], true, "{name}: {note}");
+            assert!(note.contains("cut to one commit"), "{name}: {note}");
         } else {
             // The objects it lacks cannot be fetched inside the view: the
             // run says which protection holds, and decides strictly.
