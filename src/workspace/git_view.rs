@@ -189,8 +189,6 @@ pub fn mirror_parent_ignores(repo: &RepoInfo, root: &Path) -> std::io::Result<()
 /// What a view was made with.
 #[derive(Debug)]
 pub struct View {
-    /// The tracked files that lie in the hidden paths (workspace-relative).
-    pub tracked_hidden: Vec<String>,
     /// What the copy's config left out because it holds a credential, by
     /// key (see [`super::git_config`]).
     pub credentials_removed: Vec<String>,
@@ -283,8 +281,7 @@ pub fn create_view(
         ),
         None => History::Kept,
     };
-    let mut view = View {
-        tracked_hidden: Vec::new(),
+    let view = View {
         credentials_removed,
         history,
     };
@@ -298,42 +295,29 @@ pub fn create_view(
             p => format!("{p}/{h}"),
         })
         .collect();
-    let tracked = skip_absent(root, &repo.prefix, &hidden)?;
-    view.tracked_hidden = match repo.prefix.as_str() {
-        "" => tracked,
-        p => tracked
-            .into_iter()
-            .filter_map(|t| t.strip_prefix(&format!("{p}/")).map(str::to_string))
-            .collect(),
-    };
+    skip_absent(root, &repo.prefix, &hidden)?;
     Ok(view)
 }
 
 /// Marks skip-worktree the index entries the copy does not hold: outside
 /// `prefix` (the workspace's folder), or in `hidden` (paths from the
-/// repository's top): git must not report those files as deleted. Returns
-/// the hidden ones (from the repository's top).
-fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<Vec<String>> {
+/// repository's top): git must not report those files as deleted.
+fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<()> {
     let out = git(root).args(["ls-files", "-z"]).output()?;
     if !out.status.success() {
         return Err(std::io::Error::other("git ls-files failed in the copy"));
     }
     let inside = format!("{prefix}/");
     let mut absent: Vec<u8> = Vec::new();
-    let mut tracked_hidden = Vec::new();
     for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let outside = !prefix.is_empty() && !path.starts_with(inside.as_bytes());
-        let is_hidden = !outside && at_or_beneath(hidden, path);
-        if outside || is_hidden {
-            if is_hidden {
-                tracked_hidden.push(String::from_utf8_lossy(path).into_owned());
-            }
+        if outside || at_or_beneath(hidden, path) {
             absent.extend_from_slice(path);
             absent.push(0);
         }
     }
     if absent.is_empty() {
-        return Ok(tracked_hidden);
+        return Ok(());
     }
     let mut child = git(root)
         .args(["update-index", "--skip-worktree", "-z", "--stdin"])
@@ -350,7 +334,7 @@ fn skip_absent(root: &Path, prefix: &str, hidden: &[String]) -> std::io::Result<
             "git update-index --skip-worktree failed in the copy",
         ));
     }
-    Ok(tracked_hidden)
+    Ok(())
 }
 
 /// Whether `path` (`/`-separated) is one of `folders` or lies beneath one.

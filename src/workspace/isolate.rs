@@ -193,7 +193,6 @@ impl IsolatedWorkspace {
             None => Vec::new(),
         };
         hidden.sort();
-        let mut tracked_hidden = Vec::new();
         let mut credentials_removed = Vec::new();
         let mut object_stores = Vec::new();
         let mut histories = Vec::new();
@@ -201,7 +200,6 @@ impl IsolatedWorkspace {
         let repo = repo.filter(|r| {
             match make_view(r, &original, dir.path(), &hidden, history(scan.take())) {
                 Some(view) => {
-                    tracked_hidden = view.tracked_hidden;
                     credentials_removed = (view.credentials_removed.iter())
                         .map(|c| format!(".git/config {c}"))
                         .collect();
@@ -235,8 +233,6 @@ impl IsolatedWorkspace {
                 if let Some(view) =
                     make_view(&r, &folder, &dest_root.join(&rel), &beneath, inner_history)
                 {
-                    tracked_hidden
-                        .extend(view.tracked_hidden.iter().map(|t| format!("{inner}{t}")));
                     credentials_removed.extend(
                         view.credentials_removed
                             .iter()
@@ -260,7 +256,7 @@ impl IsolatedWorkspace {
                 parents,
                 tracked_ignored,
             }),
-            hidden: Hidden::new(hidden, tracked_hidden),
+            hidden: Hidden::new(hidden),
             object_stores,
             credentials_removed,
             histories,
@@ -276,12 +272,6 @@ impl IsolatedWorkspace {
     /// The files and folders left out for the policy (workspace-relative).
     pub fn hidden(&self) -> &[String] {
         self.hidden.paths()
-    }
-
-    /// The hidden files git tracks: those can still be read from the
-    /// object store through the copy's git view.
-    pub fn hidden_tracked(&self) -> &[String] {
-        self.hidden.tracked()
     }
 
     /// Puts the hidden files back into the copy, as the original has them,

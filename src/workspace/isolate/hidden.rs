@@ -13,17 +13,14 @@ use super::tree::{copy_entry, walker};
 #[derive(Debug, Default)]
 pub(super) struct Hidden {
     paths: Vec<String>,
-    /// Those git tracks (workspace-relative).
-    tracked: Vec<String>,
     revealed: AtomicBool,
 }
 
 impl Hidden {
-    /// `paths` left out of the copy, `tracked` of them tracked by git.
-    pub(super) fn new(paths: Vec<String>, tracked: Vec<String>) -> Self {
+    /// `paths` left out of the copy.
+    pub(super) fn new(paths: Vec<String>) -> Self {
         Self {
             paths,
-            tracked,
             revealed: AtomicBool::new(false),
         }
     }
@@ -33,12 +30,6 @@ impl Hidden {
     /// The files and folders left out (workspace-relative).
     pub(super) fn paths(&self) -> &[String] {
         &self.paths
-    }
-
-    /// Those git tracks: they can still be read from the object store
-    /// through the copy's git view.
-    pub(super) fn tracked(&self) -> &[String] {
-        &self.tracked
     }
 
     /// Puts the hidden files back into the copy at `root`, as the
