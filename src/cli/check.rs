@@ -14,11 +14,14 @@ use crate::tools::{Registry, ToolContext, ToolErrorKind};
 
 /// A `--backstops` entry that names no backstop.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown backstop `{0}` (reads, edits, confined, network-off, exec, history, all)")]
+#[error(
+    "unknown backstop `{0}` (reads, edits, confined, network-off, exec, history, private-tmp, all)"
+)]
 pub struct BackstopError(String);
 
 /// `--backstops`: `all`, or a comma-separated list of `reads`, `edits`,
-/// `confined`, `network-off`, `exec`, `history`; empty for none.
+/// `confined`, `network-off`, `exec`, `history`, `private-tmp`; empty for
+/// none.
 pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
     let mut b = Backstops::default();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -30,6 +33,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
             "network-off" => b.network_off = true,
             "exec" => b.exec = true,
             "history" => b.history = true,
+            "private-tmp" => b.private_tmp = true,
             other => return Err(BackstopError(other.to_string())),
         }
     }

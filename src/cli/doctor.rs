@@ -13,7 +13,14 @@ use runner_output::DoctorReport;
 use super::{CliError, CliResult, Exit};
 
 /// The backstops `--require` may name.
-pub const BACKSTOPS: &[&str] = &["reads", "edits", "confined", "exec", "network"];
+pub const BACKSTOPS: &[&str] = &[
+    "reads",
+    "edits",
+    "confined",
+    "exec",
+    "private-tmp",
+    "network",
+];
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,7 +35,7 @@ pub fn doctor(format: DoctorFormat, require: &[String]) -> CliResult {
     for name in require {
         if !BACKSTOPS.contains(&name.as_str()) {
             return Err(CliError::Invalid(format!(
-                "--require {name}: not a backstop (reads, edits, confined, exec, network)"
+                "--require {name}: not a backstop (reads, edits, confined, exec, private-tmp, network)"
             )));
         }
     }
@@ -81,7 +88,7 @@ fn text(r: &DoctorReport) -> String {
     out.push_str("backstops\n");
     for b in &r.backstops {
         out.push_str(&format!(
-            "  {:<9} {:<4} {}\n",
+            "  {:<11} {:<4} {}\n",
             b.name,
             if b.held { "held" } else { "no" },
             b.why

@@ -97,7 +97,7 @@ pub async fn sandbox(
     let iso = &ready.iso;
     let mut writable = vec![
         iso.path().to_path_buf(),
-        ready._task_tmp.0.path().to_path_buf(),
+        ready._task_tmp.path().to_path_buf(),
     ];
     writable.extend(iso.git_dir().map(|g| g.to_path_buf()));
     writable.extend(sandbox.write.iter().cloned());

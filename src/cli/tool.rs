@@ -109,7 +109,7 @@ pub async fn run_tool(
     let mut ctx = ToolContext::new(ws).with_policy(set.clone());
     ctx.env = Some(commands.env);
     ctx.confine = commands.confine.map(Arc::new);
-    let _tmp = (commands.tmp, commands.registered);
+    let _tmp = commands.tmp;
     // One call has no earlier read: the file it names counts as read as it
     // is now (a task's edit_file or write_file needs a read_file first).
     if let Some(path) = args.get("file_path").and_then(|p| p.as_str())

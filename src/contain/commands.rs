@@ -1,9 +1,10 @@
 //! Everything a task's commands run under, prepared in one place for
 //! `runner run` and `runner tool`: the scrubbed environment, a private
-//! temp folder (also `TMPDIR`), and the sandbox allowing writes in the
-//! workspace, that folder and the task's extra `write:` paths.
+//! temp folder (also `TMPDIR`), a private `/tmp` where the machine allows
+//! one, and the sandbox allowing writes in the workspace, those folders
+//! and the task's extra `write:` paths.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Confinement, EnvSettings, HiddenTree, SandboxSettings, scrubbed_env};
 
@@ -15,8 +16,6 @@ pub fn process_env() -> Vec<(String, String)> {
         .collect()
 }
 
-/// What commands get. Keep it alive while they run: dropping it removes
-/// the temp folder.
 /// Why commands cannot be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum CommandSetupError {
@@ -26,14 +25,63 @@ pub enum CommandSetupError {
     Sandbox(#[from] super::SandboxError),
 }
 
+/// What commands get. Keep [`CommandSetup::tmp`] alive while they run:
+/// dropping it removes the temp folders.
 pub struct CommandSetup {
     pub env: Vec<(String, String)>,
     pub confine: Option<Confinement>,
     /// What the sandbox enforces, for the transcript.
     pub sandbox_note: String,
-    pub tmp: tempfile::TempDir,
-    /// Removed on a hurried exit (a second signal) too.
-    pub registered: crate::cleanup::Registered,
+    pub tmp: TaskTemp,
+}
+
+/// A task's temp folders: its own (`TMPDIR`), and the one that holds its
+/// commands' private `/tmp` and `/var/tmp`. Removed when dropped, and on a
+/// hurried exit (a second signal) too.
+pub struct TaskTemp {
+    dir: tempfile::TempDir,
+    _private: tempfile::TempDir,
+    _registered: [crate::cleanup::Registered; 2],
+}
+
+impl TaskTemp {
+    fn new() -> std::io::Result<TaskTemp> {
+        let make = |prefix: &str| tempfile::Builder::new().prefix(prefix).tempdir();
+        let dir = make("runner-tmp-")?;
+        let private = make("runner-ptmp-")?;
+        // The folders Landlock must let commands write: the ones bound at
+        // `/tmp` and `/var/tmp` (a rule on their parent would not hold
+        // there, as the parent is no folder of theirs in that view).
+        for root in crate::contain::PRIVATE_ROOTS {
+            std::fs::create_dir_all(private.path().join(root.trim_start_matches('/')))?;
+        }
+        let registered = [
+            crate::cleanup::register(dir.path()),
+            crate::cleanup::register(private.path()),
+        ];
+        Ok(TaskTemp {
+            dir,
+            _private: private,
+            _registered: registered,
+        })
+    }
+
+    /// The task's temp folder (`TMPDIR`).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The folder that holds the commands' private `/tmp`.
+    fn private(&self) -> &Path {
+        self._private.path()
+    }
+
+    /// The folders that stand in for `/tmp` and `/var/tmp`.
+    fn private_roots(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        crate::contain::PRIVATE_ROOTS
+            .iter()
+            .map(|r| self.private().join(r.trim_start_matches('/')))
+    }
 }
 
 impl CommandSetup {
@@ -47,14 +95,13 @@ impl CommandSetup {
         hidden: Option<&HiddenTree>,
         policy: Option<&std::sync::Arc<runner_policy::PolicySet>>,
     ) -> Result<CommandSetup, CommandSetupError> {
-        let tmp = tempfile::Builder::new()
-            .prefix("runner-tmp-")
-            .tempdir()
-            .map_err(CommandSetupError::TempFolder)?;
+        let tmp = TaskTemp::new().map_err(CommandSetupError::TempFolder)?;
         let mut writable = vec![workspace.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(git_dir.map(Path::to_path_buf));
         writable.extend(sandbox.write.iter().cloned());
-        let (confine, sandbox_note) = Confinement::hiding(sandbox, &writable, hidden)?;
+        let mut walled = writable.clone();
+        walled.extend(tmp.private_roots());
+        let (confine, sandbox_note) = Confinement::hiding(sandbox, &walled, hidden)?;
         let mut vars = scrubbed_env(process_env(), env);
         // The task's proxy, and no other (see `net`).
         if let Some(port) = sandbox.proxy_port {
@@ -65,7 +112,13 @@ impl CommandSetup {
         for var in ["TMPDIR", "TMP", "TEMP"] {
             vars.push((var.to_string(), tmp.path().display().to_string()));
         }
-        let registered = crate::cleanup::register(tmp.path());
+        let confine = match confine {
+            Some(c) if sandbox.private_tmp => {
+                let keeps = kept_in_tmp(&writable, hidden, &vars);
+                Some(c.with_private_tmp(tmp.private(), &keeps))
+            }
+            c => c,
+        };
         // What the policy's deny rules say, where the platform's sandbox
         // can hold it (the exec wall on Linux, the profile on macOS);
         // programs looked up on the commands' PATH.
@@ -85,7 +138,59 @@ impl CommandSetup {
             confine,
             sandbox_note,
             tmp,
-            registered,
         })
     }
+}
+
+/// What commands keep at its place where `/tmp` is their own (see
+/// `private_tmp`), and whether they may write it: the folders they write;
+/// read-only, the object stores the copy's git view reads, the folders of
+/// their `PATH`, and the runner's own folder and program (a test's
+/// fixtures, a server beside the task). Never a folder that holds, or
+/// lies in, the tree hidden from them (but for those object stores).
+fn kept_in_tmp(
+    writable: &[PathBuf],
+    hidden: Option<&HiddenTree>,
+    vars: &[(String, String)],
+) -> Vec<(PathBuf, bool)> {
+    let canon = |p: &Path| p.canonicalize().ok();
+    let hidden_root = hidden.and_then(|h| canon(&h.root));
+    let apart = |p: &Path| {
+        hidden_root
+            .as_ref()
+            .is_none_or(|h| !p.starts_with(h) && !h.starts_with(p))
+    };
+    let mut keeps: Vec<(PathBuf, bool)> = writable
+        .iter()
+        .filter_map(|p| canon(p))
+        .filter(|p| apart(p))
+        .map(|p| (p, true))
+        .collect();
+    if let Some(h) = hidden {
+        keeps.extend(h.except.iter().filter_map(|p| canon(p)).map(|p| (p, false)));
+    }
+    let path = vars
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str());
+    let mut read_only: Vec<PathBuf> = path
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    read_only.extend(std::env::current_dir().ok());
+    read_only.extend(
+        std::env::current_exe()
+            .ok()
+            .and_then(|e| Some(e.parent()?.to_path_buf())),
+    );
+    keeps.extend(
+        read_only
+            .iter()
+            .filter_map(|p| canon(p))
+            .filter(|p| apart(p))
+            .map(|p| (p, false)),
+    );
+    keeps
 }

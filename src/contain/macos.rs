@@ -136,6 +136,19 @@ impl Confinement {
         false
     }
 
+    /// No private `/tmp` here: the same confinement.
+    pub fn with_private_tmp(
+        self,
+        _base: &std::path::Path,
+        _keeps: &[(std::path::PathBuf, bool)],
+    ) -> Self {
+        self
+    }
+
+    pub fn has_private_tmp(&self) -> bool {
+        false
+    }
+
     /// Starts `cmd` (from [`Confinement::command`]).
     pub fn spawn(
         &self,

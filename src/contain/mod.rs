@@ -68,6 +68,10 @@ pub use redact::{MIN_VALUE_LEN, add_secret, learn_task_secrets, redact};
 pub use settings::{SandboxError, SandboxMode, SandboxSettings};
 pub use spawn::{ConfinedCommand, ExecRefusal, RefusedCall};
 
+/// The folders a task's commands get their own of, where the platform
+/// allows (Linux's mount namespaces).
+pub const PRIVATE_ROOTS: &[&str] = &["/tmp", "/var/tmp"];
+
 impl Confinement {
     /// The confinement of commands writing to `writable` under `settings`
     /// ([`Confinement::hiding`] with nothing hidden): `Ok(None)` when there

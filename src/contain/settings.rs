@@ -38,6 +38,9 @@ pub struct SandboxSettings {
     /// [`super::caps`]), each with its reason; every other is dropped.
     /// Default none.
     pub keep_capabilities: Vec<(u32, String)>,
+    /// Whether commands get a private `/tmp` where the machine allows it
+    /// (`sandbox: {private_tmp: true}`; default false).
+    pub private_tmp: bool,
 }
 
 impl SandboxSettings {
@@ -60,6 +63,7 @@ impl Default for SandboxSettings {
             memory_bytes: None,
             processes: None,
             keep_capabilities: Vec::new(),
+            private_tmp: false,
         }
     }
 }

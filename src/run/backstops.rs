@@ -69,5 +69,6 @@ pub(crate) fn run_backstops(
         confined,
         network_off: confined && !network,
         exec: confined && confine.is_some_and(Confinement::supervises_exec),
+        private_tmp: landlock && confine.is_some_and(Confinement::has_private_tmp),
     }
 }

@@ -213,6 +213,13 @@ pub struct SandboxFull {
     /// reason: "the tests add an address to lo"}]`.
     #[serde(default)]
     pub capabilities: Vec<KeptCapability>,
+    /// Whether commands get a `/tmp` and `/var/tmp` of their own where the
+    /// machine allows it (`runner doctor` says whether it does): folders
+    /// of the task, removed with it, where their writes are no edits
+    /// outside the workspace. Default false: they see the machine's, and
+    /// writes there are refused as edits outside the workspace.
+    #[serde(default)]
+    pub private_tmp: Option<bool>,
 }
 
 /// A capability commands keep, and why.

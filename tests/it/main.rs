@@ -35,6 +35,7 @@ mod network;
 mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;
+mod private_tmp;
 mod privileges;
 mod process_bound;
 mod providers;

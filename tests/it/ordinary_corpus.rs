@@ -119,6 +119,7 @@ fn ordinary_work_false_denies() {
         network_off: true,
         exec: false,
         history: true,
+        private_tmp: false,
     };
     let run = false_decisions(&corpus, backed);
     run.denies_at_most(0, "network off");
@@ -275,6 +276,7 @@ fn agent_written_false_denies() {
         network_off: false,
         exec: false,
         history: true,
+        private_tmp: false,
     };
     let run = false_decisions(&corpus, network_on);
     run.allows_no_denied_row();

@@ -192,6 +192,7 @@ fn corpus_deny_rows_hold_under_backstops() {
         network_off: true,
         exec: false,
         history: true,
+        private_tmp: false,
     };
     let mut moot = 0;
     for name in CORPORA {

@@ -48,7 +48,7 @@ pub struct DoctorReport {
 /// One backstop: held or not, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DoctorBackstop {
-    /// `reads`, `edits`, `confined`, `exec` or `network`.
+    /// `reads`, `edits`, `confined`, `exec`, `private-tmp` or `network`.
     pub name: String,
     /// Whether a run here holds it.
     pub held: bool,

@@ -21,6 +21,10 @@
 //! - **exec**: the runner's supervisor decides every exec of a command on
 //!   its real argv against the `Bash` deny rules, so a program deny rule
 //!   (`Bash(git push:*)`) holds whatever starts the program.
+//! - **private /tmp**: commands see a `/tmp` and `/var/tmp` of their own,
+//!   folders of the task removed with it, so a command's write there is no
+//!   edit outside the workspace (`cat <<'PY' > /tmp/fix.py`): it needs no
+//!   rule, and only a deny rule naming it refuses it.
 //!
 //! When every deny rule of every layer has its backstop, the analysis need
 //! not refuse what it cannot see into (inline code, a script too complex to
@@ -70,6 +74,10 @@ pub struct Backstops {
     /// unreadable to commands: reads of history (`git log -p`, `git show
     /// REV`) are decided by their folder alone.
     pub history: bool,
+    /// Commands have a `/tmp` and `/var/tmp` of their own (the task's,
+    /// removed with it): their writes there are no edits outside the
+    /// workspace.
+    pub private_tmp: bool,
 }
 
 /// Programs (first words) that do nothing without the network.
@@ -107,6 +115,7 @@ impl Backstops {
             network_off: true,
             exec: true,
             history: true,
+            private_tmp: true,
         }
     }
 
@@ -204,6 +213,7 @@ mod tests {
             network_off: true,
             exec: false,
             history: true,
+            private_tmp: false,
         };
         let p = layer(
             "default: allow\nrules:\n  - deny: [\"Read(.env)\", \"Edit(.github/**)\", \"Bash(git push:*)\", \"Bash(sudo:*)\", \"Bash(curl:*)\"]\n",

@@ -278,6 +278,7 @@ mod tests {
             network_off: false,
             exec: false,
             history: false,
+            private_tmp: false,
         };
         assert_eq!(b.unbacked_deny(s.layers()), None);
     }

@@ -392,6 +392,13 @@ impl PolicySet {
                 ));
                 continue;
             }
+            if self.backstops.private_tmp && crate::needs::in_private_tmp(sig) {
+                // The task's own scratch folder: no deny rule named it.
+                backed.get_or_insert(format!(
+                    "{sig} is in the task's own /tmp, which only its commands see and which goes with it"
+                ));
+                continue;
+            }
             let special = crate::needs::needs(sig, self.unbacked.as_deref());
             let subject = Subject::new(sig);
             if let Some((needs, refusal)) = special {

@@ -53,6 +53,7 @@ mod telemetry;
 mod url_pattern;
 mod word_pattern;
 pub mod words;
+pub mod world;
 
 pub use backstop::Backstops;
 pub use config_error::ConfigError;

@@ -53,7 +53,7 @@ pub(crate) fn needs(sig: &Signature, unbacked: Option<&str>) -> Option<(Needs, S
                 unbacked.unwrap_or_default()
             ),
         ))
-    } else if is_outside(sig) && !describes_machine(sig) {
+    } else if is_outside(sig) && !in_readable_world(sig) {
         Some((
             Needs::Absolute,
             format!("{sig} is outside the workspace; only an absolute allow rule can permit it"),
@@ -70,46 +70,35 @@ pub(crate) fn needs(sig: &Signature, unbacked: Option<&str>) -> Option<(Needs, S
 
 fn is_outside(sig: &Signature) -> bool {
     matches!(sig.family, Family::Read | Family::Edit)
-        && sig.specifier.as_deref().is_some_and(|s| s.starts_with('/'))
-}
-
-/// Files outside the workspace that only describe the machine (its
-/// processors, memory, kernel and distribution), and the devices that
-/// hold nothing (`/dev/zero`, `/dev/urandom`): reading them reveals nothing
-/// of the workspace or its secrets, so they need no absolute rule. A deny
-/// rule still holds them.
-const MACHINE_DESCRIPTION: &[&str] = &[
-    "/proc/cpuinfo",
-    "/proc/meminfo",
-    "/proc/version",
-    "/proc/loadavg",
-    "/proc/uptime",
-    "/proc/stat",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/lsb-release",
-    "/etc/debian_version",
-    "/etc/alpine-release",
-    "/etc/redhat-release",
-    "/etc/issue",
-    "/sys/fs/cgroup/cpu.max",
-    "/sys/fs/cgroup/memory.max",
-    "/sys/devices/system/cpu/online",
-    // Devices that hold nothing of anyone's (issue 73, item 5):
-    // `head -c 100 /dev/zero`, `od -An -N8 /dev/urandom`.
-    "/dev/zero",
-    "/dev/urandom",
-    "/dev/random",
-    "/dev/full",
-];
-
-fn describes_machine(sig: &Signature) -> bool {
-    sig.family == Family::Read
-        && !sig.tree
         && sig
             .specifier
             .as_deref()
-            .is_some_and(|s| MACHINE_DESCRIPTION.contains(&s))
+            .is_some_and(|s| s.starts_with('/') || crate::world::in_home(s))
+}
+
+/// A path in `/tmp` or `/var/tmp`: the task's own where commands have a
+/// private one (see `Backstops::private_tmp`).
+pub(crate) fn in_private_tmp(sig: &Signature) -> bool {
+    matches!(sig.family, Family::Read | Family::Edit)
+        && sig.specifier.as_deref().is_some_and(|s| {
+            ["/tmp", "/var/tmp"].iter().any(|root| {
+                s.strip_prefix(root)
+                    .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+            })
+        })
+}
+
+/// A read of the readable world ([`crate::world`]): system and toolchain
+/// trees but their secrets, the files that describe the machine, the
+/// devices that hold nothing. Reading them reveals nothing of the
+/// workspace or anyone's secrets, so they need no absolute rule; a deny
+/// rule still holds them.
+fn in_readable_world(sig: &Signature) -> bool {
+    sig.family == Family::Read
+        && sig
+            .specifier
+            .as_deref()
+            .is_some_and(|s| crate::world::readable(s, sig.tree))
 }
 
 /// Writes into `.git`, or everything beneath the workspace root (which

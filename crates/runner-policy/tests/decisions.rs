@@ -51,6 +51,7 @@ fn landlocked() -> runner_policy::Backstops {
         network_off: false,
         exec: false,
         history: true,
+        private_tmp: false,
     }
 }
 
@@ -133,13 +134,38 @@ fn paths_outside_need_an_absolute_allow_rule() {
                 Some("allow Read(/opt/data/**)"),
             ),
             // Low risk does not cover an outside path, nor does the default,
-            // nor a relative pattern.
+            // nor a relative pattern; the readable world needs no rule, but
+            // its secrets and the homes are outside it.
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Read(/home/other/notes.txt)",
+                Deny,
+                None,
+            ),
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Read(/etc/shadow)",
+                Deny,
+                None,
+            ),
+            (
+                "read_file",
+                false,
+                Risk::Low,
+                "Read(~/.aws/config)",
+                Deny,
+                None,
+            ),
             (
                 "read_file",
                 false,
                 Risk::Low,
                 "Read(/etc/passwd)",
-                Deny,
+                Allow,
                 None,
             ),
             (

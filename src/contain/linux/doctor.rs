@@ -87,6 +87,25 @@ pub fn examine() -> DoctorReport {
             },
         ),
         held(
+            "private-tmp",
+            landlock.is_ok() && super::private_tmp::available().is_ok(),
+            match (&landlock, super::private_tmp::available()) {
+                (Err(_), _) => no_landlock(
+                    "commands' writes to /tmp are not confined, and a private one would change nothing",
+                ),
+                (Ok(_), Ok(mode)) => format!(
+                    "commands have a /tmp and /var/tmp of their own, folders of the task ({}): writes there are no edits outside the workspace",
+                    match mode {
+                        super::private_tmp::Mode::Root => "a mount namespace",
+                        super::private_tmp::Mode::User => "a user and mount namespace",
+                    }
+                ),
+                (Ok(_), Err(why)) => format!(
+                    "{why}: commands' writes to /tmp are refused as edits outside the workspace"
+                ),
+            },
+        ),
+        held(
             "network",
             supervisor,
             if supervisor {

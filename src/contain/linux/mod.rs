@@ -24,6 +24,7 @@ pub mod landlock;
 mod nproc;
 pub mod pids;
 mod policy;
+pub mod private_tmp;
 pub mod privileges;
 mod runner_wall;
 mod seccomp;
@@ -86,6 +87,8 @@ pub struct Confinement {
     /// own wall (see [`Confinement::sandboxed`]) refuses signals to the
     /// runner too.
     walls_signals: bool,
+    /// A `/tmp` of the task's own, where one can be had ([`private_tmp`]).
+    private_tmp: Option<private_tmp::PrivateTmp>,
 }
 
 impl Confinement {
@@ -228,6 +231,7 @@ impl Confinement {
                 drops_ptrace: abi.is_none(),
                 keep_caps: settings.kept_capabilities(),
                 walls_signals: supervised.is_err() && abi.is_some_and(|abi| abi < 6),
+                private_tmp: None,
             }),
             description,
         ))
@@ -274,6 +278,7 @@ impl Confinement {
             // Sandbox on, and neither wall to be had: the runner's own
             // keeps signals from it.
             walls_signals: drops_ptrace,
+            private_tmp: None,
         });
         (c, d)
     }
@@ -369,6 +374,10 @@ impl Confinement {
             pids.join()?;
         }
         self.rlimits.apply()?;
+        // While the capabilities to mount are still there.
+        if let Some(t) = &self.private_tmp {
+            t.enter()?;
+        }
         let sandboxed = self.sandboxed();
         if sandboxed {
             // SAFETY: only system calls, in the child.

@@ -1,10 +1,13 @@
 //! What a task's policy adds to its confinement: the record of refused
-//! connections, and the exec wall where the policy denies programs.
+//! connections, the exec wall where the policy denies programs, and a
+//! private `/tmp` where the task asks for one.
 
 use std::sync::Arc;
 
 use super::exec_guard::ExecGuard;
-use super::{Confinement, describe, supervisor};
+use std::path::{Path, PathBuf};
+
+use super::{Confinement, describe, private_tmp, supervisor};
 
 impl Confinement {
     /// Whether the supervisor decides these commands' execs against the
@@ -62,5 +65,50 @@ impl Confinement {
             self.supervisor = Some((rules, filter));
         }
         self
+    }
+
+    /// The same confinement, with commands given a private `/tmp` and
+    /// `/var/tmp` in folders made beneath `base` (which commands may
+    /// write), `keeps` (each path, and whether commands may write it)
+    /// bound back at their places. Only where Landlock confines writes
+    /// (elsewhere the machine's `/tmp` is as writable as a private one)
+    /// and the machine allows a mount namespace ([`private_tmp::available`]).
+    pub fn with_private_tmp(mut self, base: &Path, keeps: &[(PathBuf, bool)]) -> Self {
+        if !self.confines_writes() {
+            return self;
+        }
+        let mode = match private_tmp::available() {
+            Ok(m) => m,
+            Err(why) => {
+                tracing::debug!("no private /tmp: {why}");
+                return self;
+            }
+        };
+        let keeps: Vec<private_tmp::Keep> = keeps
+            .iter()
+            .map(|(path, writable)| private_tmp::Keep {
+                path: path.clone(),
+                writable: *writable,
+            })
+            .collect();
+        let t = match private_tmp::PrivateTmp::prepare(mode, base, &keeps) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("no private /tmp: {e}");
+                return self;
+            }
+        };
+        if let Some((rules, filter)) = self.supervisor.take() {
+            self.supervisor = Some((Arc::new(rules.with_tmp(t.view.clone())), filter));
+        }
+        self.description
+            .push_str("; commands have a /tmp and /var/tmp of their own");
+        self.private_tmp = Some(t);
+        self
+    }
+
+    /// Whether commands have a private `/tmp`.
+    pub fn has_private_tmp(&self) -> bool {
+        self.private_tmp.is_some()
     }
 }

@@ -20,6 +20,7 @@ impl Confinement {
             keep_caps: 0,
             privileges: Vec::new(),
             walls_signals: false,
+            private_tmp: None,
         }
     }
 }

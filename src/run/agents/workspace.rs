@@ -18,7 +18,7 @@ pub enum ChildSetupError {
 }
 
 /// A child's own temp folder for its commands (removed on drop).
-pub type TempFolder = Option<(tempfile::TempDir, crate::cleanup::Registered)>;
+pub type TempFolder = Option<crate::contain::commands::TaskTemp>;
 
 /// The child's tool context: the parent's, or one for its own copy (with
 /// its commands' temp folder, kept until the child ends).
@@ -49,5 +49,5 @@ pub fn child_context(
     c.confine = setup.confine.map(Arc::new);
     c.net_log = parent.net_log.clone();
     c.policy = Some(Arc::clone(policy));
-    Ok((c, Some((setup.tmp, setup.registered))))
+    Ok((c, Some(setup.tmp)))
 }

@@ -50,7 +50,7 @@ pub struct CopyPlan {
 pub struct Prepared {
     pub iso: IsolatedWorkspace,
     /// Kept until the task ends (removed on drop).
-    pub _task_tmp: (tempfile::TempDir, crate::cleanup::Registered),
+    pub _task_tmp: crate::contain::commands::TaskTemp,
     pub ctx: Arc<ToolContext>,
     /// The policy with the run's backstops.
     pub policy: Arc<PolicySet>,
@@ -138,7 +138,7 @@ impl CopyPlan {
         ctx.net_log = Some(self.net_log);
         Ok(Prepared {
             iso,
-            _task_tmp: (commands.tmp, commands.registered),
+            _task_tmp: commands.tmp,
             ctx: Arc::new(ctx),
             policy,
             sandbox_note,

@@ -176,12 +176,21 @@ impl ShellAnalysis {
                         vec![path.clone()]
                     };
                     for path in paths {
-                        let joined = if path.starts_with('/') {
+                        // `~/x` is the home folder's, from any folder: kept
+                        // as written (never the workspace's).
+                        let home = crate::world::in_home(&path);
+                        let joined = if path.starts_with('/') || home {
                             path
                         } else {
                             dir.join(path).to_string_lossy().into_owned()
                         };
-                        for p in ws.signature_paths(&joined) {
+                        let paths = if home {
+                            let p = crate::paths::normalize_lexically(Path::new(&joined));
+                            vec![crate::paths::to_slash(&p)]
+                        } else {
+                            ws.signature_paths(&joined)
+                        };
+                        for p in paths {
                             let sig = if *history && *tree {
                                 Signature::history(p)
                             } else if *history {

@@ -53,7 +53,7 @@ impl Walker {
         }
         let cwds = match &self.cwds {
             Some(c) => c.clone(),
-            None if path.starts_with('/') => vec![".".into()],
+            None if path.starts_with('/') || crate::world::in_home(path) => vec![".".into()],
             None => {
                 let what = if write { "writes" } else { "reads" };
                 self.opaque(format!(

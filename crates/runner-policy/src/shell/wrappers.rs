@@ -268,6 +268,10 @@ impl Walker {
                     }
                     continue;
                 }
+                if crate::world::in_home(&f) && !f.contains(['$', '`']) {
+                    self.add_path(write, &f, tree); // outside the world
+                    continue;
+                }
                 if f.contains(['$', '`']) || f.starts_with('~') {
                     let verb = if write { "writes" } else { "reads" };
                     self.opaque(format!(

@@ -131,9 +131,10 @@ fn decide_unix(req: &libc::seccomp_notif, fd: i32, addr: &[u8], rules: &Rules) -
     // The path as the command resolves it, not the runner: a relative one
     // from its folder, and `/proc/self` (or `/dev/fd`) as its own. The
     // folder is resolved; the last component is opened below, not followed.
-    let full = named(req.pid, None, asked);
+    let view = rules.tmp.as_deref();
+    let full = named(req.pid, None, asked, view);
     let full = match (full.parent(), full.file_name()) {
-        (Some(dir), Some(name)) => match as_process_sees(req.pid, dir) {
+        (Some(dir), Some(name)) => match as_process_sees(req.pid, dir, view) {
             Some(dir) => dir.join(name),
             None => return Answer::Error(libc::ELOOP),
         },

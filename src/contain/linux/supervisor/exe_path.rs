@@ -20,16 +20,18 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::contain::os::private_tmp::TmpView;
+
 /// Links followed before giving up, as the kernel does (`ELOOP`).
 const MAX_LINKS: usize = 40;
 
 /// `path` (absolute) as process `tid` resolves it, in terms the runner
 /// resolves the same way; `None` past [`MAX_LINKS`] links.
-pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
+pub(super) fn as_process_sees(tid: u32, path: &Path, view: Option<&TmpView>) -> Option<PathBuf> {
     if opened_without_magic_links(path).is_some() {
         return Some(path.to_path_buf());
     }
-    resolve(tid, path)
+    resolve(tid, path, view)
 }
 
 /// [`as_process_sees`] for a file an exec names, with the file's metadata
@@ -37,19 +39,22 @@ pub(super) fn as_process_sees(tid: u32, path: &Path) -> Option<PathBuf> {
 pub(super) fn file_as_process_sees(
     tid: u32,
     path: &Path,
+    view: Option<&TmpView>,
 ) -> Option<(PathBuf, Option<std::fs::Metadata>)> {
     if let Some(fd) = opened_without_magic_links(path) {
         return Some((path.to_path_buf(), std::fs::File::from(fd).metadata().ok()));
     }
-    resolve(tid, path).map(|p| (p, None))
+    resolve(tid, path, view).map(|p| (p, None))
 }
 
 /// The path a process names by `path`: as it is when absolute, else from
 /// its folder (or the folder `dirfd` holds open) through its own `/proc`
 /// folder, which [`as_process_sees`] follows as the kernel does for it.
-pub(super) fn named(tid: u32, dirfd: Option<i32>, path: &Path) -> PathBuf {
+/// Where commands have a private `/tmp`, an absolute path is the runner's
+/// for it (`view`).
+pub(super) fn named(tid: u32, dirfd: Option<i32>, path: &Path, view: Option<&TmpView>) -> PathBuf {
     if path.is_absolute() {
-        return path.to_path_buf();
+        return view.map_or_else(|| path.to_path_buf(), |v| v.runner_path(path));
     }
     let from = match dirfd {
         Some(fd) => format!("/proc/{tid}/fd/{fd}"),
@@ -93,7 +98,10 @@ fn opened_without_magic_links(path: &Path) -> Option<std::os::fd::OwnedFd> {
 }
 
 /// [`as_process_sees`] by walking the path here, one component at a time.
-fn resolve(tid: u32, path: &Path) -> Option<PathBuf> {
+/// An absolute link's target is the process's path, the runner's by
+/// `view` (a private `/tmp`); the readlink text of a process's own links
+/// (`cwd`) is the path from its root too.
+fn resolve(tid: u32, path: &Path, view: Option<&TmpView>) -> Option<PathBuf> {
     let own = PathBuf::from(format!("/proc/{tid}"));
     let mut pending: Vec<PathBuf> = Vec::new(); // components still to walk, last first
     push_components(&mut pending, path);
@@ -129,6 +137,10 @@ fn resolve(tid: u32, path: &Path) -> Option<PathBuf> {
                 if links > MAX_LINKS {
                     return None;
                 }
+                let target = match view {
+                    Some(v) if target.is_absolute() => v.runner_path(&target),
+                    _ => target,
+                };
                 push_components(&mut pending, &target);
             }
             Err(_) => out = next,
@@ -183,7 +195,7 @@ mod tests {
         std::os::unix::fs::symlink("/proc/self/fd/3", d.join("fd3")).unwrap();
         std::os::unix::fs::symlink("loop2", d.join("loop1")).unwrap();
         std::os::unix::fs::symlink("loop1", d.join("loop2")).unwrap();
-        let seen = |p: &str| resolve(4242, Path::new(p));
+        let seen = |p: &str| resolve(4242, Path::new(p), None);
         assert_eq!(seen("/proc/self/fd/3"), Some("/proc/4242/fd/3".into()));
         assert_eq!(seen("/proc/thread-self/exe"), Some("/proc/4242/exe".into()));
         // `/dev/fd` is a link to `/proc/self/fd`.
@@ -197,15 +209,15 @@ mod tests {
         // folder and a descriptor of `d/b`).
         let me = std::process::id();
         let cwd = std::env::current_dir().unwrap();
-        assert_eq!(named(me, None, Path::new("/abs")), Path::new("/abs"));
+        assert_eq!(named(me, None, Path::new("/abs"), None), Path::new("/abs"));
         assert_eq!(
-            resolve(me, &named(me, None, Path::new("x"))),
+            resolve(me, &named(me, None, Path::new("x"), None), None),
             Some(cwd.join("x"))
         );
         let b = std::fs::File::open(d.join("b")).unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&b);
         assert_eq!(
-            resolve(me, &named(me, Some(fd), Path::new("rel"))),
+            resolve(me, &named(me, Some(fd), Path::new("rel"), None), None),
             Some(d.join("bin/tool"))
         );
         assert_eq!(seen(&p("b/rel")), Some(d.join("bin/tool")));
@@ -218,11 +230,15 @@ mod tests {
         // resolved here.
         let me = std::process::id();
         assert_eq!(
-            resolve(me, Path::new(&format!("/proc/self/root{}", p("b/rel")))),
+            resolve(
+                me,
+                Path::new(&format!("/proc/self/root{}", p("b/rel"))),
+                None
+            ),
             Some(d.join("bin/tool"))
         );
         assert_eq!(
-            resolve(me, Path::new(&format!("/proc/self/root{}", p("fd3")))),
+            resolve(me, Path::new(&format!("/proc/self/root{}", p("fd3"))), None),
             Some(format!("/proc/{me}/fd/3").into())
         );
     }
@@ -268,8 +284,8 @@ mod tests {
         assert!(std::fs::metadata(&at_bound).is_ok());
         let e = std::fs::metadata(&past).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
-        assert_eq!(resolve(4242, &at_bound), Some(d.join("tool")));
-        assert_eq!(resolve(4242, &past), None);
+        assert_eq!(resolve(4242, &at_bound, None), Some(d.join("tool")));
+        assert_eq!(resolve(4242, &past, None), None);
     }
 
     /// A path that crosses no magic link is taken as it is; one that
@@ -284,20 +300,20 @@ mod tests {
         std::os::unix::fs::symlink("/proc/self/fd/0", d.join("fd0")).unwrap();
         let me = std::process::id();
         assert_eq!(
-            as_process_sees(me, &d.join("b/tool")),
+            as_process_sees(me, &d.join("b/tool"), None),
             Some(d.join("b/tool"))
         );
         assert_eq!(
-            as_process_sees(4242, &d.join("fd0")),
+            as_process_sees(4242, &d.join("fd0"), None),
             Some("/proc/4242/fd/0".into())
         );
         assert_eq!(
-            as_process_sees(4242, Path::new("/proc/self/exe")),
+            as_process_sees(4242, Path::new("/proc/self/exe"), None),
             Some("/proc/4242/exe".into())
         );
         if Path::new("/dev/stdin").is_symlink() {
             assert_eq!(
-                as_process_sees(4242, Path::new("/dev/stdin")),
+                as_process_sees(4242, Path::new("/dev/stdin"), None),
                 Some("/proc/4242/fd/0".into())
             );
         }

@@ -18,6 +18,7 @@ use super::procs;
 use super::rules::{Answer, Rules};
 use crate::contain::os::exec_guard::{ExecGuard, ExecNames, ExecRefusal, Loads};
 use crate::contain::os::exec_guard::{loader_reading, swappable};
+use crate::contain::os::private_tmp::TmpView;
 
 /// What the first look makes of an exec.
 pub(super) enum First {
@@ -39,6 +40,7 @@ pub(super) fn decide_exec(
     req: &libc::seccomp_notif,
     listener: &OwnedFd,
     guard: &ExecGuard,
+    rules: &Rules,
     refusals: &Mutex<Vec<ExecRefusal>>,
     spawning: &mut bool,
 ) -> First {
@@ -46,7 +48,8 @@ pub(super) fn decide_exec(
     // are let go as they are: it could not follow them either.
     let before = *spawning;
     let mut read = Vec::new();
-    match first_look(req, listener, guard, refusals, spawning, &mut read) {
+    let view = rules.tmp.as_deref();
+    match first_look(req, listener, guard, view, refusals, spawning, &mut read) {
         Answer::Continue if before && *spawning => First::Spawning,
         Answer::Continue => First::Follow(read),
         a => First::Answered(a),
@@ -58,6 +61,7 @@ fn first_look(
     req: &libc::seccomp_notif,
     listener: &OwnedFd,
     guard: &ExecGuard,
+    view: Option<&TmpView>,
     refusals: &Mutex<Vec<ExecRefusal>>,
     spawning: &mut bool,
     read: &mut Vec<String>,
@@ -112,11 +116,16 @@ fn first_look(
     let exe = if path.as_os_str().is_empty() {
         PathBuf::from(format!("/proc/{}/fd/{dirfd}", req.pid))
     } else {
-        named(req.pid, (dirfd != libc::AT_FDCWD).then_some(dirfd), &path)
+        named(
+            req.pid,
+            (dirfd != libc::AT_FDCWD).then_some(dirfd),
+            &path,
+            view,
+        )
     };
     // As the process finds it: `/proc/self/fd/3` is its descriptor, not
     // the runner's (see `exe_path`).
-    let Some((exe, meta)) = file_as_process_sees(req.pid, &exe) else {
+    let Some((exe, meta)) = file_as_process_sees(req.pid, &exe, view) else {
         return Answer::Error(libc::ELOOP);
     };
     // What fails before the kernel reads a file fails here as it would
@@ -162,10 +171,18 @@ fn first_look(
     // The folder the argv's paths and a program's configuration are read
     // from; unreadable, the process is gone (refused: never the runner's
     // own folder in its place).
-    let Ok(cwd) = std::fs::read_link(format!("/proc/{}/cwd", req.pid)) else {
+    let Some(cwd) = folder_of(req.pid as i32, view) else {
         return Answer::Error(libc::EPERM);
     };
-    match decide_names(req.pid as i32, guard, &names, &argv, &env, &cwd, None) {
+    match decide_names(
+        req.pid as i32,
+        guard,
+        &names,
+        &argv,
+        &env,
+        &cwd,
+        Look::First(view),
+    ) {
         None => Answer::Continue,
         Some(refusal) => {
             record(refusals, refusal);
@@ -174,9 +191,17 @@ fn first_look(
     }
 }
 
+/// Which look decides: the first (with the command's private `/tmp`, if
+/// any), or the one where the exec committed, with its rules.
+#[derive(Clone, Copy)]
+enum Look<'a> {
+    First(Option<&'a TmpView>),
+    Late(&'a Rules),
+}
+
 /// Decides an exec that goes by `names` with `argv` and `env` in `cwd`,
-/// of process `pid`: a loader's as the program it loads. `late`: the
-/// rules of the look where the exec committed, which also refuses a
+/// of process `pid`: a loader's as the program it loads. `look`: at the
+/// look where the exec committed (with its rules), it also refuses a
 /// loader's program the command could swap (the loader opens it after
 /// this look).
 fn decide_names(
@@ -186,8 +211,12 @@ fn decide_names(
     argv: &[String],
     env: &[String],
     cwd: &Path,
-    late: Option<&Rules>,
+    look: Look<'_>,
 ) -> Option<ExecRefusal> {
+    let (view, late) = match look {
+        Look::First(view) => (view, None),
+        Look::Late(rules) => (rules.tmp.as_deref(), Some(rules)),
+    };
     if !names.is_loader() {
         return guard.decide(names, argv, env, cwd);
     }
@@ -201,13 +230,15 @@ fn decide_names(
             "the loader is given `{program}` without a folder: which file it maps cannot be told"
         ));
     }
-    let named = named(pid as u32, None, Path::new(&program));
-    let Some((path, meta)) = file_as_process_sees(pid as u32, &named) else {
+    let named = named(pid as u32, None, Path::new(&program), view);
+    let Some((path, meta)) = file_as_process_sees(pid as u32, &named, view) else {
         return refuse(format!("`{program}` cannot be looked up"));
     };
     if let Some(rules) = late {
+        // As the runner finds it: a private `/tmp`'s path is in a folder
+        // commands may write.
         let given = if program.starts_with('/') {
-            PathBuf::from(&program)
+            rules.runner_path(PathBuf::from(&program))
         } else {
             cwd.join(&program)
         };
@@ -301,7 +332,8 @@ pub(super) fn decide_committed(pid: i32, guard: &ExecGuard, rules: &Rules) -> Op
     if !guard.may_deny(&names) {
         return None;
     }
-    let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else {
+    let view = rules.tmp.as_deref();
+    let Some(cwd) = folder_of(pid, view) else {
         return Some(guard.unreadable(&names, &argv, "folder"));
     };
     let env = if guard.reads_environment(&names) || names.is_loader() {
@@ -312,7 +344,17 @@ pub(super) fn decide_committed(pid: i32, guard: &ExecGuard, rules: &Rules) -> Op
     } else {
         Vec::new()
     };
-    decide_names(pid, guard, &names, &argv, &env, &cwd, Some(rules))
+    decide_names(pid, guard, &names, &argv, &env, &cwd, Look::Late(rules))
+}
+
+/// The folder process `pid` is in, as the runner finds it (`view`: its
+/// private `/tmp`); `None` when it is gone.
+fn folder_of(pid: i32, view: Option<&TmpView>) -> Option<PathBuf> {
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    Some(match view {
+        Some(v) => v.runner_path(&cwd),
+        None => cwd,
+    })
 }
 
 /// Refuses an exec that could not be read, and records `refusal` for it

@@ -422,20 +422,22 @@ fn serve(listener: &OwnedFd, rules: &Rules, records: Records, escapes: &Escapes,
             decide_connect(&req, listener, rules)
         } else if nr == libc::SYS_execve || nr == libc::SYS_execveat {
             match &rules.exec {
-                Some(guard) => match decide_exec(&req, listener, guard, refusals, &mut spawning) {
-                    First::Answered(a) => a,
-                    First::Spawning => Answer::Continue,
-                    First::Follow(_) if !rules.follows => Answer::Continue,
-                    First::Follow(read) => {
-                        match follow_exec(&req, rules, &mut alarm, refusals, &read) {
-                            Ok(f) => {
-                                followed = Some(f);
-                                Answer::Continue
+                Some(guard) => {
+                    match decide_exec(&req, listener, guard, rules, refusals, &mut spawning) {
+                        First::Answered(a) => a,
+                        First::Spawning => Answer::Continue,
+                        First::Follow(_) if !rules.follows => Answer::Continue,
+                        First::Follow(read) => {
+                            match follow_exec(&req, rules, &mut alarm, refusals, &read) {
+                                Ok(f) => {
+                                    followed = Some(f);
+                                    Answer::Continue
+                                }
+                                Err(a) => a,
                             }
-                            Err(a) => a,
                         }
                     }
-                },
+                }
                 None => Answer::Continue,
             }
         } else if nr == libc::SYS_setsid || nr == libc::SYS_setpgid {

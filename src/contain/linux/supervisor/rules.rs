@@ -48,6 +48,9 @@ pub struct Rules {
     /// supervisor serves the filter. A test's confinement with none lets
     /// them through (its filter would fail them, `ENOSYS`).
     pub groups: bool,
+    /// Where commands have a private `/tmp`: their paths as the runner
+    /// finds them (see `private_tmp`).
+    pub tmp: Option<Arc<crate::contain::os::private_tmp::TmpView>>,
 }
 
 impl Rules {
@@ -66,6 +69,23 @@ impl Rules {
             writes_confined: false,
             follows: false,
             killable_recv: false,
+            tmp: None,
+        }
+    }
+
+    /// The same rules, for commands with a private `/tmp` seen as `view`.
+    pub fn with_tmp(&self, view: Arc<crate::contain::os::private_tmp::TmpView>) -> Self {
+        Self {
+            tmp: Some(view),
+            ..self.clone()
+        }
+    }
+
+    /// `path`, as a command names it, as the runner finds it.
+    pub(super) fn runner_path(&self, path: PathBuf) -> PathBuf {
+        match &self.tmp {
+            Some(v) if path.is_absolute() => v.runner_path(&path),
+            _ => path,
         }
     }
 
