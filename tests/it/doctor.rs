@@ -76,7 +76,7 @@ assert not v.is_valid({"platform": "linux"})
     assert!(text.status.success());
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("landlock         ABI"), "{text}");
-    assert!(text.contains("exec      held"), "{text}");
+    assert!(text.contains("exec        held"), "{text}");
 }
 
 /// Without Landlock the supervisor still runs (the network backstop:

@@ -107,7 +107,7 @@ fn what_a_killed_run_left_goes_with_the_next_run_and_a_live_runs_stays() {
     assert!(next.status.success(), "{}", stderr(&next));
     let err = stderr(&next);
     assert!(
-        err.contains("removed 2 temporary folder(s) and file(s) left by runs that were killed"),
+        err.contains("removed 3 temporary folder(s) and file(s) left by runs that were killed"),
         "{err}"
     );
     for n in &left {
