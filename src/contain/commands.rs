@@ -114,7 +114,7 @@ impl CommandSetup {
         }
         let confine = match confine {
             Some(c) if sandbox.private_tmp => {
-                let keeps = kept_in_tmp(&writable, hidden, &vars);
+                let keeps = super::tmp_keeps::kept_in_tmp(&writable, hidden, &vars);
                 Some(c.with_private_tmp(tmp.private(), &keeps))
             }
             c => c,
@@ -140,57 +140,4 @@ impl CommandSetup {
             tmp,
         })
     }
-}
-
-/// What commands keep at its place where `/tmp` is their own (see
-/// `private_tmp`), and whether they may write it: the folders they write;
-/// read-only, the object stores the copy's git view reads, the folders of
-/// their `PATH`, and the runner's own folder and program (a test's
-/// fixtures, a server beside the task). Never a folder that holds, or
-/// lies in, the tree hidden from them (but for those object stores).
-fn kept_in_tmp(
-    writable: &[PathBuf],
-    hidden: Option<&HiddenTree>,
-    vars: &[(String, String)],
-) -> Vec<(PathBuf, bool)> {
-    let canon = |p: &Path| p.canonicalize().ok();
-    let hidden_root = hidden.and_then(|h| canon(&h.root));
-    let apart = |p: &Path| {
-        hidden_root
-            .as_ref()
-            .is_none_or(|h| !p.starts_with(h) && !h.starts_with(p))
-    };
-    let mut keeps: Vec<(PathBuf, bool)> = writable
-        .iter()
-        .filter_map(|p| canon(p))
-        .filter(|p| apart(p))
-        .map(|p| (p, true))
-        .collect();
-    if let Some(h) = hidden {
-        keeps.extend(h.except.iter().filter_map(|p| canon(p)).map(|p| (p, false)));
-    }
-    let path = vars
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_str());
-    let mut read_only: Vec<PathBuf> = path
-        .unwrap_or_default()
-        .split(':')
-        .filter(|d| d.starts_with('/'))
-        .map(PathBuf::from)
-        .collect();
-    read_only.extend(std::env::current_dir().ok());
-    read_only.extend(
-        std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.to_path_buf())),
-    );
-    keeps.extend(
-        read_only
-            .iter()
-            .filter_map(|p| canon(p))
-            .filter(|p| apart(p))
-            .map(|p| (p, false)),
-    );
-    keeps
 }

@@ -16,7 +16,8 @@
 //!   every platform, so that `runner sandbox --platform macos --print`
 //!   and its golden tests work anywhere).
 //! - [`commands`]: everything a task's commands run under, and [`spawn`]:
-//!   starting one under it.
+//!   starting one under it; [`tmp_keeps`]: what they keep where `/tmp` is
+//!   their own.
 //!
 //! What each platform does, in `os` (one of three files with the same
 //! API, chosen at build time):
@@ -42,6 +43,7 @@ pub mod redact;
 pub mod seatbelt;
 pub mod settings;
 pub mod spawn;
+pub mod tmp_keeps;
 pub mod vars;
 
 #[cfg(all(target_os = "linux", not(runner_portable)))]

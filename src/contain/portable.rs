@@ -85,7 +85,7 @@ impl Confinement {
     pub fn with_private_tmp(
         self,
         _base: &std::path::Path,
-        _keeps: &[(std::path::PathBuf, bool)],
+        _keeps: &[super::tmp_keeps::Keep],
     ) -> Self {
         self
     }

@@ -39,7 +39,7 @@ pub struct SandboxSettings {
     /// Default none.
     pub keep_capabilities: Vec<(u32, String)>,
     /// Whether commands get a private `/tmp` where the machine allows it
-    /// (`sandbox: {private_tmp: true}`; default false).
+    /// (default true; `sandbox: {private_tmp: false}` turns it off).
     pub private_tmp: bool,
 }
 
@@ -63,7 +63,7 @@ impl Default for SandboxSettings {
             memory_bytes: None,
             processes: None,
             keep_capabilities: Vec::new(),
-            private_tmp: false,
+            private_tmp: true,
         }
     }
 }

@@ -216,8 +216,9 @@ pub struct SandboxFull {
     /// Whether commands get a `/tmp` and `/var/tmp` of their own where the
     /// machine allows it (`runner doctor` says whether it does): folders
     /// of the task, removed with it, where their writes are no edits
-    /// outside the workspace. Default false: they see the machine's, and
-    /// writes there are refused as edits outside the workspace.
+    /// outside the workspace. Default true; `false`: they see the
+    /// machine's, and writes there are refused as edits outside the
+    /// workspace.
     #[serde(default)]
     pub private_tmp: Option<bool>,
 }

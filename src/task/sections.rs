@@ -164,7 +164,7 @@ pub(super) fn sandbox_settings(
                 s.mode = mode(m);
             }
             s.network = f.network.unwrap_or(true);
-            s.private_tmp = f.private_tmp.unwrap_or(false);
+            s.private_tmp = f.private_tmp.unwrap_or(true);
             let home = std::env::var_os("HOME").map(PathBuf::from);
             s.write = f
                 .write

@@ -59,7 +59,7 @@ fn a_scratch_script_in_tmp_runs_and_leaves_nothing_in_the_machines_tmp() {
         d,
         "t.yaml",
         &format!(
-            "prompt: p\nworkspace: ws\nsandbox: {{private_tmp: true}}\npolicy:\n  default: deny\n  rules:\n    - allow: [\"Bash(cat:*)\", \"Bash(python3:*)\", \"Bash(ls:*)\", \"Bash(wc:*)\", \"Bash(printf:*)\", \"Bash(chmod:*)\", \"Bash(/tmp/s.sh)\", \"Bash(cp:*)\", \"Bash(/tmp/g:*)\"]\n    - deny: [\"Read(./.env)\", \"Bash(git push:*)\"]\nscript:\n{}  - text: done\n",
+            "prompt: p\nworkspace: ws\npolicy:\n  default: deny\n  rules:\n    - allow: [\"Bash(cat:*)\", \"Bash(python3:*)\", \"Bash(ls:*)\", \"Bash(wc:*)\", \"Bash(printf:*)\", \"Bash(chmod:*)\", \"Bash(/tmp/s.sh)\", \"Bash(cp:*)\", \"Bash(/tmp/g:*)\"]\n    - deny: [\"Read(./.env)\", \"Bash(git push:*)\"]\nscript:\n{}  - text: done\n",
             bash_turns(&[&scratch, &again, script, &copy])
         ),
     );
@@ -88,4 +88,34 @@ fn a_scratch_script_in_tmp_runs_and_leaves_nothing_in_the_machines_tmp() {
         "{}",
         t["sandbox"]
     );
+}
+
+/// Turned off, commands see the machine's /tmp, and a write there stays
+/// refused (by the gate, as an edit outside the workspace).
+#[test]
+fn turned_off_a_write_to_tmp_is_refused_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    repo(d);
+    let name = format!("runner-off-{}.txt", std::process::id());
+    let task = write(
+        d,
+        "t.yaml",
+        &format!(
+            "prompt: p\nworkspace: ws\nsandbox: {{private_tmp: false}}\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Read(./.env)\"]\nscript:\n{}  - text: done\n",
+            bash_turns(&[&format!("echo x > /tmp/{name}")])
+        ),
+    );
+    let t = run_task(d, &task, &[], 0);
+    let call = &t["tool_calls"][0];
+    assert_eq!(call["decision"]["decision"], "deny", "{call}");
+    assert!(
+        call["decision"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace"),
+        "{call}"
+    );
+    assert_eq!(t["backstops"]["private_tmp"], false, "{}", t["backstops"]);
+    assert!(!Path::new("/tmp").join(&name).exists());
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::exec_guard::ExecGuard;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Confinement, describe, private_tmp, supervisor};
 
@@ -69,11 +69,11 @@ impl Confinement {
 
     /// The same confinement, with commands given a private `/tmp` and
     /// `/var/tmp` in folders made beneath `base` (which commands may
-    /// write), `keeps` (each path, and whether commands may write it)
+    /// write), `keeps` (each path, and what commands get of it)
     /// bound back at their places. Only where Landlock confines writes
     /// (elsewhere the machine's `/tmp` is as writable as a private one)
     /// and the machine allows a mount namespace ([`private_tmp::available`]).
-    pub fn with_private_tmp(mut self, base: &Path, keeps: &[(PathBuf, bool)]) -> Self {
+    pub fn with_private_tmp(mut self, base: &Path, keeps: &[private_tmp::Keep]) -> Self {
         if !self.confines_writes() {
             return self;
         }
@@ -84,14 +84,7 @@ impl Confinement {
                 return self;
             }
         };
-        let keeps: Vec<private_tmp::Keep> = keeps
-            .iter()
-            .map(|(path, writable)| private_tmp::Keep {
-                path: path.clone(),
-                writable: *writable,
-            })
-            .collect();
-        let t = match private_tmp::PrivateTmp::prepare(mode, base, &keeps) {
+        let t = match private_tmp::PrivateTmp::prepare(mode, base, keeps) {
             Ok(t) => t,
             Err(e) => {
                 tracing::warn!("no private /tmp: {e}");

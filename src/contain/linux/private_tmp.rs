@@ -93,13 +93,7 @@ fn try_mode(mode: Mode, dir: &Path) -> Result<(), NoPrivateTmp> {
     }
 }
 
-/// A path commands keep at its place in the private `/tmp`.
-#[derive(Debug, Clone)]
-pub struct Keep {
-    pub path: PathBuf,
-    /// Commands may write it (bound read-write).
-    pub writable: bool,
-}
+pub use crate::contain::tmp_keeps::{Access, Keep};
 
 /// One bind: `src` at `dst`, then made read-only with `remount` flags.
 #[derive(Debug)]
@@ -114,15 +108,22 @@ struct Bind {
 pub struct TmpView {
     /// (the folder made private, the task's folder in its place).
     roots: Vec<(PathBuf, PathBuf)>,
-    /// What is bound back, at the same path.
-    kept: Vec<PathBuf>,
+    /// What is bound back: (its path, the runner's for what lies beneath
+    /// it: the same path, or a mask's empty folder).
+    kept: Vec<(PathBuf, PathBuf)>,
 }
 
 impl TmpView {
     /// `path` (absolute, as the command names it) as the runner finds it.
     pub fn runner_path(&self, path: &Path) -> PathBuf {
-        if self.kept.iter().any(|k| path.starts_with(k)) {
-            return path.to_path_buf();
+        // The deepest keep holding it decides (a store inside a mask).
+        let deepest = self
+            .kept
+            .iter()
+            .filter(|(k, _)| path.starts_with(k))
+            .max_by_key(|(k, _)| k.components().count());
+        if let Some((k, seen)) = deepest {
+            return seen.join(path.strip_prefix(k).unwrap_or(path));
         }
         for (root, private) in &self.roots {
             if let Ok(rest) = path.strip_prefix(root) {
@@ -156,14 +157,18 @@ impl PrivateTmp {
             .filter_map(|k| {
                 Some(Keep {
                     path: k.path.canonicalize().ok()?,
-                    writable: k.writable,
+                    access: k.access,
                 })
             })
             .collect();
         // Outer first: a folder bound back carries what lies in it, so a
-        // nested keep needs a bind of its own only to be writable where
-        // its outer one is not.
-        keeps.sort_by_key(|k| k.path.components().count());
+        // nested keep needs a bind of its own only where it gets other
+        // access than its outer one (a masked tree, the stores inside it,
+        // a writable folder in a read-only one).
+        keeps.sort_by_key(|k| (k.path.components().count(), k.access));
+        // Each mask's empty folder, where the mount points of what is bound
+        // back inside it are made.
+        let mut masks: Vec<(PathBuf, PathBuf)> = Vec::new();
         let mut binds = Vec::new();
         let mut root_binds = Vec::new();
         let mut view = TmpView::default();
@@ -180,27 +185,44 @@ impl PrivateTmp {
             let mut bound: Vec<&Keep> = Vec::new();
             for k in keeps.iter().filter(|k| k.path.starts_with(&real_root)) {
                 let outer = bound.iter().rev().find(|b| k.path.starts_with(&b.path));
-                if outer.is_some_and(|o| o.writable || !k.writable) {
+                let covered = outer.is_some_and(|o| {
+                    o.access == k.access || (o.access == Access::Write && k.access == Access::Read)
+                });
+                // A mask where nothing bound back reaches the tree: it is
+                // not there at all.
+                if covered || (k.access == Access::Masked && outer.is_none()) {
                     continue;
                 }
                 let rel = k.path.strip_prefix(&real_root).unwrap_or(&k.path);
                 let dst = private.join(rel);
-                if outer.is_none() {
-                    if k.path.is_dir() {
-                        std::fs::create_dir_all(&dst)?;
-                    } else {
-                        if let Some(p) = dst.parent() {
-                            std::fs::create_dir_all(p)?;
-                        }
-                        std::fs::write(&dst, b"")?;
+                // The mount point: in the private folder, or in the mask
+                // around it; inside anything else bound back it is there.
+                let point = match outer {
+                    None => Some(dst.clone()),
+                    Some(o) if o.access == Access::Masked => {
+                        masks.iter().find(|(m, _)| *m == o.path).map(|(_, empty)| {
+                            empty.join(k.path.strip_prefix(&o.path).unwrap_or(&k.path))
+                        })
                     }
+                    Some(_) => None,
+                };
+                if let Some(point) = point {
+                    make_mount_point(&point, k.path.is_dir())?;
                 }
+                let src = if k.access == Access::Masked {
+                    let empty = base.join(format!("mask-{}", masks.len()));
+                    std::fs::create_dir_all(&empty)?;
+                    masks.push((k.path.clone(), empty.clone()));
+                    empty
+                } else {
+                    k.path.clone()
+                };
                 binds.push(Bind {
-                    src: cstring(&k.path)?,
+                    src: cstring(&src)?,
                     dst: cstring(&dst)?,
-                    read_only: (!k.writable).then(|| locked_flags(&k.path)),
+                    read_only: (k.access != Access::Write).then(|| locked_flags(&src)),
                 });
-                view.kept.push(k.path.clone());
+                view.kept.push((k.path.clone(), src.clone()));
                 bound.push(k);
             }
             // Put in place once every source beneath it is bound; the
@@ -276,6 +298,17 @@ impl PrivateTmp {
     }
 }
 
+/// Makes `point`, a folder (`dir`) or an empty file, to mount on.
+fn make_mount_point(point: &Path, dir: bool) -> io::Result<()> {
+    if dir {
+        return std::fs::create_dir_all(point);
+    }
+    if let Some(p) = point.parent() {
+        std::fs::create_dir_all(p)?;
+    }
+    std::fs::write(point, b"")
+}
+
 /// The flags of the mount `path` is on that a remount in a user namespace
 /// must keep (the kernel refuses to clear them there).
 fn locked_flags(path: &Path) -> libc::c_ulong {
@@ -342,13 +375,32 @@ mod tests {
     fn a_commands_path_is_the_private_folders_unless_bound_back() {
         let view = TmpView {
             roots: vec![(PathBuf::from("/tmp"), PathBuf::from("/tmp/runner-p/tmp"))],
-            kept: vec![PathBuf::from("/tmp/runner-ws")],
+            kept: vec![
+                (
+                    PathBuf::from("/tmp/runner-ws"),
+                    PathBuf::from("/tmp/runner-ws"),
+                ),
+                (PathBuf::from("/tmp/t"), PathBuf::from("/tmp/t")),
+                (PathBuf::from("/tmp/t/ws"), PathBuf::from("/tmp/p/mask-0")),
+                (
+                    PathBuf::from("/tmp/t/ws/.git/objects"),
+                    PathBuf::from("/tmp/t/ws/.git/objects"),
+                ),
+            ],
         };
         let p = |s: &str| view.runner_path(Path::new(s));
         assert_eq!(p("/tmp/fix.py"), PathBuf::from("/tmp/runner-p/tmp/fix.py"));
         assert_eq!(p("/tmp/runner-ws/a"), PathBuf::from("/tmp/runner-ws/a"));
         assert_eq!(p("/tmp"), PathBuf::from("/tmp/runner-p/tmp"));
         assert_eq!(p("/usr/bin/git"), PathBuf::from("/usr/bin/git"));
+        // A masked tree is its empty folder, but for what is bound back
+        // inside it.
+        assert_eq!(p("/tmp/t/flag"), PathBuf::from("/tmp/t/flag"));
+        assert_eq!(p("/tmp/t/ws/.env"), PathBuf::from("/tmp/p/mask-0/.env"));
+        assert_eq!(
+            p("/tmp/t/ws/.git/objects/ab"),
+            PathBuf::from("/tmp/t/ws/.git/objects/ab")
+        );
         // A sibling whose name starts alike is not beneath the kept one.
         assert_eq!(
             p("/tmp/runner-ws2/a"),
@@ -358,7 +410,8 @@ mod tests {
 
     /// Where the machine allows it, a command writes `/tmp/x` into the
     /// task's folder, reads a folder bound back read-only, and cannot
-    /// write it.
+    /// write it; a tree masked in it is empty but for what is bound back
+    /// inside.
     #[test]
     fn a_command_writes_its_own_tmp_and_not_the_machines() {
         let Ok(mode) = available() else {
@@ -368,19 +421,32 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let kept = tempfile::tempdir().unwrap();
         std::fs::write(kept.path().join("seen"), "kept\n").unwrap();
+        std::fs::create_dir_all(kept.path().join("hidden/objects")).unwrap();
+        std::fs::write(kept.path().join("hidden/.env"), "SECRET\n").unwrap();
+        std::fs::write(kept.path().join("hidden/objects/o"), "object\n").unwrap();
         let name = format!("runner-private-{}", std::process::id());
         let t = PrivateTmp::prepare(
             mode,
             base.path(),
-            &[Keep {
-                path: kept.path().to_path_buf(),
-                writable: false,
-            }],
+            &[
+                Keep {
+                    path: kept.path().to_path_buf(),
+                    access: Access::Read,
+                },
+                Keep {
+                    path: kept.path().join("hidden"),
+                    access: Access::Masked,
+                },
+                Keep {
+                    path: kept.path().join("hidden/objects"),
+                    access: Access::Read,
+                },
+            ],
         )
         .unwrap();
         use std::os::unix::process::CommandExt;
         let script = format!(
-            "echo hi > /tmp/{name} && cat /tmp/{name} && cat {k}/seen && (echo no > {k}/new) 2>/dev/null || echo refused",
+            "echo hi > /tmp/{name} && cat /tmp/{name} && cat {k}/seen && cat {k}/hidden/objects/o && (cat {k}/hidden/.env 2>/dev/null || echo masked) && (echo no > {k}/new) 2>/dev/null || echo refused",
             k = kept.path().display()
         );
         let mut cmd = std::process::Command::new("sh");
@@ -392,7 +458,7 @@ mod tests {
         let out = cmd.output().unwrap();
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            "hi\nkept\nrefused\n",
+            "hi\nkept\nobject\nmasked\nrefused\n",
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
