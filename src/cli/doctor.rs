@@ -85,6 +85,13 @@ fn text(r: &DoctorReport) -> String {
             r.daemon_sockets.join(", ")
         }
     ));
+    out.push_str(&format!("readable world   {}\n", r.readable.join(", ")));
+    if !r.unreadable.is_empty() {
+        out.push_str(&format!(
+            "unreadable       {} (but a home's toolchains and caches)\n",
+            r.unreadable.join(", ")
+        ));
+    }
     out.push_str("backstops\n");
     for b in &r.backstops {
         out.push_str(&format!(

@@ -101,8 +101,21 @@ impl CommandSetup {
         writable.extend(sandbox.write.iter().cloned());
         let mut walled = writable.clone();
         walled.extend(tmp.private_roots());
-        let (confine, sandbox_note) = Confinement::hiding(sandbox, &walled, hidden)?;
         let mut vars = scrubbed_env(process_env(), env);
+        let path_dirs: Vec<PathBuf> = vars
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.split(':').map(PathBuf::from).collect())
+            .unwrap_or_default();
+        let mut sandbox = sandbox.clone();
+        sandbox.unreadable = super::world::unreadable_trees(
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+            &path_dirs,
+            &sandbox.readable,
+            &sandbox.unreadable_paths,
+        );
+        let sandbox = &sandbox;
+        let (confine, sandbox_note) = Confinement::hiding(sandbox, &walled, hidden)?;
         // The task's proxy, and no other (see `net`).
         if let Some(port) = sandbox.proxy_port {
             vars.retain(|(k, _)| !crate::net::is_proxy_var(k));
@@ -114,7 +127,8 @@ impl CommandSetup {
         }
         let confine = match confine {
             Some(c) if sandbox.private_tmp => {
-                let keeps = super::tmp_keeps::kept_in_tmp(&writable, hidden, &vars);
+                let keeps =
+                    super::tmp_keeps::kept_in_tmp(&writable, hidden, &sandbox.unreadable, &vars);
                 Some(c.with_private_tmp(tmp.private(), &keeps))
             }
             c => c,

@@ -273,6 +273,11 @@ pub mod doctor {
                 b("exec", false, "no supervisor on macOS"),
                 b("network", false, not_counted),
             ],
+            unreadable: Vec::new(),
+            readable: runner_policy::world::READABLE_TREES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 }

@@ -17,7 +17,7 @@
 //!   and its golden tests work anywhere).
 //! - [`commands`]: everything a task's commands run under, and [`spawn`]:
 //!   starting one under it; [`tmp_keeps`]: what they keep where `/tmp` is
-//!   their own.
+//!   their own; [`world`]: what they may not read outside their folders.
 //!
 //! What each platform does, in `os` (one of three files with the same
 //! API, chosen at build time):
@@ -45,6 +45,7 @@ pub mod settings;
 pub mod spawn;
 pub mod tmp_keeps;
 pub mod vars;
+pub mod world;
 
 #[cfg(all(target_os = "linux", not(runner_portable)))]
 #[path = "linux/mod.rs"]

@@ -159,6 +159,11 @@ pub mod doctor {
                 no("exec", "nothing decides what a command starts"),
                 no("network", "nothing decides a command's connections"),
             ],
+            unreadable: Vec::new(),
+            readable: runner_policy::world::READABLE_TREES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         }
     }
 }

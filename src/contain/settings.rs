@@ -41,6 +41,15 @@ pub struct SandboxSettings {
     /// Whether commands get a private `/tmp` where the machine allows it
     /// (default true; `sandbox: {private_tmp: false}` turns it off).
     pub private_tmp: bool,
+    /// More paths commands may read that the readable world leaves out
+    /// (`sandbox: {readable: [...]}`), and paths it would let them read
+    /// that they may not (`unreadable:`); absolute.
+    pub readable: Vec<PathBuf>,
+    pub unreadable_paths: Vec<PathBuf>,
+    /// The trees commands may not read where Landlock holds (the readable
+    /// world's complement: see `contain::world`), made from the above when
+    /// commands are prepared.
+    pub unreadable: Vec<super::HiddenTree>,
 }
 
 impl SandboxSettings {
@@ -64,6 +73,9 @@ impl Default for SandboxSettings {
             processes: None,
             keep_capabilities: Vec::new(),
             private_tmp: true,
+            readable: Vec::new(),
+            unreadable_paths: Vec::new(),
+            unreadable: Vec::new(),
         }
     }
 }

@@ -33,13 +33,18 @@ pub enum Access {
 }
 
 /// The keeps of a task's commands: the folders they write; read-only, the
-/// object stores the copy's git view reads, the folders of their `PATH`
-/// (`vars`), and the runner's own folder and program; the hidden tree
-/// masked. A folder inside the hidden tree is kept only if it is one of
-/// those stores.
+/// folders of their `PATH` (`vars`), and the runner's own folder and
+/// program; the hidden tree and the trees the readable world leaves out
+/// (`unreadable`) masked, with their exceptions (the object stores the
+/// copy's git view reads, a home's toolchains) bound back inside. Landlock
+/// keeps those trees from commands by their files, but a path through the
+/// private `/tmp` (which commands may write) would grant them again: so
+/// the mask. A folder inside the hidden tree is kept only as one of its
+/// exceptions.
 pub fn kept_in_tmp(
     writable: &[PathBuf],
     hidden: Option<&HiddenTree>,
+    unreadable: &[HiddenTree],
     vars: &[(String, String)],
 ) -> Vec<Keep> {
     let canon = |p: &Path| p.canonicalize().ok();
@@ -52,10 +57,13 @@ pub fn kept_in_tmp(
         .filter(outside)
         .map(|p| keep(p, Access::Write))
         .collect();
-    if let (Some(h), Some(root)) = (hidden, &hidden_root) {
-        keeps.push(keep(root.clone(), Access::Masked));
+    for tree in hidden.into_iter().chain(unreadable) {
+        let Some(root) = canon(&tree.root) else {
+            continue;
+        };
+        keeps.push(keep(root, Access::Masked));
         keeps.extend(
-            h.except
+            tree.except
                 .iter()
                 .filter_map(|p| canon(p))
                 .map(|p| keep(p, Access::Read)),

@@ -221,6 +221,17 @@ pub struct SandboxFull {
     /// workspace.
     #[serde(default)]
     pub private_tmp: Option<bool>,
+    /// More paths commands may read that the readable world leaves out
+    /// (the home folder but its toolchains, other homes, the machine's
+    /// secrets), such as `~/.config/gcloud` (relative to the task file;
+    /// `~/` for the home folder). Where Landlock holds.
+    #[serde(default)]
+    pub readable: Vec<String>,
+    /// Paths commands may not read though the readable world would let
+    /// them, such as `/opt/secrets` (relative to the task file; `~/` for
+    /// the home folder). Where Landlock holds.
+    #[serde(default)]
+    pub unreadable: Vec<String>,
 }
 
 /// A capability commands keep, and why.

@@ -166,14 +166,17 @@ pub(super) fn sandbox_settings(
             s.network = f.network.unwrap_or(true);
             s.private_tmp = f.private_tmp.unwrap_or(true);
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            s.write = f
-                .write
-                .iter()
-                .map(|w| match (w.strip_prefix("~/"), &home) {
-                    (Some(rest), Some(h)) => h.join(rest),
-                    _ => absolute(&dir.join(w)),
-                })
-                .collect();
+            let paths = |list: &[String]| -> Vec<PathBuf> {
+                list.iter()
+                    .map(|w| match (w.strip_prefix("~/"), &home) {
+                        (Some(rest), Some(h)) => h.join(rest),
+                        _ => absolute(&dir.join(w)),
+                    })
+                    .collect()
+            };
+            s.write = paths(&f.write);
+            s.readable = paths(&f.readable);
+            s.unreadable_paths = paths(&f.unreadable);
             let place = place.map_or((0, 0), |l| (l.line(), l.column()));
             s.keep_capabilities = kept_capabilities(path, place, &f.capabilities, errors);
         }

@@ -40,6 +40,7 @@ mod privileges;
 mod process_bound;
 mod providers;
 mod rate_limits;
+mod readable_world;
 mod readme;
 mod redaction;
 mod reports;

@@ -43,6 +43,17 @@ pub struct DoctorReport {
     pub daemon_sockets: Vec<String>,
     /// Each backstop a run here would hold behind the policy's deny rules.
     pub backstops: Vec<DoctorBackstop>,
+    /// Outside the task's folders, what commands may not read here where
+    /// Landlock holds: the readable world leaves out these trees (a home
+    /// folder but its toolchains and caches, other homes, the machine's
+    /// secrets). Empty without Landlock.
+    #[serde(default)]
+    pub unreadable: Vec<String>,
+    /// The system and toolchain trees commands read outside their
+    /// folders (the gate's readable world; the wall lets them read
+    /// everything but `unreadable`).
+    #[serde(default)]
+    pub readable: Vec<String>,
 }
 
 /// One backstop: held or not, and why.

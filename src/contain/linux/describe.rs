@@ -140,6 +140,22 @@ pub(super) fn confined(h: &Held) -> String {
     d
 }
 
+/// What the readable world leaves out, where Landlock holds it: the
+/// trees commands may not read (see `contain::world`).
+pub(super) fn world(landlock: bool, unreadable: &[crate::contain::HiddenTree]) -> String {
+    if !landlock || unreadable.is_empty() {
+        return String::new();
+    }
+    let roots: Vec<String> = unreadable
+        .iter()
+        .map(|t| t.root.display().to_string())
+        .collect();
+    format!(
+        "; outside the task's folders, unreadable: {} (but the toolchains and caches in a home)",
+        roots.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

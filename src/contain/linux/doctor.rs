@@ -117,6 +117,7 @@ pub fn examine() -> DoctorReport {
             },
         ),
     ];
+    let sandbox_on = landlock.is_ok();
     DoctorReport {
         platform: std::env::consts::OS.into(),
         sandbox: if landlock.is_ok() {
@@ -128,7 +129,7 @@ pub fn examine() -> DoctorReport {
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
-        landlock_abi: landlock.ok().map(|a| a as u32),
+        landlock_abi: landlock.as_ref().ok().map(|a| *a as u32),
         seccomp_notify: notify.is_ok(),
         supervisor,
         user_namespaces: user_namespaces(),
@@ -141,6 +142,24 @@ pub fn examine() -> DoctorReport {
         exec_follow: follows.is_ok(),
         daemon_sockets: daemons,
         backstops,
+        unreadable: if sandbox_on {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let path: Vec<std::path::PathBuf> = std::env::var("PATH")
+                .unwrap_or_default()
+                .split(':')
+                .map(std::path::PathBuf::from)
+                .collect();
+            crate::contain::world::unreadable_trees(home.as_deref(), &path, &[], &[])
+                .iter()
+                .map(|t| t.root.display().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        readable: runner_policy::world::READABLE_TREES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     }
 }
 

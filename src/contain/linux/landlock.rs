@@ -130,7 +130,7 @@ pub(super) enum Net {
 pub(super) fn build_ruleset(
     abi: i32,
     writable: &[PathBuf],
-    hidden: Option<&HiddenTree>,
+    hidden: &[&HiddenTree],
     net: &Net,
 ) -> std::io::Result<OwnedFd> {
     let all = fs_rights(abi);
@@ -167,16 +167,17 @@ pub(super) fn build_ruleset(
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     let read =
         ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR | (all & ACCESS_FS_IOCTL_DEV);
-    match hidden {
-        None => add_rule(&ruleset, Path::new("/"), read)?,
-        Some(h) => {
-            // Folders stay listable everywhere; files are readable
-            // everywhere but beneath the hidden root.
-            add_rule(&ruleset, Path::new("/"), ACCESS_FS_READ_DIR)?;
-            grant_all_but(&ruleset, &h.root, read)?;
-            for keep in &h.except {
-                add_rule(&ruleset, keep, read)?;
-            }
+    if hidden.is_empty() {
+        add_rule(&ruleset, Path::new("/"), read)?;
+    } else {
+        // Folders stay listable everywhere; files are readable everywhere
+        // but beneath the hidden roots, where only their exceptions are.
+        add_rule(&ruleset, Path::new("/"), ACCESS_FS_READ_DIR)?;
+        let roots: Vec<&Path> = hidden.iter().map(|h| h.root.as_path()).collect();
+        grant_all_but(&ruleset, &roots, read)?;
+        for keep in hidden.iter().flat_map(|h| &h.except) {
+            // One that went meanwhile is simply not readable.
+            let _ = add_rule(&ruleset, keep, read);
         }
     }
     let dev_null = ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | (all & ACCESS_FS_TRUNCATE);
@@ -211,27 +212,32 @@ pub(super) fn build_ruleset(
     Ok(ruleset)
 }
 
-/// Grants `access` on everything but `hidden` (and what lies beneath it):
-/// on each sibling of each folder from `/` down to it. Symbolic links need
+/// Grants `access` on everything but the `hidden` roots (and what lies
+/// beneath them): on each entry of each folder on the way from `/` to a
+/// root that is neither a root nor on the way to one. Symbolic links need
 /// no rule (access through one is decided on its target), and an entry
-/// that cannot be granted stays unreadable. A path created later beside the
+/// that cannot be granted stays unreadable. A path created later beside a
 /// hidden root is not granted: commands write only in their own folders,
 /// so that costs them nothing they could have made.
-fn grant_all_but(ruleset: &OwnedFd, hidden: &Path, access: u64) -> std::io::Result<()> {
-    let mut toward = hidden;
-    while let Some(parent) = toward.parent() {
-        let skip = toward.file_name();
+fn grant_all_but(ruleset: &OwnedFd, hidden: &[&Path], access: u64) -> std::io::Result<()> {
+    let on_the_way: std::collections::BTreeSet<&Path> = hidden
+        .iter()
+        .flat_map(|h| h.ancestors().skip(1))
+        .filter(|a| !hidden.iter().any(|h| a.starts_with(h)))
+        .collect();
+    for folder in &on_the_way {
         // A folder that cannot be listed, or an entry that cannot be
         // opened, stays unreadable: stricter, never looser.
-        for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
-            if Some(entry.file_name().as_os_str()) == skip
+        for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if on_the_way.contains(path.as_path())
+                || hidden.contains(&path.as_path())
                 || entry.file_type().is_ok_and(|t| t.is_symlink())
             {
                 continue;
             }
-            let _ = add_rule(ruleset, &entry.path(), access);
+            let _ = add_rule(ruleset, &path, access);
         }
-        toward = parent;
     }
     Ok(())
 }
@@ -346,7 +352,7 @@ mod tests {
             // The ruleset alone, applied as a command's is (Landlock and
             // `no_new_privs` hold for this thread only).
             let c = Confinement {
-                ruleset: Some(build_ruleset(abi, &[], None, &net).unwrap()),
+                ruleset: Some(build_ruleset(abi, &[], &[], &net).unwrap()),
                 ..Confinement::with_filter(Vec::new())
             };
             c.apply().unwrap();

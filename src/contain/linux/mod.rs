@@ -170,8 +170,9 @@ impl Confinement {
             return Ok(Self::unsandboxed(d, no_network, rlimits, pids, true, keep));
         }
         let hidden = hidden.filter(|h| abi.is_some() && HiddenTree::is_hideable(&h.root));
+        let unreadable: Vec<_> = hidden.into_iter().chain(&settings.unreadable).collect();
         let ruleset = abi
-            .map(|abi| build_ruleset(abi, writable, hidden, &net))
+            .map(|abi| build_ruleset(abi, writable, &unreadable, &net))
             .transpose()
             .map_err(SandboxError::Prepare)?;
         let sockets = match net {
@@ -216,6 +217,7 @@ impl Confinement {
             hidden: hidden.map(|h| h.root.as_path()),
             no_supervisor: supervised.as_ref().err(),
         }) + &describe::privileges(&settings.keep_capabilities)
+            + &describe::world(abi.is_some(), &settings.unreadable)
             + &pids_note;
         Ok((
             Some(Confinement {
@@ -374,8 +376,8 @@ impl Confinement {
             pids.join()?;
         }
         self.rlimits.apply()?;
-        // While the capabilities to mount are still there.
         if let Some(t) = &self.private_tmp {
+            // While the capabilities to mount are still there.
             t.enter()?;
         }
         let sandboxed = self.sandboxed();

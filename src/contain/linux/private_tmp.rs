@@ -32,6 +32,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -210,8 +211,15 @@ impl PrivateTmp {
                     make_mount_point(&point, k.path.is_dir())?;
                 }
                 let src = if k.access == Access::Masked {
+                    // An empty folder for a folder, an empty file for a
+                    // file: a mount takes the type of what it covers.
+                    // Neither readable nor listable (commands hold no
+                    // capability to override it); a folder can still be
+                    // passed through to what is bound back inside it.
                     let empty = base.join(format!("mask-{}", masks.len()));
-                    std::fs::create_dir_all(&empty)?;
+                    make_mount_point(&empty, k.path.is_dir())?;
+                    let mode = if k.path.is_dir() { 0o111 } else { 0 };
+                    std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(mode))?;
                     masks.push((k.path.clone(), empty.clone()));
                     empty
                 } else {
