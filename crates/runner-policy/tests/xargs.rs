@@ -68,3 +68,46 @@ fn writers_unknown_producers_and_option_shaped_names_stay_strict() {
         assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
     }
 }
+
+/// GNU `parallel` is looked into as `xargs` is: its command is a shell
+/// script run once per value, and a program it starts needs its own rule.
+#[test]
+fn parallel_runs_its_command_for_each_value_and_is_decided_so() {
+    let list = "default: deny\nrules:\n  - allow: [\"Bash(grep:*)\", \"Bash(find:*)\", \"Bash(parallel:*)\", \"Bash(echo:*)\"]\n  - deny: [\"Read(./.env)\", \"Bash(rm:*)\"]\n";
+    let d = |b: Backstops, cmd: &str| support::decide_bash(list, b, cmd);
+    for b in [Backstops::default(), every()] {
+        for cmd in [
+            // A program the rules deny, with values or with words read
+            // when the script runs.
+            "parallel rm ::: a b",
+            "find . | parallel rm",
+            "parallel 'rm {}' ::: a",
+            "parallel -j4 -k rm -- ::: x",
+            // A value that names a denied file.
+            "parallel grep x ::: .env",
+            // The lines read are the commands; elsewhere; unmodelled.
+            "parallel ::: 'rm -rf /'",
+            "cat cmds | parallel",
+            "parallel -S host grep x ::: a",
+            "parallel --frobnicate grep x ::: a",
+            // A program no rule allows.
+            "parallel sed -i s/a/b/ ::: f",
+        ] {
+            let (v, why) = d(b, cmd);
+            assert_eq!(v, Verdict::Deny, "{cmd} under {b:?}: {why}");
+        }
+        for cmd in [
+            "parallel grep -l X ::: a.py b.py",
+            "parallel -j4 'grep -l X {}' ::: src/a.py",
+            "parallel echo ::: a b c",
+        ] {
+            let (v, why) = d(b, cmd);
+            assert_eq!(v, Verdict::Allow, "{cmd} under {b:?}: {why}");
+        }
+    }
+    // A reader of a known producer's paths: as with xargs, allowed where
+    // the read backstop holds.
+    let cmd = "find . -name '*.py' | parallel grep -l X";
+    assert_eq!(d(every(), cmd).0, Verdict::Allow);
+    assert_eq!(d(Backstops::default(), cmd).0, Verdict::Deny);
+}

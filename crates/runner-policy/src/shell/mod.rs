@@ -22,6 +22,7 @@ mod env;
 mod expand;
 mod folders;
 mod heredoc;
+mod parallel;
 mod parse;
 mod redirect;
 mod shells;

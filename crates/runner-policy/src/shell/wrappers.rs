@@ -122,8 +122,7 @@ impl Walker {
                 self.command_words(rest, heredoc, level + 1);
             }
             "nohup" | "setsid" | "builtin" | "exec" | "time" | "command" | "unbuffer" => {
-                // Each one's options that take a value: `exec -a NAME`,
-                // GNU time's `-f FORMAT` and `-o FILE` (its `-a` appends).
+                // Options with a value: `exec -a NAME`, GNU time's `-f FORMAT`, `-o FILE`.
                 let values: &[&str] = match prog {
                     "exec" => &["-a"],
                     "time" => &["-f", "-o", "--format", "--output"],
@@ -140,6 +139,7 @@ impl Walker {
                 self.command_words(rest, heredoc, level + 1);
             }
             "xargs" => self.unwrap_xargs(args, heredoc, level),
+            "parallel" => self.unwrap_parallel(args, heredoc, level),
             p if programs::loader::is_loader_name(p) => self.unwrap_loader(words, heredoc, level),
             "find" => self.unwrap_find(args, level),
             "watch" => {
