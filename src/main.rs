@@ -78,7 +78,9 @@ enum Command {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
         /// Decide as a run holding these backstops does (comma-separated:
-        /// reads, edits, confined, network-off, exec, history; `all`). Default: none.
+        /// reads, edits, confined, network-off, exec, history, private-tmp;
+        /// `all`; `auto`: those a run here holds, as `runner doctor`
+        /// reports them). Default: none.
         #[arg(long, value_parser = cli::check::parse_backstops, default_value = "")]
         backstops: runner_policy::Backstops,
         tool: String,

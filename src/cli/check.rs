@@ -2,7 +2,9 @@
 //! ARGS_JSON`: the policy engine on its own, through the same gate as a
 //! run. Prints the decision (the transcript's `Decision`, serialised) as
 //! JSON; exit 0 allow, 1 deny, 2 bad input. Without `--backstops` it
-//! decides as a run that holds none, so never looser than a run.
+//! decides as a run that holds none, so never looser than a run;
+//! `--backstops auto` as a run here would (what `runner doctor` reports),
+//! which is how `runner tool` and `runner run` decide the same call.
 
 use std::path::Path;
 
@@ -15,7 +17,7 @@ use crate::tools::{Registry, ToolContext, ToolErrorKind};
 /// A `--backstops` entry that names no backstop.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown backstop `{0}` (reads, edits, confined, network-off, exec, history, private-tmp, all)"
+    "unknown backstop `{0}` (reads, edits, confined, network-off, exec, history, private-tmp, all, auto)"
 )]
 pub struct BackstopError(String);
 
@@ -27,6 +29,7 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part {
             "all" => b = Backstops::all(),
+            "auto" => b = held_here(),
             "reads" => b.reads = true,
             "edits" => b.edits = true,
             "confined" => b.confined = true,
@@ -38,6 +41,23 @@ pub fn parse_backstops(text: &str) -> Result<Backstops, BackstopError> {
         }
     }
     Ok(b)
+}
+
+/// The backstops a run here holds, with the default sandbox and the
+/// network on, as `runner doctor` reports them (its history backstop is
+/// the reads one: both rest on Landlock hiding the original).
+pub fn held_here() -> Backstops {
+    let report = crate::contain::doctor::examine();
+    let held = |name: &str| report.backstops.iter().any(|b| b.name == name && b.held);
+    Backstops {
+        reads: held("reads"),
+        edits: held("edits"),
+        confined: held("confined"),
+        network_off: false,
+        exec: held("exec"),
+        history: held("reads"),
+        private_tmp: held("private-tmp"),
+    }
 }
 
 pub fn check(

@@ -9,6 +9,7 @@ use super::{CliError, CliResult, Exit, load_policies};
 use crate::engine::{CallStatus, NullSink, ToolEnv, run_calls};
 use crate::provider::ToolCallRequest;
 use crate::provider::{Vendor, declarations};
+use crate::run::CopyPlan;
 use crate::tools::{Registry, ToolContext};
 use runner_policy::PolicySet;
 
@@ -94,22 +95,56 @@ pub async fn run_tool(
         )],
     };
     let set = Arc::new(PolicySet::new(layers));
-    // Commands get what they get in a run with the default settings: the
-    // scrubbed environment and the best-effort sandbox (writes only in the
-    // workspace, which here is the real one, and a temp folder).
-    let commands = CommandSetup::new(
-        ws.root(),
-        None,
-        &EnvSettings::default(),
-        &SandboxSettings::default(),
-        None,
-        Some(&set),
-    )
-    .map_err(|e| CliError::Failed(e.to_string()))?;
-    let mut ctx = ToolContext::new(ws).with_policy(set.clone());
-    ctx.env = Some(commands.env);
-    ctx.confine = commands.confine.map(Arc::new);
-    let _tmp = commands.tmp;
+    // Under a policy, the call runs as a run's would, and so is decided
+    // alike (issue 73, item 7): in a copy of the workspace that leaves out
+    // what the policy denies reading, with the backstops that copy and its
+    // sandbox hold; the copy's changes then come back to the workspace but
+    // those the policy denies editing. Without one (debugging a tool),
+    // in the workspace itself.
+    let (ctx, held) = match policy {
+        Some(_) => {
+            let spill = tempfile::tempdir()
+                .map_err(|e| CliError::Failed(format!("cannot create a temp folder: {e}")))?;
+            let plan = CopyPlan {
+                workspace: ws.root().to_path_buf(),
+                excludes: Vec::new(),
+                policy: set.clone(),
+                env: EnvSettings::default(),
+                sandbox: SandboxSettings::default(),
+                spill_dir: spill.path().to_path_buf(),
+                net_log: Arc::new(crate::net::NetLog::new(std::time::Instant::now())),
+            };
+            let ready = tokio::task::spawn_blocking(move || plan.prepare())
+                .await
+                .map_err(|e| CliError::Failed(e.to_string()))?
+                .map_err(|e| CliError::Failed(e.to_string()))?;
+            (
+                ready.ctx.clone(),
+                Held::Copy {
+                    ready: Box::new(ready),
+                    _spill: spill,
+                },
+            )
+        }
+        None => {
+            // The scrubbed environment and the best-effort sandbox (writes
+            // only in the workspace, which here is the real one, and a
+            // temp folder).
+            let commands = CommandSetup::new(
+                ws.root(),
+                None,
+                &EnvSettings::default(),
+                &SandboxSettings::default(),
+                None,
+                Some(&set),
+            )
+            .map_err(|e| CliError::Failed(e.to_string()))?;
+            let mut ctx = ToolContext::new(ws).with_policy(set.clone());
+            ctx.env = Some(commands.env);
+            ctx.confine = commands.confine.map(Arc::new);
+            (Arc::new(ctx), Held::Workspace { _tmp: commands.tmp })
+        }
+    };
     // One call has no earlier read: the file it names counts as read as it
     // is now (a task's edit_file or write_file needs a read_file first).
     if let Some(path) = args.get("file_path").and_then(|p| p.as_str())
@@ -117,12 +152,12 @@ pub async fn run_tool(
     {
         ctx.reads.record(&r.real);
     }
-    let ctx = Arc::new(ctx);
+    let decided_by = ctx.policy.clone().unwrap_or_else(|| set.clone());
     let hooks = crate::engine::TaskHooks::default();
     let env = ToolEnv {
         hooks: &hooks,
         registry: &registry,
-        policy: &set,
+        policy: &decided_by,
         ctx,
         sink: &NullSink,
         epoch: std::time::Instant::now(),
@@ -141,6 +176,11 @@ pub async fn run_tool(
         println!();
     }
     eprintln!("{}", rec.display);
+    if let Held::Copy { ready, .. } = &held
+        && bring_back(ready, &decided_by, workspace)?
+    {
+        return Ok(Exit::Failed);
+    }
     // Arguments the tool's schema rejects are bad input, as in `check`.
     Ok(match rec.status {
         CallStatus::Ok => Exit::Passed,
@@ -152,4 +192,42 @@ pub async fn run_tool(
         }
         CallStatus::Error | CallStatus::Denied | CallStatus::Cancelled => Exit::Failed,
     })
+}
+
+/// What a call runs in, kept until it ends: a copy of the workspace (and
+/// the folder large results spill to), or the workspace's temp folder.
+enum Held {
+    Copy {
+        ready: Box<crate::run::Prepared>,
+        _spill: tempfile::TempDir,
+    },
+    Workspace {
+        _tmp: crate::contain::commands::TaskTemp,
+    },
+}
+
+/// Brings the copy's changes back to `workspace`, but those `policy`
+/// denies editing (reverted in the copy and named on stderr, as a run
+/// names its violations); whether any was.
+fn bring_back(
+    ready: &crate::run::Prepared,
+    policy: &PolicySet,
+    workspace: &Path,
+) -> Result<bool, CliError> {
+    let mut found = Vec::new();
+    let changes =
+        crate::run::revert_denied_changes(&ready.iso, policy, &mut found).map_err(|e| {
+            CliError::Failed(format!(
+                "could not compare the copy with the workspace: {e}"
+            ))
+        })?;
+    crate::workspace::apply_changes(workspace, &changes)
+        .map_err(|e| CliError::Failed(format!("could not bring the changes back: {e}")))?;
+    for v in &found {
+        eprintln!(
+            "runner tool: the change to `{}` was dropped: {} ({})",
+            v.path, v.rule, v.policy
+        );
+    }
+    Ok(!found.is_empty())
 }

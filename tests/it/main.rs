@@ -32,6 +32,7 @@ mod local_servers;
 mod long_runs;
 mod mcp;
 mod network;
+mod one_decision;
 mod ordinary_corpus;
 mod policy_corpus;
 mod policy_props;

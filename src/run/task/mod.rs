@@ -75,6 +75,7 @@ use crate::report::progress::{Fanout, TaskEvents};
 use crate::task::Task;
 
 pub use options::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry};
+pub(crate) use violations::revert_denied_changes;
 pub(crate) use workspace::{CopyPlan, Prepared};
 
 use admit::admit;

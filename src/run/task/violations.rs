@@ -89,7 +89,7 @@ pub(super) fn verdict(
 /// violation for each to `found` (once per path), and returns the other
 /// changes. A policy without a path deny rule costs nothing more than the
 /// comparison.
-pub(super) fn revert_denied_changes(
+pub(crate) fn revert_denied_changes(
     iso: &IsolatedWorkspace,
     policy: &PolicySet,
     found: &mut Vec<Violation>,
