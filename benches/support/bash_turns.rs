@@ -47,11 +47,19 @@ pub fn bash_turn_overhead() {
     let read = own_time(Call::Ls, walls);
     let off = own_time(Call::Bash, &format!("{walls}sandbox: off\n"));
     let on = own_time(Call::Bash, walls);
+    let shared_tmp = own_time(
+        Call::Bash,
+        &format!("{walls}sandbox: {{private_tmp: false}}\n"),
+    );
     row(
-        "a `bash` turn's own time (`cat small.txt`), every wall on (Landlock, the supervisor following execs)",
+        "a `bash` turn's own time (`cat small.txt`), every wall on (Landlock, the supervisor following execs, a private /tmp)",
         ms(on),
         format!("an `ls` turn: {}", ms(read)),
-        format!("with `sandbox: off`: {}", ms(off)),
+        format!(
+            "with `sandbox: off`: {}; without the private /tmp: {}",
+            ms(off),
+            ms(shared_tmp)
+        ),
         "under 3 ms",
     );
 }
