@@ -111,3 +111,39 @@ fn parallel_runs_its_command_for_each_value_and_is_decided_so() {
     assert_eq!(d(every(), cmd).0, Verdict::Allow);
     assert_eq!(d(Backstops::default(), cmd).0, Verdict::Deny);
 }
+
+/// Loops over a known producer's paths (`for f in $(find ...)`, `find ...
+/// | while read f`) read as `xargs` reads them; a reassigned variable, a
+/// function that could reassign it, or a writer stays strict.
+#[test]
+fn loops_over_a_producers_paths_are_decided_as_readers() {
+    for cmd in [
+        "for f in $(find . -name '*.py'); do grep -l X $f; done",
+        "find . -name '*.py' | while read f; do wc -l \"$f\"; done",
+        "find . -name '*.py' | while read -r f; do grep -c x \"$f\"; done",
+    ] {
+        assert_eq!(decide(every(), cmd).0, Verdict::Allow, "{cmd}");
+        // Beneath `.`, where `.env` lies: refused without the backstop.
+        assert_eq!(decide(Backstops::default(), cmd).0, Verdict::Deny, "{cmd}");
+    }
+    for b in [Backstops::default(), every()] {
+        let cmd = "for f in $(find src -name '*.py'); do grep -l X $f; done";
+        assert_eq!(decide(b, cmd).0, Verdict::Allow, "{cmd}");
+        for cmd in [
+            "for f in $(find src -name '*.py'); do rm $f; done",
+            "for f in $(find src -name '*.py'); do sed -i s/a/b/ $f; done",
+            "find src | while read f; do f=.env; cat $f; done",
+            "find src | while read f; do cat $f; f=.env; cat $f; done",
+            "find src | while read f; do read f < x; cat $f; done",
+            "for f in $(find src); do export f=.env; cat $f; done",
+            "g() { f=.env; }; for f in $(find src); do g; cat $f; done",
+            "g() { f=.env; }; for f in src/a; do g; cat $f; done",
+            "function g { f=.env; }; find src | while read f; do g; cat $f; done",
+            "cat list | while read f; do cat $f; done",
+            "for f in $(cat list); do cat $f; done",
+        ] {
+            let (v, why) = decide(b, cmd);
+            assert_eq!(v, Verdict::Deny, "{cmd} under {b:?}: {why}");
+        }
+    }
+}

@@ -24,6 +24,7 @@ mod folders;
 mod heredoc;
 mod parallel;
 mod parse;
+mod produced;
 mod redirect;
 mod shells;
 mod state;

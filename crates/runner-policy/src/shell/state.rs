@@ -67,6 +67,10 @@ pub(super) struct Walker {
     /// The words of the simple command whose output the one being looked
     /// into reads, in a pipeline (`find . -name x | xargs grep y`).
     pub(super) piped_from: Option<Vec<String>>,
+    /// Loop variables that take the paths a producer prints, with its
+    /// words (`for f in $(find src -name '*.py')`, `find ... | while read
+    /// f`): see `produced`.
+    pub(super) produced: Vec<(String, Vec<String>)>,
 }
 
 /// The value of a word when it is fixed before running.
@@ -129,6 +133,7 @@ impl Walker {
             glob_operand: false,
             stdin_script: None,
             piped_from: None,
+            produced: Vec::new(),
         }
     }
 

@@ -246,7 +246,10 @@ impl Walker {
                     .last()
                     .and_then(|t| t.get(f.loc.start.index..f.loc.end.index))
                     .unwrap_or("");
-                let reassigned = body.contains(&format!("{}=", f.variable_name))
+                // A function (called in the body, or wrapping the loop) may
+                // assign it where the body's text does not show it.
+                let reassigned = self.script_has_functions()
+                    || body.contains(&format!("{}=", f.variable_name))
                     || [
                         "read",
                         "mapfile",
@@ -258,11 +261,18 @@ impl Walker {
                     ]
                     .iter()
                     .any(|b| body.contains(b));
-                match literal {
-                    Some(values) if !reassigned => {
+                let producer = f.values.as_deref().and_then(Self::substituted_producer);
+                match (literal, producer) {
+                    (Some(values), _) if !reassigned => {
                         self.bindings.push((f.variable_name.clone(), values));
                         self.compound_list(&f.body.list);
                         self.bindings.pop();
+                    }
+                    // `for f in $(find src -name '*.py')`: the paths it prints.
+                    (_, Some(p)) if !reassigned => {
+                        self.produced.push((f.variable_name.clone(), p));
+                        self.compound_list(&f.body.list);
+                        self.produced.pop();
                     }
                     _ => self.compound_list(&f.body.list),
                 }
@@ -289,8 +299,16 @@ impl Walker {
                 }
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                // `PRODUCER | while read -r f`: `$f` is a path it prints.
+                let produced = (matches!(cc, C::WhileClause(_)) && !self.script_has_functions())
+                    .then(|| Some((Self::read_variable(&w.0)?, self.piped_from.clone()?)))
+                    .flatten();
                 self.compound_list(&w.0);
+                let bound = produced.map(|p| self.produced.push(p)).is_some();
                 self.compound_list(&w.1.list);
+                if bound {
+                    self.produced.pop();
+                }
             }
             C::Coprocess(c) => self.command(&c.body),
         }
@@ -431,6 +449,9 @@ impl Walker {
     /// script assigns (plain, `export`, `env`, `read`, `for`, `${x:=}`)
     /// comes here.
     pub(super) fn set_variable(&mut self, name: &str, value: &str, fixed: bool, level: usize) {
+        // No longer (only) a path a producer printed.
+        let base = name.split('[').next().unwrap_or(name);
+        self.produced.retain(|(n, _)| n != base);
         if fixed && names_a_program(name) {
             let words = runner_words(name, value);
             self.command_words(&words, false, level + 1);

@@ -162,10 +162,8 @@ impl Walker {
         self.file_operands(prog, args);
     }
 
-    /// The dynamic loader run as a program (`ld.so [OPTIONS] PROG ARGS`):
-    /// `PROG ARGS` is what runs. Options that map code of their own
-    /// choosing into it (`--preload`, `--audit`, `--library-path`) leave
-    /// what runs unknown.
+    /// The dynamic loader run as a program (`ld.so [OPTIONS] PROG ARGS`): `PROG ARGS`
+    /// runs; `--preload`, `--audit`, `--library-path` leave what runs unknown.
     fn unwrap_loader(&mut self, words: &[String], heredoc: bool, level: usize) {
         use programs::loader::{Loads, reading};
         let Loads::Program {
@@ -272,6 +270,9 @@ impl Walker {
                     self.add_path(write, &f, tree); // outside the world
                     continue;
                 }
+                if self.produced_operand(prog, args, write, &f) {
+                    continue;
+                }
                 if f.contains(['$', '`']) || f.starts_with('~') {
                     let verb = if write { "writes" } else { "reads" };
                     self.opaque(format!(
@@ -284,9 +285,8 @@ impl Walker {
         }
     }
 
-    /// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command runs with words read
-    /// at run time appended (or put in place of `-I`'s string). Which files
-    /// they name cannot be seen: a command that takes files fails closed.
+    /// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command runs with words read at run time
+    /// appended (or in place of `-I`'s); which files they name cannot be seen.
     fn unwrap_xargs(&mut self, args: &[String], heredoc: bool, level: usize) {
         let call = match programs::xargs_call(args) {
             Ok(c) => c,
