@@ -33,15 +33,28 @@ fn readers_of_a_known_producers_paths_are_decided_as_readers() {
         let (v, why) = decide(Backstops::default(), cmd);
         assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
     }
-    // Beneath a folder no rule denies, it reads safely without backstops.
+    // Beneath a folder no rule denies, it reads safely without backstops
+    // when each word is a whole path (NUL-separated, as printed).
     for cmd in [
-        "find src -type f | xargs wc -l",
-        "find src -name '*.rs' | xargs sed -n 1p",
+        "find src -type f -print0 | xargs -0 wc -l",
+        "find src -name '*.rs' -print0 | xargs -0r sed -n 1p",
     ] {
         for b in [Backstops::default(), every()] {
             let (v, why) = decide(b, cmd);
             assert_eq!(v, Verdict::Allow, "{cmd}: {why}");
         }
+    }
+    // Split at blanks, a name like `src/x .env` gives `cat` the word
+    // `.env` (or `/etc/shadow`): without the walls, refused.
+    for cmd in [
+        "find src -type f | xargs wc -l",
+        "find src -type f -print0 | xargs wc -l",
+        "find src -type f | xargs -0 wc -l",
+    ] {
+        let (v, why) = decide(Backstops::default(), cmd);
+        assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
+        let (v, why) = decide(every(), cmd);
+        assert_eq!(v, Verdict::Allow, "{cmd}: {why}");
     }
 }
 
@@ -126,9 +139,12 @@ fn loops_over_a_producers_paths_are_decided_as_readers() {
         // Beneath `.`, where `.env` lies: refused without the backstop.
         assert_eq!(decide(Backstops::default(), cmd).0, Verdict::Deny, "{cmd}");
     }
+    // Split by the shell or read by lines, never whole paths: beneath a
+    // folder no rule denies too, refused without the walls.
+    let cmd = "for f in $(find src -name '*.py'); do grep -l X $f; done";
+    assert_eq!(decide(every(), cmd).0, Verdict::Allow, "{cmd}");
+    assert_eq!(decide(Backstops::default(), cmd).0, Verdict::Deny, "{cmd}");
     for b in [Backstops::default(), every()] {
-        let cmd = "for f in $(find src -name '*.py'); do grep -l X $f; done";
-        assert_eq!(decide(b, cmd).0, Verdict::Allow, "{cmd}");
         for cmd in [
             "for f in $(find src -name '*.py'); do rm $f; done",
             "for f in $(find src -name '*.py'); do sed -i s/a/b/ $f; done",

@@ -45,7 +45,7 @@ pub use git::names as git_names;
 pub(crate) use git::names_a_file as git_names_a_file;
 pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
 pub use parallel::{ParallelCall, is_replacement as is_parallel_replacement, parallel_call};
-pub use piped::xargs_reads;
+pub use piped::{prints_nul, xargs_reads, xargs_splits_at_nul};
 pub use spec::FileOperands;
 pub use values::takes_plain_value;
 

@@ -77,3 +77,34 @@ pub fn xargs_reads(producer: Option<&[String]>, inner: &[String]) -> Option<Vec<
         }
     }
 }
+
+/// Whether `producer` separates what it prints with NUL (`find -print0`,
+/// `git ls-files -z`, `grep -lZ`, `rg -l0`, `fd -0`): read by `xargs -0`,
+/// each word is then one whole path, as printed.
+pub fn prints_nul(producer: &[String]) -> bool {
+    let Some((name, args)) = producer.split_first() else {
+        return false;
+    };
+    let has = |o: &[&str]| args.iter().any(|a| o.contains(&a.as_str()));
+    match name.rsplit('/').next().unwrap_or(name) {
+        "find" => has(&["-print0"]) && !has(&["-print"]),
+        "git" => has(&["-z"]),
+        "grep" | "egrep" | "fgrep" => has(&["-Z", "--null"]),
+        "rg" => has(&["-0", "--null"]),
+        "fd" | "fdfind" => has(&["-0", "--print0"]),
+        _ => false,
+    }
+}
+
+/// Whether `xargs`'s options (the words before its command) split its
+/// input at NUL only (`-0`, `--null`, `-0r` ...).
+pub fn xargs_splits_at_nul(options: &[String]) -> bool {
+    options.iter().any(|a| {
+        a == "--null"
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a.len() > 1
+                && a[1..].contains('0')
+                && a[1..].chars().all(|c| "0prtxo".contains(c)))
+    })
+}

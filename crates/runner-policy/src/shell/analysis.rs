@@ -68,6 +68,13 @@ pub struct ShellAnalysis {
     /// machine and user (`bash -lc CMD`), when it does: see
     /// [`Signature::unless_confined`].
     pub startup_files: Option<String>,
+    /// Why some reader gets words split from the paths a producer prints
+    /// (`find src | xargs cat`: a name with a blank or a newline in it
+    /// becomes words that can name any file, inside the workspace or not),
+    /// when one does: read as reads of the whole workspace, and outside it
+    /// only where commands are confined (see
+    /// [`Signature::unless_confined`]).
+    pub split_paths: Option<String>,
 }
 
 impl ShellAnalysis {
@@ -76,6 +83,7 @@ impl ShellAnalysis {
     pub fn is_read_only(&self) -> bool {
         self.opaque.is_none()
             && self.startup_files.is_none()
+            && self.split_paths.is_none()
             && self.writes.is_empty()
             && !self.commands.is_empty()
             && self.commands.iter().all(|c| programs::only_reads(&c.words))
@@ -99,7 +107,10 @@ impl ShellAnalysis {
             out.len() <= MAX_SIGNATURES
         };
         let too_many = || too_complex(&format!("more than {MAX_SIGNATURES} signatures"));
-        if let Some(why) = &self.startup_files {
+        for why in [&self.startup_files, &self.split_paths]
+            .into_iter()
+            .flatten()
+        {
             push(Signature {
                 unless_confined: true,
                 ..Signature::opaque(Family::Bash, self.text.clone(), why.clone())

@@ -72,7 +72,7 @@ impl Walker {
             let piped = self.piped_from.as_deref();
             match programs::xargs_reads(piped, &words) {
                 Some(roots) if call.arg_files.is_empty() => {
-                    roots.iter().for_each(|r| self.add_path(false, r, true))
+                    self.producer_reads(&roots, None, program)
                 }
                 _ => self.opaque(format!(
                     "`parallel` gives `{program}` words read when the script runs; which files they name cannot be checked"

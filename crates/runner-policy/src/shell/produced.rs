@@ -13,6 +13,32 @@ use crate::programs;
 use crate::words::split_words;
 
 impl Walker {
+    /// Reads by `program` of the paths a producer prints, lying beneath
+    /// `roots`: exactly there when each word is one whole path (`find
+    /// -print0 | xargs -0`: `xargs_options` split at NUL and the producer
+    /// prints NUL); otherwise a name with a blank or a newline in it could
+    /// be split into words naming any file, so reads of the whole
+    /// workspace, and beyond it only where commands are confined.
+    pub(super) fn producer_reads(
+        &mut self,
+        roots: &[String],
+        xargs_options: Option<&[String]>,
+        program: &str,
+    ) {
+        let exact = xargs_options.is_some_and(programs::xargs_splits_at_nul)
+            && self.piped_from.as_deref().is_some_and(programs::prints_nul);
+        if exact {
+            roots.iter().for_each(|r| self.add_path(false, r, true));
+            return;
+        }
+        self.add_path(false, ".", true);
+        self.out.split_paths.get_or_insert_with(|| {
+            format!(
+                "`{program}` is given words split from the paths a command prints: a name with a blank or a newline in it can name any file"
+            )
+        });
+    }
+
     /// Whether operand `f` of `prog args` is a loop variable bound to a
     /// producer's paths, now added as reads beneath where they lie. Only
     /// reads: a writer given them stays opaque.
@@ -36,7 +62,8 @@ impl Walker {
         inner.extend(args.iter().filter(|a| *a != f).cloned());
         match programs::xargs_reads(Some(producer), &inner) {
             Some(roots) => {
-                roots.iter().for_each(|r| self.add_path(false, r, true));
+                // Words split by the shell, or lines read: never whole paths.
+                self.producer_reads(&roots, None, prog);
                 true
             }
             None => false,

@@ -307,7 +307,7 @@ impl Walker {
             // beneath where they lie (issue 73).
             let piped = self.piped_from.as_deref();
             match (!call.replace).then(|| programs::xargs_reads(piped, inner)) {
-                Some(Some(roots)) => roots.iter().for_each(|r| self.add_path(false, r, true)),
+                Some(Some(r)) => self.producer_reads(&r, Some(&args[..call.command]), program),
                 _ => self.opaque(format!(
                     "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
                 )),
