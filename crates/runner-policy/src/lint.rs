@@ -15,6 +15,11 @@
 //!   matches that name in every folder, so every recursive read or write
 //!   of the workspace is denied with it; `./.env` names the root one, and
 //!   `**/.env` says every folder on purpose.
+//! - **Any inline code** (a warning): an allow rule that ends in an
+//!   interpreter's inline-code option (`Bash(python3 -c:*)`, `Bash(perl
+//!   -e *)`) allows whatever code it is given, which the policy cannot see
+//!   into (the interpreters and their options are the gate's own table,
+//!   `programs::INTERPRETER_TABLE`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -180,6 +185,14 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
                 ),
             );
         }
+        if let Some(code) = inline_code_allowed(r) {
+            find(
+                Severity::Warning,
+                format!(
+                    "allows any code given to `{code}`: inline code runs what the policy cannot see, so this allows whatever it reads, writes or starts wherever a deny rule has no backstop (the exec wall decides what it starts where it holds)"
+                ),
+            );
+        }
         if let Some(file) = credential_named(r) {
             find(
                 Severity::Warning,
@@ -204,6 +217,24 @@ pub fn lint_policy(pf: &PolicyFile, file: &Path) -> Vec<LintFinding> {
         }
     }
     out
+}
+
+/// The interpreter and its inline-code option an allow rule names with
+/// any code after it (`Bash(python3 -c:*)`, `Bash(perl -e *)`), from the
+/// one table the gate reads too (`programs::INTERPRETER_TABLE`).
+fn inline_code_allowed(r: &Written) -> Option<String> {
+    if !r.allow || r.family != "Bash" {
+        return None;
+    }
+    let spec = r.spec.as_deref()?;
+    let open = spec
+        .strip_suffix(":*")
+        .or_else(|| spec.strip_suffix(" *"))?;
+    let words = split_words(open);
+    let (program, args) = words.split_first()?;
+    let program = crate::words::base_name(program);
+    let word = crate::programs::inline_code_word(program, args)?;
+    (args.last().map(String::as_str) == Some(word)).then(|| format!("{program} {word}"))
 }
 
 /// The credential file (as the built-in layer names it) that an allow
@@ -432,6 +463,32 @@ mod tests {
     #[test]
     fn a_whole_script_by_its_text() {
         assert!(lint("rules:\n  - allow: [\"Bash(python3 -c 'x' && make)\"]\n").is_empty());
+        // A prefix rule ending in an interpreter's inline-code option
+        // allows any code; one naming the code exactly, or a script, does
+        // not.
+        for rule in [
+            "Bash(python3 -c:*)",
+            "Bash(perl -ne:*)",
+            "Bash(node --eval *)",
+            "Bash(deno eval:*)",
+        ] {
+            let found = lint(&format!("rules:\n  - allow: [\"{rule}\"]\n"));
+            assert!(
+                found.iter().any(|f| f.contains("allows any code")),
+                "{rule}: {found:?}"
+            );
+        }
+        for rule in [
+            "Bash(python3 -c 'print(1)')",
+            "Bash(python3 manage.py:*)",
+            "Bash(perl:*)",
+        ] {
+            let found = lint(&format!("rules:\n  - allow: [\"{rule}\"]\n"));
+            assert!(
+                !found.iter().any(|f| f.contains("allows any code")),
+                "{rule}: {found:?}"
+            );
+        }
         let out = lint("rules:\n  - allow: [\"Bash(a && b:*)\"]\n  - deny: [\"Bash(c > d)\"]\n");
         assert!(
             out[0].contains("warning: `allow Bash(a && b:*)`"),

@@ -24,41 +24,136 @@ pub const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox",
 ];
 
-/// Interpreters of other languages: code in `-c`/`-e`, a script file, or
-/// stdin (which cannot be checked).
-pub const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "Rscript",
-    "deno",
-    "bun",
-    "tclsh",
-    "osascript",
-    "nu",
-    "pwsh",
-    "powershell",
-    "julia",
-    "elixir",
-    "guile",
-    "racket",
-    "luajit",
+/// An interpreter of another language, and how its command line gives it
+/// code: the options whose value is code, and the short-option letters
+/// that give code inside a cluster (`perl -ne`, `python3 -Bc`). One table
+/// for the gate (an interpreter's words, a heredoc fed to it) and the lint
+/// (an allow rule that names inline code).
+#[derive(Debug, Clone, Copy)]
+pub struct Interpreter {
+    /// Its program's name (`python3`; versioned names go by it too).
+    pub name: &'static str,
+    /// Options (or, for `deno`, the subcommand) whose value is code.
+    pub inline: &'static [&'static str],
+    /// Short-option letters that give code inside a cluster.
+    pub letters: &'static str,
+}
+
+const fn interp(
+    name: &'static str,
+    inline: &'static [&'static str],
+    letters: &'static str,
+) -> Interpreter {
+    Interpreter {
+        name,
+        inline,
+        letters,
+    }
+}
+
+const PYTHON: &[&str] = &["-c"];
+const PERL: &[&str] = &["-e", "-E"];
+const E: &[&str] = &["-e"];
+const NODE: &[&str] = &["-e", "--eval", "-p", "--print"];
+
+/// Interpreters of other languages: code given inline, a script file, or
+/// stdin (which cannot be checked). `deno` takes code by its `eval`
+/// subcommand, PowerShell by `-Command`/`-EncodedCommand` in any case
+/// (see [`interpreter`]).
+pub const INTERPRETER_TABLE: &[Interpreter] = &[
+    interp("python", PYTHON, "ceE"),
+    interp("python2", PYTHON, "ceE"),
+    interp("python3", PYTHON, "ceE"),
+    interp("perl", PERL, "ceE"),
+    interp("ruby", E, "ceE"),
+    interp("node", NODE, "ep"),
+    interp("nodejs", NODE, "ep"),
+    interp("php", &["-r"], "r"),
+    interp("lua", E, "ceE"),
+    interp("luajit", E, "ceE"),
+    interp("Rscript", &["-e", "--expr"], "ceE"),
+    interp("deno", &["eval"], ""),
+    interp("bun", NODE, "ep"),
+    interp("tclsh", &[], "ceE"),
+    interp("osascript", E, "ceE"),
+    interp("nu", &["-c", "--commands"], "ceE"),
+    interp("pwsh", &["-Command", "-c", "-EncodedCommand", "-ec"], ""),
+    interp(
+        "powershell",
+        &["-Command", "-c", "-EncodedCommand", "-ec"],
+        "",
+    ),
+    interp("julia", &["-e", "--eval", "-E", "--print"], "ceE"),
+    interp("elixir", &["-e", "--eval"], "e"),
+    interp("guile", &["-c"], "ceE"),
+    interp("racket", &["-e", "--eval"], "e"),
 ];
+
+/// The interpreters' names.
+pub const INTERPRETERS: &[&str] = &{
+    let mut out = [""; INTERPRETER_TABLE.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = INTERPRETER_TABLE[i].name;
+        i += 1;
+    }
+    out
+};
+
+/// The table's entry for `program`, versioned names too (`python3.12`).
+pub fn interpreter_of(program: &str) -> Option<&'static Interpreter> {
+    INTERPRETER_TABLE.iter().find(|i| {
+        program == i.name
+            || program
+                .strip_prefix(i.name)
+                .is_some_and(|v| v.starts_with('.'))
+    })
+}
 
 /// True for an interpreter's name, versioned ones too (`python3.12`).
 pub fn is_interpreter(program: &str) -> bool {
-    INTERPRETERS
-        .iter()
-        .any(|i| program == *i || program.strip_prefix(i).is_some_and(|v| v.starts_with('.')))
+    interpreter_of(program).is_some()
 }
 
-/// The options that give an interpreter inline code.
+/// The word of `args` that gives `program` code inline (`-c`, `-pe`,
+/// `--eval=...`), if one does.
+pub fn inline_code_word<'a>(program: &str, args: &'a [String]) -> Option<&'a str> {
+    let i = interpreter_of(program)?;
+    if matches!(i.name, "pwsh" | "powershell") {
+        return args
+            .iter()
+            .find(|a| {
+                let l = a.to_ascii_lowercase();
+                l.starts_with("-c") || l.starts_with("-e") || l.starts_with("/c")
+            })
+            .map(String::as_str);
+    }
+    if i.name == "deno" {
+        return args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .filter(|a| *a == "eval" || *a == "repl")
+            .map(String::as_str);
+    }
+    for a in args {
+        let name = a.split('=').next().unwrap_or(a);
+        let cluster = a.len() > 1 && a.starts_with('-') && !a.starts_with("--");
+        // Its own options, and (stricter) those that give code to any.
+        let gives = i.inline.contains(&name) || INLINE_CODE.contains(&a.as_str());
+        if gives || (cluster && a[1..].contains(|c| i.letters.contains(c))) {
+            return Some(a);
+        }
+        // Past the first operand (a script) or `-m` (a module) the words
+        // are the program's own.
+        if !a.starts_with('-') || a == "-m" {
+            return None;
+        }
+    }
+    None
+}
+
+/// The options that give an interpreter inline code, in every
+/// interpreter (the lint's and a heredoc's quick check).
 pub const INLINE_CODE: &[&str] = &["-c", "-e", "-E", "--eval", "-p", "--print", "-r"];
 
 /// What an interpreter's words show: inline code fails closed, a script
@@ -68,13 +163,7 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
     if program == "deno" {
         return deno(args);
     }
-    if matches!(program, "pwsh" | "powershell")
-        && let Some(a) = args.iter().find(|a| {
-            let l = a.to_ascii_lowercase();
-            l.starts_with("-c") || l.starts_with("-e") || l.starts_with("/c")
-        })
-    {
-        // `-Command`, `-c`, `-EncodedCommand`, `-ec` in any case.
+    if let Some(a) = inline_code_word(program, args) {
         out.opaque(format!(
             "`{program} {a}` runs inline code the policy cannot see into"
         ));
@@ -86,22 +175,7 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
             .extend(args.iter().find(|a| !a.starts_with('-')).cloned());
         return out;
     }
-    // The letters that give inline code in a cluster of short options
-    // (`perl -ne`, `python3 -Bc`).
-    let code_letters: &[char] = match program {
-        // (deno's words are read by `deno` above.)
-        p if p.starts_with("node") || p == "bun" => &['e', 'p'],
-        "php" => &['r'],
-        _ => &['c', 'e', 'E'],
-    };
     for a in args {
-        let cluster = a.len() > 1 && a.starts_with('-') && !a.starts_with("--");
-        if INLINE_CODE.contains(&a.as_str()) || (cluster && a[1..].contains(code_letters)) {
-            out.opaque(format!(
-                "`{program} {a}` runs inline code the policy cannot see into"
-            ));
-            return out;
-        }
         if a == "-m" {
             // `python -m MODULE`: runs an installed module.
             return out;

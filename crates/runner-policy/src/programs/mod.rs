@@ -43,7 +43,10 @@ pub use find_xargs::{RunTimeOption, XargsCall, roots as find_roots, xargs_call};
 pub use git::READ_ONLY_GIT;
 pub use git::names as git_names;
 pub(crate) use git::names_a_file as git_names_a_file;
-pub use interpreters::{INLINE_CODE, INTERPRETERS, SHELLS, is_interpreter};
+pub use interpreters::{
+    INLINE_CODE, INTERPRETER_TABLE, INTERPRETERS, Interpreter, SHELLS, inline_code_word,
+    interpreter_of, is_interpreter,
+};
 pub use parallel::{ParallelCall, is_replacement as is_parallel_replacement, parallel_call};
 pub use piped::{prints_nul, xargs_reads, xargs_splits_at_nul};
 pub use spec::FileOperands;

@@ -7,7 +7,7 @@
 
 use super::analysis::SimpleCommand;
 use super::state::{MAX_DEPTH, PROCESS_SUBSTITUTION, Walker};
-use crate::programs::{self, INLINE_CODE, SHELLS};
+use crate::programs::{self, SHELLS};
 use crate::words::base_name;
 
 impl Walker {
@@ -149,7 +149,7 @@ impl Walker {
             p if SHELLS.contains(&p) => self.unwrap_shell(args, heredoc, prog),
             p if programs::is_interpreter(p) && only_asks_version(p, args) => {}
             p if programs::is_interpreter(p) => {
-                let has_code = args.iter().any(|a| INLINE_CODE.contains(&a.as_str()));
+                let has_code = programs::inline_code_word(p, args).is_some();
                 let has_file = args.iter().any(|a| !a.starts_with('-'));
                 if heredoc && !has_code {
                     self.opaque(format!("`{prog}` is fed its program through a heredoc"));
