@@ -362,10 +362,12 @@ impl PolicySet {
         let mut backed: Option<String> = None;
         for sig in sigs.iter().filter(|s| !s.deny_only) {
             if sig.unless_confined && self.backstops.confined {
-                // A login shell's startup files: commands cannot write them.
+                // What only confinement makes safe (a login shell's startup
+                // files, words split from a producer's paths).
                 backed.get_or_insert(format!(
-                    "{} reads the startup files of the machine and user, which commands in this task cannot write (they are confined)",
-                    sig.specifier.as_deref().unwrap_or("the shell")
+                    "{}: {}; commands in this task are confined, so it reaches nothing the policy denies",
+                    sig.specifier.as_deref().unwrap_or("the command"),
+                    sig.opaque.as_deref().unwrap_or("it depends on what the walls keep")
                 ));
                 continue;
             }
