@@ -23,6 +23,23 @@ pub(super) fn find(args: &[String]) -> FileOperands {
                 out.writes.extend(args.get(i + 1).cloned());
                 i += 1;
             }
+            // A primary's value: text, never an expression of its own.
+            p if FIND_VALUES.contains(&p) => i += 1,
+            // The command's own words (looked into as a command of its own).
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                while i + 1 < args.len() && !matches!(args[i + 1].as_str(), ";" | "+") {
+                    i += 1;
+                }
+                i += 1;
+            }
+            // `$x-exec` with `x` empty is `-exec`: an expression only known
+            // when the script runs could run or delete anything.
+            w if w.contains(['$', '`']) => {
+                out.opaque(format!(
+                    "`find {w}`: an expression only known when the script runs (it could be `-exec` or `-delete`)"
+                ));
+                return out;
+            }
             _ => {}
         }
         i += 1;
@@ -34,6 +51,48 @@ pub(super) fn find(args: &[String]) -> FileOperands {
     }
     out
 }
+
+/// `find`'s primaries that take the next word as their value.
+const FIND_VALUES: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-perm",
+    "-size",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-mtime",
+    "-atime",
+    "-ctime",
+    "-mmin",
+    "-amin",
+    "-cmin",
+    "-used",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-fstype",
+    "-context",
+    "-printf",
+    "-regextype",
+    "-files0-from",
+];
 
 /// The folders `find ARGS...` starts from (`.` when none is named).
 pub fn roots(args: &[String]) -> Vec<String> {
