@@ -13,6 +13,7 @@ mod options;
 pub(crate) mod params;
 mod resolve;
 mod resolved;
+mod sandbox_file;
 mod sections;
 
 pub(crate) use crate::provider::ModelSpec;

@@ -183,8 +183,9 @@ pub enum SandboxModeFile {
     Off,
 }
 
-/// `sandbox:` as written: a mode, or the long form.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `sandbox:` as written: a mode, or the long form (read by hand: see
+/// `sandbox_file`).
+#[derive(Debug, Clone, JsonSchema)]
 #[serde(untagged)]
 pub enum SandboxFile {
     /// `off` and `on` read as booleans in YAML 1.1: false is `off`, true
@@ -199,7 +200,7 @@ pub enum SandboxFile {
 #[serde(deny_unknown_fields)]
 pub struct SandboxFull {
     /// `best-effort` (the default), `required` or `off`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::sandbox_file::mode")]
     pub mode: Option<SandboxModeFile>,
     /// Whether commands may use the network (default true).
     #[serde(default)]
