@@ -6,9 +6,81 @@
 //! error (an unknown field, a wrong type, where) is the one reported. The
 //! long form's `mode:` takes `off` and `on` as booleans too.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use super::model::{SandboxFile, SandboxModeFile};
+/// `sandbox:` modes as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeFile {
+    BestEffort,
+    Required,
+    Off,
+}
+
+/// `sandbox:` as written: a mode, or the long form (read by hand: see
+/// `sandbox_file`).
+#[derive(Debug, Clone, JsonSchema)]
+#[serde(untagged)]
+pub enum SandboxFile {
+    /// `off` and `on` read as booleans in YAML 1.1: false is `off`, true
+    /// `best-effort`.
+    Switch(bool),
+    Mode(SandboxModeFile),
+    Full(SandboxFull),
+}
+
+/// `sandbox: {mode, network, write}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFull {
+    /// `best-effort` (the default), `required` or `off`.
+    #[serde(default, deserialize_with = "mode")]
+    pub mode: Option<SandboxModeFile>,
+    /// Whether commands may use the network (default true).
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// More folders commands may write (relative to the task file; `~/`
+    /// for the home folder), such as `~/.cargo`.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Capabilities a root runner's commands keep, each with its reason
+    /// (every other is dropped; the default is none): `[{name: NET_ADMIN,
+    /// reason: "the tests add an address to lo"}]`.
+    #[serde(default)]
+    pub capabilities: Vec<KeptCapability>,
+    /// Whether commands get a `/tmp` and `/var/tmp` of their own where the
+    /// machine allows it (`runner doctor` says whether it does): folders
+    /// of the task, removed with it, where their writes are no edits
+    /// outside the workspace. Default true; `false`: they see the
+    /// machine's, and writes there are refused as edits outside the
+    /// workspace.
+    #[serde(default)]
+    pub private_tmp: Option<bool>,
+    /// More paths commands may read that the readable world leaves out
+    /// (the home folder but its toolchains, other homes, the machine's
+    /// secrets), such as `~/.config/gcloud` (relative to the task file;
+    /// `~/` for the home folder). Where Landlock holds.
+    #[serde(default)]
+    pub readable: Vec<String>,
+    /// Paths commands may not read though the readable world would let
+    /// them, such as `/opt/secrets` (relative to the task file; `~/` for
+    /// the home folder). Where Landlock holds.
+    #[serde(default)]
+    pub unreadable: Vec<String>,
+}
+
+/// A capability commands keep, and why.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeptCapability {
+    /// Its name, as in capabilities(7), with or without `CAP_`.
+    pub name: String,
+    /// Why the task needs it (said in the transcript; required).
+    #[serde(default)]
+    pub reason: String,
+}
 
 const MODES: &[&str] = &["best-effort", "required", "off"];
 
@@ -85,7 +157,7 @@ impl<'de> Visitor<'de> for ModeVisitor {
 }
 
 /// `sandbox: {mode: ...}`: a mode's name, or `off`/`on` read as booleans.
-pub(super) fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxModeFile>, D::Error> {
+fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxModeFile>, D::Error> {
     d.deserialize_any(ModeVisitor)
 }
 
@@ -106,7 +178,7 @@ mod tests {
         ));
         for yaml in ["{mode: off}", "{mode: \"off\"}", "{mode: false}"] {
             match read(yaml) {
-                Ok(SandboxFile::Full(super::super::model::SandboxFull {
+                Ok(SandboxFile::Full(SandboxFull {
                     mode: Some(SandboxModeFile::Off),
                     ..
                 })) => {}

@@ -194,7 +194,7 @@ pub(super) fn sandbox_settings(
 fn kept_capabilities(
     path: &Path,
     (line, column): (u64, u64),
-    caps: &[crate::task::model::KeptCapability],
+    caps: &[crate::task::sandbox_file::KeptCapability],
     errors: &mut Vec<ConfigError>,
 ) -> Vec<(u32, String)> {
     use crate::contain::caps;
