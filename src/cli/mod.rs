@@ -45,6 +45,17 @@ pub fn load_policies(
 }
 
 /// Parses ARGS_JSON and opens the workspace of `check` and `tool`.
+/// A task's workspace copy made as a run makes it, off the async
+/// threads (`runner sandbox`, `runner tool --policy`).
+pub(crate) async fn prepare_copy(
+    plan: crate::run::CopyPlan,
+) -> Result<crate::run::Prepared, CliError> {
+    tokio::task::spawn_blocking(move || plan.prepare())
+        .await
+        .map_err(|e| CliError::Failed(e.to_string()))?
+        .map_err(|e| CliError::Failed(e.to_string()))
+}
+
 pub fn call_inputs(
     args: &str,
     workspace: &std::path::Path,

@@ -90,10 +90,7 @@ pub async fn sandbox(
         spill_dir: spill.path().to_path_buf(),
         net_log: Arc::new(crate::net::NetLog::new(std::time::Instant::now())),
     };
-    let ready = tokio::task::spawn_blocking(move || plan.prepare())
-        .await
-        .map_err(|e| CliError::Failed(e.to_string()))?
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let ready = super::prepare_copy(plan).await?;
     let iso = &ready.iso;
     let mut writable = vec![
         iso.path().to_path_buf(),

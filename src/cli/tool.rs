@@ -114,10 +114,7 @@ pub async fn run_tool(
                 spill_dir: spill.path().to_path_buf(),
                 net_log: Arc::new(crate::net::NetLog::new(std::time::Instant::now())),
             };
-            let ready = tokio::task::spawn_blocking(move || plan.prepare())
-                .await
-                .map_err(|e| CliError::Failed(e.to_string()))?
-                .map_err(|e| CliError::Failed(e.to_string()))?;
+            let ready = super::prepare_copy(plan).await?;
             (
                 ready.ctx.clone(),
                 Held::Copy {
