@@ -163,3 +163,35 @@ fn loops_over_a_producers_paths_are_decided_as_readers() {
         }
     }
 }
+
+/// A writer given `find`'s whole paths (NUL-separated) writes beneath its
+/// roots, decided by the `Edit` rules; split at blanks, anywhere in the
+/// workspace; a writer that starts a program or a producer whose names
+/// could be options stays strict.
+#[test]
+fn writers_of_finds_whole_paths_are_decided_by_the_edit_rules() {
+    let list = "default: deny\nrules:\n  - allow: [\"Bash(find:*)\", \"Bash(xargs:*)\", \"Bash(sed:*)\", \"Bash(touch:*)\", \"Bash(git:*)\", \"Edit(src/**)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n";
+    let d = |b: Backstops, cmd: &str| support::decide_bash(list, b, cmd);
+    for b in [Backstops::default(), every()] {
+        for cmd in [
+            "find src -name '*.py' -print0 | xargs -0 sed -i 's/a/b/'",
+            "find src -type f -print0 | xargs -0 touch",
+        ] {
+            let (v, why) = d(b, cmd);
+            assert_eq!(v, Verdict::Allow, "{cmd} under {b:?}: {why}");
+        }
+        for cmd in [
+            // Split at blanks: anywhere in the workspace.
+            "find src -name '*.py' | xargs sed -i 's/a/b/'",
+            // Beneath a folder an Edit deny covers.
+            "find . -name '*.yml' -print0 | xargs -0 sed -i 's/a/b/'",
+            // A sed script that runs a command.
+            "find src -print0 | xargs -0 sed 's/x/y/e'",
+            // A list whose names could be options.
+            "git ls-files -z src | xargs -0 sed -i s/a/b/",
+        ] {
+            let (v, why) = d(b, cmd);
+            assert_eq!(v, Verdict::Deny, "{cmd} under {b:?}: {why}");
+        }
+    }
+}

@@ -48,7 +48,7 @@ pub use interpreters::{
     interpreter_of, is_interpreter,
 };
 pub use parallel::{ParallelCall, is_replacement as is_parallel_replacement, parallel_call};
-pub use piped::{prints_nul, xargs_reads, xargs_splits_at_nul};
+pub use piped::{prints_nul, xargs_reads, xargs_splits_at_nul, xargs_writes};
 pub use spec::FileOperands;
 pub use values::takes_plain_value;
 

@@ -108,3 +108,28 @@ pub fn xargs_splits_at_nul(options: &[String]) -> bool {
                 && a[1..].chars().all(|c| "0prtxo".contains(c)))
     })
 }
+
+/// Where the files lie that `xargs INNER...` writes, given `find`'s
+/// paths (each starts with one of its roots, so none is an option): the
+/// roots, for a program whose model writes the word it is given and
+/// neither starts a program nor leaves anything unknown (`sed -i`,
+/// `touch`, `chmod`). `None` for any other producer or program.
+pub fn xargs_writes(producer: Option<&[String]>, inner: &[String]) -> Option<Vec<String>> {
+    let (name, args) = producer?.split_first()?;
+    if name.rsplit('/').next() != Some("find")
+        || args.iter().any(|a| FIND_PRINTS_OTHER.contains(&a.as_str()))
+    {
+        return None;
+    }
+    let (program, words) = inner.split_first()?;
+    let mut given = words.to_vec();
+    given.push("./x".to_string());
+    let o = super::file_operands(program.rsplit('/').next().unwrap_or(program), &given);
+    let writes_it = o.writes.iter().chain(&o.tree_writes).any(|w| w == "./x");
+    let found = roots(args);
+    (writes_it
+        && o.opaque.is_none()
+        && !o.starts
+        && !found.iter().any(|r| r.contains(['$', '`', '*', '?', '['])))
+    .then_some(found)
+}

@@ -10,9 +10,67 @@ use brush_parser::ast;
 
 use super::state::Walker;
 use crate::programs;
-use crate::words::split_words;
+use crate::words::{base_name, split_words};
 
 impl Walker {
+    /// What `xargs XARGS_OPTIONS INNER...` does with the words it reads
+    /// (`replace`: `-I`, words put in place of a string): a reader or a
+    /// writer given a known producer's paths uses them beneath where they
+    /// lie; anything else fails closed.
+    pub(super) fn xargs_words(
+        &mut self,
+        inner: &[String],
+        xargs_options: &[String],
+        replace: bool,
+    ) {
+        let program = base_name(&inner[0]);
+        let piped = self.piped_from.as_deref();
+        if !replace {
+            if let Some(roots) = programs::xargs_reads(piped, inner) {
+                self.producer_reads(&roots, Some(xargs_options), program);
+                return;
+            }
+            if let Some(roots) = programs::xargs_writes(piped, inner) {
+                self.producer_writes(&roots, Some(xargs_options), program);
+                return;
+            }
+        }
+        self.opaque(format!(
+            "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
+        ));
+    }
+
+    /// Writes by `program` of the paths a producer prints: as
+    /// [`Walker::producer_reads`] reads them.
+    fn producer_writes(
+        &mut self,
+        roots: &[String],
+        xargs_options: Option<&[String]>,
+        program: &str,
+    ) {
+        if self.whole_paths(xargs_options) {
+            roots.iter().for_each(|r| self.add_path(true, r, true));
+            return;
+        }
+        self.add_path(true, ".", true);
+        self.split_paths(program);
+    }
+
+    /// Whether each word `xargs` gives is one whole path as printed: it
+    /// splits at NUL (`xargs_options`) and the producer prints NUL.
+    fn whole_paths(&self, xargs_options: Option<&[String]>) -> bool {
+        xargs_options.is_some_and(programs::xargs_splits_at_nul)
+            && self.piped_from.as_deref().is_some_and(programs::prints_nul)
+    }
+
+    fn split_paths(&mut self, program: &str) {
+        self.out.split_paths.get_or_insert_with(|| {
+            format!(
+                "`{program}` is given words split from the paths a command prints: a name with a blank or a newline in it can name any file"
+            )
+        });
+    }
+
     /// Reads by `program` of the paths a producer prints, lying beneath
     /// `roots`: exactly there when each word is one whole path (`find
     /// -print0 | xargs -0`: `xargs_options` split at NUL and the producer

@@ -303,15 +303,9 @@ impl Walker {
         let inner = if rest.is_empty() { &echo[..] } else { rest };
         let program = base_name(&inner[0]);
         if call.replace || programs::takes_files(program) {
-            // A reader given the paths a known producer prints reads
-            // beneath where they lie (issue 73).
-            let piped = self.piped_from.as_deref();
-            match (!call.replace).then(|| programs::xargs_reads(piped, inner)) {
-                Some(Some(r)) => self.producer_reads(&r, Some(&args[..call.command]), program),
-                _ => self.opaque(format!(
-                    "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"
-                )),
-            }
+            // A known producer's paths: read or written beneath where they
+            // lie (issue 73); otherwise unknown words.
+            self.xargs_words(inner, &args[..call.command], call.replace);
         }
         self.command_words(inner, heredoc, level + 1);
     }
