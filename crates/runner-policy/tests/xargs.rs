@@ -165,9 +165,8 @@ fn loops_over_a_producers_paths_are_decided_as_readers() {
 }
 
 /// A writer given `find`'s whole paths (NUL-separated) writes beneath its
-/// roots, decided by the `Edit` rules; split at blanks, anywhere in the
-/// workspace; a writer that starts a program or a producer whose names
-/// could be options stays strict.
+/// roots, decided by the `Edit` rules; split at blanks, a writer that
+/// starts a program, or a producer whose names could be options, strict.
 #[test]
 fn writers_of_finds_whole_paths_are_decided_by_the_edit_rules() {
     let list = "default: deny\nrules:\n  - allow: [\"Bash(find:*)\", \"Bash(xargs:*)\", \"Bash(sed:*)\", \"Bash(touch:*)\", \"Bash(git:*)\", \"Edit(src/**)\"]\n  - deny: [\"Read(./.env)\", \"Edit(.github/**)\"]\n";
@@ -181,7 +180,7 @@ fn writers_of_finds_whole_paths_are_decided_by_the_edit_rules() {
             assert_eq!(v, Verdict::Allow, "{cmd} under {b:?}: {why}");
         }
         for cmd in [
-            // Split at blanks: anywhere in the workspace.
+            // Split at blanks: which files, unknown.
             "find src -name '*.py' | xargs sed -i 's/a/b/'",
             // Beneath a folder an Edit deny covers.
             "find . -name '*.yml' -print0 | xargs -0 sed -i 's/a/b/'",

@@ -40,8 +40,10 @@ impl Walker {
         ));
     }
 
-    /// Writes by `program` of the paths a producer prints: as
-    /// [`Walker::producer_reads`] reads them.
+    /// Writes by `program` of the paths a producer prints: beneath its
+    /// roots when each word is one whole path; split at blanks they could
+    /// name any file, so unknown (decided as opaque, which the edit
+    /// backstop covers where every deny rule has one).
     fn producer_writes(
         &mut self,
         roots: &[String],
@@ -52,8 +54,9 @@ impl Walker {
             roots.iter().for_each(|r| self.add_path(true, r, true));
             return;
         }
-        self.add_path(true, ".", true);
-        self.split_paths(program);
+        self.opaque(format!(
+            "`xargs` gives `{program}` words split from the paths a command prints; which files it writes cannot be checked"
+        ));
     }
 
     /// Whether each word `xargs` gives is one whole path as printed: it
@@ -83,18 +86,12 @@ impl Walker {
         xargs_options: Option<&[String]>,
         program: &str,
     ) {
-        let exact = xargs_options.is_some_and(programs::xargs_splits_at_nul)
-            && self.piped_from.as_deref().is_some_and(programs::prints_nul);
-        if exact {
+        if self.whole_paths(xargs_options) {
             roots.iter().for_each(|r| self.add_path(false, r, true));
             return;
         }
         self.add_path(false, ".", true);
-        self.out.split_paths.get_or_insert_with(|| {
-            format!(
-                "`{program}` is given words split from the paths a command prints: a name with a blank or a newline in it can name any file"
-            )
-        });
+        self.split_paths(program);
     }
 
     /// Whether operand `f` of `prog args` is a loop variable bound to a
