@@ -74,8 +74,8 @@ fn writers_unknown_producers_and_option_shaped_names_stay_strict() {
         "git ls-files | xargs rg TODO",
         // A producer whose output is unknown.
         "cat list | xargs grep X",
-        // Words put in place of a string.
-        "find . -name x | xargs -I{} grep X {}",
+        // Words put in place of a string inside a word of their own.
+        "find . -name x | xargs -I{} grep X {}.bak",
     ] {
         let (v, why) = decide(every(), cmd);
         assert_eq!(v, Verdict::Deny, "{cmd}: {why}");
@@ -190,6 +190,34 @@ fn writers_of_finds_whole_paths_are_decided_by_the_edit_rules() {
             "git ls-files -z src | xargs -0 sed -i s/a/b/",
         ] {
             let (v, why) = d(b, cmd);
+            assert_eq!(v, Verdict::Deny, "{cmd} under {b:?}: {why}");
+        }
+    }
+}
+
+/// `xargs -I {}`: a reader given one line in place of each whole `{}`
+/// word reads as one given split words (the whole workspace, outside only
+/// under confinement); a `{}` inside a word, a writer, or a shell given
+/// it stays strict.
+#[test]
+fn replace_strings_give_a_reader_lines() {
+    for cmd in [
+        "find . -name '*.py' | xargs -I {} grep -l X {}",
+        "find src -name '*.py' | xargs -I{} grep -l X {}",
+        "find . | xargs -I@ wc -l @",
+        "find . | xargs -i wc -l {}",
+    ] {
+        assert_eq!(decide(every(), cmd).0, Verdict::Allow, "{cmd}");
+        assert_eq!(decide(Backstops::default(), cmd).0, Verdict::Deny, "{cmd}");
+    }
+    for b in [Backstops::default(), every()] {
+        for cmd in [
+            "find . | xargs -I {} rm {}",
+            "find . | xargs -I {} sh -c 'cat {}'",
+            "find . -name '*.py' | xargs -I {} grep -l X {}.bak",
+            "find src | xargs -I {} sed -i s/a/b/ {}",
+        ] {
+            let (v, why) = decide(b, cmd);
             assert_eq!(v, Verdict::Deny, "{cmd} under {b:?}: {why}");
         }
     }

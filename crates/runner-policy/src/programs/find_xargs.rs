@@ -129,6 +129,8 @@ pub struct XargsCall {
     pub arg_files: Vec<String>,
     /// `-I`/`-i`/`--replace`: words go where the string is.
     pub replace: bool,
+    /// That string (`{}` unless `-I` names another).
+    pub replace_with: Option<String>,
     /// The index of the command's first word in the arguments.
     pub command: usize,
 }
@@ -168,6 +170,7 @@ pub fn xargs_call(args: &[String]) -> Result<XargsCall, RunTimeOption> {
     let mut call = XargsCall {
         arg_files: Vec::new(),
         replace: false,
+        replace_with: None,
         command: args.len(),
     };
     let mut i = 0;
@@ -203,7 +206,10 @@ pub fn xargs_call(args: &[String]) -> Result<XargsCall, RunTimeOption> {
             };
             match full {
                 "--arg-file" => call.arg_files.extend(value),
-                "--replace" => call.replace = true,
+                "--replace" => {
+                    call.replace = true;
+                    call.replace_with = Some(value.unwrap_or_else(|| "{}".into()));
+                }
                 _ => {}
             }
             continue;
@@ -211,7 +217,11 @@ pub fn xargs_call(args: &[String]) -> Result<XargsCall, RunTimeOption> {
         for (at, c) in a.char_indices().skip(1) {
             let rest = &a[at + 1..];
             if SHORT_OPTIONAL.contains(c) {
-                call.replace |= c == 'i';
+                if c == 'i' {
+                    call.replace = true;
+                    let with = if rest.is_empty() { "{}" } else { rest };
+                    call.replace_with = Some(with.to_string());
+                }
                 break;
             }
             if SHORT_VALUES.contains(c) {
@@ -223,7 +233,10 @@ pub fn xargs_call(args: &[String]) -> Result<XargsCall, RunTimeOption> {
                 };
                 match c {
                     'a' => call.arg_files.extend(value),
-                    'I' => call.replace = true,
+                    'I' => {
+                        call.replace = true;
+                        call.replace_with = value;
+                    }
                     _ => {}
                 }
                 break;

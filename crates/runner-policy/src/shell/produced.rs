@@ -14,26 +14,39 @@ use crate::words::{base_name, split_words};
 
 impl Walker {
     /// What `xargs XARGS_OPTIONS INNER...` does with the words it reads
-    /// (`replace`: `-I`, words put in place of a string): a reader or a
+    /// (`replace`: `-I`'s string, lines put in its place): a reader or a
     /// writer given a known producer's paths uses them beneath where they
     /// lie; anything else fails closed.
     pub(super) fn xargs_words(
         &mut self,
         inner: &[String],
         xargs_options: &[String],
-        replace: bool,
+        replace: Option<&str>,
     ) {
         let program = base_name(&inner[0]);
         let piped = self.piped_from.as_deref();
-        if !replace {
-            if let Some(roots) = programs::xargs_reads(piped, inner) {
-                self.producer_reads(&roots, Some(xargs_options), program);
-                return;
+        match replace {
+            None => {
+                if let Some(roots) = programs::xargs_reads(piped, inner) {
+                    self.producer_reads(&roots, Some(xargs_options), program);
+                    return;
+                }
+                if let Some(roots) = programs::xargs_writes(piped, inner) {
+                    self.producer_writes(&roots, Some(xargs_options), program);
+                    return;
+                }
             }
-            if let Some(roots) = programs::xargs_writes(piped, inner) {
-                self.producer_writes(&roots, Some(xargs_options), program);
-                return;
+            // `-I {}`: one line in place of each whole `{}` word (a line,
+            // never a whole path for sure: a name may hold a newline).
+            Some(r) if !r.is_empty() && inner.iter().any(|w| w == r) => {
+                let whole = inner.iter().all(|w| w == r || !w.contains(r));
+                let rest: Vec<String> = inner.iter().filter(|w| *w != r).cloned().collect();
+                if let (true, Some(roots)) = (whole, programs::xargs_reads(piped, &rest)) {
+                    self.producer_reads(&roots, None, program);
+                    return;
+                }
             }
+            Some(_) => {}
         }
         self.opaque(format!(
             "`xargs` gives `{program}` words read when the script runs; which files they name cannot be checked"

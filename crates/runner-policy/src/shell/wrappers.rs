@@ -305,7 +305,10 @@ impl Walker {
         if call.replace || programs::takes_files(program) {
             // A known producer's paths: read or written beneath where they
             // lie (issue 73); otherwise unknown words.
-            self.xargs_words(inner, &args[..call.command], call.replace);
+            let with = call
+                .replace
+                .then(|| call.replace_with.clone().unwrap_or_default());
+            self.xargs_words(inner, &args[..call.command], with.as_deref());
         }
         self.command_words(inner, heredoc, level + 1);
     }
