@@ -104,7 +104,7 @@ const PRE_COMMIT_TASK: &str = r##"# The task the pre-commit hooks run (runner's 
 # `runner run --apply --quiet --out .runner-out tasks/pre-commit/*.yaml
 # --files STAGED...`). The staged files fill {{files}}; the changes of a
 # task that passes are applied to the working tree, and a task that fails
-# fails the commit. Add `.runner-out/` to .gitignore: the hook keeps its
+# fails the commit. `runner init` added `.runner-out/` to .gitignore: the hook keeps its
 # evidence there. Scripted, so it runs offline: name a model and remove
 # `script:` to make it real.
 name: staged-files
@@ -155,6 +155,10 @@ pub fn init(dir: &Path, fleet: bool) -> CliResult {
             }
         }
     }
+    if let Err(e) = ignore_outputs(dir) {
+        eprintln!("could not write .gitignore: {e}");
+        failed.push(format!("{}: {e}", dir.join(".gitignore").display()));
+    }
     if !failed.is_empty() {
         return Err(CliError::Invalid(failed.join("; ")));
     }
@@ -166,9 +170,48 @@ pub fn init(dir: &Path, fleet: bool) -> CliResult {
     }
     eprintln!("next: runner run tasks/*.yaml");
     eprintln!(
-        "pre-commit: the runner hooks run tasks/pre-commit/*.yaml on the staged files, keeping their outputs in .runner-out/ (add it to .gitignore)"
+        "pre-commit: the runner hooks run tasks/pre-commit/*.yaml on the staged files, keeping their outputs in .runner-out/"
     );
     Ok(Exit::Passed)
+}
+
+/// The folders runs leave their outputs in (`runner run`'s default, the
+/// pre-commit hook's), which a repository does not commit.
+const OUTPUT_FOLDERS: &[&str] = &["runner-out/", ".runner-out/"];
+
+/// Adds the output folders to `dir`'s `.gitignore` (made when missing),
+/// each once, keeping what it holds; says what it added.
+fn ignore_outputs(dir: &Path) -> std::io::Result<()> {
+    let path = dir.join(".gitignore");
+    let held = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let missing: Vec<&str> = OUTPUT_FOLDERS
+        .iter()
+        .copied()
+        .filter(|f| {
+            !held
+                .lines()
+                .any(|l| l.trim() == *f || l.trim() == f.trim_end_matches('/'))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut text = held;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# runner's outputs (transcripts, diffs, junit.xml)\n");
+    for f in &missing {
+        text.push_str(f);
+        text.push('\n');
+    }
+    atomic_write_str(&path, &text)?;
+    eprintln!("added {} to .gitignore", missing.join(" and "));
+    Ok(())
 }
 
 #[cfg(test)]

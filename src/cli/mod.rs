@@ -14,6 +14,7 @@ pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod run;
+mod run_end;
 pub mod sandbox;
 pub mod schema;
 pub mod suggest;

@@ -472,6 +472,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
                 .join(", ")
         );
     }
+    for line in super::run_end::closing_lines(&results, &out, args.quiet, exit) {
+        eprintln!("{line}");
+    }
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);

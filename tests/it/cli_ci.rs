@@ -359,6 +359,14 @@ fn sigterm_while(slow: &str, sleeper: [&str; 2]) {
     // Cancelled, nothing else wrong: resumable (75, try again).
     assert_eq!(status.code(), Some(75), "{err}");
     assert!(err.contains("SIGTERM"), "{err}");
+    // Its last line says how to go on.
+    assert!(
+        err.trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("--resume")),
+        "{err}"
+    );
     assert_eq!(
         processes_running(&sleeper),
         0,
@@ -890,6 +898,29 @@ fn init_writes_what_it_can() {
     );
     assert!(d.join("policies/ci.yaml").is_file());
     assert!(d.join(".github/workflows/runner.yml").is_file());
+}
+
+/// `runner init` keeps runs' outputs out of the repository: the output
+/// folders join `.gitignore` once, whatever it held (issue 74).
+#[test]
+fn init_ignores_the_runs_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join(".gitignore"), "target/\n.runner-out").unwrap();
+    for _ in 0..2 {
+        let o = runner().current_dir(d).arg("init").output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let ignore = std::fs::read_to_string(d.join(".gitignore")).unwrap();
+    assert!(ignore.starts_with("target/\n.runner-out\n"), "{ignore}");
+    assert_eq!(ignore.matches("runner-out").count(), 2, "{ignore}");
+    assert!(ignore.lines().any(|l| l == "runner-out/"), "{ignore}");
+    // git leaves a run's outputs alone.
+    crate::common::git(d, &["init", "-q"]);
+    std::fs::create_dir_all(d.join("runner-out/t")).unwrap();
+    std::fs::write(d.join("runner-out/t/transcript.json"), "{}").unwrap();
+    let listed = crate::common::git(d, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!listed.contains("runner-out"), "{listed}");
 }
 
 /// A second signal exits at once, and still removes the workspace copies

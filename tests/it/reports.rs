@@ -400,3 +400,40 @@ fn the_report_renders_in_a_real_browser_and_markup_stays_text() {
         png.len()
     );
 }
+
+/// With `-q`, nothing on the way says why a task failed: the closing
+/// lines on stderr do, one per failed task, and name the summary (issue
+/// 74); stdout keeps its one data line.
+#[test]
+fn quiet_runs_say_why_each_task_failed_and_where_the_summary_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::write(d, "ws/a.txt", "a\n");
+    let task = crate::common::write(
+        d,
+        "t.yaml",
+        "name: broken\nprompt: p\nworkspace: ws\nchecks:\n  - run: exit 3\nscript:\n  - text: done\n",
+    );
+    let ok = crate::common::write(
+        d,
+        "ok.yaml",
+        "name: fine\nprompt: p\nworkspace: ws\nscript:\n  - text: done\n",
+    );
+    let o = crate::common::runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out"])
+        .args([&task, &ok])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "1 passed, 1 failed\n");
+    let err = crate::common::stderr(&o);
+    assert!(err.contains("runner: broken failed: "), "{err}");
+    assert!(!err.contains("runner: fine"), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .is_some_and(|l| l.contains("details in") && l.contains("summary.md")),
+        "{err}"
+    );
+}
