@@ -47,14 +47,83 @@ impl ConfigError {
             .to_string();
         let mut message = strip_location_prefix(&strip_location_suffix(&message));
         let names_a_field = message.contains("missing field") || message.contains("unknown field");
+        let key = key_at_line(source, line);
+        // The key's own value (not one inside a `{...}` on its line).
+        let flow = source
+            .lines()
+            .nth((line as usize).saturating_sub(1))
+            .is_some_and(|l| l.contains(['{', '[']));
+        if !flow && let Some(plain) = key.as_deref().and_then(|k| plain_type_error(k, &message)) {
+            return Self::new(file, line, column, plain);
+        }
         if !names_a_field
-            && let Some(key) = key_at_line(source, line)
+            && let Some(key) = key
             && !message.contains(&key)
         {
             message = format!("{key}: {message}");
         }
-        Self::new(file, line, column, message)
+        Self::new(file, line, column, did_you_mean(&message))
     }
+}
+
+/// A type error said in plain words, naming the field: `max_turns:
+/// three` is "max_turns must be a whole number", not "invalid u32".
+fn plain_type_error(key: &str, message: &str) -> Option<String> {
+    let what = message.strip_prefix("invalid ")?;
+    let kind = what.split([' ', ':', ',']).next().unwrap_or("");
+    let wanted = match kind {
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" => "a whole number",
+        "f32" | "f64" => "a number",
+        "boolean" | "bool" => "true or false",
+        _ => return None,
+    };
+    Some(format!("{key} must be {wanted}"))
+}
+
+/// An unknown field or variant, with the nearest known one suggested
+/// (`unknown field \`max_turn\`, did you mean \`max_turns\`?`).
+fn did_you_mean(message: &str) -> String {
+    let Some(rest) = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.split_once("unknown variant `").map(|(_, r)| r))
+    else {
+        return message.to_string();
+    };
+    let Some((given, known)) = rest.split_once("`, expected one of ") else {
+        return message.to_string();
+    };
+    let near = known
+        .split(", ")
+        .map(|k| k.trim_matches('`'))
+        .map(|k| (edit_distance(given, k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d);
+    match near {
+        Some((_, k)) => message.replacen(
+            &format!("`{given}`,"),
+            &format!("`{given}` (did you mean `{k}`?),"),
+            1,
+        ),
+        None => message.to_string(),
+    }
+}
+
+/// The Levenshtein distance of two short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// serde-saphyr may start with "error: line X column Y: ".
@@ -105,3 +174,54 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(yaml: &str) -> String {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct T {
+            max_turns: Option<u32>,
+            network: Option<bool>,
+            mode: Option<Mode>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        enum Mode {
+            BestEffort,
+            Required,
+        }
+        let e = serde_saphyr::from_str::<T>(yaml).unwrap_err();
+        ConfigError::from_yaml_in(Path::new("t.yaml"), yaml, &e).to_string()
+    }
+
+    #[test]
+    fn mistakes_are_said_in_plain_words_with_the_near_name() {
+        assert_eq!(
+            read("max_turns: three\n"),
+            "t.yaml:1:12: max_turns must be a whole number"
+        );
+        assert_eq!(
+            read("network: maybe\n"),
+            "t.yaml:1:10: network must be true or false"
+        );
+        // Inside a `{...}` the line's key is not the field: as it was.
+        assert!(!read("{network: maybe}\n").contains("must be"));
+        let e = read("max_turn: 3\n");
+        assert!(
+            e.contains("unknown field `max_turn` (did you mean `max_turns`?)"),
+            "{e}"
+        );
+        let e = read("mode: requird\n");
+        assert!(e.contains("(did you mean `required`?)"), "{e}");
+        // Nothing near: no suggestion.
+        let e = read("colour: 3\n");
+        assert!(
+            e.contains("unknown field `colour`") && !e.contains("did you mean"),
+            "{e}"
+        );
+    }
+}
