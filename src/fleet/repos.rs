@@ -137,6 +137,14 @@ fn split_ref(entry: &str) -> (&str, Option<&str>) {
 /// The repository a URL names, for finding the same one twice: no
 /// trailing `/` or `.git`, lowercase host-independent of the scheme.
 fn normal(url: &str) -> String {
+    // A local path: `a`, `./a` and `b/../a` are one.
+    let scp_like = url.find(':').is_some_and(|c| !url[..c].contains('/'));
+    if !url.contains("://") && !scp_like {
+        let p = runner_policy::normalize_lexically(std::path::Path::new(url));
+        let u = p.to_string_lossy();
+        let u = u.trim_end_matches('/');
+        return u.strip_suffix(".git").unwrap_or(u).to_lowercase();
+    }
     let u = url.trim_end_matches('/');
     let u = u.strip_suffix(".git").unwrap_or(u);
     let u = u.split_once("://").map_or(u, |(_, rest)| rest);
@@ -223,5 +231,15 @@ mod tests {
         // A third listing names the first line too.
         let errs = parse(Path::new("r.txt"), "h/a\nh/a\nh/a\n").unwrap_err();
         assert!(errs[1].to_string().contains("lines 1 and 3"), "{}", errs[1]);
+        // A local path spelled another way is the same one (issue 74).
+        for (a, b) in [("a", "./a"), ("repos/a", "repos/x/../a/"), ("./a.git", "a")] {
+            let errs = parse(Path::new("r.txt"), &format!("{a}\n{b}\n")).unwrap_err();
+            assert!(
+                errs[0].to_string().contains("lines 1 and 2"),
+                "{a} {b}: {}",
+                errs[0]
+            );
+        }
+        assert!(parse(Path::new("r.txt"), "a\nb\n").is_ok());
     }
 }
