@@ -31,6 +31,9 @@ pub enum AgentStop {
     HookFailed(String),
     /// `max_cost` was passed; the cost so far.
     CostBudget(f64),
+    /// The model's turn held neither text nor a tool call, and again when
+    /// asked once more: no answer at all.
+    EmptyAnswer,
     /// The vendor said the prompt is too long, and again after the
     /// conversation was made as small as it could be.
     ContextOverflow(Overflow),
@@ -87,6 +90,8 @@ pub async fn run_agent(
     let mut turn: u32 = start_turn;
     // The first error of the last answer the output schema refused.
     let mut refused: Option<String> = None;
+    // An empty turn is asked once more before it ends the work.
+    let mut asked_again = false;
     // The same declarations every turn: a stable request prefix.
     let tools = env.tools.registry.specs();
     conv.fix_prefix(env.system, &tools);
@@ -137,6 +142,18 @@ pub async fn run_agent(
             Ok(r) => r,
             Err(stop) => return stop,
         };
+        // A script's end (or its empty turn) is its author's answer.
+        let scripted = env.provider.name() == "scripted";
+        if reply.tool_calls.is_empty() && reply.text.trim().is_empty() && !scripted {
+            // Neither text nor a tool call is no answer (a local server's
+            // streamed turn can come back so): ask once more, at the cost
+            // of a turn, then stop.
+            if asked_again {
+                return AgentStop::EmptyAnswer;
+            }
+            asked_again = true;
+            continue;
+        }
         let finished_text = reply.tool_calls.is_empty().then(|| reply.text.clone());
         let early = reply.early;
         conv.push(Message::Assistant {

@@ -600,3 +600,48 @@ fn llama_cpp_python_server() {
     );
     drop(server);
 }
+
+/// A turn with neither text nor a tool call (llama.cpp's server streams
+/// one now and then) is no answer: asked once more it may answer; empty
+/// twice, the task fails saying so (issue 74).
+#[test]
+fn an_empty_turn_is_asked_again_and_twice_empty_fails() {
+    let empty = || {
+        Reply::json(
+            200,
+            &json!({"choices": [{"message": {"role": "assistant", "content": ""},
+                "finish_reason": "stop"}]}),
+        )
+    };
+    let answer = || {
+        Reply::json(
+            200,
+            &json!({"choices": [{"message": {"role": "assistant", "content": "It holds alpha."},
+                "finish_reason": "stop"}]}),
+        )
+    };
+    for (replies, passes) in [
+        (vec![empty(), answer()], true),
+        (vec![empty(), empty()], false),
+    ] {
+        let server = FakeServer::queue(replies);
+        let dir = tempfile::tempdir().unwrap();
+        task(
+            dir.path(),
+            "openai:local",
+            "max_retries: 0, stream: false",
+            5,
+        );
+        let out = run_fake(dir.path(), Vendor::OpenAi, &server);
+        let (_, status, reason) = outcome(dir.path());
+        assert_eq!(server.requests().len(), 2);
+        if passes {
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(status, "passed", "{reason}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert_eq!(status, "failed");
+            assert!(reason.starts_with("empty answer"), "{reason}");
+        }
+    }
+}

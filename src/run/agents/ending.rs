@@ -85,6 +85,11 @@ pub fn outcome_of(
             String::new(),
             None,
         ),
+        AgentStop::EmptyAnswer => (
+            failed("empty answer: its turn held neither text nor a tool call, twice".into()),
+            String::new(),
+            None,
+        ),
         AgentStop::MaxTurns => (
             failed(format!(
                 "used the {} turn(s) reserved for it{}",

@@ -211,6 +211,10 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
             "the token budget (max_tokens_total) is spent".into(),
         ),
         AgentStop::HookFailed(why) => (OutcomeStatus::Failed, why),
+        AgentStop::EmptyAnswer => (
+            OutcomeStatus::Failed,
+            "empty answer: the model's turn held neither text nor a tool call, twice".into(),
+        ),
         AgentStop::CostBudget(cost) => (
             OutcomeStatus::Failed,
             format!(
