@@ -265,14 +265,21 @@ impl<'a> Resolve<'a> {
         let Some(w) = &tf.workspace else {
             return std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         };
-        let p = self.dir.join(&w.value);
-        if !p.is_dir() {
+        let joined = self.dir.join(&w.value);
+        // `tasks/../examples/shop` is `examples/shop` where that is the
+        // same folder (not where a symlink on the way leads elsewhere).
+        let lexical = crate::workspace::normalize_lexically(&joined);
+        let same = lexical
+            .canonicalize()
+            .ok()
+            .is_some_and(|l| joined.canonicalize().ok() == Some(l));
+        if !joined.is_dir() {
             self.error(
                 &w.referenced,
-                format!("workspace: folder {} not found", p.display()),
+                format!("workspace: folder {} not found", lexical.display()),
             );
         }
-        p
+        if same { lexical } else { joined }
     }
 
     /// `tools:`: names the registry knows.

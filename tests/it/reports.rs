@@ -437,3 +437,38 @@ fn quiet_runs_say_why_each_task_failed_and_where_the_summary_is() {
         "{err}"
     );
 }
+
+/// A workspace named through `..` is printed as the folder it is
+/// (`examples/shop`, not `tasks/../examples/shop`), unless a symlink on the
+/// way leads elsewhere (issue 74).
+#[test]
+fn a_workspace_through_dotdot_is_named_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "examples/shop/a.txt", "a\n");
+    write(
+        d,
+        "tasks/t.yaml",
+        "prompt: p\nworkspace: ../examples/shop\nscript:\n  - text: done\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "tasks/t.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["workspace"], "examples/shop", "{}", t["workspace"]);
+    write(
+        d,
+        "tasks/gone.yaml",
+        "prompt: p\nworkspace: ../examples/gone\nscript:\n  - text: done\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["validate", "tasks/gone.yaml"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(err.contains("folder examples/gone not found"), "{err}");
+}
