@@ -90,26 +90,10 @@ pub fn closest(asked: &str) -> Option<&'static str> {
     let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
     NAMES
         .iter()
-        .map(|n| (edits(bare, n), *n))
+        .map(|n| (runner_policy::words::edit_distance(bare, n), *n))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n)
-}
-
-/// Levenshtein distance between `a` and `b`.
-fn edits(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

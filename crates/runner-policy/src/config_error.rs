@@ -95,7 +95,7 @@ fn did_you_mean(message: &str) -> String {
     let near = known
         .split(", ")
         .map(|k| k.trim_matches('`'))
-        .map(|k| (edit_distance(given, k), k))
+        .map(|k| (crate::words::edit_distance(given, k), k))
         .filter(|(d, k)| *d <= 2.max(k.len() / 4))
         .min_by_key(|(d, _)| *d);
     match near {
@@ -106,24 +106,6 @@ fn did_you_mean(message: &str) -> String {
         ),
         None => message.to_string(),
     }
-}
-
-/// The Levenshtein distance of two short names.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (prev + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// serde-saphyr may start with "error: line X column Y: ".
