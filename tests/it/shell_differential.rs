@@ -284,6 +284,16 @@ const AGENT_SHELL_CASES: &[&str] = &[
     "find . -name x | xargs touch",
     "find . -printf '%p\\n' | xargs grep x",
     "find . -name x | xargs sh -c 'touch pwned'",
+    // Loops over a producer's paths, `xargs -I`, and a `find` expression
+    // only known at run time (issue 73).
+    "for f in $(find src -name '*.rs'); do grep -l x $f; done",
+    "find src -name '*.rs' | while read -r f; do wc -l \"$f\"; done",
+    "g() { f=pwned; }; for f in $(find src); do g; touch $f; done",
+    "find src | while read f; do f=pwned; touch $f; done",
+    "find src -name '*.rs' | xargs -I {} grep -l x {}",
+    "find . -name x | xargs -I {} touch {}",
+    "find . -maxdepth 0 $x-exec touch pwned \\;",
+    "find src -print0 | xargs -0 touch",
 ];
 
 /// The workspace each case starts from.
