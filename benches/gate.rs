@@ -238,7 +238,7 @@ fn child(name: &str) {
                 "cargo test --workspace 2>&1 | tail -n 50",
             )
         }
-        "scripts-by-path" | "loader-nested" | "find-xargs-grep" | "perl-pe" => {
+        "scripts-by-path" | "loader-nested" | "find-xargs-grep" | "perl-pe" | "parallel-values" => {
             let ws = workspace(0, 0);
             let cmd = support::gate_shapes::issue_71_command(name, ws.path());
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)

@@ -25,6 +25,10 @@ pub const SHAPES: &[Shape] = &[
         what: "`perl -pi -e 's/a/b/' f.txt`, inline code of another interpreter (issue 73)",
     },
     Shape {
+        name: "parallel-values",
+        what: "`parallel` with a 9,000-character command (`wc -l a;` ...) run for 64 `:::` values, each analysed (issue 73's worst case)",
+    },
+    Shape {
         name: "everyday",
         what: "`cargo test --workspace 2>&1 | tail -n 50` (the common case)",
     },
@@ -147,12 +151,17 @@ pub const SHAPES: &[Shape] = &[
 ];
 
 /// The command of an issue-71 or issue-73 shape (`scripts-by-path`,
-/// `loader-nested`, `find-xargs-grep`, `perl-pe`), with the scripts it
+/// `loader-nested`, `find-xargs-grep`, `perl-pe`, `parallel-values`), with the scripts it
 /// runs written into `ws`.
 pub fn issue_71_command(name: &str, ws: &std::path::Path) -> String {
     match name {
         "find-xargs-grep" => return "find . -name '*.py' | xargs grep -l X | head -10".into(),
         "perl-pe" => return "perl -pi -e 's/a/b/' f.txt".into(),
+        "parallel-values" => {
+            let body = "wc -l a; ".repeat(1_000);
+            let values: Vec<String> = (0..64).map(|i| format!("v{i}")).collect();
+            return format!("parallel '{body}' ::: {}", values.join(" "));
+        }
         _ => {}
     }
     let mut cmd = String::new();
