@@ -6,11 +6,28 @@ use clap::{Parser, Subcommand};
 use runner::cli::{self, CliError, CliResult, Exit};
 use runner::task::LoadOptions;
 
+/// What each exit status means: in `runner --help`, `runner run --help`
+/// and the manual page (kept with docs/src/troubleshooting.md's table).
+macro_rules! exit_status {
+    () => {
+        "Exit status:
+  0   every task passed (runner check: the call is allowed)
+  1   a task failed: its checks, its budget, a denial under fail_on_denial,
+      a tripwire (outcome.tripwire: denials, credentials, network, exec,
+      canary), skipped by --max-cost, or a conflict under --apply
+  2   invalid input: nothing ran; the error names file:line:column
+  75  the tasks that did not pass were all cut short (cancelled, out of
+      time, the provider unavailable): --resume OUT goes on
+  130, 143  stopped by a second SIGINT or SIGTERM"
+    };
+}
+
 #[derive(Parser)]
 #[command(
     name = "runner",
     version,
-    about = "Runs LLM coding agents in CI with declarative tool permissions"
+    about = "Runs LLM coding agents in CI with declarative tool permissions",
+    after_help = exit_status!()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -19,13 +36,18 @@ struct Cli {
 
 /// The examples `--help` shows (clap's `after_help`); each line after a
 /// `$ ` parses (tested below).
-const RUN_EXAMPLES: &str = "Examples:
+const RUN_EXAMPLES: &str = concat!(
+    "Examples:
   $ runner run tasks/*.yaml
   $ runner run --policy policies/ci.yaml --jobs 4 --out runner-out tasks/*.yaml
   $ runner run --resume runner-out tasks/*.yaml
   $ runner run --apply --max-cost 2.50 --param files=src/lib.rs tasks/fix.yaml
   $ runner run --batch --jobs 50 tasks/triage/*.yaml
-  $ runner run --repos fleet/repos.txt --jobs 8 --push runner/logging tasks/fleet/*.yaml";
+  $ runner run --repos fleet/repos.txt --jobs 8 --push runner/logging tasks/fleet/*.yaml
+
+",
+    exit_status!()
+);
 const CHECK_EXAMPLES: &str = "Examples:
   $ runner check --policy policies/ci.yaml bash '{\"command\": \"git push origin main\"}'
   $ runner check --policy policies/ci.yaml --backstops all bash '{\"command\": \"python3 -c \\\"print(6*7)\\\"\"}'

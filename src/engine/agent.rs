@@ -38,6 +38,9 @@ pub enum AgentStop {
     /// conversation was made as small as it could be.
     ContextOverflow(Overflow),
     ProviderFailed(ProviderError),
+    /// A tripwire (`max_denials`, a `fail_fast` class, a canary) ended the
+    /// task after the turn's calls.
+    Tripped(super::Tripped),
 }
 
 /// A prompt the model's window could not hold.
@@ -196,8 +199,19 @@ pub async fn run_agent(
             log.settled().await;
         }
         let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
-        if let Some(log) = &env.tools.ctx.net_log {
-            super::events::emit_connections(log, env.tools.sink);
+        let connections = env
+            .tools
+            .ctx
+            .net_log
+            .as_ref()
+            .map(|log| log.take())
+            .unwrap_or_default();
+        let tripped = limits
+            .tripwires
+            .as_ref()
+            .and_then(|w| w.observe(&records, &connections));
+        for c in connections {
+            env.tools.sink.emit(&Event::Connection(c));
         }
         for r in records {
             conv.push(Message::Tool {
@@ -212,6 +226,11 @@ pub async fn run_agent(
         }
         if let Some(why) = env.tools.hooks.failure() {
             return AgentStop::HookFailed(why);
+        }
+        // The model is not asked again: the turn's results are recorded,
+        // and the task ends on the wire.
+        if let Some(t) = tripped {
+            return AgentStop::Tripped(t);
         }
     }
 }

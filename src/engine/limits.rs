@@ -30,6 +30,9 @@ pub struct AgentLimits {
     /// its own spending and reads its children's, which count against its
     /// `max_turns` and `max_cost`. None for a task without agents.
     pub spending: Option<Arc<dyn Spending>>,
+    /// The task's tripwires (its denial budget and `fail_fast` classes),
+    /// shared by its attempts; none for a child or a task without them.
+    pub tripwires: Option<Arc<super::Tripwires>>,
 }
 
 /// An agent's budget shared with the children it starts.

@@ -19,6 +19,7 @@ mod first_turn;
 mod hooks;
 mod limits;
 pub mod pipeline;
+mod tripwires;
 mod turn_log;
 
 pub(crate) use agent::{AgentEnv, AgentStop, run_agent};
@@ -33,4 +34,5 @@ pub(crate) use first_turn::{FirstTurn, ask_first};
 pub(crate) use hooks::TaskHooks;
 pub(crate) use limits::AgentLimits;
 pub use limits::Spending;
+pub use tripwires::{Tripped, Tripwires};
 pub(crate) use turn_log::TurnLog;

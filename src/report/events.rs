@@ -86,6 +86,7 @@ impl RunReporter for JsonLines {
                 status: t.outcome.status,
                 reason: t.outcome.reason.clone(),
                 error_class: t.outcome.error_class,
+                tripwire: t.outcome.tripwire,
                 usage: t.usage,
                 output: t.output.clone(),
             }),

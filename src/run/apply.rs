@@ -51,6 +51,7 @@ pub fn apply_kept(results: &mut [TaskResult], out: &Path) -> bool {
                         "--apply: its changes from an earlier run no longer apply: {why} (its diff is in changes.diff)"
                     ),
                     error_class: None,
+                    tripwire: None,
                 };
                 if let Err(e) = write_task_outputs(out, r) {
                     eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
@@ -167,6 +168,7 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
                     "--apply refused: {why}; nothing of the task was applied (its diff is in changes.diff)"
                 ),
                 error_class: None,
+                tripwire: None,
             };
             if let Err(e) = write_task_outputs(out, r) {
                 eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);
@@ -193,6 +195,7 @@ pub fn apply_passed(results: &mut [TaskResult], out: &Path) -> bool {
                     status,
                     reason: format!("--apply: {e} (its diff is in changes.diff)"),
                     error_class: None,
+                    tripwire: None,
                 };
                 if let Err(e) = write_task_outputs(out, r) {
                     eprintln!("error: writing the outputs of {}: {e}", r.transcript.task);

@@ -62,6 +62,8 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
     let hooks = r.hooks(&tf);
     let telemetry = super::sections::telemetry(path, tf.telemetry.as_ref(), &mut r.errors);
     r.limits(&tf);
+    let tripwires =
+        super::tripwires::resolve(path, tf.max_denials.as_ref(), &tf.fail_fast, &mut r.errors);
     r.script(&tf);
     for entry in &tf.redact {
         if let Some(why) = runner_policy::redact_entry_error(&entry.value) {
@@ -118,6 +120,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         checks,
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
+        tripwires,
         batch: tf.batch,
         repository: None,
         model_options,

@@ -15,6 +15,7 @@ mod resolve;
 mod resolved;
 mod sandbox_file;
 mod sections;
+mod tripwires;
 
 pub(crate) use crate::provider::ModelSpec;
 pub(crate) use duration::{DurationError, parse_duration, show_duration};

@@ -329,6 +329,18 @@ pub struct TaskFile {
     /// Fail the task when any call was denied (default false).
     #[serde(default)]
     pub fail_on_denial: bool,
+    /// End the task at once after this many denied calls (outcome reason
+    /// `denials`); the model is not asked again.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub max_denials: Option<Spanned<u32>>,
+    /// End the task at the first denial of these classes: `credentials`
+    /// (the built-in credentials layer), `network` (a connection or a
+    /// `Fetch` refused), `exec` (the exec wall refused a program a deny
+    /// rule names), `canary` (a canary moved).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub fail_fast: Vec<Spanned<String>>,
     /// Under `runner run --batch`, whether this task's model is asked
     /// through the vendor's batch API (default true); `false` keeps it
     /// interactive.

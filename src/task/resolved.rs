@@ -44,6 +44,8 @@ pub struct Task {
     pub checks: Vec<TaskCheck>,
     pub retries: u32,
     pub fail_on_denial: bool,
+    /// `max_denials` and `fail_fast`.
+    pub tripwires: super::tripwires::TaskTripwires,
     /// `batch:`: asked in vendor batches under `runner run --batch`.
     pub batch: bool,
     /// The repository it runs in, for a fleet run (`--repos`).

@@ -442,7 +442,7 @@ fn the_action_execs_the_runner_which_writes_the_steps_outputs() {
     let written = std::fs::read_to_string(root.join("github-output")).unwrap();
     let out = root.join("out");
     let want = format!(
-        "exit-code=1\njunit={}\nreport={}\noutput={}\n",
+        "exit-code=1\nconclusion=failed\njunit={}\nreport={}\noutput={}\n",
         out.join("junit.xml").display(),
         out.join("report.html").display(),
         out.join("t/output.json").display()
@@ -470,7 +470,10 @@ fn github_output_gets_the_code_of_a_run_that_cannot_start() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("missing.yaml"), "{}", stderr(&o));
     let written = std::fs::read_to_string(&file).unwrap();
-    assert!(written.starts_with("exit-code=2\n"), "{written}");
+    assert!(
+        written.starts_with("exit-code=2\nconclusion=invalid\n"),
+        "{written}"
+    );
     assert!(!written.contains("output="), "{written}");
 }
 

@@ -55,3 +55,4 @@ mod start;
 mod structured;
 mod telemetry;
 mod tools;
+mod tripwires;

@@ -99,6 +99,24 @@ pub struct ToolCallRecord {
 }
 
 impl ToolCallRecord {
+    /// Whether the call counts as denied: the policy or a hook refused
+    /// it, or the sandbox refused it a program or a system call.
+    pub fn is_denied(&self) -> bool {
+        self.status == CallStatus::Denied || self.exec_refused() || self.has_list("refused_calls")
+    }
+
+    /// Whether the exec wall refused the call a program.
+    pub fn exec_refused(&self) -> bool {
+        self.has_list("sandbox_refusals")
+    }
+
+    fn has_list(&self, key: &str) -> bool {
+        self.metadata
+            .get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    }
+
     /// What the sandbox refused while the call ran, a line each: the execs
     /// (metadata `sandbox_refusals`: the argv and the rule) and the system
     /// calls refused with nothing to decide (`refused_calls`: the call,

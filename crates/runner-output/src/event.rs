@@ -152,6 +152,9 @@ pub enum RunEvent {
         /// For an `error` the model provider caused: its class.
         #[serde(skip_serializing_if = "Option::is_none")]
         error_class: Option<ErrorClass>,
+        /// For a task a tripwire ended: which one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tripwire: Option<crate::Tripwire>,
         /// Its tokens and cost (`cost_usd` null when the price is unknown).
         usage: Usage,
         /// Its valid answer, for a task with an `output_schema`.

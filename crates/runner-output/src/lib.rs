@@ -22,6 +22,7 @@ mod event;
 mod message;
 mod network;
 mod transcript;
+mod tripwire;
 
 pub use agent::{AgentRun, Reserved};
 pub use call::{
@@ -38,6 +39,7 @@ pub use transcript::{
     Mode, ModelSwitch, Outcome, OutcomeStatus, PendingBatch, PushedBranch, Repository,
     TRANSCRIPT_VERSION, TraceIds, Transcript, TurnRecord, Violation,
 };
+pub use tripwire::Tripwire;
 
 /// For `skip_serializing_if`: a count left out of the JSON while zero.
 fn is_zero(n: &u64) -> bool {

@@ -61,6 +61,10 @@ pub struct Outcome {
     /// For an `error` the model provider caused: its class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,
+    /// For a task a tripwire ended (`max_denials`, a `fail_fast` class, a
+    /// canary): which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tripwire: Option<crate::Tripwire>,
 }
 
 /// What a task may do: `edit` (all tools) or `plan` (read-only tools only).
@@ -284,18 +288,7 @@ impl Counts {
             tool_calls: calls.len() as u32,
             // A call the sandbox refused a program or a system call to is
             // a denial too.
-            denied_calls: calls
-                .iter()
-                .filter(|c| {
-                    c.status == CallStatus::Denied
-                        || ["sandbox_refusals", "refused_calls"].iter().any(|k| {
-                            c.metadata
-                                .get(*k)
-                                .and_then(Value::as_array)
-                                .is_some_and(|a| !a.is_empty())
-                        })
-                })
-                .count() as u32,
+            denied_calls: calls.iter().filter(|c| c.is_denied()).count() as u32,
             failed_calls: with(CallStatus::Error),
             denied_connections: 0,
         }

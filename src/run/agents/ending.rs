@@ -56,6 +56,7 @@ pub fn outcome_of(
         status: OutcomeStatus::Failed,
         reason,
         error_class: None,
+        tripwire: None,
     };
     let Ok(stop) = stop else {
         return (
@@ -63,6 +64,7 @@ pub fn outcome_of(
                 status: OutcomeStatus::Timeout,
                 reason: format!("timed out after {} s", timeout.as_secs()),
                 error_class: None,
+                tripwire: None,
             },
             String::new(),
             None,
@@ -74,6 +76,7 @@ pub fn outcome_of(
                 status: OutcomeStatus::Passed,
                 reason: "the child finished".into(),
                 error_class: None,
+                tripwire: None,
             },
             text,
             output,
@@ -114,12 +117,14 @@ pub fn outcome_of(
             None,
         ),
         AgentStop::HookFailed(why) => (failed(why), String::new(), None),
+        AgentStop::Tripped(t) => (failed(t.reason), String::new(), None),
         AgentStop::ContextOverflow(o) => (failed(o.reason()), String::new(), None),
         AgentStop::ProviderFailed(e) => (
             Outcome {
                 status: OutcomeStatus::Error,
                 reason: format!("its model provider failed: {e}"),
                 error_class: Some(e.class),
+                tripwire: None,
             },
             String::new(),
             None,

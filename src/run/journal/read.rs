@@ -90,6 +90,7 @@ pub fn read(dir: &Path) -> Option<(Transcript, String)> {
             None => "the run was killed before its first turn ended".into(),
         },
         error_class: None,
+        tripwire: None,
     };
     Some((base, diff))
 }

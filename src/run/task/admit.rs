@@ -29,6 +29,7 @@ impl From<NotAdmitted> for Outcome {
             status,
             reason,
             error_class: None,
+            tripwire: None,
         }
     }
 }

@@ -162,6 +162,7 @@ async fn each_attempt(
                 status: OutcomeStatus::Passed,
                 reason: "the agent finished".into(),
                 error_class: None,
+                tripwire: None,
             };
         }
         match judge(
@@ -191,6 +192,10 @@ async fn each_attempt(
 /// The agent's answer when it finished (the checks come next), else the
 /// outcome it stopped the task with.
 fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
+    let tripwire = match &stop {
+        AgentStop::Tripped(t) => Some(t.wire),
+        _ => None,
+    };
     let error_class = match &stop {
         AgentStop::ProviderFailed(e) => Some(e.class),
         AgentStop::ContextOverflow(o) => Some(o.error.class),
@@ -227,10 +232,12 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
             OutcomeStatus::Error,
             format!("the model provider failed: {e}"),
         ),
+        AgentStop::Tripped(t) => (OutcomeStatus::Failed, t.reason),
     };
     Err(Outcome {
         status,
         reason,
         error_class,
+        tripwire,
     })
 }

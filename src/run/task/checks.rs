@@ -49,6 +49,7 @@ fn error(reason: String) -> Judged {
         status: OutcomeStatus::Error,
         reason,
         error_class: None,
+        tripwire: None,
     })
 }
 
@@ -108,6 +109,7 @@ pub(super) async fn judge(
                 task.checks.len()
             ),
             error_class: None,
+            tripwire: None,
         });
     }
     if attempt > task.retries {
@@ -118,6 +120,7 @@ pub(super) async fn judge(
             status: OutcomeStatus::Failed,
             reason,
             error_class: None,
+            tripwire: None,
         });
     }
     let content = feedback(&failed);

@@ -179,6 +179,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
             status: crate::report::OutcomeStatus::Cancelled,
             reason: String::new(),
             error_class: None,
+            tripwire: None,
         },
     }
 }

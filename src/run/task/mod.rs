@@ -145,6 +145,7 @@ pub fn unstarted(task: &Task, status: crate::report::OutcomeStatus, reason: Stri
         status,
         reason,
         error_class: None,
+        tripwire: None,
     };
     TaskResult {
         transcript,

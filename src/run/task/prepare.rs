@@ -69,6 +69,7 @@ fn failure(reason: String) -> Outcome {
         status: OutcomeStatus::Error,
         reason,
         error_class: None,
+        tripwire: None,
     }
 }
 

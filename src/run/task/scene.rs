@@ -67,6 +67,7 @@ fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
         output: task.output_schema.clone(),
         tool_choice: task.model_options.tool_choice.clone(),
         spending: None,
+        tripwires: task.tripwires.armed(),
     }
 }
 
@@ -78,6 +79,7 @@ pub(super) fn timed_out(task: &Task) -> Outcome {
             crate::task::show_duration(task.timeout)
         ),
         error_class: None,
+        tripwire: None,
     }
 }
 
@@ -86,5 +88,6 @@ pub(super) fn cancelled(why: &str) -> Outcome {
         status: OutcomeStatus::Cancelled,
         reason: format!("cancelled ({why})"),
         error_class: None,
+        tripwire: None,
     }
 }

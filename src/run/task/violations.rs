@@ -42,6 +42,7 @@ pub(super) fn settle(
                     "could not compare the workspace with the original, or put back a change the policy denies (nothing of it is in the diff): {e}"
                 ),
                 error_class: None,
+                tripwire: None,
             },
             Vec::new(),
         ),
@@ -67,6 +68,7 @@ pub(super) fn verdict(
                 counts.denied_calls
             ),
             error_class: None,
+            tripwire: None,
         };
     }
     match violations.first() {
@@ -80,6 +82,7 @@ pub(super) fn verdict(
                 v.policy
             ),
             error_class: None,
+            tripwire: None,
         },
         None => outcome,
     }
