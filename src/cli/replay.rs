@@ -67,19 +67,12 @@ impl Side {
     }
 
     fn describe(&self) -> String {
-        let verdict = match self.decision {
-            Verdict::Allow => "allow",
-            Verdict::Deny => "deny",
-        };
-        match (&self.rule, &self.policy) {
-            (Some(r), Some(p)) => match self.line {
-                Some(line) => format!("{verdict} ({r}, {p}:{line})"),
-                None => format!("{verdict} ({r}, {p})"),
-            },
-            (None, Some(p)) => format!("{verdict} (low risk, {p})"),
-            (Some(r), None) => format!("{verdict} ({r})"),
-            (None, None) => verdict.to_string(),
-        }
+        runner_output::describe_decision(
+            self.decision,
+            self.rule.as_deref(),
+            self.policy.as_deref(),
+            self.line,
+        )
     }
 }
 

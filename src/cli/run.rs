@@ -117,6 +117,8 @@ pub struct RunArgs {
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     files: Option<Vec<String>>,
+    #[command(flatten)]
+    shadow: super::shadow::ShadowArgs,
 }
 
 /// `--otel` takes an optional ENDPOINT, so `runner run --otel tasks/x.yaml`
@@ -248,17 +250,21 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let paths =
         super::expand::expand_args(&args.tasks).map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
-    let (layers, tasks) = (
+    let (layers, tasks, shadow) = (
         load_policies(&args.policies, &load.files),
         load_tasks(&paths, &load),
+        args.shadow.load(&load.files),
     );
-    let (extra, tasks) = match (layers, tasks) {
-        (Ok(l), Ok(t)) => (l, t),
-        (l, t) => {
-            let errors = l.err().into_iter().chain(t.err()).flatten().collect();
+    let (extra, tasks, shadow) = match (layers, tasks, shadow) {
+        (Ok(l), Ok(t), Ok(s)) => (l, t, s),
+        (l, t, s) => {
+            let errors = (l.err().into_iter().chain(t.err()).chain(s.err()))
+                .flatten()
+                .collect();
             return Err(CliError::Config(errors));
         }
     };
+    args.shadow.check(&tasks)?;
     // What each task makes secret, before any task runs (issue 72).
     for t in &tasks {
         let redact: Vec<String> = (t.env.redact.iter())
@@ -316,45 +322,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         .jobs
         .unwrap_or(if args.batch { tasks.len() } else { 1 })
         .max(1);
-    // A model that cannot be reached for want of a key is an input error:
-    // say so before anything runs.
-    let bad_models: Vec<String> = tasks
-        .iter()
-        .filter_map(|t| {
-            crate::run::provider_config(t)
-                .and_then(|_| crate::run::fallback_configs(t))
-                .err()
-                .map(|e| format!("{}: task `{}`: {e}", t.file.display(), t.name))
-        })
-        .collect();
-    if !bad_models.is_empty() {
-        return Err(CliError::Invalid(bad_models.join("\n")));
-    }
-    // A run budget counts what every task costs: each needs a price.
-    if args.max_cost.is_some() {
-        let unpriced: Vec<String> = tasks
-            .iter()
-            .flat_map(|t| {
-                let own = t.pricing.is_none().then(|| (t, t.model.to_string()));
-                let fallbacks = t
-                    .fallback
-                    .iter()
-                    .filter(|f| crate::provider::models::pricing(&f.model).is_none())
-                    .map(move |f| (t, f.to_string()));
-                own.into_iter().chain(fallbacks)
-            })
-            .map(|(t, model)| {
-                format!(
-                    "--max-cost: task `{}` ({}): the price of `{model}` is not known; set model_options.pricing",
-                    t.name,
-                    t.file.display(),
-                )
-            })
-            .collect();
-        if !unpriced.is_empty() {
-            return Err(CliError::Invalid(unpriced.join("\n")));
-        }
-    }
+    super::run_checks::models_usable(&tasks, args.max_cost.is_some())?;
     if let Some(dir) = &args.resume
         && !dir.join("junit.xml").is_file()
         && !dir.is_dir()
@@ -384,6 +352,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let opts = RunOptions {
         out_dir: out.clone(),
         extra_policies: extra,
+        shadow_policies: shadow,
         reporter: reporter(&args),
         max_parallel_calls: 16,
         cancel: Cancel::default(),
@@ -457,6 +426,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
         false => Exit::Failed,
     };
+    let (exit, shadow_line) = args.shadow.exit(exit, &results);
     if let Some(swept) = sweeper.finish(std::time::Duration::from_secs(30))
         && !swept.removed.is_empty()
         && !args.quiet
@@ -473,6 +443,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         );
     }
     for line in super::run_end::closing_lines(&results, &out, args.quiet, exit) {
+        eprintln!("{line}");
+    }
+    if let Some(line) = shadow_line {
         eprintln!("{line}");
     }
     // The process exits next: freeing thousands of call records one by one

@@ -153,6 +153,7 @@ pub async fn run_tool(
     let hooks = crate::engine::TaskHooks::default();
     let env = ToolEnv {
         hooks: &hooks,
+        shadow: None,
         registry: &registry,
         policy: &decided_by,
         ctx,

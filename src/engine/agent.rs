@@ -198,7 +198,13 @@ pub async fn run_agent(
         if let Some(log) = env.turn_log {
             log.settled().await;
         }
-        let records = run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
+        let mut records =
+            run_calls(&env.tools, tool_calls, turn, limits.max_parallel, finished).await;
+        if let Some(shadow) = env.tools.shadow {
+            for r in &mut records {
+                super::pipeline::decide_shadow(shadow, env.tools.registry, r);
+            }
+        }
         let connections = env
             .tools
             .ctx

@@ -23,6 +23,9 @@ pub struct ToolEnv<'a> {
     pub epoch: Instant,
     /// The task's hooks and its policy layers'.
     pub hooks: &'a TaskHooks,
+    /// The shadow policy, deciding every call again without enforcing
+    /// (`--shadow-policy`); none for most runs.
+    pub shadow: Option<&'a PolicySet>,
 }
 
 tokio::task_local! {

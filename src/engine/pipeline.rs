@@ -12,6 +12,7 @@ use crate::provider::ToolCallRequest;
 use crate::tools::{
     DynTool, PreparedCall, Registry, ToolContext, ToolError, ToolOutput, spill_if_large,
 };
+use runner_output::HookEffect;
 use runner_policy::{Decision, PolicySet, Risk, Signature, Verdict};
 
 /// A call that passed validation and the policy, ready to run.
@@ -130,6 +131,23 @@ pub fn decide_recorded(
 ) -> Decision {
     let risk = registry.get(tool).map_or(Risk::Medium, |t| t.risk());
     decide_signatures(policy, tool, risk, sigs)
+}
+
+/// Records what the shadow policy `shadow` would have decided on call
+/// `rec`, from the signatures its decision kept (as `runner replay`
+/// does). A call refused before any policy was asked, or denied by a
+/// `pre_tool` hook, gets none.
+pub fn decide_shadow(shadow: &PolicySet, registry: &Registry, rec: &mut ToolCallRecord) {
+    let Some(run) = rec.decision.as_deref() else {
+        return;
+    };
+    // The shadow stands in for the policy, not for a `pre_tool` hook: a
+    // call a hook denied would stay denied.
+    if run.policy.is_none() || rec.hooks.iter().any(|h| h.effect == HookEffect::Denied) {
+        return;
+    }
+    let d = decide_recorded(shadow, registry, &rec.tool, run.signatures.clone());
+    rec.shadow = Some(runner_output::ShadowDecision::of(&d));
 }
 
 /// Runs an approved call and spills a large result.

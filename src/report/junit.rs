@@ -133,7 +133,7 @@ fn case_of(t: &Transcript, transcript_path: &str, name: &str) -> TestCase {
 
 /// A task's suite properties.
 fn properties(t: &Transcript) -> Vec<(&'static str, String)> {
-    vec![
+    let mut props = vec![
         ("model", t.model.clone()),
         ("outcome", t.outcome.status.as_str().to_string()),
         ("attempts", t.counts.attempts.to_string()),
@@ -163,7 +163,19 @@ fn properties(t: &Transcript) -> Vec<(&'static str, String)> {
                 .map_or_else(|| "unknown".into(), |c| format!("{c:.6}")),
         ),
         ("changed_files", t.changes.len().to_string()),
-    ]
+    ];
+    // With a shadow policy (`--shadow-policy`): the calls it would change.
+    if t.tool_calls.iter().any(|c| c.shadow.is_some()) {
+        props.push((
+            "shadow_newly_denied",
+            t.counts.shadow_newly_denied.to_string(),
+        ));
+        props.push((
+            "shadow_newly_allowed",
+            t.counts.shadow_newly_allowed.to_string(),
+        ));
+    }
+    props
 }
 
 /// The Jenkins xUnit schema allows no `skipped` attribute on

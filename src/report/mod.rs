@@ -9,6 +9,7 @@ pub mod html;
 pub mod junit;
 pub mod progress;
 pub(crate) mod repositories;
+pub(crate) mod shadow;
 pub mod summary;
 pub mod transcript;
 

@@ -245,6 +245,7 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
     let mut s = repository_table(&transcripts);
     s.push_str(&render_table(&transcripts));
+    s.push_str(&super::shadow::summary_section(&transcripts));
     // Diffs share what the table and the heads leave (with room for
     // each diff's own lines around it).
     let heads: Vec<String> = transcripts.iter().map(|t| task_head(t)).collect();

@@ -74,6 +74,13 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             ));
         }
     }
+    let shadow_policy = super::shadow::resolve(
+        path,
+        r.dir,
+        tf.shadow_policy.as_ref(),
+        &opts.files,
+        &mut r.errors,
+    );
     let agents = super::agents::resolve_agents(
         path,
         r.dir,
@@ -121,6 +128,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         retries: tf.retries,
         fail_on_denial: tf.fail_on_denial,
         tripwires,
+        shadow_policy,
         batch: tf.batch,
         repository: None,
         model_options,

@@ -15,6 +15,7 @@ mod resolve;
 mod resolved;
 mod sandbox_file;
 mod sections;
+mod shadow;
 mod tripwires;
 
 pub(crate) use crate::provider::ModelSpec;

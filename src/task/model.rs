@@ -341,6 +341,12 @@ pub struct TaskFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub fail_fast: Vec<Spanned<String>>,
+    /// Candidate policy files (a path or a list, relative to this file)
+    /// that decide every call too, without being enforced: the transcript
+    /// records each call's shadow decision and the summary lists the calls
+    /// it would change. `runner run --shadow-policy` takes precedence.
+    #[serde(default)]
+    pub shadow_policy: Option<super::shadow::ShadowPolicyRef>,
     /// Under `runner run --batch`, whether this task's model is asked
     /// through the vendor's batch API (default true); `false` keeps it
     /// interactive.

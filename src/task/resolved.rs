@@ -46,6 +46,8 @@ pub struct Task {
     pub fail_on_denial: bool,
     /// `max_denials` and `fail_fast`.
     pub tripwires: super::tripwires::TaskTripwires,
+    /// `shadow_policy:`: the candidate layers, decided beside the policy.
+    pub shadow_policy: Vec<runner_policy::Policy>,
     /// `batch:`: asked in vendor batches under `runner run --batch`.
     pub batch: bool,
     /// The repository it runs in, for a fleet run (`--repos`).

@@ -49,6 +49,7 @@ mod responses_api;
 mod resume;
 mod seatbelt;
 mod service_tiers;
+mod shadow;
 mod shell_differential;
 mod signals;
 mod start;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use runner_policy::Decision;
+use runner_policy::{Decision, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -96,9 +96,52 @@ pub struct ToolCallRecord {
     /// The hooks that ran around it, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<HookRun>,
+    /// What the shadow policy (`--shadow-policy`, `shadow_policy:`) would
+    /// have decided, not enforced; absent without one, or for a call
+    /// refused before any policy was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<crate::ShadowDecision>,
 }
 
 impl ToolCallRecord {
+    /// How the shadow policy would change this call's decision; none when
+    /// it agrees or did not decide it.
+    pub fn shadow_change(&self) -> Option<crate::ShadowChange> {
+        let (run, shadow) = (self.decision.as_deref()?, self.shadow.as_ref()?);
+        match (run.verdict, shadow.decision) {
+            (Verdict::Allow, Verdict::Deny) => Some(crate::ShadowChange::NewlyDenied),
+            (Verdict::Deny, Verdict::Allow) => Some(crate::ShadowChange::NewlyAllowed),
+            _ => None,
+        }
+    }
+
+    /// A changed call in one line: the tool and its signatures, then the
+    /// run's decision and the shadow's (`bash Bash(git commit -m x): allow
+    /// (...) → deny (...)`); none when unchanged.
+    pub fn shadow_line(&self) -> Option<String> {
+        self.shadow_change()?;
+        let (run, shadow) = (self.decision.as_deref()?, self.shadow.as_ref()?);
+        let sigs: Vec<String> = run.signatures.iter().map(ToString::to_string).collect();
+        Some(format!(
+            "turn {}, {} {}: {} → {}",
+            self.turn,
+            self.tool,
+            sigs.join(" "),
+            crate::describe_decision(
+                run.verdict,
+                run.rule.as_deref(),
+                run.policy.as_deref(),
+                run.line
+            ),
+            crate::describe_decision(
+                shadow.decision,
+                shadow.rule.as_deref(),
+                shadow.policy.as_deref(),
+                shadow.line
+            ),
+        ))
+    }
+
     /// Whether the call counts as denied: the policy or a hook refused
     /// it, or the sandbox refused it a program or a system call.
     pub fn is_denied(&self) -> bool {
@@ -260,6 +303,7 @@ impl StartedCall {
             started_ms: self.started_ms,
             duration_ms,
             hooks: Vec::new(),
+            shadow: None,
         }
     }
 }

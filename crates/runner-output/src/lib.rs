@@ -21,6 +21,7 @@ mod doctor;
 mod event;
 mod message;
 mod network;
+mod shadow;
 mod transcript;
 mod tripwire;
 
@@ -34,6 +35,7 @@ pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
 pub use message::{ErrorClass, Message, RetryRecord, ToolCallRequest, Usage};
 pub use network::{Connection, ConnectionVia};
 pub use runner_policy::{Decision, Verdict};
+pub use shadow::{ShadowChange, ShadowDecision, describe_decision};
 pub use transcript::{
     ChangeKind, ChangedFile, CheckRecord, Compaction, CompactionMethod, CompactionTrigger, Counts,
     Mode, ModelSwitch, Outcome, OutcomeStatus, PendingBatch, PushedBranch, Repository,

@@ -265,6 +265,12 @@ pub struct Counts {
     /// Connections refused (`network:` or `Fetch` rules).
     #[serde(default, skip_serializing_if = "is_default")]
     pub denied_connections: u32,
+    /// Calls the run allowed that the shadow policy would deny.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub shadow_newly_denied: u32,
+    /// Calls the run denied that the shadow policy would allow.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub shadow_newly_allowed: u32,
 }
 
 impl Transcript {
@@ -282,6 +288,12 @@ impl Counts {
     /// The counts of a task's turns and calls.
     pub fn from(attempts: u32, turns: &[TurnRecord], calls: &[ToolCallRecord]) -> Self {
         let with = |s| calls.iter().filter(|c| c.status == s).count() as u32;
+        let changed = |k| {
+            calls
+                .iter()
+                .filter(|c| c.shadow_change() == Some(k))
+                .count() as u32
+        };
         Self {
             attempts,
             turns: turns.len() as u32,
@@ -291,6 +303,8 @@ impl Counts {
             denied_calls: calls.iter().filter(|c| c.is_denied()).count() as u32,
             failed_calls: with(CallStatus::Error),
             denied_connections: 0,
+            shadow_newly_denied: changed(crate::ShadowChange::NewlyDenied),
+            shadow_newly_allowed: changed(crate::ShadowChange::NewlyAllowed),
         }
     }
 }

@@ -332,6 +332,18 @@ fn task_html(i: usize, t: &Transcript, diff: &str) -> String {
         }
         h.push_str("</ul>\n");
     }
+    let shadow = crate::report::shadow::changes(t);
+    if !shadow.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3>The shadow policy would change ({})</h3><ul class=\"shadow\">",
+            shadow.len()
+        );
+        for (k, line) in shadow.iter().take(500) {
+            let _ = writeln!(h, "<li>{}: {}</li>", k.as_str(), esc(line));
+        }
+        h.push_str("</ul>\n");
+    }
     let children = agents::tree(&t.tool_calls);
     if !children.is_empty() {
         h.push_str("<h3>Child agents</h3>\n");

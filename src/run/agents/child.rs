@@ -281,6 +281,7 @@ impl Child<'_> {
                 sink: &sink,
                 epoch: tree.epoch,
                 hooks: &hooks,
+                shadow: None,
             },
             turn_log: None,
         };

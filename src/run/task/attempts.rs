@@ -93,6 +93,14 @@ pub(super) async fn attempts(
             (ctx, Some(account))
         }
     };
+    // The candidate policy, with the walls the run holds.
+    let candidate = match scene.opts.shadow_policies.as_slice() {
+        [] => &task.shadow_policy,
+        run => run,
+    };
+    let shadow = (!candidate.is_empty()).then(|| {
+        runner_policy::PolicySet::new(candidate.to_vec()).with_backstops(policy.backstops())
+    });
     let env = AgentEnv {
         provider,
         system: &system,
@@ -103,6 +111,7 @@ pub(super) async fn attempts(
             sink,
             epoch: scene.epoch,
             hooks: &hooks,
+            shadow: shadow.as_ref(),
         },
         turn_log: journal.map(|j| j as &dyn TurnLog),
     };

@@ -17,6 +17,9 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// `--policy` layers, added to each task's policy.
     pub extra_policies: Vec<Policy>,
+    /// `--shadow-policy` layers: the candidate every call is decided under
+    /// too, unenforced (over a task's `shadow_policy:`).
+    pub shadow_policies: Vec<Policy>,
     /// Told about every task and event (progress lines, bars, JSON).
     pub reporter: Arc<dyn RunReporter>,
     pub max_parallel_calls: usize,
