@@ -382,6 +382,9 @@ fn main() {
     if wanted("bash") {
         support::bash_turns::bash_turn_overhead();
     }
+    if wanted("canaries") {
+        support::bash_turns::canary_turn_overhead();
+    }
     if wanted("journal") {
         journal_overhead();
     }

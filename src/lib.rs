@@ -8,6 +8,7 @@
 //! reach is limited by [`contain`] (environment, redaction, sandbox).
 //! [`telemetry`] sends a run's traces and metrics over OTLP when asked.
 
+pub(crate) mod canary;
 pub(crate) mod cleanup;
 pub mod cli;
 pub(crate) mod contain;

@@ -63,3 +63,21 @@ pub fn bash_turn_overhead() {
         "under 3 ms",
     );
 }
+
+/// Canaries' cost per turn (issue 76): the same `bash` turns with decoys
+/// planted and every result scanned for them, and without.
+pub fn canary_turn_overhead() {
+    let walls = "policy:\n  default: allow\n  rules:\n    - deny: [\"Bash(git push:*)\"]\n";
+    let on = own_time(Call::Bash, &format!("{walls}canaries: true\n"));
+    let off = own_time(Call::Bash, &format!("{walls}canaries: false\n"));
+    row(
+        "a `bash` turn's own time with canaries (decoys in the environment and the home, each result scanned)",
+        ms(on),
+        format!("without: {}", ms(off)),
+        format!(
+            "{:+.2} ms",
+            on.as_secs_f64() * 1e3 - off.as_secs_f64() * 1e3
+        ),
+        "within noise of off",
+    );
+}

@@ -121,6 +121,9 @@ impl CommandSetup {
             vars.retain(|(k, _)| !crate::net::is_proxy_var(k));
             vars.extend(crate::net::proxy_env(port));
         }
+        if let Some(decoys) = &env.decoys {
+            plant_decoys(decoys, &mut vars, tmp.path()).map_err(CommandSetupError::TempFolder)?;
+        }
         vars.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         for var in ["TMPDIR", "TMP", "TEMP"] {
             vars.push((var.to_string(), tmp.path().display().to_string()));
@@ -154,4 +157,25 @@ impl CommandSetup {
             tmp,
         })
     }
+}
+
+/// Gives commands the task's decoys: their variables where the task's
+/// `env:` gives none of that name, and `HOME` a folder of the task's own
+/// (in `tmp`) holding their files, the runner's home linked in beside them.
+fn plant_decoys(
+    decoys: &crate::canary::Canaries,
+    vars: &mut Vec<(String, String)>,
+    tmp: &Path,
+) -> std::io::Result<()> {
+    for (k, v) in decoys.variables() {
+        if !vars.iter().any(|(n, _)| *n == k) {
+            vars.push((k, v));
+        }
+    }
+    let home = tmp.join("home");
+    let real = std::env::var_os("HOME").map(PathBuf::from);
+    decoys.make_home(&home, real.as_deref())?;
+    vars.retain(|(k, _)| k != "HOME");
+    vars.push(("HOME".into(), home.display().to_string()));
+    Ok(())
 }

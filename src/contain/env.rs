@@ -21,6 +21,10 @@ pub struct EnvSettings {
     /// `redact:`: variables whose values every output redacts (names or
     /// globs; see `runner_policy::redact_matches`).
     pub redact: Vec<String>,
+    /// The task's decoy credentials (`canaries:`): their variables, where
+    /// neither `set` nor `pass` gives one, and a home of the task's own
+    /// holding their files.
+    pub decoys: Option<std::sync::Arc<crate::canary::Canaries>>,
 }
 
 /// Whether a variable name looks like it holds a secret.
@@ -248,6 +252,7 @@ mod tests {
             pass: vec!["NPM_TOKEN".into()],
             set: [("CI".to_string(), "true".to_string())].into(),
             redact: Vec::new(),
+            decoys: None,
         };
         let env = scrubbed_env(vars, &s);
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();

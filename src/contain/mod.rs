@@ -67,7 +67,7 @@ pub use hidden::HiddenTree;
 pub use os::{Confinement, ProcessBound, doctor, remove_leftovers};
 #[cfg(feature = "test-tools")]
 pub use os::{confine_std, confine_thread};
-pub use redact::{MIN_VALUE_LEN, add_secret, learn_task_secrets, redact};
+pub use redact::{MIN_VALUE_LEN, add_decoy, add_secret, learn_task_secrets, redact};
 pub use settings::{SandboxError, SandboxMode, SandboxSettings};
 pub use spawn::{ConfinedCommand, ExecRefusal, RefusedCall};
 

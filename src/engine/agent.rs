@@ -212,10 +212,12 @@ pub async fn run_agent(
             .as_ref()
             .map(|log| log.take())
             .unwrap_or_default();
-        let tripped = limits
-            .tripwires
-            .as_ref()
-            .and_then(|w| w.observe(&records, &connections));
+        let tripped = limits.tripwires.as_ref().and_then(|w| {
+            for s in w.canary_news(&records) {
+                env.tools.sink.emit(&Event::Canary(s));
+            }
+            w.observe(&records, &connections)
+        });
         for c in connections {
             env.tools.sink.emit(&Event::Connection(c));
         }

@@ -10,9 +10,11 @@
 //! as a denied call is what `counts.denied_calls` counts
 //! ([`ToolCallRecord::is_denied`]).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use runner_output::{Connection, ToolCallRecord, Tripwire};
+use crate::canary::Canaries;
+use runner_output::{CanarySighting, Connection, ToolCallRecord, Tripwire};
 use runner_policy::{CREDENTIALS_LAYER, Family, Verdict};
 
 /// A task's tripwires and what they have seen.
@@ -23,6 +25,8 @@ pub struct Tripwires {
     /// End it at the first denial of one of these classes.
     pub fail_fast: Vec<Tripwire>,
     denied: AtomicU32,
+    /// The task's canaries: one that moved trips the task.
+    canaries: Option<Arc<Canaries>>,
 }
 
 /// Why a tripwire ended the task.
@@ -40,12 +44,38 @@ impl Tripwires {
             max_denials,
             fail_fast,
             denied: AtomicU32::new(0),
+            canaries: None,
         }
+    }
+
+    /// With the task's canaries: one that moves trips the task (and,
+    /// under `fail_on_read` or `fail_fast: [canary]`, one the model reads).
+    pub fn with_canaries(mut self, canaries: Arc<Canaries>) -> Self {
+        self.canaries = Some(canaries);
+        self
+    }
+
+    /// The canaries the model is about to read in the turn's results, and
+    /// every sighting since the last call (the proxy's, `web_fetch`'s,
+    /// MCP calls'), for the task's events.
+    pub fn canary_news(&self, records: &[ToolCallRecord]) -> Vec<CanarySighting> {
+        let Some(c) = &self.canaries else {
+            return Vec::new();
+        };
+        for r in records {
+            c.read(&r.content, || {
+                format!(
+                    "the result of call {} ({}, turn {}), which the model reads",
+                    r.id, r.tool, r.turn
+                )
+            });
+        }
+        c.news()
     }
 
     /// Whether any wire is set (none: nothing to look at).
     pub fn is_set(&self) -> bool {
-        self.max_denials.is_some() || !self.fail_fast.is_empty()
+        self.max_denials.is_some() || !self.fail_fast.is_empty() || self.canaries.is_some()
     }
 
     /// Looks at one turn's finished calls (in the model's order) and the
@@ -58,6 +88,15 @@ impl Tripwires {
     ) -> Option<Tripped> {
         if !self.is_set() {
             return None;
+        }
+        if let Some(c) = &self.canaries {
+            let strict = self.fails_fast(Tripwire::Canary);
+            if let Some(s) = c.tripped().or_else(|| c.first_read().filter(|_| strict)) {
+                return Some(Tripped {
+                    wire: Tripwire::Canary,
+                    reason: crate::canary::reason(&s),
+                });
+            }
         }
         for r in records {
             if let Some(t) = self.fail_fast_on_call(r) {

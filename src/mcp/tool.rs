@@ -96,9 +96,18 @@ impl PreparedCall for McpCall {
             format!("{}/{}", self.server.name, self.tool),
         )]
     }
-    fn run(self: Box<Self>, _ctx: Arc<ToolContext>) -> CallFuture {
+    fn run(self: Box<Self>, ctx: Arc<ToolContext>) -> CallFuture {
         Box::pin(async move {
             let server = &self.server.name;
+            if let Some(k) = &ctx.canaries {
+                let args = serde_json::to_vec(&self.args).unwrap_or_default();
+                let call = || format!("the arguments of the MCP call {server}__{}", self.tool);
+                if let Some(why) = k.refuse(&args, call) {
+                    return Err(ToolError::permission(format!(
+                        "the call was refused: {why}"
+                    )));
+                }
+            }
             match self.server.call(&self.tool, self.args).await {
                 Ok(result) => {
                     let text = render(&result);

@@ -27,6 +27,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::admit::{Refusal, admit, record};
 use super::log::NetLog;
 use super::resolve::{Host, Resolver};
+use body::{Body, send_body};
 use runner_output::{Connection, ConnectionVia};
 use runner_policy::PolicySet;
 
@@ -52,6 +53,8 @@ struct Shared {
     policy: Arc<PolicySet>,
     resolver: Resolver,
     log: Arc<NetLog>,
+    /// The task's decoy credentials: a request carrying one is refused.
+    canaries: Option<Arc<crate::canary::Canaries>>,
 }
 
 impl Proxy {
@@ -60,6 +63,7 @@ impl Proxy {
         policy: Arc<PolicySet>,
         resolver: Resolver,
         log: Arc<NetLog>,
+        canaries: Option<Arc<crate::canary::Canaries>>,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
@@ -67,6 +71,7 @@ impl Proxy {
             policy,
             resolver,
             log,
+            canaries,
         });
         let task = tokio::spawn(async move {
             // Dropped with the accept loop: aborting it ends every
@@ -181,14 +186,6 @@ struct Target {
     forward: Option<(Vec<u8>, Body)>,
 }
 
-/// How a plain request's body ends (RFC 9112, section 6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Body {
-    None,
-    Length(u64),
-    Chunked,
-}
-
 /// The body framing `head` declares; a head that declares it two ways
 /// (a length and chunks, two lengths, a coding that is not chunked last)
 /// is refused: a server could read it another way than the proxy does.
@@ -300,7 +297,8 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
     else {
         return;
     };
-    let Some(head) = parse_head(&head) else {
+    let raw = head;
+    let Some(head) = parse_head(&raw) else {
         respond(&mut client, "400 Bad Request", "not an HTTP request").await;
         return;
     };
@@ -317,6 +315,28 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
         target.port,
         shared.log.ms_at(start),
     );
+    let mut rest = rest;
+    if let Some(c) = &shared.canaries {
+        let to = format!("{}:{}", target.host.as_rule_text(), target.port);
+        let body = target.forward.as_ref().map(|(_, b)| *b);
+        match canary::inspect(c, &raw, (&to, body), &mut client, rest).await {
+            Ok(body) => rest = body,
+            Err(why) => {
+                record.allowed = false;
+                record.rule = Some("canary".into());
+                record.reason = why.0;
+                respond(
+                    &mut client,
+                    "403 Forbidden",
+                    &format!("runner: {}", record.reason),
+                )
+                .await;
+                record.duration_ms = start.elapsed().as_millis() as u64;
+                shared.log.push(record);
+                return;
+            }
+        }
+    }
     match open(shared, &target, &mut record).await {
         Ok(upstream) => {
             let (sent, received) = relay(client, upstream, target.forward, rest).await;
@@ -423,74 +443,8 @@ async fn relay(
     (head.len() as u64 + up, down)
 }
 
-/// Passes one line (of a chunked body's framing) from `from` to `to`; the
-/// line, or `None` at the end, past 4 KiB or on an error.
-async fn pass_line<R, W>(from: &mut R, to: &mut W) -> Option<Vec<u8>>
-where
-    R: tokio::io::AsyncBufRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
-{
-    use tokio::io::AsyncBufReadExt;
-    let mut line = Vec::new();
-    let n = from.read_until(b'\n', &mut line).await.unwrap_or(0);
-    if n == 0 || line.len() > 4096 || to.write_all(&line).await.is_err() {
-        return None;
-    }
-    Some(line)
-}
-
-/// Sends one request body framed as `body` from `from` to `to`; the bytes
-/// sent (a malformed chunk ends it there).
-async fn send_body<R, W>(from: &mut R, to: &mut W, body: Body) -> u64
-where
-    R: tokio::io::AsyncBufRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
-{
-    async fn copy_n<R, W>(from: &mut R, to: &mut W, n: u64) -> u64
-    where
-        R: tokio::io::AsyncBufRead + Unpin,
-        W: tokio::io::AsyncWrite + Unpin,
-    {
-        let mut part = from.take(n);
-        tokio::io::copy_buf(&mut part, to).await.unwrap_or(0)
-    }
-    match body {
-        Body::None => 0,
-        Body::Length(n) => copy_n(from, to, n).await,
-        Body::Chunked => {
-            let mut sent = 0u64;
-            loop {
-                let Some(line) = pass_line(from, to).await else {
-                    return sent;
-                };
-                sent += line.len() as u64;
-                let text = String::from_utf8_lossy(&line);
-                let size = text.split(';').next().unwrap_or("").trim();
-                let Ok(size) = u64::from_str_radix(size, 16) else {
-                    return sent;
-                };
-                if size == 0 {
-                    // Trailers, up to an empty line.
-                    loop {
-                        let Some(t) = pass_line(from, to).await else {
-                            return sent;
-                        };
-                        sent += t.len() as u64;
-                        if t == b"\r\n" || t == b"\n" {
-                            return sent;
-                        }
-                    }
-                }
-                // The chunk and its CRLF.
-                let got = copy_n(from, to, size + 2).await;
-                sent += got;
-                if got < size + 2 {
-                    return sent;
-                }
-            }
-        }
-    }
-}
+mod body;
+mod canary;
 
 #[cfg(test)]
 mod tests;

@@ -160,6 +160,16 @@ pub fn event_line(event: &Event, verbose: bool) -> Option<String> {
             c.port,
             c.rule.as_deref().unwrap_or(&c.reason)
         ),
+        Event::Canary(c) => format!(
+            "canary {} {} {}",
+            c.canary,
+            if c.moved {
+                "moved: refused in"
+            } else {
+                "read by the model:"
+            },
+            c.seen_in
+        ),
         Event::Connection(c) if verbose => format!(
             "{} connection: {}:{} ({} bytes in, {} out)",
             c.via.as_str(),

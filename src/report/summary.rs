@@ -129,6 +129,27 @@ fn task_head(t: &Transcript) -> String {
         }
         s.push('\n');
     }
+    if let Some(seen) = t
+        .canaries
+        .as_ref()
+        .map(|c| &c.seen)
+        .filter(|s| !s.is_empty())
+    {
+        s.push_str(&format!("Canaries seen ({}):\n\n", seen.len()));
+        for c in seen.iter().take(DENIED_SHOWN) {
+            let how = if c.moved {
+                "on its way out, refused"
+            } else {
+                "read by the model"
+            };
+            s.push_str(&format!(
+                "- `{}` {how}: {}\n",
+                cell(&c.canary),
+                cell(&c.seen_in)
+            ));
+        }
+        s.push('\n');
+    }
     let refused: Vec<_> = t.connections.iter().filter(|c| !c.allowed).collect();
     if !refused.is_empty() {
         s.push_str(&format!("Connections refused ({}):\n\n", refused.len()));

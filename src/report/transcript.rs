@@ -198,7 +198,8 @@ impl EventSink for TranscriptRecorder {
             Event::Connection(c) => r.connections.push(c.clone()),
             Event::TurnStarted { .. } => r.turn_started = Some(Instant::now()),
             // Checks are the progress's (`Progress::checks`), kept across resumes.
-            Event::WorkspaceReady { .. } | Event::CheckFinished(_) => {}
+            // Canaries are the task's (`Canaries::record`), written at its end.
+            Event::WorkspaceReady { .. } | Event::CheckFinished(_) | Event::Canary(_) => {}
         }
     }
 }

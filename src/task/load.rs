@@ -106,6 +106,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             pass: e.pass.clone(),
             set: e.set.clone(),
             redact: Vec::new(),
+            decoys: None,
         });
     let env = EnvSettings {
         redact: tf.redact.iter().map(|r| r.value.clone()).collect(),
@@ -129,6 +130,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         fail_on_denial: tf.fail_on_denial,
         tripwires,
         shadow_policy,
+        canaries: super::tripwires::canaries(tf.canaries),
         batch: tf.batch,
         repository: None,
         model_options,

@@ -347,6 +347,12 @@ pub struct TaskFile {
     /// it would change. `runner run --shadow-policy` takes precedence.
     #[serde(default)]
     pub shadow_policy: Option<super::shadow::ShadowPolicyRef>,
+    /// Decoy credentials for the task's commands (variables and a home of
+    /// their own); one on its way out fails the task at once. Default: on
+    /// when `CI=true`; `false` turns them off, `{fail_on_read: true}`
+    /// fails the task when the model reads one too.
+    #[serde(default)]
+    pub canaries: Option<super::tripwires::CanariesFile>,
     /// Under `runner run --batch`, whether this task's model is asked
     /// through the vendor's batch API (default true); `false` keeps it
     /// interactive.

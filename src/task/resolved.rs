@@ -48,6 +48,8 @@ pub struct Task {
     pub tripwires: super::tripwires::TaskTripwires,
     /// `shadow_policy:`: the candidate layers, decided beside the policy.
     pub shadow_policy: Vec<runner_policy::Policy>,
+    /// `canaries:` (or the CI default); none: no decoys.
+    pub canaries: Option<super::tripwires::CanariesFile>,
     /// `batch:`: asked in vendor batches under `runner run --batch`.
     pub batch: bool,
     /// The repository it runs in, for a fleet run (`--repos`).

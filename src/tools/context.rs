@@ -44,6 +44,9 @@ pub struct ToolContext {
     pub net_log: Option<Arc<crate::net::NetLog>>,
     /// Starts children, for an agent that may (`agents:`).
     pub delegate: Option<Arc<dyn Delegate>>,
+    /// The task's decoy credentials: `web_fetch` and MCP calls carrying
+    /// one are refused.
+    pub canaries: Option<Arc<crate::canary::Canaries>>,
     seq: AtomicU64,
 }
 
@@ -58,6 +61,7 @@ impl ToolContext {
             policy: None,
             net_log: None,
             delegate: None,
+            canaries: None,
             seq: AtomicU64::new(0),
         }
     }
@@ -88,6 +92,7 @@ impl ToolContext {
             policy: self.policy.clone(),
             net_log: self.net_log.clone(),
             delegate: None,
+            canaries: self.canaries.clone(),
             seq: AtomicU64::new(0),
         }
     }

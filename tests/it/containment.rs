@@ -82,7 +82,8 @@ fn env_run_by_the_agent_shows_no_secret() {
     std::fs::create_dir_all(dir.path().join("home")).unwrap();
     task_with_commands(
         dir.path(),
-        "env:\n  pass: [NPM_TOKEN]\n  set: {GREETING: hello}\n",
+        // No decoys: no GITHUB_TOKEN at all (tests/it/canaries.rs has them).
+        "canaries: false\nenv:\n  pass: [NPM_TOKEN]\n  set: {GREETING: hello}\n",
         &["env | sort"],
     );
     let (out, t) = run(dir.path());
@@ -272,7 +273,8 @@ fn sandbox_case(mode: &str) -> (tempfile::TempDir, std::process::Output, Value) 
     // would hide the targets, and Landlock's refusal is what is tested.
     task_with_commands(
         dir.path(),
-        &format!("sandbox: {{mode: \"{mode}\", private_tmp: false}}\n"),
+        // No decoys: `~` is the runner's home (with them, the task's own).
+        &format!("canaries: false\nsandbox: {{mode: \"{mode}\", private_tmp: false}}\n"),
         &cmds,
     );
     let (out, t) = run(dir.path());

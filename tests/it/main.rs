@@ -11,6 +11,7 @@ mod backstops;
 mod batch;
 mod big_diffs;
 mod book;
+mod canaries;
 mod cli_ci;
 mod cli_run;
 mod containment;

@@ -86,6 +86,9 @@ pub enum Event {
     ContextCompacted(Compaction),
     /// The runner decided a connection (see [`crate::Connection`]).
     Connection(crate::network::Connection),
+    /// A canary was seen: moving out (the task fails) or read by the
+    /// model.
+    Canary(crate::CanarySighting),
     /// A check ended (its record, as the transcript's `checks` keep it).
     CheckFinished(crate::transcript::CheckRecord),
     /// A tool call ended.

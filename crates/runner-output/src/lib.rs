@@ -16,6 +16,7 @@
 
 mod agent;
 mod call;
+mod canary;
 mod diff_cut;
 mod doctor;
 mod event;
@@ -29,6 +30,7 @@ pub use agent::{AgentRun, Reserved};
 pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };
+pub use canary::{CanaryRecord, CanarySighting, PlantedCanary};
 pub use diff_cut::{DiffCut, LeftOut};
 pub use doctor::{DoctorBackstop, DoctorReport};
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};

@@ -395,6 +395,10 @@ pub struct Transcript {
     /// decisions counted on (absent: none, as in older transcripts).
     #[serde(default, skip_serializing_if = "is_default")]
     pub backstops: runner_policy::Backstops,
+    /// The decoy credentials the task's commands were given (`canaries:`)
+    /// and where one was seen; absent when it had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canaries: Option<crate::CanaryRecord>,
     /// What the runner changed in its requests because the model's server
     /// refused their shape (`"content": ""` beside tool calls, answers not
     /// streamed), one line each; kept for the run.

@@ -46,7 +46,7 @@ fn json_escaped(text: &str) -> String {
 }
 
 /// Every form of `value` (see the module's doc), each once.
-pub(super) fn forms(value: &str) -> Vec<String> {
+pub(crate) fn forms(value: &str) -> Vec<String> {
     let mut out = vec![value.to_string()];
     for align in 0..3usize {
         let mut bytes = vec![0u8; align];

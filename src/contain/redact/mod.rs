@@ -33,10 +33,12 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-mod forms;
+mod decoys;
+pub(crate) mod forms;
 mod shapes;
 mod values;
 
+pub use decoys::add_decoy;
 pub use forms::MIN_VALUE_LEN;
 #[cfg(test)]
 use forms::base64;

@@ -41,6 +41,10 @@ const URL_PASSWORD: &str =
 /// The replacement of one shape's match: the mark between what its
 /// `keep`/`tail` groups hold.
 fn masked(caps: &Captures) -> String {
+    let whole = caps.get(0).map_or("", |m| m.as_str());
+    if super::decoys::is_decoy(whole) {
+        return whole.to_string();
+    }
     let group = |prefix: &str| {
         (1..=2)
             .find_map(|i| caps.name(&format!("{prefix}{i}")))

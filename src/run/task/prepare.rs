@@ -90,6 +90,7 @@ pub(super) async fn prepare<'p>(
             scene.policy.clone(),
             crate::net::Resolver::from_env(),
             scene.net_log.clone(),
+            scene.canaries.clone(),
         )
         .await;
         match started {
@@ -209,7 +210,10 @@ fn copy_plan(scene: &Scene) -> CopyPlan {
         workspace: scene.task.workspace.clone(),
         excludes: scene.opts.out_dir.canonicalize().into_iter().collect(),
         policy: scene.policy.clone(),
-        env: scene.task.env.clone(),
+        env: crate::contain::EnvSettings {
+            decoys: scene.canaries.clone(),
+            ..scene.task.env.clone()
+        },
         sandbox: scene.task.sandbox.clone(),
         spill_dir: scene.task_out.join("tool-results"),
         net_log: scene.net_log.clone(),

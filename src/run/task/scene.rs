@@ -27,11 +27,21 @@ pub(super) struct Scene<'t> {
     pub net_log: Arc<crate::net::NetLog>,
     /// The agent's limits, from the task and the run.
     pub limits: AgentLimits,
+    /// The task's decoy credentials (`canaries:`), fresh for this run.
+    pub canaries: Option<Arc<crate::canary::Canaries>>,
 }
 
 impl<'t> Scene<'t> {
     pub fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
         let epoch = Instant::now();
+        let canaries = task.canaries.map(|c| {
+            let decoys = crate::canary::Canaries::new(c.fail_on_read, epoch);
+            // The model must read a decoy as a thief would: not redacted.
+            for d in decoys.list() {
+                crate::contain::add_decoy(&d.value);
+            }
+            Arc::new(decoys)
+        });
         Self {
             task,
             opts,
@@ -39,7 +49,8 @@ impl<'t> Scene<'t> {
             task_out: opts.out_dir.join(&task.name),
             policy: task_policy(task, opts),
             net_log: Arc::new(crate::net::NetLog::new(epoch)),
-            limits: limits(task, opts.max_parallel_calls),
+            limits: limits(task, opts.max_parallel_calls, canaries.as_ref()),
+            canaries,
         }
     }
 }
@@ -53,7 +64,11 @@ pub(super) fn task_policy(task: &Task, opts: &RunOptions) -> Arc<PolicySet> {
 }
 
 /// The agent's limits, from the task and the run.
-fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
+fn limits(
+    task: &Task,
+    max_parallel_calls: usize,
+    canaries: Option<&Arc<crate::canary::Canaries>>,
+) -> AgentLimits {
     AgentLimits {
         max_turns: task.max_turns,
         max_parallel: max_parallel_calls,
@@ -67,7 +82,7 @@ fn limits(task: &Task, max_parallel_calls: usize) -> AgentLimits {
         output: task.output_schema.clone(),
         tool_choice: task.model_options.tool_choice.clone(),
         spending: None,
-        tripwires: task.tripwires.armed(),
+        tripwires: task.tripwires.armed(canaries),
     }
 }
 

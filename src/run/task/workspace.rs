@@ -131,6 +131,7 @@ impl CopyPlan {
             .with_spill_dir(self.spill_dir)
             .with_policy(policy.clone());
         ctx.env = Some(commands.env);
+        ctx.canaries = self.env.decoys.clone();
         // Connections the supervisor refuses join the task's.
         ctx.confine = commands
             .confine

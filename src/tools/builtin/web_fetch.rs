@@ -285,6 +285,13 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
                 "fetching {url} was refused: {why}"
             )))
         };
+        let to = || format!("web_fetch to {}", p.host.as_rule_text());
+        if let Some(why) =
+            (ctx.canaries.as_ref()).and_then(|k| k.refuse(url.as_str().as_bytes(), to))
+        {
+            (c.allowed, c.rule, c.reason) = (false, Some("canary".into()), why.clone());
+            return refuse(c, why);
+        }
         // The first hop's name was decided with the call.
         if hop > 0
             && let Err(why) = decide(ctx, signature(&p), &mut c)
