@@ -159,13 +159,15 @@ impl Canaries {
             .then(|| "it carries a decoy credential (a canary): the task ends here".to_string())
     }
 
-    /// Looks for a canary in what the model is about to read (`seen_in`
-    /// says what); recorded when one is there.
-    pub fn read(&self, text: &str, seen_in: impl FnOnce() -> String) {
+    /// Looks for a canary in what the model is about to read: the result
+    /// of `call` (`c3 (bash)`), `seen_in` saying where; recorded when one
+    /// is there.
+    pub fn read(&self, text: &str, call: &str, seen_in: impl FnOnce() -> String) {
         let Some(c) = self.find(text.as_bytes()) else {
             return;
         };
-        let s = self.sighting(c, seen_in(), false);
+        let mut s = self.sighting(c, seen_in(), false);
+        s.calls = vec![call.to_string()];
         let mut st = self.lock();
         st.read.get_or_insert_with(|| s.clone());
         push(&mut st, s);
@@ -190,10 +192,29 @@ impl Canaries {
         self.lock().moved.is_some()
     }
 
-    /// The sightings not handed out yet (for the task's events).
-    pub fn news(&self) -> Vec<CanarySighting> {
+    /// The sightings not handed out yet (for the task's events), those
+    /// made while turn `turn`'s `calls` ran (`c3 (bash)`) given to them.
+    pub fn news(&self, turn: u32, calls: &[String]) -> Vec<CanarySighting> {
         let mut st = self.lock();
-        let new = st.seen[st.told..].to_vec();
+        let told = st.told;
+        let attribute = |s: &mut CanarySighting| {
+            if s.turn.is_none() {
+                s.turn = Some(turn);
+                if s.calls.is_empty() {
+                    s.calls = calls.to_vec();
+                }
+            }
+        };
+        for s in &mut st.seen[told..] {
+            attribute(s);
+        }
+        if let Some(m) = st.moved.as_mut() {
+            attribute(m);
+        }
+        if let Some(r) = st.read.as_mut() {
+            attribute(r);
+        }
+        let new = st.seen[told..].to_vec();
         st.told = st.seen.len();
         new
     }
@@ -219,6 +240,8 @@ impl Canaries {
             seen_in,
             moved,
             time_ms: self.epoch.elapsed().as_millis() as u64,
+            turn: None,
+            calls: Vec::new(),
         }
     }
 
@@ -229,9 +252,14 @@ impl Canaries {
 
 /// A task's outcome reason for sighting `s`: `canary: NAME moved: ...`.
 pub fn reason(s: &CanarySighting) -> String {
+    let by = match (s.turn, s.calls.as_slice()) {
+        (Some(t), []) => format!(" (turn {t})"),
+        (Some(t), calls) => format!(" (turn {t}, {})", calls.join(", ")),
+        (None, _) => String::new(),
+    };
     if s.moved {
         format!(
-            "canary: the decoy credential {} was on its way out, refused: {}",
+            "canary: the decoy credential {} was on its way out, refused: {}{by}",
             s.canary, s.seen_in
         )
     } else {

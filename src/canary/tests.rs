@@ -79,19 +79,30 @@ fn encode(bytes: &[u8]) -> String {
 fn the_first_that_moves_trips_and_a_read_only_under_fail_on_read() {
     let c = canaries();
     let token = c.variables()[2].1.clone();
-    c.read(&format!("GITHUB_TOKEN={token}"), || {
+    c.read(&format!("GITHUB_TOKEN={token}"), "c1 (bash)", || {
         "the result of call c1".into()
     });
     assert!(c.tripped().is_none(), "a read is an event");
-    assert_eq!(c.news().len(), 1);
-    assert!(c.news().is_empty(), "told once");
+    let news = c.news(1, &["c1 (bash)".into(), "c2 (ls)".into()]);
+    assert_eq!(news.len(), 1);
+    assert_eq!(news[0].turn, Some(1));
+    assert_eq!(news[0].calls, ["c1 (bash)"], "the call whose result held it");
+    assert!(c.news(2, &[]).is_empty(), "told once");
     assert!(!c.moving(b"GET / HTTP/1.1", || unreachable!()));
     assert!(c.moving(token.as_bytes(), || "a proxied request".into()));
+    // The turn's calls are named as what moved it.
+    assert_eq!(c.news(3, &["c5 (bash)".into()])[0].calls, ["c5 (bash)"]);
     let t = c.tripped().unwrap();
     assert!(t.moved && t.canary == "GITHUB_TOKEN" && t.seen_in == "a proxied request");
+    assert_eq!(t.turn, Some(3));
+    assert!(
+        reason(&t).ends_with("(turn 3, c5 (bash))"),
+        "{}",
+        reason(&t)
+    );
     let strict = Canaries::new(true, Instant::now());
     let key = strict.variables()[3].1.clone();
-    strict.read(&key, || "env".into());
+    strict.read(&key, "c1 (bash)", || "env".into());
     assert_eq!(strict.tripped().map(|s| s.moved), Some(false));
     // The record names and hashes, never the values.
     let rec = serde_json::to_string(&c.record()).unwrap();

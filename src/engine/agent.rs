@@ -213,7 +213,7 @@ pub async fn run_agent(
             .map(|log| log.take())
             .unwrap_or_default();
         let tripped = limits.tripwires.as_ref().and_then(|w| {
-            for s in w.canary_news(&records) {
+            for s in w.canary_news(turn, &records) {
                 env.tools.sink.emit(&Event::Canary(s));
             }
             w.observe(&records, &connections)

@@ -58,19 +58,20 @@ impl Tripwires {
     /// The canaries the model is about to read in the turn's results, and
     /// every sighting since the last call (the proxy's, `web_fetch`'s,
     /// MCP calls'), for the task's events.
-    pub fn canary_news(&self, records: &[ToolCallRecord]) -> Vec<CanarySighting> {
+    pub fn canary_news(&self, turn: u32, records: &[ToolCallRecord]) -> Vec<CanarySighting> {
         let Some(c) = &self.canaries else {
             return Vec::new();
         };
-        for r in records {
-            c.read(&r.content, || {
-                format!(
-                    "the result of call {} ({}, turn {}), which the model reads",
-                    r.id, r.tool, r.turn
-                )
+        let calls: Vec<String> = records
+            .iter()
+            .map(|r| format!("{} ({})", r.id, r.tool))
+            .collect();
+        for (r, call) in records.iter().zip(&calls) {
+            c.read(&r.content, call, || {
+                format!("the result of call {call}, which the model reads")
             });
         }
-        c.news()
+        c.news(turn, &calls)
     }
 
     /// Whether any wire is set (none: nothing to look at).

@@ -39,4 +39,12 @@ pub struct CanarySighting {
     pub moved: bool,
     /// Milliseconds since the task started.
     pub time_ms: u64,
+    /// The turn whose calls it was seen in; absent for the diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// The calls that moved it, or whose result held it: `c3 (bash)`. For
+    /// a request through the proxy, the calls of its turn (any of them
+    /// could have sent it; with one call a turn, that one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<String>,
 }
