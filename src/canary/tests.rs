@@ -86,7 +86,11 @@ fn the_first_that_moves_trips_and_a_read_only_under_fail_on_read() {
     let news = c.news(1, &["c1 (bash)".into(), "c2 (ls)".into()]);
     assert_eq!(news.len(), 1);
     assert_eq!(news[0].turn, Some(1));
-    assert_eq!(news[0].calls, ["c1 (bash)"], "the call whose result held it");
+    assert_eq!(
+        news[0].calls,
+        ["c1 (bash)"],
+        "the call whose result held it"
+    );
     assert!(c.news(2, &[]).is_empty(), "told once");
     assert!(!c.moving(b"GET / HTTP/1.1", || unreachable!()));
     assert!(c.moving(token.as_bytes(), || "a proxied request".into()));

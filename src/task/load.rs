@@ -130,7 +130,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         fail_on_denial: tf.fail_on_denial,
         tripwires,
         shadow_policy,
-        canaries: super::tripwires::canaries(tf.canaries),
+        canaries: tf.canaries,
         batch: tf.batch,
         repository: None,
         model_options,

@@ -24,3 +24,4 @@ pub(crate) use load::{FileKind, load_task, load_tasks, validate_file};
 pub(crate) use model::{Mode, TaskFile};
 pub use options::LoadOptions;
 pub(crate) use resolved::{Task, TaskCheck};
+pub(crate) use tripwires::canaries;

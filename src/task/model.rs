@@ -352,7 +352,7 @@ pub struct TaskFile {
     /// when `CI=true`; `false` turns them off, `{fail_on_read: true}`
     /// fails the task when the model reads one too.
     #[serde(default)]
-    pub canaries: Option<super::tripwires::CanariesFile>,
+    pub canaries: Option<runner_policy::CanariesFile>,
     /// Under `runner run --batch`, whether this task's model is asked
     /// through the vendor's batch API (default true); `false` keeps it
     /// interactive.

@@ -48,8 +48,9 @@ pub struct Task {
     pub tripwires: super::tripwires::TaskTripwires,
     /// `shadow_policy:`: the candidate layers, decided beside the policy.
     pub shadow_policy: Vec<runner_policy::Policy>,
-    /// `canaries:` (or the CI default); none: no decoys.
-    pub canaries: Option<super::tripwires::CanariesFile>,
+    /// `canaries:` as the task wrote it (decided with the run's policy
+    /// layers: `crate::task::canaries`).
+    pub canaries: Option<runner_policy::CanariesFile>,
     /// `batch:`: asked in vendor batches under `runner run --batch`.
     pub batch: bool,
     /// The repository it runs in, for a fleet run (`--repos`).

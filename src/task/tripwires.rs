@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use runner_output::Tripwire;
+use runner_policy::CanariesFile;
 use runner_policy::ConfigError;
 use serde_saphyr::Spanned;
 
@@ -78,77 +79,63 @@ pub fn resolve(
     }
 }
 
-/// `canaries:` as written: `true`, `false`, or `{enabled, fail_on_read}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
-#[schemars(with = "CanariesAny")]
-pub struct CanariesFile {
-    pub enabled: bool,
-    pub fail_on_read: bool,
-}
-
-/// The shapes `canaries:` takes, for the schema.
-#[derive(schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum CanariesAny {
-    On(bool),
-    Settings {
-        /// Default true.
-        enabled: Option<bool>,
-        /// A canary the model reads (in a tool's result) fails the task
-        /// too (default false: an event and a summary line).
-        fail_on_read: Option<bool>,
-    },
-}
-
-impl<'de> serde::Deserialize<'de> for CanariesFile {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = CanariesFile;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("true, false or {enabled, fail_on_read}")
-            }
-            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<CanariesFile, E> {
-                Ok(CanariesFile {
-                    enabled: on,
-                    fail_on_read: false,
-                })
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut map: M,
-            ) -> Result<CanariesFile, M::Error> {
-                let mut out = CanariesFile {
-                    enabled: true,
-                    fail_on_read: false,
-                };
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "enabled" => out.enabled = map.next_value()?,
-                        "fail_on_read" => out.fail_on_read = map.next_value()?,
-                        other => {
-                            return Err(serde::de::Error::unknown_field(
-                                other,
-                                &["enabled", "fail_on_read"],
-                            ));
-                        }
-                    }
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_any(Visit)
-    }
-}
-
-/// Whether a task plants canaries, and how strictly: as its `canaries:`
-/// says, else on in CI (`CI=true` in the runner's environment).
-pub fn canaries(field: Option<CanariesFile>) -> Option<CanariesFile> {
+/// Whether a task plants canaries, and how strictly. A policy layer's
+/// `canaries: true` holds whatever the task says (a policy only adds
+/// walls); otherwise the task's `canaries:`, else a layer's `false`, else
+/// on in CI (`CI=true` in the runner's environment). `fail_on_read` when
+/// the task or any layer says so.
+pub fn canaries<'a>(
+    task: Option<CanariesFile>,
+    layers: impl IntoIterator<Item = &'a runner_policy::Policy>,
+) -> Option<CanariesFile> {
+    let said: Vec<CanariesFile> = layers.into_iter().filter_map(|l| l.canaries).collect();
+    let fail_on_read = task.is_some_and(|t| t.fail_on_read) || said.iter().any(|l| l.fail_on_read);
     let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
-    let settings = field.unwrap_or(CanariesFile {
-        enabled: ci,
-        fail_on_read: false,
-    });
-    settings.enabled.then_some(settings)
+    let enabled = if said.iter().any(|l| l.enabled) {
+        true
+    } else if let Some(t) = task {
+        t.enabled
+    } else if !said.is_empty() {
+        false
+    } else {
+        ci
+    };
+    enabled.then_some(CanariesFile {
+        enabled,
+        fail_on_read,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(canaries: Option<(bool, bool)>) -> runner_policy::Policy {
+        let mut p = runner_policy::Policy::builtin_default();
+        p.canaries = canaries.map(|(enabled, fail_on_read)| CanariesFile {
+            enabled,
+            fail_on_read,
+        });
+        p
+    }
+
+    fn on(enabled: bool) -> Option<CanariesFile> {
+        Some(CanariesFile {
+            enabled,
+            fail_on_read: false,
+        })
+    }
+
+    #[test]
+    fn a_policys_true_holds_over_the_task_and_a_false_only_over_silence() {
+        let required = layer(Some((true, false)));
+        let silent = layer(None);
+        let off = layer(Some((false, false)));
+        assert!(canaries(on(false), [&required, &silent]).is_some());
+        assert!(canaries(on(true), [&off]).is_some(), "the task asks");
+        assert!(canaries(None, [&off, &silent]).is_none());
+        assert!(canaries(on(false), [&silent]).is_none());
+        let strict = layer(Some((true, true)));
+        assert!(canaries(on(true), [&strict]).unwrap().fail_on_read);
+    }
 }

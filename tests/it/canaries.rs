@@ -354,6 +354,36 @@ fn a_model_that_sends_a_canary_by_web_fetch_or_an_mcp_call_is_refused() {
     }
 }
 
+/// A policy's `canaries: true` holds whatever a task says.
+#[test]
+fn a_policy_that_requires_canaries_holds_over_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "false", &["env | sort"]);
+    write(
+        d,
+        "required.yaml",
+        "default: allow\ncanaries: {fail_on_read: true}\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args([
+            "run",
+            "-q",
+            "--out",
+            "out",
+            "--policy",
+            "required.yaml",
+            "t.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(t["outcome"]["tripwire"], "canary", "{}", t["outcome"]);
+    assert_eq!(t["canaries"]["planted"].as_array().unwrap().len(), 8);
+}
+
 #[test]
 fn bad_canary_settings_are_refused_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -368,4 +398,7 @@ fn bad_canary_settings_are_refused_naming_the_field() {
     write(d, "b.yaml", "name: t\nprompt: p\ncanaries: maybe\n");
     let e = validate_refuses(d, "b.yaml");
     assert!(e.contains("b.yaml:3:") && e.contains("canaries"), "{e}");
+    write(d, "p.yaml", "default: allow\ncanaries: {enable: true}\n");
+    let e = validate_refuses(d, "p.yaml");
+    assert!(e.contains("p.yaml:2:") && e.contains("enable"), "{e}");
 }

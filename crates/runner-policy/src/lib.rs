@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod backstop;
+mod canaries;
 mod config_error;
 mod credentials;
 mod decide;
@@ -56,6 +57,7 @@ pub mod words;
 pub mod world;
 
 pub use backstop::Backstops;
+pub use canaries::CanariesFile;
 pub use config_error::ConfigError;
 pub use credentials::{
     CREDENTIAL_FILES, CREDENTIALS_LAYER, credential_file_named, credentials_layer,

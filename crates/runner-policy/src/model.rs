@@ -88,6 +88,12 @@ pub struct PolicyFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub redact: Vec<Spanned<String>>,
+    /// Decoy credentials for the commands of every task under this policy:
+    /// `true` holds whatever a task says; `false` turns off the default
+    /// (on when `CI=true`) for tasks that say nothing;
+    /// `{fail_on_read: true}` fails a task whose model reads one.
+    #[serde(default)]
+    pub canaries: Option<crate::CanariesFile>,
 }
 
 /// `network:` as written.

@@ -44,6 +44,8 @@ pub struct Policy {
     /// `redact:`: variables whose values every output redacts, by name or
     /// glob (see [`crate::redact_matches`]).
     pub redact: Vec<String>,
+    /// `canaries:`, as written (the runner decides with a task's).
+    pub canaries: Option<crate::CanariesFile>,
 }
 
 /// A rule pattern with `{{files}}` in it, such as `Edit({{files}})`: one rule
@@ -94,6 +96,7 @@ impl Policy {
             telemetry: None,
             network: None,
             redact: Vec::new(),
+            canaries: None,
         }
     }
 
@@ -237,6 +240,7 @@ impl Policy {
             telemetry,
             network,
             redact,
+            canaries: pf.canaries,
         })
     }
 }

@@ -34,7 +34,8 @@ pub(super) struct Scene<'t> {
 impl<'t> Scene<'t> {
     pub fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
         let epoch = Instant::now();
-        let canaries = task.canaries.map(|c| {
+        let policy = task_policy(task, opts);
+        let canaries = crate::task::canaries(task.canaries, policy.layers()).map(|c| {
             let decoys = crate::canary::Canaries::new(c.fail_on_read, epoch);
             // The model must read a decoy as a thief would: not redacted.
             for d in decoys.list() {
@@ -47,7 +48,7 @@ impl<'t> Scene<'t> {
             opts,
             epoch,
             task_out: opts.out_dir.join(&task.name),
-            policy: task_policy(task, opts),
+            policy,
             net_log: Arc::new(crate::net::NetLog::new(epoch)),
             limits: limits(task, opts.max_parallel_calls, canaries.as_ref()),
             canaries,

@@ -1,0 +1,71 @@
+//! `canaries:` in a policy or a task: whether its tasks' commands get
+//! decoy credentials, and whether one the model reads fails the task (the
+//! runner plants and watches them).
+
+use schemars::JsonSchema;
+
+/// `canaries:` as written: `true`, `false`, or `{enabled, fail_on_read}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(with = "CanariesAny")]
+pub struct CanariesFile {
+    /// Whether decoys are planted.
+    pub enabled: bool,
+    /// Whether a decoy the model reads fails the task.
+    pub fail_on_read: bool,
+}
+
+/// The shapes `canaries:` takes, for the schema.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum CanariesAny {
+    On(bool),
+    Settings {
+        /// Default true.
+        enabled: Option<bool>,
+        /// A canary the model reads (in a tool's result) fails the task
+        /// too (default false: an event and a summary line).
+        fail_on_read: Option<bool>,
+    },
+}
+
+impl<'de> serde::Deserialize<'de> for CanariesFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = CanariesFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false or {enabled, fail_on_read}")
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<CanariesFile, E> {
+                Ok(CanariesFile {
+                    enabled: on,
+                    fail_on_read: false,
+                })
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<CanariesFile, M::Error> {
+                let mut out = CanariesFile {
+                    enabled: true,
+                    fail_on_read: false,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "enabled" => out.enabled = map.next_value()?,
+                        "fail_on_read" => out.fail_on_read = map.next_value()?,
+                        other => {
+                            return Err(serde::de::Error::unknown_field(
+                                other,
+                                &["enabled", "fail_on_read"],
+                            ));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
