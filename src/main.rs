@@ -48,6 +48,16 @@ const RUN_EXAMPLES: &str = concat!(
 ",
     exit_status!()
 );
+const EXEC_EXAMPLES: &str = concat!(
+    "Examples:
+  $ runner exec --model openai:gpt-5-mini \"list the files and say what each does\"
+  $ runner exec --allow 'Edit(src/**)' --allow 'Bash(cargo test:*)' \"fix the failing test\"
+  $ runner exec --policy policies/ci.yaml --output-schema schema.json @prompt.md
+  $ runner exec --json -
+
+",
+    exit_status!()
+);
 const CHECK_EXAMPLES: &str = "Examples:
   $ runner check --policy policies/ci.yaml bash '{\"command\": \"git push origin main\"}'
   $ runner check --policy policies/ci.yaml --backstops all bash '{\"command\": \"python3 -c \\\"print(6*7)\\\"\"}'
@@ -67,6 +77,13 @@ enum Command {
     /// Run task files (paths or globs).
     #[command(after_help = RUN_EXAMPLES)]
     Run(Box<cli::run::RunArgs>),
+    /// Run one prompt as a task in the current folder: the answer on
+    /// stdout, the outputs (transcript, diff, JUnit, summary) in --out.
+    /// Without --policy (or .runner/policy.yaml, policies/default.yaml),
+    /// the built-in read-only policy: read_file, grep, glob and ls, no
+    /// edits, no commands; --allow widens it.
+    #[command(after_help = EXEC_EXAMPLES)]
+    Exec(Box<cli::exec::ExecArgs>),
     /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).
     #[command(after_help = MERGE_EXAMPLES)]
     Merge {
@@ -342,6 +359,7 @@ fn try_main(cli: Cli) -> CliResult {
     let result = rt.block_on(async move {
         match cli.command {
             Command::Run(args) => cli::run::run(*args).await,
+            Command::Exec(args) => cli::exec::exec(*args).await,
             Command::Merge { out, shards } => cli::merge::merge(&out, &shards),
             Command::Export { out, otel } => cli::export::export(&out, otel.as_deref()).await,
             Command::Validate { files } => cli::validate::validate(&files, &LoadOptions::lenient()),
@@ -442,6 +460,7 @@ mod tests {
         let mut n = 0;
         for examples in [
             RUN_EXAMPLES,
+            EXEC_EXAMPLES,
             CHECK_EXAMPLES,
             REPLAY_EXAMPLES,
             MERGE_EXAMPLES,
@@ -453,7 +472,7 @@ mod tests {
                 n += 1;
             }
         }
-        assert_eq!(n, 15);
+        assert_eq!(n, 19);
         assert!(Cli::try_parse_from(["runner", "merge", "shard-1"]).is_err());
     }
 }

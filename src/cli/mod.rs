@@ -3,6 +3,7 @@
 pub mod check;
 pub mod doctor;
 mod error;
+pub mod exec;
 pub(crate) mod expand;
 pub mod export;
 pub mod github_output;
@@ -14,6 +15,7 @@ pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod run;
+mod run_args;
 mod run_checks;
 mod run_end;
 pub mod sandbox;

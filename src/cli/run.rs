@@ -4,122 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use super::run_args::{Front, Models, OutputFormat, RunArgs, UsdError, parse_usd};
 use super::{CliError, CliResult, Exit, load_policies};
 use crate::report::bars::Bars;
 use crate::report::events::JsonLines;
 use crate::report::progress::{PlainLines, Reporters, RunReporter, Verbosity};
 use crate::run::{
-    Cancel, RunBudget, RunOptions, Shard, apply_kept, apply_passed, keep_shard, run_tasks,
-    watch_signals, write_run_outputs,
+    Cancel, RunBudget, RunOptions, apply_kept, apply_passed, keep_shard, run_tasks, watch_signals,
+    write_run_outputs,
 };
-use crate::task::{LoadOptions, ModelSpec, load_tasks};
+use crate::task::{LoadOptions, load_tasks};
 use crate::tools::Registry;
-
-/// The options of `runner run`.
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    /// Task files (paths or globs).
-    #[arg(required_unless_present = "otel")]
-    tasks: Vec<String>,
-    /// Output folder (default runner-out).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// A policy added to every task's policy; the strictest decision wins. Repeatable.
-    #[arg(long = "policy")]
-    policies: Vec<PathBuf>,
-    /// Override every task's model: PROVIDER:MODEL or scripted; a
-    /// comma-separated list falls back to the next model when one fails.
-    #[arg(long, value_parser = parse_models)]
-    model: Option<Models>,
-    /// Tasks run in parallel (default 1; every task under --batch).
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Run only shard K of N (stable by the set of task names, balanced
-    /// by count).
-    #[arg(long)]
-    shard: Option<Shard>,
-    /// Apply each passing task's changes to its original workspace.
-    #[arg(long)]
-    apply: bool,
-    /// For a GitHub Actions step that ends by `exec`-ing the runner (so no
-    /// shell holding the secrets stays beside it): append the exit code
-    /// and the outputs' paths to FILE (`$GITHUB_OUTPUT`) as `exit-code`,
-    /// `junit`, `report` and, for one task, `output`, and exit 0 so that a
-    /// later step decides on the code.
-    #[arg(long, value_name = "FILE")]
-    github_output: Option<PathBuf>,
-    /// Cap the whole run's cost in US dollars: once the finished tasks
-    /// have spent it, the tasks not yet started are skipped.
-    #[arg(long, value_name = "USD", value_parser = parse_usd)]
-    max_cost: Option<f64>,
-    /// Most bytes a task's changes.diff holds (default 10 MB): over it,
-    /// large and binary files keep only their headers and a line saying
-    /// what was left out; `--apply` applies the whole change all the same.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::workspace::DEFAULT_MAX_DIFF_BYTES)]
-    max_diff_bytes: u64,
-    /// Print only the final line.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print every turn.
-    #[arg(long, short)]
-    verbose: bool,
-    /// stdout: `text` (a final summary line) or `json` (every event as a JSON line).
-    #[arg(long, value_enum, default_value = "text")]
-    format: OutputFormat,
-    /// Set a task parameter (`{{NAME}}` in prompts and checks). Repeatable.
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = crate::task::params::parse_param)]
-    params: Vec<(String, String)>,
-    /// Send the run's traces and metrics over OpenTelemetry (OTLP) to
-    /// ENDPOINT, or without one to where the `OTEL_EXPORTER_OTLP_*`
-    /// variables say (a task file right after `--otel` is a task). Also on
-    /// with a task's or policy's `telemetry:`, or those variables.
-    #[arg(long, value_name = "ENDPOINT", num_args = 0..=1, default_missing_value = "")]
-    otel: Option<String>,
-    /// Go on with the run in DIR (its output folder) that did not finish:
-    /// tasks that ended are kept, tasks cancelled, timed out or stopped by
-    /// their model go on from their transcripts, the others run.
-    #[arg(long, value_name = "DIR", conflicts_with = "out")]
-    resume: Option<PathBuf>,
-    /// Ask the models through the vendors' batch APIs (half the price,
-    /// answers within a day): the tasks' turns go in one batch per
-    /// vendor, model and key. For single-turn work; a task with
-    /// `batch: false` stays interactive.
-    #[arg(long)]
-    batch: bool,
-    /// How long a batch may take before its tasks fail (its id is kept
-    /// for --resume); a task's timeout is its own plus this.
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_batch_timeout, requires = "batch")]
-    batch_timeout: std::time::Duration,
-    /// Run every task in every repository FILE lists (one a line: a git
-    /// URL or a path, with an optional @REF); outputs in OUT/REPO/TASK.
-    #[arg(long, value_name = "FILE", conflicts_with = "apply")]
-    repos: Option<PathBuf>,
-    /// Where --repos keeps its clones (default: the user's cache folder,
-    /// runner/repos); reused and fetched again on later runs.
-    #[arg(long, value_name = "DIR", requires = "repos")]
-    repos_cache: Option<PathBuf>,
-    /// With --repos: start no new repository once N have failed (the rest
-    /// are skipped).
-    #[arg(long, value_name = "N", requires = "repos")]
-    max_failures: Option<usize>,
-    /// With --repos: push each passing repository's changes as one commit
-    /// on BRANCH to its origin (an earlier one replaced with a lease).
-    #[arg(long, value_name = "BRANCH", requires = "repos")]
-    push: Option<String>,
-    /// The author of --push's commits.
-    #[arg(long, value_name = "NAME <EMAIL>", requires = "push", default_value = crate::fleet::AUTHOR)]
-    author: String,
-    /// The message of --push's commits (default: the tasks' names).
-    #[arg(long, value_name = "TEXT", requires = "push")]
-    message: Option<String>,
-    /// Files the tasks are about (a pre-commit hook's staged files): `{{files}}`
-    /// in prompts and checks, and `Edit({{files}})` in policies. Takes every
-    /// argument after it.
-    #[arg(long, num_args = 0.., value_name = "FILE")]
-    files: Option<Vec<String>>,
-    #[command(flatten)]
-    shadow: super::shadow::ShadowArgs,
-}
 
 /// `--otel` takes an optional ENDPOINT, so `runner run --otel tasks/x.yaml`
 /// read the task file as the endpoint (issue 50). A value that names a
@@ -169,42 +64,6 @@ fn start_telemetry(
         .map_err(|e| CliError::Invalid(e.to_string()))
 }
 
-/// `--model`'s value: a model, or a fallback chain.
-#[derive(Debug, Clone)]
-pub struct Models(Vec<ModelSpec>);
-
-fn parse_models(s: &str) -> Result<Models, crate::provider::ModelSpecError> {
-    s.split(',')
-        .map(|m| ModelSpec::parse(m.trim()))
-        .collect::<Result<_, _>>()
-        .map(Models)
-}
-
-/// A `--max-cost` that is not an amount.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not an amount of US dollars above 0")]
-pub struct UsdError(String);
-
-fn parse_batch_timeout(s: &str) -> Result<std::time::Duration, crate::task::DurationError> {
-    crate::task::parse_duration(s)
-}
-
-pub fn parse_usd(s: &str) -> Result<f64, UsdError> {
-    match s.trim_start_matches('$').parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(UsdError(s.to_string())),
-    }
-}
-
-/// What `runner run` prints on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// The final `N passed, M failed` line (progress goes to stderr).
-    Text,
-    /// Every event as a JSON line (`runner schema events`).
-    Json,
-}
-
 /// Bars in a terminal, plain lines otherwise (CI sets `CI`), JSON on
 /// stdout with `--format json` (plain lines on stderr then).
 fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
@@ -229,6 +88,11 @@ fn reporter(args: &RunArgs) -> Arc<dyn RunReporter> {
     }
 }
 
+/// The run as phases: [`load`] the task and policy files (every error of
+/// every file, exit 2 before anything runs), [`plan`] what runs where,
+/// [`execute`] the tasks and write the outputs, then [`conclude`] with the
+/// exit status. `runner exec` writes its task file first, then runs the
+/// same phases.
 pub async fn run(mut args: RunArgs) -> CliResult {
     otel_took_a_task(&mut args);
     if args.tasks.is_empty() {
@@ -236,6 +100,22 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             "no task files given (`runner run TASK...`)".into(),
         ));
     }
+    let loaded = load(&args)?;
+    let planned = plan(&args, loaded).await?;
+    let done = execute(&args, planned).await?;
+    Ok(conclude(&args, done))
+}
+
+/// What the files gave: the tasks, the `--policy` layers and the shadow
+/// policy's.
+struct Loaded {
+    tasks: Vec<crate::task::Task>,
+    extra: Vec<runner_policy::Policy>,
+    shadow: Vec<runner_policy::Policy>,
+}
+
+/// Loads and checks every task and policy file.
+fn load(args: &RunArgs) -> Result<Loaded, CliError> {
     // The tools' schemas (generated from their types, a fraction of a
     // millisecond) are made while the task files load, off the path to the
     // first request.
@@ -282,6 +162,34 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             )));
         }
     }
+    Ok(Loaded {
+        tasks,
+        extra,
+        shadow,
+    })
+}
+
+/// What runs, where, with what: the tasks of this shard (in every
+/// repository of a fleet), the options every task gets.
+struct Planned {
+    tasks: Vec<crate::task::Task>,
+    /// A fleet's tasks whose repository could not be fetched.
+    unfetched: Vec<crate::run::TaskResult>,
+    jobs: usize,
+    out: PathBuf,
+    opts: RunOptions,
+    telemetry: Option<Arc<crate::telemetry::Telemetry>>,
+    tmp: PathBuf,
+}
+
+/// Shards and fleets, the checks a run makes before it starts (keys,
+/// prices, the folders), telemetry, and the run's options.
+async fn plan(args: &RunArgs, loaded: Loaded) -> Result<Planned, CliError> {
+    let Loaded {
+        tasks,
+        extra,
+        shadow,
+    } = loaded;
     // A fleet is sharded by repository (each with all its tasks), below.
     let mut tasks: Vec<_> = match args.shard {
         Some(s) if args.repos.is_none() => keep_shard(tasks, |t| t.name.as_str(), s),
@@ -353,7 +261,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         out_dir: out.clone(),
         extra_policies: extra,
         shadow_policies: shadow,
-        reporter: reporter(&args),
+        reporter: reporter(args),
         max_parallel_calls: 16,
         cancel: Cancel::default(),
         budget: args.max_cost.map(|m| Arc::new(RunBudget::new(m))),
@@ -365,6 +273,38 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             .map(|n| Arc::new(crate::run::FailureBreaker::new(n))),
         max_diff_bytes: args.max_diff_bytes,
     };
+    Ok(Planned {
+        tasks,
+        unfetched,
+        jobs,
+        out,
+        opts,
+        telemetry,
+        tmp,
+    })
+}
+
+/// What the run did: its tasks' results, whether `--apply` and `--push`
+/// went through, and the sweeper of what killed runs left.
+struct Done {
+    results: Vec<crate::run::TaskResult>,
+    applied_and_pushed: bool,
+    out: PathBuf,
+    sweeper: crate::cleanup::Sweeper,
+}
+
+/// Runs the tasks, applies and pushes what passed, writes the run's
+/// outputs.
+async fn execute(args: &RunArgs, planned: Planned) -> Result<Done, CliError> {
+    let Planned {
+        tasks,
+        unfetched,
+        jobs,
+        out,
+        opts,
+        telemetry,
+        tmp,
+    } = planned;
     watch_signals(opts.cancel.clone());
     // What runs killed outright (SIGKILL) left in the temp folder, and
     // their partial writes in the output folder, go beside this run's work
@@ -417,12 +357,35 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     written.map_err(|e| CliError::Failed(format!("writing run outputs: {e}")))?;
     let passed = results.iter().filter(|r| r.passed()).count();
     opts.reporter.run_finished(passed, results.len() - passed);
+    Ok(Done {
+        results,
+        applied_and_pushed: all_applied && pushed,
+        out,
+        sweeper,
+    })
+}
+
+/// What stdout gets (`N passed, M failed`, or `runner exec`'s answer),
+/// the exit status, and the closing lines on stderr.
+fn conclude(args: &RunArgs, done: Done) -> Exit {
+    let Done {
+        results,
+        applied_and_pushed,
+        out,
+        sweeper,
+    } = done;
     if args.format == OutputFormat::Text {
-        println!("{passed} passed, {} failed", results.len() - passed);
+        match args.front {
+            Front::Run => {
+                let passed = results.iter().filter(|r| r.passed()).count();
+                println!("{passed} passed, {} failed", results.len() - passed);
+            }
+            Front::Exec => super::run_end::print_answer(&results),
+        }
     }
     // A conflict under `--apply` is a failure (its task says `conflict`),
     // and so is a rejected `--push` (its repository's tasks say why).
-    let exit = match all_applied && pushed {
+    let exit = match applied_and_pushed {
         true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
         false => Exit::Failed,
     };
@@ -451,23 +414,5 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // The process exits next: freeing thousands of call records one by one
     // is work nobody needs.
     std::mem::forget(results);
-    Ok(exit)
-}
-
-impl RunArgs {
-    /// The run's output folder: the one `--resume` goes on in, `--out`,
-    /// or `runner-out`.
-    fn out_folder(&self) -> PathBuf {
-        match (&self.resume, &self.out) {
-            (Some(dir), _) | (None, Some(dir)) => dir.clone(),
-            (None, None) => PathBuf::from("runner-out"),
-        }
-    }
-
-    /// Where `--github-output` writes, and the run's output folder.
-    pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
-        self.github_output
-            .clone()
-            .map(|file| (file, self.out_folder()))
-    }
+    exit
 }

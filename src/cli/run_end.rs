@@ -41,3 +41,19 @@ pub(super) fn closing_lines(
     }
     lines
 }
+
+/// Prints the one task's answer on stdout: its JSON under an output
+/// schema, else its final text.
+pub(super) fn print_answer(results: &[crate::run::TaskResult]) {
+    let Some(t) = results.first().map(|r| &r.transcript) else {
+        return;
+    };
+    match &t.output {
+        Some(v) => println!(
+            "{}",
+            serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+        ),
+        None if !t.final_answer.trim().is_empty() => println!("{}", t.final_answer.trim_end()),
+        None => {}
+    }
+}

@@ -20,6 +20,7 @@ mod crash;
 mod credentials;
 mod doctor;
 mod error_classes;
+mod exec;
 mod exec_commit;
 mod exec_wall;
 mod fallback;
