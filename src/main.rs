@@ -298,6 +298,7 @@ fn main() {
     };
     let github = match &cli.command {
         Command::Run(args) => args.github_output(),
+        Command::Exec(args) => args.github_output(),
         _ => None,
     };
     let code = match try_main(cli) {

@@ -70,6 +70,22 @@ pub struct ExecArgs {
     /// Only the answer: no progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// For a GitHub Actions step that ends by `exec`-ing the runner: the
+    /// exit code and the outputs (`last-message`, `structured-output` ...)
+    /// appended to FILE (`$GITHUB_OUTPUT`), and exit 0.
+    #[arg(long, value_name = "FILE")]
+    github_output: Option<PathBuf>,
+}
+
+impl ExecArgs {
+    /// Where `--github-output` writes, and the run's output folder.
+    pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
+        let out = self
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("runner-out"));
+        self.github_output.clone().map(|file| (file, out))
+    }
 }
 
 /// The prompt `arg` gives: itself, stdin's (`-`) or a file's (`@FILE`).

@@ -3,25 +3,37 @@
 
 use std::path::{Path, PathBuf};
 
-/// Why the task arguments name no task file.
+/// Why the arguments name no file (`what`: `task` or `policy`).
 #[derive(Debug, thiserror::Error)]
 pub enum ExpandError {
-    #[error("{0}: no such task file")]
-    NoSuchFile(String),
+    #[error("{0}: no such {1} file")]
+    NoSuchFile(String, &'static str),
     #[error("{arg}: invalid glob: {source}")]
     Glob { arg: String, source: globset::Error },
-    #[error("{0}: no task files match")]
-    NoMatch(String),
+    #[error("{0}: no {1} files match")]
+    NoMatch(String, &'static str),
 }
 
-/// Expands each argument; a glob that matches nothing is an error.
+/// Expands each task argument; a glob that matches nothing is an error.
 pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, ExpandError> {
+    expand(args, "task")
+}
+
+/// Expands each `--policy` argument as [`expand_args`] does task ones: a
+/// glob the shell left (quoted in a workflow's YAML) is the runner's.
+pub fn expand_policy_args(args: &[PathBuf]) -> Result<Vec<PathBuf>, ExpandError> {
+    let args: Vec<String> = args.iter().map(|p| p.display().to_string()).collect();
+    expand(&args, "policy")
+}
+
+/// Expands each argument naming a `what` file.
+fn expand(args: &[String], what: &'static str) -> Result<Vec<PathBuf>, ExpandError> {
     let mut out = Vec::new();
     for a in args {
         let p = Path::new(a);
         if p.exists() || !a.contains(['*', '?', '[']) {
             if !p.is_file() {
-                return Err(ExpandError::NoSuchFile(a.clone()));
+                return Err(ExpandError::NoSuchFile(a.clone(), what));
             }
             out.push(p.to_path_buf());
             continue;
@@ -53,7 +65,7 @@ pub fn expand_args(args: &[String]) -> Result<Vec<PathBuf>, ExpandError> {
             })
             .collect();
         if found.is_empty() {
-            return Err(ExpandError::NoMatch(a.clone()));
+            return Err(ExpandError::NoMatch(a.clone(), what));
         }
         found.sort();
         out.extend(found);

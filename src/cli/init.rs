@@ -93,11 +93,15 @@ jobs:
           persist-credentials: false
       # Pin the action to a release tag of the runner repository.
       - uses: OWNER/runner@main
-        env:
-          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
         with:
           tasks: tasks/*.yaml
           out: runner-out
+          # The key, for the runner only (masked in the log): or
+          # anthropic-api-key, gemini-api-key.
+          openai-api-key: ${{ secrets.OPENAI_API_KEY }}
+          # Post summary.md to the pull request that triggered the run
+          # (add `pull-requests: write` to the permissions above).
+          # comment: true
 "#;
 
 const PRE_COMMIT_TASK: &str = r##"# The task the pre-commit hooks run (runner's `.pre-commit-hooks.yaml`:

@@ -129,9 +129,11 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
     };
     let paths =
         super::expand::expand_args(&args.tasks).map_err(|e| CliError::Invalid(e.to_string()))?;
+    let policies = super::expand::expand_policy_args(&args.policies)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
     let (layers, tasks, shadow) = (
-        load_policies(&args.policies, &load.files),
+        load_policies(&policies, &load.files),
         load_tasks(&paths, &load),
         args.shadow.load(&load.files),
     );

@@ -377,44 +377,17 @@ fn token_shapes_and_encodings_are_redacted_in_commands_files_and_mcp_results() {
     }
 }
 
-/// The action's "Run tasks" step, as bash runs it on GitHub, in `cwd`.
+/// The action's "Run tasks" step, as bash runs it on GitHub, in `cwd`,
+/// with the job's secret `NPM_TOKEN` in its environment.
 fn run_action_step(cwd: &Path, tasks: &str) -> std::process::Output {
-    let action: serde_json::Value = serde_saphyr::from_str(
-        &std::fs::read_to_string(crate::common::repo().join("action.yml")).unwrap(),
+    crate::action::run_step(
+        "run",
+        cwd,
+        &[
+            ("INPUT_TASKS", tasks),
+            ("NPM_TOKEN", "npm-secret-of-the-job-4242"),
+        ],
     )
-    .unwrap();
-    let step = action["runs"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == "run")
-        .unwrap();
-    // A file run as GitHub runs a step's script (bash runs the last
-    // command of `-c` in its own process, but not of a file).
-    let script = cwd.with_extension("step.sh");
-    std::fs::write(&script, step["run"].as_str().unwrap()).unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_runner")).parent().unwrap();
-    let output = cwd.join("github-output");
-    Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail"])
-        .arg(&script)
-        .current_dir(cwd)
-        .env(
-            "PATH",
-            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-        )
-        .env("GITHUB_OUTPUT", &output)
-        .env("INPUT_TASKS", tasks)
-        .env("INPUT_POLICY", "")
-        .env("INPUT_MODEL", "")
-        .env("INPUT_JOBS", "1")
-        .env("INPUT_SHARD", "")
-        .env("INPUT_PARAMS", "")
-        .env("INPUT_APPLY", "false")
-        .env("INPUT_OUT", cwd.join("out"))
-        .env("NPM_TOKEN", "npm-secret-of-the-job-4242")
-        .output()
-        .unwrap()
 }
 
 /// The action's step execs the runner (no shell holding the job's secrets
@@ -442,7 +415,7 @@ fn the_action_execs_the_runner_which_writes_the_steps_outputs() {
     let written = std::fs::read_to_string(root.join("github-output")).unwrap();
     let out = root.join("out");
     let want = format!(
-        "exit-code=1\nconclusion=failed\njunit={}\nreport={}\noutput={}\n",
+        "exit-code=1\nconclusion=failed\njunit={}\nreport={}\nlast-message<<RUNNER_EOF_0\n{{\"ok\": true}}\nRUNNER_EOF_0\noutput={}\nstructured-output={{\"ok\":true}}\n",
         out.join("junit.xml").display(),
         out.join("report.html").display(),
         out.join("t/output.json").display()

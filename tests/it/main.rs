@@ -6,6 +6,7 @@
 
 mod common;
 
+mod action;
 mod agents;
 mod backstops;
 mod batch;
