@@ -250,8 +250,13 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) on stdout: `runner man | man -l -`.
-    Man,
+    /// Print the manual page (roff) on stdout: `runner man | man -l -`;
+    /// with --all DIR, write a page per command into DIR.
+    Man {
+        /// Write runner.1 and a page per command (runner-run.1 ...) here.
+        #[arg(long, value_name = "DIR")]
+        all: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -434,13 +439,11 @@ fn try_main(cli: Cli) -> CliResult {
                 clap_complete::generate(shell, &mut cmd, "runner", &mut text);
                 print_all(&text, "the completion script")
             }
-            Command::Man => {
-                let cmd = <Cli as clap::CommandFactory>::command();
-                let mut text = Vec::new();
-                clap_mangen::Man::new(cmd)
-                    .render(&mut text)
-                    .map_err(|e| CliError::Failed(format!("writing the manual page: {e}")))?;
-                print_all(&text, "the manual page")
+            Command::Man { all } => {
+                match cli::man::man(<Cli as clap::CommandFactory>::command(), all.as_deref())? {
+                    Some(text) => print_all(&text, "the manual page"),
+                    None => Ok(Exit::Passed),
+                }
             }
         }
     });

@@ -10,6 +10,7 @@ pub mod github_output;
 pub mod init;
 mod init_fleet;
 pub mod lint;
+pub mod man;
 pub mod merge;
 pub mod plan;
 pub mod replay;

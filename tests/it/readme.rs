@@ -287,7 +287,35 @@ fn completions_load_and_the_manual_renders() {
 
     let page = runner().arg("man").output().unwrap();
     assert!(page.status.success(), "{}", stderr(&page));
-    assert!(String::from_utf8_lossy(&page.stdout).starts_with(".ie"));
+    let top = String::from_utf8_lossy(&page.stdout).to_string();
+    assert!(top.starts_with(".ie"));
+    // `--all DIR`: a page for every page the top one names (runner-run(1)
+    // ...), each with the exit statuses and the environment.
+    let dir = tempfile::tempdir().unwrap();
+    let all = runner()
+        .args(["man", "--all"])
+        .arg(dir.path().join("man"))
+        .output()
+        .unwrap();
+    assert!(all.status.success(), "{}", stderr(&all));
+    let named: Vec<String> = regex::Regex::new(r"runner\\?-([a-z-]+)\(1\)")
+        .unwrap()
+        .captures_iter(&top)
+        .map(|c| format!("runner-{}.1", &c[1]))
+        .collect();
+    assert!(named.len() >= 15, "{named:?}");
+    for p in named.iter().chain([&"runner-policy-lint.1".to_string()]) {
+        let text = std::fs::read_to_string(dir.path().join("man").join(p))
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert!(
+            text.contains(".SH \"ENVIRONMENT\"") && text.contains("RUNNER_MODEL"),
+            "{p}"
+        );
+        assert!(
+            text.contains("EXIT STATUS") || text.contains("Exit status"),
+            "{p}"
+        );
+    }
     if !have("man") {
         eprintln!("man is not installed here: the page is only generated");
         return;
