@@ -63,6 +63,10 @@ pub struct ExecArgs {
     /// Apply the changes to the working tree when the task passes.
     #[arg(long)]
     apply: bool,
+    /// Reuse an output folder holding an earlier run's other tasks,
+    /// removing their folders.
+    #[arg(long)]
+    force_out: bool,
     /// Every event as a JSON line on stdout (`runner schema events`), in
     /// place of the answer.
     #[arg(long)]
@@ -221,6 +225,7 @@ pub async fn exec(args: ExecArgs) -> CliResult {
             apply: args.apply,
             quiet: args.quiet,
             json: args.json,
+            force_out: args.force_out,
         },
     );
     super::run::run(run).await

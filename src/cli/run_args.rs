@@ -107,6 +107,11 @@ pub struct RunArgs {
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     pub(super) files: Option<Vec<String>>,
+    /// Reuse an output folder that holds an earlier run's other tasks,
+    /// removing their folders (without it such a folder is refused: its
+    /// report would mix the two runs).
+    #[arg(long)]
+    pub(super) force_out: bool,
     #[command(flatten)]
     pub(super) shadow: super::shadow::ShadowArgs,
     /// Which command the run is for (what its stdout gets).
@@ -184,6 +189,7 @@ impl RunArgs {
         run.policies = x.policies;
         run.apply = x.apply;
         run.quiet = x.quiet;
+        run.force_out = x.force_out;
         if x.json {
             run.format = OutputFormat::Json;
         }
@@ -208,4 +214,5 @@ pub(super) struct ExecRun {
     pub quiet: bool,
     /// The event stream on stdout (`--format json`).
     pub json: bool,
+    pub force_out: bool,
 }

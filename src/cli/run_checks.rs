@@ -1,6 +1,7 @@
 //! What `runner run` refuses before any task starts, beyond the task
 //! files' own errors: a model that cannot be reached for want of a key,
-//! and under `--max-cost` a model whose price is unknown.
+//! under `--max-cost` a model whose price is unknown, and an output folder
+//! holding an earlier run's other tasks.
 
 use super::CliError;
 use crate::task::Task;
@@ -46,6 +47,51 @@ pub(super) fn models_usable(tasks: &[Task], max_cost: bool) -> Result<(), CliErr
         if !unpriced.is_empty() {
             return Err(CliError::Invalid(unpriced.join("\n")));
         }
+    }
+    Ok(())
+}
+
+/// The task folders of `out` (those with a transcript) that are not among
+/// `ours`, by name.
+fn others_in(out: &std::path::Path, ours: &[&str]) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(out)
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("transcript.json").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| !ours.contains(&name.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// An output folder holding an earlier run's other tasks would show them
+/// beside this run's in `runner report` while the summary counts only
+/// these: refused, unless `force` (their folders are removed then).
+pub(super) fn out_is_ours(
+    out: &std::path::Path,
+    tasks: &[Task],
+    force: bool,
+) -> Result<(), CliError> {
+    let ours: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+    let others = others_in(out, &ours);
+    if others.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        return Err(CliError::Invalid(format!(
+            "--out {}: holds an earlier run's other tasks ({}), which its report would show beside this run's; give another --out, remove the folder, or pass --force-out to remove those tasks' folders",
+            out.display(),
+            others.join(", ")
+        )));
+    }
+    for name in others {
+        let dir = out.join(&name);
+        std::fs::remove_dir_all(&dir).map_err(|e| {
+            CliError::Invalid(format!("--force-out: removing {}: {e}", dir.display()))
+        })?;
     }
     Ok(())
 }

@@ -1036,7 +1036,7 @@ fn errors_name_things_in_plain_words() {
             .env("CI", "true")
             .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
             .env("OPENAI_API_KEY", "sk-test")
-            .args(["run", "--out", "out", file])
+            .args(["run", "--force-out", "--out", "out", file])
             .output()
             .unwrap();
         assert_eq!(
@@ -1057,4 +1057,48 @@ fn errors_name_things_in_plain_words() {
     }
     assert!(seen[2].contains("cannot connect"), "{}", seen[2]);
     assert!(seen[3].contains("/nonexistent/server"), "{}", seen[3]);
+}
+
+/// `--out` holding an earlier run's other tasks is refused (its report
+/// would mix the two runs), unless `--force-out` removes their folders; a
+/// folder holding this run's tasks only is reused.
+#[test]
+fn an_output_folder_with_another_runs_tasks_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in ["a", "b"] {
+        write(
+            d,
+            &format!("{name}.yaml"),
+            &format!("name: {name}\nprompt: p\nscript:\n  - text: done\n"),
+        );
+    }
+    let run = |args: &[&str]| {
+        runner()
+            .current_dir(d)
+            .args(["run", "-q", "--out", "out"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(&["a.yaml", "b.yaml"]).status.code(), Some(0));
+    // The same tasks again: this run's own.
+    assert_eq!(run(&["a.yaml", "b.yaml"]).status.code(), Some(0));
+    let o = run(&["b.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--out out: holds an earlier run's other tasks (a)")
+            && stderr(&o).contains("--force-out"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        d.join("out/a/transcript.json").is_file(),
+        "nothing was touched"
+    );
+    let o = run(&["--force-out", "b.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!d.join("out/a").exists());
+    let report = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(report.contains("1/1 tasks passed"), "{report}");
 }

@@ -253,8 +253,13 @@ fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
     // denied by the hook the base had.
     let t = "name: again\nprompt: p\nworkspace: ../ws\npolicy: ../suggested.yaml\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: \"git push origin main\"}}\n  - text: done\n";
     write(dir.path(), "tasks/again.yaml", t);
-    assert!(run(dir.path(), &["again"]).status.success());
-    let tr = read_json(dir.path().join("out/again/transcript.json"));
+    let again = runner()
+        .current_dir(dir.path())
+        .args(["run", "-q", "--out", "out-again", "tasks/again.yaml"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let tr = read_json(dir.path().join("out-again/again/transcript.json"));
     let call = &tr["tool_calls"][0];
     assert_eq!(call["decision"]["decision"], "deny", "{call}");
     assert!(
