@@ -1,6 +1,7 @@
 //! Command-line commands, one file each. stdout carries data, stderr logs.
 
 pub mod check;
+pub mod compare;
 pub mod doctor;
 mod error;
 pub mod exec;

@@ -1,4 +1,4 @@
-//! `runner schema task|policy|transcript|events|agent|doctor`
+//! `runner schema task|policy|transcript|events|agent|doctor|compare`
 
 use schemars::JsonSchema;
 
@@ -13,6 +13,8 @@ pub enum SchemaKind {
     Agent,
     /// What `runner doctor --format json` prints.
     Doctor,
+    /// What `runner compare --format json` prints.
+    Compare,
 }
 
 fn schema<T: JsonSchema>() -> serde_json::Value {
@@ -27,6 +29,7 @@ pub fn print_schema(kind: SchemaKind) -> super::CliResult {
         SchemaKind::Events => schema::<crate::report::events::EventLine>(),
         SchemaKind::Agent => schema::<runner_output::AgentRun>(),
         SchemaKind::Doctor => schema::<runner_output::DoctorReport>(),
+        SchemaKind::Compare => schema::<runner_output::Comparison>(),
     };
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     Ok(super::Exit::Passed)

@@ -15,6 +15,7 @@ mod book;
 mod canaries;
 mod cli_ci;
 mod cli_run;
+mod compare;
 mod containment;
 mod context_windows;
 mod crash;

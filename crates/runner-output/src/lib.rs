@@ -17,6 +17,7 @@
 mod agent;
 mod call;
 mod canary;
+mod compare;
 mod diff_cut;
 mod doctor;
 mod event;
@@ -31,6 +32,7 @@ pub use call::{
     CallStatus, HookEffect, HookKind, HookRun, StartedCall, ToolCallRecord, ToolErrorKind,
 };
 pub use canary::{CanaryRecord, CanarySighting, PlantedCanary};
+pub use compare::{COMPARE_VERSION, Comparison, RunStats, TaskComparison};
 pub use diff_cut::{DiffCut, LeftOut};
 pub use doctor::{DoctorBackstop, DoctorReport};
 pub use event::{AnyEvent, EVENTS_VERSION, Event, EventLine, RunEvent};
