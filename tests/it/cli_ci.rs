@@ -815,6 +815,27 @@ fn init_starts_a_repository_that_runs_at_once() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let diff = std::fs::read_to_string(d.join("out/example/changes.diff")).unwrap();
     assert!(diff.contains("+++ b/docs/agent-notes.md"), "{diff}");
+    // A one-off prompt against a model server (a fake on 127.0.0.1): the
+    // answer on stdout, the outputs in runner-out.
+    let server = crate::common::fake_llm::FakeServer::start(|_, _| {
+        crate::common::fake_llm::Reply::json(
+            200,
+            &serde_json::json!({"choices": [{"message": {"role": "assistant",
+                "content": "tasks/, policies/ and .github/."}, "finish_reason": "stop"}]}),
+        )
+    });
+    let vendor = crate::common::wire::Vendor::OpenAi;
+    let o = crate::common::wire::runner_for(vendor, &server.url(), "sk-test")
+        .current_dir(d)
+        .args(["exec", "--model", vendor.model(), "list the files"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "tasks/, policies/ and .github/.\n"
+    );
+    assert!(d.join("runner-out/exec/transcript.json").is_file());
     // A second init writes nothing and says what it skipped.
     std::fs::write(d.join("policies/ci.yaml"), "default: deny\n").unwrap();
     let o = runner().current_dir(d).arg("init").output().unwrap();
