@@ -56,6 +56,8 @@ pub struct Canaries {
     owner: Vec<usize>,
     /// `fail_on_read`: a canary the model reads ends the task too.
     pub fail_on_read: bool,
+    /// `canaries.file`: where the decoy file goes in the copy.
+    file: Option<String>,
     epoch: Instant,
     state: Mutex<State>,
 }
@@ -73,8 +75,21 @@ struct State {
 
 impl Canaries {
     /// Fresh decoys for one task run (`epoch`: its start).
-    pub fn new(fail_on_read: bool, epoch: Instant) -> Self {
-        Self::of(plant::fresh(), fail_on_read, epoch)
+    /// `file`: a decoy file's path in the workspace (`canaries.file`).
+    pub fn new(fail_on_read: bool, file: Option<String>, epoch: Instant) -> Self {
+        let mut list = plant::fresh();
+        if let Some(f) = &file {
+            list.push(plant::file_decoy(f));
+        }
+        let mut c = Self::of(list, fail_on_read, epoch);
+        c.file = file;
+        c
+    }
+
+    /// The decoy file to plant in the task's copy, and its text.
+    pub fn decoy_file(&self) -> Option<(&str, String)> {
+        let path = self.file.as_deref()?;
+        Some((path, plant::file_text(path, self.list.last()?)))
     }
 
     /// Canaries with these values.
@@ -100,6 +115,7 @@ impl Canaries {
             matcher,
             owner,
             fail_on_read,
+            file: None,
             epoch,
             state: Mutex::default(),
         }

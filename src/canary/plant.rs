@@ -70,6 +70,33 @@ pub(super) fn fresh() -> Vec<Canary> {
         .collect()
 }
 
+/// The decoy of a file at `path` (`canaries.file`): an API key of no
+/// vendor's shape in particular.
+pub(super) fn file_decoy(path: &str) -> Canary {
+    Canary {
+        name: format!("{path} api_key"),
+        value: format!("sk_live_{}", random(ALNUM, 32)),
+    }
+}
+
+/// The text of the decoy file at `path`, holding `decoy`, in the format
+/// its name says.
+pub(super) fn file_text(path: &str, decoy: &Canary) -> String {
+    let v = &decoy.value;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.ends_with(".json") {
+        format!(
+            "{{\n  \"api_key\": \"{v}\",\n  \"endpoint\": \"https://api.internal.example/v1\"\n}}\n"
+        )
+    } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+        format!("api_key: {v}\nendpoint: https://api.internal.example/v1\n")
+    } else if name.starts_with(".env") || name.ends_with(".env") {
+        format!("API_KEY={v}\nAPI_ENDPOINT=https://api.internal.example/v1\n")
+    } else {
+        format!("api_key = {v}\nendpoint = https://api.internal.example/v1\n")
+    }
+}
+
 /// The SHA-256 of `value`, in hex.
 pub(super) fn sha256_hex(value: &str) -> String {
     ring::digest::digest(&ring::digest::SHA256, value.as_bytes())

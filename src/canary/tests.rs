@@ -3,7 +3,7 @@ use std::time::Instant;
 use super::*;
 
 fn canaries() -> Canaries {
-    Canaries::new(false, Instant::now())
+    Canaries::new(false, None, Instant::now())
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn the_first_that_moves_trips_and_a_read_only_under_fail_on_read() {
         "{}",
         reason(&t)
     );
-    let strict = Canaries::new(true, Instant::now());
+    let strict = Canaries::new(true, None, Instant::now());
     let key = strict.variables()[3].1.clone();
     strict.read(&key, "c1 (bash)", || "env".into());
     assert_eq!(strict.tripped().map(|s| s.moved), Some(false));
@@ -156,4 +156,25 @@ fn the_home_holds_the_decoys_and_links_the_rest() {
         std::fs::read_to_string(real.join(".config/gh/hosts.yml")).unwrap(),
         "real"
     );
+}
+
+#[test]
+fn a_decoy_file_holds_its_own_value_in_its_formats_shape() {
+    for (path, shape) in [
+        ("config/credentials.json", "\"api_key\": \"sk_live_"),
+        ("deploy/secrets.yaml", "api_key: sk_live_"),
+        (".env.production", "API_KEY=sk_live_"),
+        ("keys.txt", "api_key = sk_live_"),
+    ] {
+        let c = Canaries::new(false, Some(path.into()), Instant::now());
+        assert_eq!(c.list().len(), 9);
+        let (at, text) = c.decoy_file().unwrap();
+        assert_eq!(at, path);
+        assert!(text.contains(shape), "{path}: {text}");
+        assert_eq!(
+            c.find(text.as_bytes()).unwrap().name,
+            format!("{path} api_key")
+        );
+    }
+    assert!(canaries().decoy_file().is_none());
 }

@@ -74,6 +74,12 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
             ));
         }
     }
+    super::tripwires::check_decoy_file(
+        (path, &text),
+        tf.canaries.as_ref(),
+        &workspace,
+        &mut r.errors,
+    );
     let shadow_policy = super::shadow::resolve(
         path,
         r.dir,

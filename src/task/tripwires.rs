@@ -85,10 +85,13 @@ pub fn resolve(
 /// on in CI (`CI=true` in the runner's environment). `fail_on_read` when
 /// the task or any layer says so.
 pub fn canaries<'a>(
-    task: Option<CanariesFile>,
+    task: Option<&CanariesFile>,
     layers: impl IntoIterator<Item = &'a runner_policy::Policy>,
 ) -> Option<CanariesFile> {
-    let said: Vec<CanariesFile> = layers.into_iter().filter_map(|l| l.canaries).collect();
+    let said: Vec<&CanariesFile> = layers
+        .into_iter()
+        .filter_map(|l| l.canaries.as_ref())
+        .collect();
     let fail_on_read = task.is_some_and(|t| t.fail_on_read) || said.iter().any(|l| l.fail_on_read);
     let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
     let enabled = if said.iter().any(|l| l.enabled) {
@@ -100,10 +103,46 @@ pub fn canaries<'a>(
     } else {
         ci
     };
-    enabled.then_some(CanariesFile {
+    enabled.then(|| CanariesFile {
         enabled,
         fail_on_read,
+        file: task.and_then(|t| t.file.clone()),
     })
+}
+
+/// A task's `canaries.file`: a path inside `workspace` where no file is
+/// (a decoy is a file of its own, never one of the repository's).
+pub fn check_decoy_file(
+    (path, text): (&Path, &str),
+    field: Option<&CanariesFile>,
+    workspace: &Path,
+    errors: &mut Vec<ConfigError>,
+) {
+    let Some(file) = field.and_then(|c| c.file.as_deref()) else {
+        return;
+    };
+    let rel = Path::new(file);
+    let inside = !file.is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let why = if !inside {
+        format!(
+            "canaries.file: `{file}` is outside the task's folders: name a path inside its workspace, such as config/credentials.json"
+        )
+    } else if workspace.join(rel).symlink_metadata().is_ok() {
+        format!(
+            "canaries.file: `{file}` exists in the workspace: a decoy is a file of its own, at a path where none is"
+        )
+    } else {
+        return;
+    };
+    // The line of `canaries:` (the setting keeps no location of its own).
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("canaries:"))
+        .map_or(0, |i| i as u64 + 1);
+    errors.push(ConfigError::new(path, line, 1, why));
 }
 
 #[cfg(test)]
@@ -115,6 +154,7 @@ mod tests {
         p.canaries = canaries.map(|(enabled, fail_on_read)| CanariesFile {
             enabled,
             fail_on_read,
+            file: None,
         });
         p
     }
@@ -123,6 +163,7 @@ mod tests {
         Some(CanariesFile {
             enabled,
             fail_on_read: false,
+            file: None,
         })
     }
 
@@ -131,11 +172,14 @@ mod tests {
         let required = layer(Some((true, false)));
         let silent = layer(None);
         let off = layer(Some((false, false)));
-        assert!(canaries(on(false), [&required, &silent]).is_some());
-        assert!(canaries(on(true), [&off]).is_some(), "the task asks");
+        assert!(canaries(on(false).as_ref(), [&required, &silent]).is_some());
+        assert!(
+            canaries(on(true).as_ref(), [&off]).is_some(),
+            "the task asks"
+        );
         assert!(canaries(None, [&off, &silent]).is_none());
-        assert!(canaries(on(false), [&silent]).is_none());
+        assert!(canaries(on(false).as_ref(), [&silent]).is_none());
         let strict = layer(Some((true, true)));
-        assert!(canaries(on(true), [&strict]).unwrap().fail_on_read);
+        assert!(canaries(on(true).as_ref(), [&strict]).unwrap().fail_on_read);
     }
 }

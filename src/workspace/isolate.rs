@@ -255,6 +255,7 @@ impl IsolatedWorkspace {
                 snapshot,
                 parents,
                 tracked_ignored,
+                planted: Default::default(),
             }),
             hidden: Hidden::new(hidden),
             object_stores,
@@ -355,6 +356,24 @@ impl IsolatedWorkspace {
     /// sorted by path. Only files whose size, mtime or mode changed are read.
     pub fn changes(&self) -> std::io::Result<Vec<FileChange>> {
         self.differ.changes()
+    }
+
+    /// Writes `text` at `rel` in the copy (its folders made), a file the
+    /// runner plants (a decoy) and no change of the task's: the diff
+    /// leaves it out. `rel` must be a path of the workspace where no file
+    /// is (checked when the task was loaded).
+    pub fn plant(&self, rel: &str, text: &[u8]) -> std::io::Result<()> {
+        let path = self.differ.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+        self.differ
+            .planted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rel.to_string());
+        Ok(())
     }
 
     /// What compares the copy with the original, apart from the copy's

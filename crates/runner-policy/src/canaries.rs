@@ -4,14 +4,18 @@
 
 use schemars::JsonSchema;
 
-/// `canaries:` as written: `true`, `false`, or `{enabled, fail_on_read}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+/// `canaries:` as written: `true`, `false`, or `{enabled, fail_on_read,
+/// file}`.
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
 #[schemars(with = "CanariesAny")]
 pub struct CanariesFile {
     /// Whether decoys are planted.
     pub enabled: bool,
     /// Whether a decoy the model reads fails the task.
     pub fail_on_read: bool,
+    /// A decoy file planted in the task's copy at this path (relative to
+    /// the workspace; a task's only).
+    pub file: Option<String>,
 }
 
 /// The shapes `canaries:` takes, for the schema.
@@ -26,6 +30,10 @@ enum CanariesAny {
         /// A canary the model reads (in a tool's result) fails the task
         /// too (default false: an event and a summary line).
         fail_on_read: Option<bool>,
+        /// A decoy credentials file planted in the task's copy at this
+        /// path of the workspace (one that is not there), left out of the
+        /// diff: a task's only.
+        file: Option<String>,
     },
 }
 
@@ -35,12 +43,13 @@ impl<'de> serde::Deserialize<'de> for CanariesFile {
         impl<'de> serde::de::Visitor<'de> for Visit {
             type Value = CanariesFile;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("true, false or {enabled, fail_on_read}")
+                f.write_str("true, false or {enabled, fail_on_read, file}")
             }
             fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<CanariesFile, E> {
                 Ok(CanariesFile {
                     enabled: on,
                     fail_on_read: false,
+                    file: None,
                 })
             }
             fn visit_map<M: serde::de::MapAccess<'de>>(
@@ -50,15 +59,17 @@ impl<'de> serde::Deserialize<'de> for CanariesFile {
                 let mut out = CanariesFile {
                     enabled: true,
                     fail_on_read: false,
+                    file: None,
                 };
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "enabled" => out.enabled = map.next_value()?,
                         "fail_on_read" => out.fail_on_read = map.next_value()?,
+                        "file" => out.file = Some(map.next_value()?),
                         other => {
                             return Err(serde::de::Error::unknown_field(
                                 other,
-                                &["enabled", "fail_on_read"],
+                                &["enabled", "fail_on_read", "file"],
                             ));
                         }
                     }

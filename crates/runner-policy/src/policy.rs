@@ -227,6 +227,14 @@ impl Policy {
             errors.extend(es);
             Vec::new()
         });
+        if pf.canaries.as_ref().is_some_and(|c| c.file.is_some()) {
+            errors.push(ConfigError::new(
+                file,
+                0,
+                0,
+                "canaries.file: a decoy file is a task's (its path is in its workspace), not a policy's",
+            ));
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -240,7 +248,7 @@ impl Policy {
             telemetry,
             network,
             redact,
-            canaries: pf.canaries,
+            canaries: pf.canaries.clone(),
         })
     }
 }

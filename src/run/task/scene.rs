@@ -35,8 +35,8 @@ impl<'t> Scene<'t> {
     pub fn new(task: &'t Task, opts: &'t RunOptions) -> Self {
         let epoch = Instant::now();
         let policy = task_policy(task, opts);
-        let canaries = crate::task::canaries(task.canaries, policy.layers()).map(|c| {
-            let decoys = crate::canary::Canaries::new(c.fail_on_read, epoch);
+        let canaries = crate::task::canaries(task.canaries.as_ref(), policy.layers()).map(|c| {
+            let decoys = crate::canary::Canaries::new(c.fail_on_read, c.file, epoch);
             // The model must read a decoy as a thief would: not redacted.
             for d in decoys.list() {
                 crate::contain::add_decoy(&d.value);

@@ -102,6 +102,15 @@ impl CopyPlan {
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
+        // A task's decoy credentials file (`canaries.file`), left out of
+        // its diff.
+        if let Some((rel, text)) = self.env.decoys.as_ref().and_then(|d| d.decoy_file()) {
+            iso.plant(rel, text.as_bytes())
+                .map_err(|source| PrepareError::Copy {
+                    workspace: self.workspace.display().to_string(),
+                    source,
+                })?;
+        }
         let ws = Workspace::new(iso.path()).map_err(PrepareError::Open)?;
         // Commands may write in the copy (and its `.git`) and the task's
         // temp folder, nowhere else (under the sandbox).

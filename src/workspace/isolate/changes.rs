@@ -24,6 +24,9 @@ pub struct Differ {
     /// Tracked files that an ignore rule matches: in the copy and the
     /// snapshot, though a walk leaves them out.
     pub(super) tracked_ignored: Vec<String>,
+    /// Files the runner planted in the copy (a decoy credentials file):
+    /// never a change, whatever becomes of them.
+    pub(super) planted: std::sync::Mutex<Vec<String>>,
 }
 
 impl Differ {
@@ -83,7 +86,8 @@ impl Differ {
                 Some(_) => {}
             }
         }
-        for rel in now.keys() {
+        let planted = self.planted.lock().unwrap_or_else(|e| e.into_inner());
+        for rel in now.keys().filter(|r| !planted.contains(r)) {
             if !self.snapshot.contains_key(rel) {
                 changes.push(FileChange {
                     path: rel.clone(),
