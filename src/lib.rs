@@ -12,6 +12,7 @@ pub(crate) mod canary;
 pub(crate) mod cleanup;
 pub mod cli;
 pub(crate) mod contain;
+pub(crate) mod duration;
 pub mod engine;
 pub(crate) mod fleet;
 pub(crate) mod git;

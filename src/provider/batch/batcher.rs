@@ -205,7 +205,7 @@ impl Batcher {
             self.ep.vendor.as_str(),
             self.ep.model,
             asked.len(),
-            crate::task::show_duration(self.timeout)
+            crate::duration::show_duration(self.timeout)
         );
         let mut answers = Vec::with_capacity(asked.len());
         for a in asked {

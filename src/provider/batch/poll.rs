@@ -128,7 +128,7 @@ where
         if Instant::now() + wait > deadline {
             let why = format!(
                 "it did not end within --batch-timeout ({})",
-                crate::task::show_duration(timeout)
+                crate::duration::show_duration(timeout)
             );
             return Err(kept(ep, id, &why));
         }
