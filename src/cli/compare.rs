@@ -145,17 +145,8 @@ fn read_side(out: &Path) -> Result<BTreeMap<String, Vec<Run>>, CliError> {
     Ok(tasks)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
+fn median(v: Vec<f64>) -> f64 {
+    crate::report::repeats::median(v).unwrap_or(0.0)
 }
 
 fn stats(runs: &[Run]) -> RunStats {

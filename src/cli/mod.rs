@@ -14,6 +14,7 @@ pub mod lint;
 pub mod man;
 pub mod merge;
 pub mod plan;
+mod repeat;
 pub mod replay;
 pub mod report;
 pub mod run;

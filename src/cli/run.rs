@@ -164,6 +164,19 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
             )));
         }
     }
+    let tasks = match args.repeat {
+        Some(n) => {
+            super::repeat::check(
+                n,
+                args.apply,
+                args.push.is_some(),
+                args.resume.is_some(),
+                args.repos.is_some(),
+            )?;
+            super::repeat::repeat(tasks, n)
+        }
+        None => tasks,
+    };
     Ok(Loaded {
         tasks,
         extra,

@@ -107,6 +107,11 @@ pub struct RunArgs {
     /// argument after it.
     #[arg(long, num_args = 0.., value_name = "FILE")]
     pub(super) files: Option<Vec<String>>,
+    /// Run every task N times, each attempt in a copy of its own (outputs
+    /// in OUT/TASK/attempt-K/): pass rates, pass@k and flaky tasks in the
+    /// summary and JUnit.
+    #[arg(long, value_name = "N")]
+    pub(super) repeat: Option<u32>,
     /// Reuse an output folder that holds an earlier run's other tasks,
     /// removing their folders (without it such a folder is refused: its
     /// report would mix the two runs).

@@ -1,12 +1,17 @@
-//! junit.xml: one `<testsuite>` per task, named after it, carrying the
+//! junit.xml: one `<testsuite>` per task (a repeated task's attempts as
+//! one), named after it, carrying the
 //! task's properties (model, turns, calls, denied calls, tokens), holding one
 //! `<testcase>` with its failure, error or skip. Valid against the Jenkins
 //! xUnit schema, which allows no properties inside a testcase.
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    FlakyOrRerun, NonSuccessKind, NonSuccessReruns, Property, Report, TestCase, TestCaseStatus,
+    TestRerun, TestSuite,
+};
 
+use super::repeats::{Repeated, pass_at};
 use super::repositories::Group;
 use super::transcript::{OutcomeStatus, Transcript};
 
@@ -19,6 +24,13 @@ pub fn render(transcripts: &[(&Transcript, String)]) -> String {
         .map(|(t, _)| Duration::from_millis(t.duration_ms))
         .sum();
     let ts: Vec<&Transcript> = transcripts.iter().map(|(t, _)| *t).collect();
+    if let Some(groups) = super::repeats::group(&ts) {
+        for g in &groups {
+            report.add_test_suite(repeated_suite(g, transcripts));
+        }
+        report.set_time(total);
+        return strip_testsuites_skipped(&report.to_string().unwrap_or_default());
+    }
     match super::repositories::group(&ts) {
         Some(groups) => {
             for g in groups {
@@ -176,6 +188,104 @@ fn properties(t: &Transcript) -> Vec<(&'static str, String)> {
         ));
     }
     props
+}
+
+// A task run with `--repeat`: a `<testsuite>` with its pass rate, pass@k
+// and flakiness as properties, holding one `<testcase>`: passed when an
+// attempt passed, its failed attempts as `<flakyFailure>` elements (the
+// surefire way, as nextest writes retries); failed when none did, the
+// others as `<rerunFailure>`.
+
+/// A failed attempt as a rerun element.
+fn rerun(t: &Transcript) -> TestRerun {
+    let kind = if t.outcome.status == OutcomeStatus::Error {
+        NonSuccessKind::Error
+    } else {
+        NonSuccessKind::Failure
+    };
+    let mut r = TestRerun::new(kind);
+    // No `time`: the Jenkins xUnit schema allows none on a rerun.
+    r.set_message(format!("{}: {}", t.task, t.outcome.reason))
+        .set_type(t.outcome.status.as_str());
+    r
+}
+
+/// Task `g`'s suite; `transcripts` gives each attempt's transcript path.
+fn repeated_suite(g: &Repeated, transcripts: &[(&Transcript, String)]) -> TestSuite {
+    let (n, c) = (g.runs(), g.passed());
+    let mut suite = TestSuite::new(g.task.clone());
+    let time: Duration = g
+        .attempts
+        .iter()
+        .map(|t| Duration::from_millis(t.duration_ms))
+        .sum();
+    suite.set_time(time);
+    let mut props: Vec<(String, String)> = vec![
+        ("attempts", n.to_string()),
+        ("passed", c.to_string()),
+        ("pass_rate", format!("{:.4}", g.pass_rate())),
+        ("flaky", g.flaky().to_string()),
+        ("median_turns", format!("{:.1}", g.median_turns())),
+        (
+            "median_cost_usd",
+            g.median_cost()
+                .map_or_else(|| "unknown".into(), |x| format!("{x:.6}")),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for k in 1..=n {
+        props.push((format!("pass_at_{k}"), format!("{:.4}", pass_at(n, c, k))));
+    }
+    for (k, v) in props {
+        suite.add_property(Property::new(k, v));
+    }
+    let path = |t: &Transcript| {
+        transcripts
+            .iter()
+            .find(|(x, _)| std::ptr::eq(*x, t))
+            .map_or(String::new(), |(_, p)| p.clone())
+    };
+    let failed: Vec<&&Transcript> = g
+        .attempts
+        .iter()
+        .filter(|t| t.outcome.status != OutcomeStatus::Passed)
+        .collect();
+    let shown = g
+        .attempts
+        .iter()
+        .find(|t| t.outcome.status == OutcomeStatus::Passed)
+        .or(g.attempts.last())
+        .copied()
+        .expect("a repeated task has attempts");
+    let mut case = case_of(shown, &path(shown), &g.task);
+    let status = if c > 0 {
+        TestCaseStatus::Success {
+            flaky_runs: failed.iter().map(|t| rerun(t)).collect(),
+        }
+    } else {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_message(format!(
+            "no attempt of {n} passed; the last: {}",
+            shown.outcome.reason
+        ))
+        .set_type(shown.outcome.status.as_str());
+        if let TestCaseStatus::NonSuccess { reruns, .. } = &mut s {
+            *reruns = NonSuccessReruns {
+                kind: FlakyOrRerun::Rerun,
+                runs: failed
+                    .iter()
+                    .take(failed.len() - 1)
+                    .map(|t| rerun(t))
+                    .collect(),
+            };
+        }
+        s
+    };
+    case.status = status;
+    suite.add_test_case(case);
+    suite
 }
 
 /// The Jenkins xUnit schema allows no `skipped` attribute on

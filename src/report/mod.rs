@@ -8,6 +8,7 @@ pub mod events;
 pub mod html;
 pub mod junit;
 pub mod progress;
+pub(crate) mod repeats;
 pub(crate) mod repositories;
 pub(crate) mod shadow;
 pub mod summary;

@@ -266,6 +266,9 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
     let mut s = repository_table(&transcripts);
     s.push_str(&render_table(&transcripts));
+    if let Some(groups) = super::repeats::group(&transcripts) {
+        s.push_str(&super::repeats::summary_table(&groups));
+    }
     s.push_str(&super::shadow::summary_section(&transcripts));
     // Diffs share what the table and the heads leave (with room for
     // each diff's own lines around it).

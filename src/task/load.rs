@@ -152,7 +152,18 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         hooks,
         telemetry,
         agents,
-        script: tf.script.unwrap_or_default().into(),
+        scripts: tf
+            .scripts
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        script: tf
+            .script
+            .or_else(|| tf.scripts.and_then(|s| s.into_iter().next()))
+            .unwrap_or_default()
+            .into(),
         params,
     })
 }

@@ -361,6 +361,11 @@ pub struct TaskFile {
     /// The model's turns, for `model: scripted`.
     #[serde(default)]
     pub script: Option<Vec<ScriptTurn>>,
+    /// Scripts chosen by attempt number under `runner run --repeat N`
+    /// (attempt K plays script K, round the list): a scripted model that
+    /// varies on purpose. In place of `script:`.
+    #[serde(default)]
+    pub scripts: Option<Vec<Vec<ScriptTurn>>>,
     /// Options for an HTTP model (ignored by `scripted`).
     #[serde(default)]
     pub model_options: Option<ModelOptionsFile>,

@@ -210,7 +210,10 @@ impl<'a> Resolve<'a> {
         }
         let mut chain = chain.into_iter();
         let model = chain.next();
-        if model.as_ref().is_some_and(ModelSpec::is_scripted) && tf.script.is_none() {
+        if model.as_ref().is_some_and(ModelSpec::is_scripted)
+            && tf.script.is_none()
+            && tf.scripts.is_none()
+        {
             // Point at `model:` when written, else at the top of the file.
             let (line, column) =
                 written.map_or((1, 1), |m| (m.referenced.line(), m.referenced.column()));
@@ -435,8 +438,16 @@ impl<'a> Resolve<'a> {
 
     /// `script:`: a call gives `args` or `raw_args`, not both.
     pub(super) fn script(&mut self, tf: &TaskFile) {
-        let Some(script) = &tf.script else { return };
-        for (i, turn) in script.iter().enumerate() {
+        if let (Some(_), Some(_)) = (&tf.script, &tf.scripts) {
+            self.errors.push(ConfigError::new(
+                self.path,
+                1,
+                1,
+                "scripts: give `script:` (one) or `scripts:` (one per attempt), not both",
+            ));
+        }
+        let scripts = tf.script.iter().chain(tf.scripts.iter().flatten());
+        for (i, turn) in scripts.flatten().enumerate() {
             for (j, call) in turn.tool_calls.iter().enumerate() {
                 if call.args.is_some() && call.raw_args.is_some() {
                     self.error(

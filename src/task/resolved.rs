@@ -57,6 +57,8 @@ pub struct Task {
     pub repository: Option<runner_output::Repository>,
     /// Shared: every attempt plays it from the start.
     pub script: std::sync::Arc<[ScriptTurn]>,
+    /// `scripts:`, one per attempt of `--repeat` (the first is `script`).
+    pub scripts: Vec<std::sync::Arc<[ScriptTurn]>>,
     /// Declared parameters with their values (`files` not included).
     pub params: BTreeMap<String, String>,
     pub model_options: ModelOptions,

@@ -48,6 +48,7 @@ mod rate_limits;
 mod readable_world;
 mod readme;
 mod redaction;
+mod repeat;
 mod reports;
 mod responses_api;
 mod resume;

@@ -1,0 +1,146 @@
+//! `runner run --repeat N` (issue 75): every task N times, each attempt in
+//! a copy of its own; pass rate, pass@k and flakiness in the summary and
+//! JUnit; `scripts:` make a scripted model vary by attempt.
+
+use std::path::Path;
+
+use crate::common::{python, read_json, runner, stderr, validate_refuses, write};
+
+/// A task whose check passes when its script writes ok.txt: `scripts`
+/// says which attempts do (round the list).
+fn task(d: &Path, name: &str, writes: &[bool]) {
+    let scripts: String = writes
+        .iter()
+        .map(|w| {
+            if *w {
+                "  - [{tool_calls: [{name: write_file, args: {file_path: ok.txt, content: \"ok\\n\"}}]}, {text: wrote}]\n"
+            } else {
+                "  - [{text: nothing}]\n"
+            }
+        })
+        .collect();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        &format!("{name}.yaml"),
+        &format!(
+            "name: {name}\nprompt: p\nworkspace: ws\npolicy: {{default: allow}}\nchecks:\n  - run: test -f ok.txt\nscripts:\n{scripts}"
+        ),
+    );
+}
+
+fn run(d: &Path, out: &str, args: &[&str]) -> std::process::Output {
+    runner()
+        .current_dir(d)
+        .args(["run", "-q", "--out", out])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn four_attempts_give_the_pass_rate_pass_at_k_and_flaky_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "t", &[false, true, false, true]);
+    let o = run(d, "out", &["--repeat", "4", "t.yaml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Each attempt its own outputs.
+    for k in 1..=4 {
+        let t = read_json(d.join(format!("out/t/attempt-{k}/transcript.json")));
+        let want = if k % 2 == 0 { "passed" } else { "failed" };
+        assert_eq!(t["outcome"]["status"], want, "attempt {k}");
+    }
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("| t | 2/4 | 0.50 | 0.50 | 0.83 | 1.00 | 1.00 | yes | ❌✅❌✅ |"),
+        "{summary}"
+    );
+    // JUnit as junitparser reads it: one case, passed, with the two failed
+    // attempts as flakyFailure elements; valid against the Jenkins schema.
+    let junit = d.join("out/junit.xml");
+    let read = python(
+        "import sys, junitparser\nx = junitparser.JUnitXml.fromfile(sys.argv[1])\nfor s in x:\n    props = {p.name: p.value for p in s.properties()}\n    for c in s:\n        print(c.name, c.is_passed, [e.tag for e in c._elem if e.tag.startswith('flaky')], props['pass_rate'], props['pass_at_1'], props['pass_at_2'], props['flaky'])\n",
+        &[junit.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(
+        read.trim(),
+        "t True ['flakyFailure', 'flakyFailure'] 0.5000 0.5000 0.8333 true"
+    );
+    let xsd = crate::common::repo().join("tests/fixtures/junit-10.xsd");
+    let lint = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&junit)
+        .output()
+        .expect("xmllint (scripts/install-test-deps installs it)");
+    assert!(lint.status.success(), "{}", stderr(&lint));
+}
+
+#[test]
+fn a_task_no_attempt_of_which_passes_fails_with_its_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "t", &[false]);
+    let o = run(d, "out", &["--repeat", "3", "t.yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let junit = std::fs::read_to_string(d.join("out/junit.xml")).unwrap();
+    assert!(junit.contains("no attempt of 3 passed"), "{junit}");
+    assert_eq!(junit.matches("<rerunFailure").count(), 2, "{junit}");
+}
+
+/// The base passes 4 of 4, the new run 2 of 4: `runner compare` says the
+/// counts cannot tell them apart (p = 0.43), and exits 0.
+#[test]
+fn repeats_feed_runner_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "t", &[true]);
+    assert_eq!(
+        run(d, "base", &["--repeat", "4", "t.yaml"]).status.code(),
+        Some(0)
+    );
+    task(d, "t", &[false, true]);
+    assert_eq!(
+        run(d, "new", &["--repeat", "4", "t.yaml"]).status.code(),
+        Some(1)
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["compare", "base", "new"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| t | 4/4 | 2/4 | -50% | 0.429 |"), "{md}");
+    assert!(
+        md.contains("the counts cannot tell the rates apart"),
+        "{md}"
+    );
+}
+
+#[test]
+fn bad_repeats_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "t", &[true]);
+    for (args, says) in [
+        (&["--repeat", "0", "t.yaml"][..], "--repeat 0"),
+        (
+            &["--repeat", "2", "--apply", "t.yaml"][..],
+            "--repeat cannot go with --apply",
+        ),
+    ] {
+        let o = run(d, "out", args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    write(
+        d,
+        "both.yaml",
+        "name: both\nprompt: p\nscript:\n  - text: a\nscripts:\n  - [{text: b}]\n",
+    );
+    let e = validate_refuses(d, "both.yaml");
+    assert!(e.contains("give `script:` (one) or `scripts:`"), "{e}");
+}
