@@ -80,8 +80,9 @@ enum Command {
     /// Run one prompt as a task in the current folder: the answer on
     /// stdout, the outputs (transcript, diff, JUnit, summary) in --out.
     /// Without --policy (or .runner/policy.yaml, policies/default.yaml),
-    /// the built-in read-only policy: read_file, grep, glob and ls, no
-    /// edits, no commands; --allow widens it.
+    /// the built-in read-only policy: the low-risk tools (read_file,
+    /// grep, glob, ls, probe, save_memory), no edits, no commands; --allow
+    /// widens it.
     #[command(after_help = EXEC_EXAMPLES)]
     Exec(Box<cli::exec::ExecArgs>),
     /// Merge the output folders of `--shard` runs into one (junit.xml, summary.md, task folders).

@@ -11,8 +11,8 @@
 //!
 //! The policy: `--policy FILE`s, else `.runner/policy.yaml` or
 //! `policies/default.yaml` where there is one, else the built-in read-only
-//! policy (low-risk tools only: `read_file`, `grep`, `glob`, `ls`; no
-//! edits, no commands), which `--allow RULE` widens. `--deny RULE` narrows
+//! policy (the low-risk tools only: `read_file`, `grep`, `glob`, `ls`,
+//! `probe`, `save_memory`; no edits, no commands), which `--allow RULE` widens. `--deny RULE` narrows
 //! whichever holds.
 
 use std::io::Read;
