@@ -104,6 +104,62 @@ jobs:
           # comment: true
 "#;
 
+const COMPARE_WORKFLOW: &str = r#"# Written by `runner init`. A pull request that changes tasks/ or
+# policies/ runs the tasks on both sides, several times each, and fails
+# when a task passes less often than the base (by more than the counts can
+# put down to chance: `runner compare`, Fisher's exact test) or costs
+# more. Off until you turn it on: uncomment `pull_request:` below; it needs
+# a real model in the tasks and its key.
+name: runner compare
+
+on:
+  workflow_dispatch:
+    inputs:
+      base:
+        description: The commit to compare against.
+        default: HEAD~1
+  # pull_request:
+  #   paths: ["tasks/**", "policies/**"]
+
+permissions:
+  contents: read
+
+jobs:
+  compare:
+    runs-on: ubuntu-latest
+    timeout-minutes: 60
+    steps:
+      - uses: actions/checkout@v5
+        with:
+          fetch-depth: 0
+          persist-credentials: false
+      - name: Check out the base
+        env:
+          BASE: ${{ github.event.pull_request.base.sha || inputs.base }}
+        run: git checkout --quiet "$BASE"
+      # Pin the action to a release tag of the runner repository.
+      - uses: OWNER/runner@main
+        with:
+          tasks: tasks/*.yaml
+          repeat: "5"
+          out: base-out
+          artifact-name: runner-base
+          fail-on-task-failure: "false"
+          openai-api-key: ${{ secrets.OPENAI_API_KEY }}
+      - name: Check out the change
+        run: git checkout --quiet "$GITHUB_SHA"
+      - uses: OWNER/runner@main
+        with:
+          tasks: tasks/*.yaml
+          repeat: "5"
+          out: new-out
+          artifact-name: runner-new
+          fail-on-task-failure: "false"
+          openai-api-key: ${{ secrets.OPENAI_API_KEY }}
+      - name: Compare
+        run: runner compare base-out new-out | tee -a "$GITHUB_STEP_SUMMARY"
+"#;
+
 const PRE_COMMIT_TASK: &str = r##"# The task the pre-commit hooks run (runner's `.pre-commit-hooks.yaml`:
 # `runner run --apply --quiet --out .runner-out tasks/pre-commit/*.yaml
 # --files STAGED...`). The staged files fill {{files}}; the changes of a
@@ -133,6 +189,7 @@ pub fn init(dir: &Path, fleet: bool) -> CliResult {
         ("tasks/example.yaml", TASK),
         ("policies/ci.yaml", POLICY),
         (".github/workflows/runner.yml", WORKFLOW),
+        (".github/workflows/runner-compare.yml", COMPARE_WORKFLOW),
         ("tasks/pre-commit/staged-files.yaml", PRE_COMMIT_TASK),
     ];
     let files: &[(&str, &str)] = if fleet {

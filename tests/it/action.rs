@@ -24,6 +24,7 @@ fn defaults(cwd: &Path) -> Vec<(String, String)> {
         ("INPUT_MODEL", ""),
         ("INPUT_JOBS", "1"),
         ("INPUT_SHARD", ""),
+        ("INPUT_REPEAT", ""),
         ("INPUT_PARAMS", ""),
         ("INPUT_APPLY", "false"),
     ]
@@ -218,4 +219,25 @@ fn the_comment_step_posts_the_summary_with_a_token_the_runner_never_held() {
     let run_step_text = &action
         [action.find("- name: Run tasks").unwrap()..action.find("- name: Upload outputs").unwrap()];
     assert!(!run_step_text.contains("github.token") && !run_step_text.contains("GH_TOKEN"));
+}
+
+#[test]
+fn the_repeat_input_runs_every_task_that_many_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    write(&root, "tasks/t.yaml", &task("t").replace("../..", ".."));
+    let o = run_step("run", &root, &[("INPUT_REPEAT", "2")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for k in [1, 2] {
+        assert!(
+            root.join(format!("out/t/attempt-{k}/transcript.json"))
+                .is_file(),
+            "attempt {k}"
+        );
+    }
+    let junit = std::fs::read_to_string(root.join("out/junit.xml")).unwrap();
+    assert!(
+        junit.contains("<property name=\"attempts\" value=\"2\"/>"),
+        "{junit}"
+    );
 }

@@ -796,11 +796,29 @@ fn init_starts_a_repository_that_runs_at_once() {
         "tasks/example.yaml",
         "policies/ci.yaml",
         ".github/workflows/runner.yml",
+        ".github/workflows/runner-compare.yml",
         "tasks/pre-commit/staged-files.yaml",
     ] {
         assert!(d.join(f).is_file(), "{f} missing");
         assert!(stderr(&o).contains(&format!("wrote {f}")), "{}", stderr(&o));
     }
+    // The workflows it writes pass actionlint (the compare one runs the
+    // tasks with --repeat on both sides, then runner compare).
+    let lint = Command::new("actionlint")
+        .arg("-no-color")
+        .arg(d.join(".github/workflows/runner.yml"))
+        .arg(d.join(".github/workflows/runner-compare.yml"))
+        .output()
+        .expect("actionlint (scripts/install-test-deps installs it)");
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+    let compare = std::fs::read_to_string(d.join(".github/workflows/runner-compare.yml")).unwrap();
+    assert!(
+        compare.contains("repeat: \"5\"") && compare.contains("runner compare base-out new-out")
+    );
     let o = runner()
         .current_dir(d)
         .args(["validate", "tasks/example.yaml", "policies/ci.yaml"])
@@ -844,7 +862,7 @@ fn init_starts_a_repository_that_runs_at_once() {
         std::fs::read_to_string(d.join("policies/ci.yaml")).unwrap(),
         "default: deny\n"
     );
-    assert_eq!(stderr(&o).matches("skipped").count(), 4, "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("skipped").count(), 5, "{}", stderr(&o));
 }
 
 /// The pre-commit hooks' entry (`.pre-commit-hooks.yaml`) in a fresh
