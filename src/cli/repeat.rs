@@ -4,7 +4,12 @@
 //! (`report::repeats`) and two runs compared (`runner compare`). Attempt
 //! K of a scripted task with `scripts:` plays script K, round the list.
 
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
 use super::CliError;
+use crate::report::repeats::attempt_of;
+use crate::run::{Keep, TaskResult};
 use crate::task::Task;
 
 /// The attempts of `tasks`, each `n` times (`name/attempt-K`).
@@ -52,4 +57,112 @@ pub(super) fn check(
         Some((_, what)) => Err(CliError::Invalid(format!("--repeat cannot go with {what}"))),
         None => Ok(()),
     }
+}
+
+/// `--attempts`' value with the run's other options: at least 1, and not
+/// with `--resume` or `--repos`.
+pub(super) fn check_attempts(n: u32, resume: bool, repos: bool) -> Result<(), CliError> {
+    if n == 0 {
+        return Err(CliError::Invalid(
+            "--attempts 0: give 1 or more attempts".into(),
+        ));
+    }
+    for (on, what) in [(resume, "--resume"), (repos, "--repos")] {
+        if on {
+            return Err(CliError::Invalid(format!(
+                "--attempts cannot go with {what}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--apply` under best-of-N: the kept attempts' changes alone.
+pub(super) fn apply_kept_attempts(results: &mut Vec<TaskResult>, out: &Path, keep: Keep) -> bool {
+    let chosen: HashSet<usize> = kept(results, keep).into_values().flatten().collect();
+    type Numbered = Vec<(usize, TaskResult)>;
+    let (mut taken, rest): (Numbered, Numbered) = std::mem::take(results)
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| chosen.contains(i));
+    let (idx, mut only): (Vec<usize>, Vec<TaskResult>) = taken.drain(..).unzip();
+    let ok = crate::run::apply_passed(&mut only, out);
+    let mut all: Vec<(usize, TaskResult)> = idx.into_iter().zip(only).chain(rest).collect();
+    all.sort_by_key(|(i, _)| *i);
+    *results = all.into_iter().map(|(_, r)| r).collect();
+    ok
+}
+
+/// Best-of-N's end: for each task, `OUT/TASK/kept` names the attempt
+/// kept and `OUT/TASK/changes.diff` is its diff (neither when none
+/// passed); a line each on stderr. How many tasks passed and failed.
+pub(super) fn keep_and_say(results: &[TaskResult], out: &Path, keep: Keep) -> (usize, usize) {
+    let (mut passed, mut failed) = (0, 0);
+    for (task, chosen) in kept(results, keep) {
+        let dir = out.join(&task);
+        match chosen.filter(|&i| results[i].passed()) {
+            Some(i) => {
+                passed += 1;
+                let name = &results[i].transcript.task;
+                let attempt = name.rsplit('/').next().unwrap_or(name);
+                let wrote = crate::workspace::durable_write(
+                    &dir.join("kept"),
+                    format!("{attempt}\n").as_bytes(),
+                )
+                .and_then(|_| {
+                    crate::workspace::durable_write_str(
+                        &dir.join("changes.diff"),
+                        &crate::contain::redact(&results[i].diff),
+                    )
+                });
+                if let Err(e) = wrote {
+                    eprintln!("error: writing {}: {e}", dir.display());
+                }
+                eprintln!("runner: {task}: kept {attempt} (--keep {})", keep.as_str());
+            }
+            None => {
+                failed += 1;
+                let _ = std::fs::remove_file(dir.join("kept"));
+                eprintln!("runner: {task}: no attempt passed");
+            }
+        }
+    }
+    (passed, failed)
+}
+
+/// For each task, the index in `results` of the attempt `keep` keeps,
+/// or none when no attempt passed; by task name.
+pub(super) fn kept(results: &[TaskResult], keep: Keep) -> BTreeMap<String, Option<usize>> {
+    let mut by_task: BTreeMap<String, Vec<(u32, usize)>> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        if let Some((task, k)) = attempt_of(&r.transcript.task) {
+            by_task.entry(task.to_string()).or_default().push((k, i));
+        }
+    }
+    by_task
+        .into_iter()
+        .map(|(task, mut attempts)| {
+            attempts.sort();
+            let passing = attempts.iter().filter(|(_, i)| results[*i].passed());
+            let chosen = match keep {
+                Keep::FirstPass => passing.map(|(_, i)| *i).next(),
+                Keep::Smallest => passing
+                    .min_by_key(|(k, i)| (results[*i].diff.len(), *k))
+                    .map(|(_, i)| *i),
+                Keep::Cheapest => passing
+                    .min_by(|(ka, a), (kb, b)| {
+                        let cost = |i: usize| {
+                            results[i]
+                                .transcript
+                                .usage
+                                .cost_usd
+                                .unwrap_or(f64::INFINITY)
+                        };
+                        cost(*a).total_cmp(&cost(*b)).then(ka.cmp(kb))
+                    })
+                    .map(|(_, i)| *i),
+            };
+            (task, chosen)
+        })
+        .collect()
 }

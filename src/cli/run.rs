@@ -164,8 +164,8 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
             )));
         }
     }
-    let tasks = match args.repeat {
-        Some(n) => {
+    let tasks = match (args.repeat, args.attempts) {
+        (Some(n), _) => {
             super::repeat::check(
                 n,
                 args.apply,
@@ -175,7 +175,11 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
             )?;
             super::repeat::repeat(tasks, n)
         }
-        None => tasks,
+        (None, Some(n)) => {
+            super::repeat::check_attempts(n, args.resume.is_some(), args.repos.is_some())?;
+            super::repeat::repeat(tasks, n)
+        }
+        (None, None) => tasks,
     };
     Ok(Loaded {
         tasks,
@@ -291,6 +295,9 @@ async fn plan(args: &RunArgs, loaded: Loaded) -> Result<Planned, CliError> {
             .max_failures
             .map(|n| Arc::new(crate::run::FailureBreaker::new(n))),
         max_diff_bytes: args.max_diff_bytes,
+        best_of: args
+            .attempts
+            .map(|_| Arc::new(crate::run::BestOf::new(args.keep))),
     };
     Ok(Planned {
         tasks,
@@ -364,7 +371,13 @@ async fn execute(args: &RunArgs, planned: Planned) -> Result<Done, CliError> {
     };
     // Kept tasks a killed run never applied first, in the order given.
     let kept_applied = !args.apply || args.resume.is_none() || apply_kept(&mut results, &out);
-    let all_applied = (!args.apply || apply_passed(&mut results, &out)) && kept_applied;
+    let all_applied = (!args.apply
+        || match args.attempts {
+            // Best-of-N: the kept attempts alone.
+            Some(_) => super::repeat::apply_kept_attempts(&mut results, &out, args.keep),
+            None => apply_passed(&mut results, &out),
+        })
+        && kept_applied;
     let written = write_run_outputs(&out, &results);
     if let Some(t) = &telemetry {
         // Bounded by the export timeout; a collector that is down costs
@@ -393,20 +406,28 @@ fn conclude(args: &RunArgs, done: Done) -> Exit {
         out,
         sweeper,
     } = done;
+    // Best-of-N: a task passes when the attempt it keeps passes.
+    let best = args
+        .attempts
+        .map(|n| (n, super::repeat::keep_and_say(&results, &out, args.keep)));
     if args.format == OutputFormat::Text {
-        match args.front {
-            Front::Run => {
+        match (args.front, &best) {
+            (Front::Run, None) => {
                 let passed = results.iter().filter(|r| r.passed()).count();
                 println!("{passed} passed, {} failed", results.len() - passed);
             }
-            Front::Exec => super::run_end::print_answer(&results),
+            (Front::Run, Some((n, (passed, failed)))) => {
+                println!("{passed} passed, {failed} failed (best of {n} attempts)");
+            }
+            (Front::Exec, _) => super::run_end::print_answer(&results),
         }
     }
     // A conflict under `--apply` is a failure (its task says `conflict`),
     // and so is a rejected `--push` (its repository's tasks say why).
-    let exit = match applied_and_pushed {
-        true => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
-        false => Exit::Failed,
+    let exit = match (applied_and_pushed, best) {
+        (false, _) => Exit::Failed,
+        (true, Some((_, (_, failed)))) => Exit::passed_if(failed == 0),
+        (true, None) => Exit::of_run(results.iter().map(|r| &r.transcript.outcome)),
     };
     let (exit, shadow_line) = args.shadow.exit(exit, &results);
     if let Some(swept) = sweeper.finish(std::time::Duration::from_secs(30))

@@ -112,6 +112,15 @@ pub struct RunArgs {
     /// summary and JUnit.
     #[arg(long, value_name = "N")]
     pub(super) repeat: Option<u32>,
+    /// Best-of-N: run every task as up to N attempts and keep one passing
+    /// attempt (`--keep`), whose changes --apply applies and whose outcome
+    /// is the task's; the others stay in OUT/TASK/attempt-K/.
+    #[arg(long, value_name = "N", conflicts_with = "repeat")]
+    pub(super) attempts: Option<u32>,
+    /// Which passing attempt --attempts keeps: the first to pass (the
+    /// later ones are not started), the smallest diff, or the cheapest.
+    #[arg(long, value_enum, default_value = "first-pass", requires = "attempts")]
+    pub(super) keep: crate::run::Keep,
     /// Reuse an output folder that holds an earlier run's other tasks,
     /// removing their folders (without it such a folder is refused: its
     /// report would mix the two runs).

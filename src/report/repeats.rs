@@ -32,6 +32,13 @@ pub fn group<'a>(ts: &[&'a Transcript]) -> Option<Vec<Repeated<'a>>> {
         out.into_iter()
             .map(|(task, mut a)| {
                 a.sort_by_key(|(k, _)| *k);
+                // Attempts that never ran (best-of-N's after a pass, the
+                // run's budget spent) are no outcome of the task's.
+                if a.iter()
+                    .any(|(_, t)| t.outcome.status != OutcomeStatus::Skipped)
+                {
+                    a.retain(|(_, t)| t.outcome.status != OutcomeStatus::Skipped);
+                }
                 Repeated {
                     task,
                     attempts: a.into_iter().map(|(_, t)| t).collect(),

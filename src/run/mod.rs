@@ -7,6 +7,7 @@
 mod agents;
 mod apply;
 mod backstops;
+mod best_of;
 mod cancel;
 mod journal;
 mod models;
@@ -19,6 +20,7 @@ mod task;
 
 pub(crate) use apply::refused_change;
 pub use apply::{apply_kept, apply_passed};
+pub use best_of::{BestOf, Keep};
 pub use cancel::{Cancel, decide_exit, watch_signals};
 pub use journal::read as read_journal;
 pub use models::{fallback_configs, provider_config};

@@ -13,6 +13,10 @@ pub async fn run_tasks(tasks: &[Task], opts: &RunOptions, jobs: usize) -> Vec<Ta
     let mut results: Vec<(usize, TaskResult)> = futures::stream::iter(tasks.iter().enumerate())
         .map(|(i, t)| async move {
             let r = run_task(t, opts).await;
+            // Best-of-N: a passing attempt spares its task's later ones.
+            if let Some(b) = opts.best_of.as_ref().filter(|_| r.passed()) {
+                b.passed(&r.transcript.task);
+            }
             // Written (and flushed to the disk) on a blocking thread: the
             // other tasks' turns go on meanwhile.
             let out = opts.out_dir.clone();

@@ -144,3 +144,129 @@ fn bad_repeats_are_refused() {
     let e = validate_refuses(d, "both.yaml");
     assert!(e.contains("give `script:` (one) or `scripts:`"), "{e}");
 }
+
+/// A task whose scripts, by attempt, write `files` (name and lines) and
+/// ok.txt, or nothing (an empty list: its check fails).
+fn best_of_task(d: &Path, attempts: &[&[(&str, usize)]]) {
+    let scripts: String = attempts
+        .iter()
+        .map(|files| {
+            if files.is_empty() {
+                return "  - [{text: nothing}]\n".to_string();
+            }
+            let calls: String = files
+                .iter()
+                .map(|(f, n)| {
+                    format!(
+                        "{{name: write_file, args: {{file_path: {f}, content: {}}}}}, ",
+                        serde_json::to_string(&"x\n".repeat(*n)).unwrap()
+                    )
+                })
+                .collect();
+            format!("  - [{{tool_calls: [{calls}]}}, {{text: wrote}}]\n")
+        })
+        .collect();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: p\nworkspace: ws\npolicy: {{default: allow}}\nchecks:\n  - run: test -f ok.txt\nscripts:\n{scripts}"
+        ),
+    );
+}
+
+#[test]
+fn best_of_n_keeps_the_first_pass_and_applies_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    best_of_task(
+        d,
+        &[
+            &[],
+            &[("ok.txt", 1)],
+            &[],
+            &[("ok.txt", 1), ("other.txt", 1)],
+        ],
+    );
+    let o = run(d, "out", &["--attempts", "4", "--apply", "t.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "1 passed, 0 failed (best of 4 attempts)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("out/t/kept")).unwrap(),
+        "attempt-2\n"
+    );
+    let diff = std::fs::read_to_string(d.join("out/t/changes.diff")).unwrap();
+    assert!(
+        diff.contains("+++ b/ok.txt") && !diff.contains("other.txt"),
+        "{diff}"
+    );
+    // Attempts 3 and 4 were not started once attempt 2 passed.
+    for k in [3, 4] {
+        let t = read_json(d.join(format!("out/t/attempt-{k}/transcript.json")));
+        assert_eq!(t["outcome"]["status"], "skipped", "attempt {k}");
+        assert_eq!(t["counts"]["turns"], 0);
+    }
+    assert!(
+        d.join("ws/ok.txt").is_file(),
+        "the kept attempt was applied"
+    );
+    assert!(!d.join("ws/other.txt").exists());
+}
+
+#[test]
+fn keep_smallest_picks_the_smaller_of_two_passing_diffs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    best_of_task(d, &[&[("ok.txt", 1), ("big.txt", 200)], &[("ok.txt", 1)]]);
+    let o = run(
+        d,
+        "out",
+        &["--attempts", "2", "--keep", "smallest", "--apply", "t.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("out/t/kept")).unwrap(),
+        "attempt-2\n"
+    );
+    assert!(
+        stderr(&o).contains("t: kept attempt-2 (--keep smallest)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(d.join("ws/ok.txt").is_file() && !d.join("ws/big.txt").exists());
+    // No attempt passing: the task fails, every attempt's reason kept.
+    std::fs::remove_file(d.join("ws/ok.txt")).unwrap();
+    best_of_task(d, &[&[]]);
+    let o = run(d, "out", &["--attempts", "2", "t.yaml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "0 passed, 1 failed (best of 2 attempts)\n"
+    );
+    assert!(!d.join("out/t/kept").exists());
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(summary.matches("check(s) failed").count() >= 2, "{summary}");
+}
+
+#[test]
+fn bad_attempts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    best_of_task(d, &[&[("ok.txt", 1)]]);
+    for (args, says) in [
+        (&["--attempts", "0", "t.yaml"][..], "--attempts 0"),
+        (
+            &["--attempts", "2", "--repeat", "2", "t.yaml"][..],
+            "cannot be used with",
+        ),
+        (&["--keep", "smallest", "t.yaml"][..], "--attempts"),
+    ] {
+        let o = run(d, "out", args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

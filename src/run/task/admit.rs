@@ -57,6 +57,9 @@ pub(super) fn admit(
             b.spent()
         )));
     }
+    if let Some(why) = (opts.best_of.as_ref()).and_then(|b| b.needless(&scene.task.name)) {
+        return Err(NotAdmitted::Skipped(why));
+    }
     if let (Some(b), Some(repo)) = (&opts.fleet, &scene.task.repository)
         && let Err(failed) = b.may_start(&repo.folder)
     {

@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub fleet: Option<Arc<FailureBreaker>>,
     /// `--max-diff-bytes`: the bound of each task's `changes.diff`.
     pub max_diff_bytes: u64,
+    /// `--attempts N`: best-of-N, and which attempt it keeps.
+    pub best_of: Option<Arc<crate::run::BestOf>>,
 }
 
 /// `runner run --repos … --max-failures N`: once N repositories have a
