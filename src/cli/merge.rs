@@ -54,7 +54,8 @@ impl From<ShardError> for CliError {
 
 /// The task folders of an output folder (those with a transcript.json,
 /// or a journal a run killed outright left), and of each repository's
-/// folder in it for a fleet run's (`OUT/REPOSITORY/TASK`).
+/// folder in it for a fleet run's (`OUT/REPOSITORY/TASK`), and of each
+/// repeated task's (`OUT/TASK/attempt-K`).
 pub(crate) fn read_shard(dir: &Path) -> Result<Vec<Found>, ShardError> {
     let mut found = Vec::new();
     read_tasks(dir, true, &mut found)?;
@@ -89,11 +90,12 @@ fn read_tasks(dir: &Path, repositories: bool, found: &mut Vec<Found>) -> Result<
             if repositories && entry.path().is_dir() {
                 let mut inner = Vec::new();
                 read_tasks(&entry.path(), false, &mut inner)?;
-                found.extend(
-                    inner
-                        .into_iter()
-                        .filter(|f| f.transcript.repository.is_some()),
-                );
+                // A fleet's repository folder, or a repeated task's
+                // (`--repeat`, `--attempts`: `OUT/TASK/attempt-K`).
+                found.extend(inner.into_iter().filter(|f| {
+                    f.transcript.repository.is_some()
+                        || crate::report::repeats::attempt_of(&f.transcript.task).is_some()
+                }));
             }
             continue;
         }

@@ -270,3 +270,43 @@ fn bad_attempts_are_refused() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// Shards of a repeated run merge into one (attempts and all), which
+/// `runner compare` reads as it reads one run.
+#[test]
+fn shards_of_a_repeated_run_merge_with_their_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    task(d, "a", &[true]);
+    task(d, "b", &[false, true]);
+    for (shard, out) in [("1/2", "s1"), ("2/2", "s2")] {
+        let o = run(
+            d,
+            out,
+            &["--repeat", "2", "--shard", shard, "a.yaml", "b.yaml"],
+        );
+        assert!(o.status.code().is_some(), "{}", stderr(&o));
+    }
+    let o = runner()
+        .current_dir(d)
+        .args(["merge", "--out", "merged", "s1", "s2"])
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    for t in ["a/attempt-1", "a/attempt-2", "b/attempt-1", "b/attempt-2"] {
+        assert!(
+            d.join("merged").join(t).join("transcript.json").is_file(),
+            "{t}: {}",
+            stderr(&o)
+        );
+    }
+    let summary = std::fs::read_to_string(d.join("merged/summary.md")).unwrap();
+    assert!(summary.contains("| b | 1/2 |"), "{summary}");
+    let o = runner()
+        .current_dir(d)
+        .args(["compare", "merged", "merged", "--format", "json"])
+        .output()
+        .unwrap();
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["tasks"].as_array().unwrap().len(), 2, "{c}");
+}
