@@ -248,26 +248,7 @@ enum Command {
     /// Compare two runs of the same tasks (output folders): pass rates
     /// (with Fisher's exact test), cost, turns, new denials; exit 1 on a
     /// regression beyond the tolerances.
-    Compare {
-        /// The base run's output folder.
-        base: PathBuf,
-        /// The new run's output folder.
-        new: PathBuf,
-        /// `markdown` (for $GITHUB_STEP_SUMMARY) or `json`.
-        #[arg(long, value_enum, default_value = "markdown")]
-        format: cli::compare::CompareFormat,
-        /// A pass rate may drop by this much (0 to 1) before a drop the
-        /// counts can tell apart is a regression.
-        #[arg(long, default_value_t = 0.0, value_name = "RATE")]
-        tolerance: f64,
-        /// A median cost that grows by more than this fraction (0.2: a
-        /// fifth) is a regression; without it, cost is reported only.
-        #[arg(long, value_name = "FRACTION")]
-        cost_tolerance: Option<f64>,
-        /// The significance level of the pass counts' test.
-        #[arg(long, default_value_t = 0.05)]
-        alpha: f64,
-    },
+    Compare(cli::compare::CompareArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish,
     /// powershell, elvish) on stdout.
     Completions {
@@ -428,23 +409,7 @@ fn try_main(cli: Cli) -> CliResult {
             } => cli::lint::lint(&files),
             Command::Report { out } => cli::report::report(&out),
             Command::Schema { kind } => cli::schema::print_schema(kind),
-            Command::Compare {
-                base,
-                new,
-                format,
-                tolerance,
-                cost_tolerance,
-                alpha,
-            } => cli::compare::compare(
-                &base,
-                &new,
-                cli::compare::Tolerances {
-                    pass_rate: tolerance,
-                    cost: cost_tolerance,
-                    alpha,
-                },
-                format,
-            ),
+            Command::Compare(args) => cli::compare::compare(&args),
             Command::Doctor { format, require } => cli::doctor::doctor(format, &require),
             Command::Sandbox {
                 task,

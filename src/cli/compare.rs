@@ -31,6 +31,29 @@ pub enum CompareFormat {
     Json,
 }
 
+/// The options of `runner compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The base run's output folder.
+    base: PathBuf,
+    /// The new run's output folder.
+    new: PathBuf,
+    /// `markdown` (for $GITHUB_STEP_SUMMARY) or `json`.
+    #[arg(long, value_enum, default_value = "markdown")]
+    format: CompareFormat,
+    /// A pass rate may drop by this much (0 to 1) before a drop the
+    /// counts can tell apart is a regression.
+    #[arg(long, default_value_t = 0.0, value_name = "RATE")]
+    tolerance: f64,
+    /// A median cost that grows by more than this fraction (0.2: a
+    /// fifth) is a regression; without it, cost is reported only.
+    #[arg(long, value_name = "FRACTION")]
+    cost_tolerance: Option<f64>,
+    /// The significance level of the pass counts' test.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+}
+
 /// What decides a regression.
 #[derive(Debug, Clone, Copy)]
 pub struct Tolerances {
@@ -304,9 +327,14 @@ pub fn markdown(c: &Comparison, alpha: f64) -> String {
     s
 }
 
-pub fn compare(base: &Path, new: &Path, tol: Tolerances, format: CompareFormat) -> CliResult {
-    let c = comparison(base, new, tol)?;
-    match format {
+pub fn compare(args: &CompareArgs) -> CliResult {
+    let tol = Tolerances {
+        pass_rate: args.tolerance,
+        cost: args.cost_tolerance,
+        alpha: args.alpha,
+    };
+    let c = comparison(&args.base, &args.new, tol)?;
+    match args.format {
         CompareFormat::Markdown => print!("{}", markdown(&c, tol.alpha)),
         CompareFormat::Json => println!(
             "{}",
