@@ -239,6 +239,13 @@ fn a_run_that_never_touches_them_passes_and_its_tools_work() {
         out.contains("git version") && out.contains("home-ok"),
         "{out}"
     );
+    // Planted, and never seen.
+    assert_eq!(
+        t["canaries"]["planted"].as_array().map(Vec::len),
+        Some(8),
+        "{}",
+        t["canaries"]
+    );
     assert!(t["canaries"].get("seen").is_none(), "{}", t["canaries"]);
 }
 
