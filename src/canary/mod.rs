@@ -10,8 +10,8 @@
 //! task's own (`~/.aws/credentials`, `~/.netrc`, `~/.config/gh/hosts.yml`).
 //!
 //! Where a value is looked for, in its plain, base64 (three alignments),
-//! hex, URL-encoded and reversed forms (the forms redaction knows), by one
-//! Aho-Corasick pass over bytes already in hand:
+//! hex, URL-encoded and reversed forms (the forms redaction knows), in any
+//! case, by one Aho-Corasick pass over bytes already in hand:
 //! - moving out, refused before it leaves, the task failed with tripwire
 //!   `canary`: a request through the task's proxy (its line, headers and
 //!   body; inside an HTTPS tunnel the proxy reads nothing), a `web_fetch`,
@@ -107,6 +107,10 @@ impl Canaries {
         // result (kilobytes) in microseconds all the same.
         let matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
+            // Whatever the case: a host name carries a decoy lower-cased
+            // (DNS ignores case), and a value of twenty random characters
+            // or more matches nothing else by chance, in any case.
+            .ascii_case_insensitive(true)
             .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&forms)
             .expect("an automaton of literal values");

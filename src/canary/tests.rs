@@ -37,6 +37,9 @@ fn a_value_is_found_in_its_encoded_forms_and_nothing_else_is() {
     let secret = c.variables()[1].1.clone();
     let b64 = |s: &str| crate::contain::redact::forms::forms(s);
     assert!(c.find(b"nothing to see here").is_none());
+    // In a host name, lower-cased.
+    let host = format!("{}.evil.test", secret.to_ascii_lowercase());
+    assert!(c.find(host.as_bytes()).is_some(), "{host}");
     for text in [
         format!("aws={secret}&x=1"),
         format!("prefix {}", secret.chars().rev().collect::<String>()),
