@@ -48,6 +48,28 @@ impl LiveSet {
 
 static LIVE: LiveSet = LiveSet::new();
 
+/// The overlay workspaces mounted now: a hurried exit takes them away
+/// before removing their folders (removing through a mounted view would
+/// walk the whole original).
+static MOUNTS: LiveSet = LiveSet::new();
+
+/// A mount registered for a hurried exit; dropping it forgets it (its
+/// owner has taken it away).
+#[derive(Debug)]
+pub struct RegisteredMount(PathBuf);
+
+/// Registers the mount at `target` for a hurried exit.
+pub fn register_mount(target: &Path) -> RegisteredMount {
+    MOUNTS.insert(target);
+    RegisteredMount(target.to_path_buf())
+}
+
+impl Drop for RegisteredMount {
+    fn drop(&mut self) {
+        MOUNTS.remove(&self.0);
+    }
+}
+
 /// A registered folder; dropping it takes the folder off the list (its
 /// owner removes the folder itself) and removes its owner file.
 #[derive(Debug)]
@@ -250,8 +272,12 @@ fn sweep_partial_writes(out: &Path, older: Duration) -> Vec<PathBuf> {
 /// whether all were removed in time.
 pub fn remove_all(limit: Duration) -> bool {
     let dirs = LIVE.paths();
+    let mounts = MOUNTS.paths();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        for m in mounts {
+            let _ = crate::sys::unmount_detached(&m);
+        }
         for d in dirs {
             let _ = std::fs::remove_dir_all(&d);
             let _ = std::fs::remove_file(owner_file(&d));

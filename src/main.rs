@@ -306,6 +306,13 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // Overlay workspaces live in a mount namespace of the runner's own,
+    // entered while it has one thread (see workspace::overlay).
+    match &cli.command {
+        Command::Run(args) => runner::workspace::overlay::init(args.workspace_mode()),
+        Command::Exec(args) => runner::workspace::overlay::init(args.workspace_mode()),
+        _ => {}
+    }
     let github = match &cli.command {
         Command::Run(args) => args.github_output(),
         Command::Exec(args) => args.github_output(),

@@ -79,9 +79,21 @@ pub struct ExecArgs {
     /// appended to FILE (`$GITHUB_OUTPUT`), and exit 0.
     #[arg(long, value_name = "FILE")]
     github_output: Option<PathBuf>,
+    /// How each task's copy of its workspace is made: `auto` mounts an
+    /// overlay of the original where the runner may (as root; nothing is
+    /// copied, changes are read from the overlay's upper folder), else
+    /// copies the files; `overlay` fails a task that cannot have one;
+    /// `copy` always copies.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
+    workspace_mode: crate::workspace::WorkspaceMode,
 }
 
 impl ExecArgs {
+    /// How the task's workspace is made (`--workspace-mode`).
+    pub fn workspace_mode(&self) -> crate::workspace::WorkspaceMode {
+        self.workspace_mode
+    }
+
     /// Where `--github-output` writes, and the run's output folder.
     pub fn github_output(&self) -> Option<(PathBuf, PathBuf)> {
         let out = self

@@ -126,6 +126,13 @@ pub struct RunArgs {
     /// report would mix the two runs).
     #[arg(long)]
     pub(super) force_out: bool,
+    /// How each task's copy of its workspace is made: `auto` mounts an
+    /// overlay of the original where the runner may (as root; nothing is
+    /// copied, changes are read from the overlay's upper folder), else
+    /// copies the files; `overlay` fails a task that cannot have one;
+    /// `copy` always copies.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
+    pub(super) workspace_mode: crate::workspace::WorkspaceMode,
     #[command(flatten)]
     pub(super) shadow: super::shadow::ShadowArgs,
     /// Which command the run is for (what its stdout gets).
@@ -209,6 +216,11 @@ impl RunArgs {
         }
         run.front = Front::Exec;
         run
+    }
+
+    /// How tasks' workspaces are made (`--workspace-mode`).
+    pub fn workspace_mode(&self) -> crate::workspace::WorkspaceMode {
+        self.workspace_mode
     }
 
     /// Where `--github-output` writes, and the run's output folder.

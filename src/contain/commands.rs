@@ -124,6 +124,13 @@ impl CommandSetup {
         if let Some(decoys) = &env.decoys {
             plant_decoys(decoys, &mut vars, tmp.path()).map_err(CommandSetupError::TempFolder)?;
         }
+        // The copy's `.git` may lie above the workspace across a mount
+        // (an overlay workspace in a folder of its repository): git must
+        // look past it to find its view.
+        if git_dir.is_some() {
+            vars.retain(|(k, _)| k != "GIT_DISCOVERY_ACROSS_FILESYSTEM");
+            vars.push(("GIT_DISCOVERY_ACROSS_FILESYSTEM".into(), "1".into()));
+        }
         vars.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         for var in ["TMPDIR", "TMP", "TEMP"] {
             vars.push((var.to_string(), tmp.path().display().to_string()));

@@ -128,3 +128,8 @@ impl StopSignals {
 pub unsafe fn hide_secret_values(_secret: impl Fn(&str) -> bool) -> usize {
     0
 }
+
+/// No mounts are made here.
+pub fn unmount_detached(_target: &Path) -> std::io::Result<()> {
+    Ok(())
+}

@@ -235,3 +235,21 @@ pub unsafe fn hide_secret_values(secret: impl Fn(&str) -> bool) -> usize {
     }
     hidden
 }
+
+/// Takes the mount at `target` away, at once for new lookups (files a
+/// command still has open keep it alive until closed). Only Linux mounts
+/// (a task's overlay workspace); elsewhere there is none to take.
+pub fn unmount_detached(target: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let c =
+            std::ffi::CString::new(target.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+        // SAFETY: a NUL-terminated string.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = target;
+    Ok(())
+}

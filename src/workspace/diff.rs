@@ -9,7 +9,7 @@
 //! workspace's folder in its repository, so that the diff applies from the
 //! repository root as `git diff` output does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
 
@@ -164,4 +164,24 @@ pub fn render_git_diff(changes: &[FileChange], prefix: &str) -> String {
         .iter()
         .map(|c| render_file_diff(c, Some(prefix)))
         .collect()
+}
+
+impl FileContent {
+    /// Reads a file or a symlink (its target, not followed).
+    pub fn read(path: &Path) -> std::io::Result<Self> {
+        let meta = path.symlink_metadata()?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(path)?;
+            return Ok(FileContent {
+                bytes: target.as_os_str().as_encoded_bytes().to_vec(),
+                mode: 0o120000,
+                symlink: Some(target),
+            });
+        }
+        Ok(FileContent {
+            bytes: std::fs::read(path)?,
+            mode: crate::sys::mode(&meta),
+            symlink: None,
+        })
+    }
 }

@@ -22,13 +22,10 @@
 //! leaves out for the policy, and puts back for the checks, is
 //! [`hidden`]'s.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use ignore::WalkState;
-
-use super::diff::{FileChange, FileContent};
+use super::diff::FileChange;
 use super::git_view::{
     RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
 };
@@ -37,15 +34,50 @@ use super::snapshot::Snapshot;
 
 mod changes;
 mod hidden;
+mod layered;
+mod layered_changes;
 mod tree;
 
 pub use changes::Differ;
 
 use hidden::{Hidden, Revealed};
-use tree::{copy_entry, copy_tracked_ignored, walker};
+use tree::{copy_into, copy_tracked_ignored};
+
+/// What a task's copy of its workspace is, for its transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceView {
+    /// An overlay of the original (copy-on-write).
+    Overlay,
+    /// A copy of the files; why not an overlay (`None`: not asked).
+    Copy { why: Option<String> },
+}
+
+/// How [`IsolatedWorkspace::build_as`] makes the copy.
+enum View {
+    Overlay,
+    Copy(Option<String>),
+}
+
+/// What either way made, before the git views.
+struct Made {
+    files: usize,
+    snapshot: Snapshot,
+    hidden: Vec<String>,
+    nested: Vec<PathBuf>,
+    tracked_ignored: Vec<String>,
+    mounted: Option<(crate::workspace::overlay::Mounted, layered::LayerState)>,
+    view: WorkspaceView,
+}
 
 /// A task's private copy of a workspace; removed when dropped.
 pub struct IsolatedWorkspace {
+    /// The overlay, when the copy is a view: taken away before `dir` goes
+    /// (fields drop in order).
+    _mounted: Option<crate::workspace::overlay::Mounted>,
+    /// How many files and links the copy shows.
+    files: usize,
+    /// What the copy is: an overlay or a copy, and why not an overlay.
+    view: WorkspaceView,
     dir: tempfile::TempDir,
     /// The repository the workspace lies in, when its git view was made.
     repo: Option<RepoInfo>,
@@ -92,6 +124,35 @@ impl IsolatedWorkspace {
         excludes: &[PathBuf],
         hiding: Option<&(dyn Fn(&str) -> bool + Sync)>,
     ) -> std::io::Result<Self> {
+        use crate::workspace::overlay::{Choice, choice, overlay_failed};
+        match choice() {
+            Choice::Copy(why) => Self::build_as(original, excludes, hiding, View::Copy(why)),
+            Choice::Refused(why) => Err(std::io::Error::other(format!(
+                "no overlay workspace (--workspace-mode overlay): {why}"
+            ))),
+            Choice::Overlay { forced } => {
+                match Self::build_as(original, excludes, hiding, View::Overlay) {
+                    Ok(ws) => Ok(ws),
+                    Err(e) if forced => Err(std::io::Error::new(
+                        e.kind(),
+                        format!("no overlay workspace (--workspace-mode overlay): {e}"),
+                    )),
+                    Err(e) => {
+                        let why = overlay_failed(&e);
+                        tracing::warn!("the workspace is a copy: {why}");
+                        Self::build_as(original, excludes, hiding, View::Copy(Some(why)))
+                    }
+                }
+            }
+        }
+    }
+
+    fn build_as(
+        original: &Path,
+        excludes: &[PathBuf],
+        hiding: Option<&(dyn Fn(&str) -> bool + Sync)>,
+        view: View,
+    ) -> std::io::Result<Self> {
         let hide = hiding.unwrap_or(&|_| false);
         let original = original.canonicalize()?;
         let dir = tempfile::Builder::new().prefix("runner-ws-").tempdir()?;
@@ -112,85 +173,77 @@ impl IsolatedWorkspace {
             mirror_parent_ignores(r, dir.path())?;
         }
         let parents = repo.is_some();
-        let snapshot = Mutex::new(BTreeMap::new());
-        let nested = Mutex::new(Vec::new());
-        let hidden = Mutex::new(Vec::new());
-        let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
-        walker(&original, excludes, parents)
-            .build_parallel()
-            .run(|| {
-                let snapshot = &snapshot;
-                let nested = &nested;
-                let hidden = &hidden;
-                let first_error = &first_error;
-                let src_root = original.clone();
-                let dest_root = dest_root.clone();
-                Box::new(move |entry| {
-                    let Ok(entry) = entry else {
-                        return WalkState::Continue;
-                    };
-                    let Ok(rel) = entry.path().strip_prefix(&src_root) else {
-                        return WalkState::Continue;
-                    };
-                    if rel.as_os_str().is_empty() {
-                        return WalkState::Continue;
-                    }
-                    let key = rel.to_string_lossy();
-                    if hide(&key) {
-                        hidden.lock().unwrap().push(key.into_owned());
-                        return WalkState::Skip;
-                    }
-                    // The walk skips `.git`; a folder holding one is a
-                    // repository of its own.
-                    if entry.file_type().is_some_and(|t| t.is_dir())
-                        && entry.path().join(".git").symlink_metadata().is_ok()
-                    {
-                        nested.lock().unwrap().push(rel.to_path_buf());
-                    }
-                    match copy_entry(entry.path(), &dest_root.join(rel)) {
-                        Ok(Some(rec)) => {
-                            snapshot
-                                .lock()
-                                .unwrap()
-                                .insert(rel.to_string_lossy().into_owned(), rec);
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            let mut slot = first_error.lock().unwrap();
-                            if slot.is_none() {
-                                *slot = Some(std::io::Error::new(
-                                    e.kind(),
-                                    format!("copying {}: {e}", entry.path().display()),
-                                ));
-                            }
-                            return WalkState::Quit;
-                        }
-                    }
-                    WalkState::Continue
-                })
-            });
-        if let Some(e) = first_error.into_inner().unwrap() {
-            return Err(e);
-        }
-        let mut snapshot = snapshot.into_inner().unwrap();
-        let mut hidden = hidden.into_inner().unwrap();
-        let tracked_ignored = match tracked {
-            Some(t) => {
-                let mut listed = t.finish();
-                listed.retain(|rel| {
-                    let key = rel.to_string_lossy();
-                    if at_or_beneath(&hidden, key.as_bytes()) {
-                        return false;
-                    }
-                    if hide(&key) {
-                        hidden.push(key.into_owned());
-                        return false;
-                    }
-                    true
-                });
-                copy_tracked_ignored(&listed, &original, &dest_root, excludes, &mut snapshot)?
+        let keep_tracked = |listed: Vec<PathBuf>, hidden: &mut Vec<String>| {
+            let mut kept = Vec::new();
+            for rel in listed {
+                let key = rel.to_string_lossy().into_owned();
+                if at_or_beneath(hidden, key.as_bytes()) {
+                    continue;
+                }
+                if hide(&key) {
+                    hidden.push(key);
+                    continue;
+                }
+                kept.push(rel);
             }
-            None => Vec::new(),
+            kept
+        };
+        let made = match view {
+            View::Copy(why) => {
+                let copied = copy_into(&original, &dest_root, excludes, parents, hide)?;
+                let mut hidden = copied.hidden;
+                let mut snapshot = copied.snapshot;
+                let listed =
+                    keep_tracked(tracked.map(|t| t.finish()).unwrap_or_default(), &mut hidden);
+                let tracked_ignored =
+                    copy_tracked_ignored(&listed, &original, &dest_root, excludes, &mut snapshot)?;
+                Made {
+                    files: snapshot.len(),
+                    snapshot,
+                    hidden,
+                    nested: copied.nested,
+                    tracked_ignored,
+                    mounted: None,
+                    view: WorkspaceView::Copy { why },
+                }
+            }
+            View::Overlay => {
+                let mut plan = layered::plan(&original, excludes, parents, hide)?;
+                let listed = keep_tracked(
+                    tracked.map(|t| t.finish()).unwrap_or_default(),
+                    &mut plan.hidden,
+                );
+                let tracked_ignored: Vec<String> = (listed.iter())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .filter(|p| !p.split('/').any(|c| c == ".git"))
+                    .filter(|p| !excludes.iter().any(|x| original.join(p).starts_with(x)))
+                    .collect();
+                layered::punch_through(&mut plan.whiteouts, &original, &tracked_ignored)?;
+                let (mounted, layers) =
+                    layered::mount_view(&original, &dest_root, &plan.whiteouts)?;
+                Made {
+                    files: plan.files + tracked_ignored.len(),
+                    snapshot: Snapshot::new(),
+                    hidden: plan.hidden,
+                    nested: plan.nested,
+                    tracked_ignored,
+                    mounted: Some((mounted, layers)),
+                    view: WorkspaceView::Overlay,
+                }
+            }
+        };
+        let Made {
+            files,
+            snapshot,
+            mut hidden,
+            nested,
+            tracked_ignored,
+            mounted,
+            view,
+        } = made;
+        let (mounted, layers) = match mounted {
+            Some((m, l)) => (Some(m), Some(l)),
+            None => (None, None),
         };
         hidden.sort();
         let mut credentials_removed = Vec::new();
@@ -215,7 +268,7 @@ impl IsolatedWorkspace {
         // A folder of the workspace that is a repository of its own (a
         // submodule, a clone): without a view, git in the copy would take
         // it for a folder of the repository around it.
-        for rel in nested.into_inner().unwrap() {
+        for rel in nested {
             let folder = original.join(&rel);
             if let Some(r) = find_repo(&folder).filter(|r| r.prefix.is_empty()) {
                 let inner = format!("{}/", rel.to_string_lossy());
@@ -246,6 +299,9 @@ impl IsolatedWorkspace {
             }
         }
         Ok(Self {
+            _mounted: mounted,
+            files,
+            view,
             dir,
             repo,
             _registered: registered,
@@ -256,6 +312,7 @@ impl IsolatedWorkspace {
                 parents,
                 tracked_ignored,
                 planted: Default::default(),
+                layers,
             }),
             hidden: Hidden::new(hidden),
             object_stores,
@@ -347,9 +404,33 @@ impl IsolatedWorkspace {
         &self.differ.original
     }
 
-    /// The files as they were right after the copy.
+    /// The files as they were right after the copy (empty for a view:
+    /// its changes are its upper layer).
     pub fn snapshot(&self) -> &Snapshot {
         &self.differ.snapshot
+    }
+
+    /// How many files and links the copy shows.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// What the copy is: an overlay, or a copy and why.
+    pub fn view(&self) -> &WorkspaceView {
+        &self.view
+    }
+
+    /// What the transcript says of the copy.
+    pub fn record(&self) -> runner_output::WorkspaceCopy {
+        let (mode, why) = match &self.view {
+            WorkspaceView::Overlay => (runner_output::CopyMode::Overlay, None),
+            WorkspaceView::Copy { why } => (runner_output::CopyMode::Copy, why.clone()),
+        };
+        runner_output::WorkspaceCopy {
+            mode,
+            why,
+            files: self.files,
+        }
     }
 
     /// Compares the copy with the original and returns every changed file,
@@ -402,25 +483,5 @@ fn make_view(
             let _ = std::fs::remove_dir_all(root.join(".git"));
             None
         }
-    }
-}
-
-impl FileContent {
-    /// Reads a file or a symlink (its target, not followed).
-    pub fn read(path: &Path) -> std::io::Result<Self> {
-        let meta = path.symlink_metadata()?;
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(path)?;
-            return Ok(FileContent {
-                bytes: target.as_os_str().as_encoded_bytes().to_vec(),
-                mode: 0o120000,
-                symlink: Some(target),
-            });
-        }
-        Ok(FileContent {
-            bytes: std::fs::read(path)?,
-            mode: crate::sys::mode(&meta),
-            symlink: None,
-        })
     }
 }

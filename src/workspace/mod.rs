@@ -19,6 +19,7 @@ mod open;
 #[cfg(not(unix))]
 #[path = "open_other.rs"]
 mod open;
+pub mod overlay;
 mod paths;
 mod snapshot;
 
@@ -28,6 +29,7 @@ pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, ren
 pub use diff_bound::{DEFAULT_MAX_DIFF_BYTES, render_bounded_diff};
 #[doc(hidden)]
 pub use history::forget_listings;
-pub use isolate::{Differ, IsolatedWorkspace};
+pub use isolate::{Differ, IsolatedWorkspace, WorkspaceView};
+pub use overlay::WorkspaceMode;
 pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};
 pub use paths::{Workspace, normalize_lexically};

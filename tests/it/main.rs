@@ -38,6 +38,7 @@ mod mcp;
 mod network;
 mod one_decision;
 mod ordinary_corpus;
+mod overlay;
 mod policy_corpus;
 mod policy_props;
 mod private_tmp;

@@ -26,6 +26,7 @@ mod network;
 mod shadow;
 mod transcript;
 mod tripwire;
+mod workspace_copy;
 
 pub use agent::{AgentRun, Reserved};
 pub use call::{
@@ -46,6 +47,7 @@ pub use transcript::{
     TRANSCRIPT_VERSION, TraceIds, Transcript, TurnRecord, Violation,
 };
 pub use tripwire::Tripwire;
+pub use workspace_copy::{CopyMode, WorkspaceCopy};
 
 /// For `skip_serializing_if`: a count left out of the JSON while zero.
 fn is_zero(n: &u64) -> bool {

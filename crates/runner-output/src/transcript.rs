@@ -368,6 +368,11 @@ pub struct Transcript {
     pub model: String,
     /// The original workspace (the agent worked in a copy).
     pub workspace: String,
+    /// How the agent's copy was made: an overlay or a copy, and why not
+    /// an overlay (absent in older transcripts, and when the task failed
+    /// before its copy was made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_copy: Option<crate::WorkspaceCopy>,
     /// `edit` or `plan`.
     pub mode: Mode,
     /// The task's place in the run's trace, when the run exported

@@ -96,18 +96,20 @@ pub(super) fn finish(
             };
         }
     }
-    let (policy, sandbox, credentials_removed, diff_prefix) = match worked.setup {
+    let (policy, sandbox, credentials_removed, diff_prefix, workspace_copy) = match worked.setup {
         Some(s) => (
             s.policy,
             s.sandbox_note,
             s.credentials_removed,
             s.diff_prefix,
+            Some(s.workspace_copy),
         ),
         None => (
             scene.policy.clone(),
             String::new(),
             Vec::new(),
             String::new(),
+            None,
         ),
     };
     let (diff, diff_cut) =
@@ -115,6 +117,7 @@ pub(super) fn finish(
     let transcript = Transcript {
         trace: (scene.opts.telemetry.as_ref()).map(|t| t.task_ids(&task.name)),
         sandbox,
+        workspace_copy,
         mcp_sandbox: worked.mcp_sandbox,
         credentials_removed,
         backstops: policy.backstops(),
@@ -170,6 +173,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
         task_file: task.file.display().to_string(),
         model: task.model.to_string(),
         workspace: task.workspace.display().to_string(),
+        workspace_copy: None,
         mode: task.mode,
         trace: None,
         parameters: task.params.clone(),

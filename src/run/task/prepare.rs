@@ -34,6 +34,8 @@ pub(super) struct Setup {
     pub credentials_removed: Vec<String>,
     /// The copy's path below its repository, for the diff's names.
     pub diff_prefix: String,
+    /// How the copy was made.
+    pub workspace_copy: runner_output::WorkspaceCopy,
 }
 
 /// The task's world, ready for its attempts.
@@ -160,9 +162,10 @@ pub(super) async fn prepare<'p>(
         sandbox_note: workspace.sandbox_note.clone(),
         credentials_removed: workspace.credentials_removed(),
         diff_prefix: workspace.iso.diff_prefix(),
+        workspace_copy: workspace.iso.record(),
     };
     sink.emit(&Event::WorkspaceReady {
-        files: workspace.iso.snapshot().len(),
+        files: workspace.iso.files(),
     });
     let network = proxy_port.map(|proxy_port| crate::mcp::McpNetwork {
         policy: setup.policy.clone(),

@@ -27,6 +27,8 @@ pub struct Differ {
     /// Files the runner planted in the copy (a decoy credentials file):
     /// never a change, whatever becomes of them.
     pub(super) planted: std::sync::Mutex<Vec<String>>,
+    /// For a view (an overlay): its upper layer, where the changes are.
+    pub(super) layers: Option<super::layered::LayerState>,
 }
 
 impl Differ {
@@ -44,6 +46,9 @@ impl Differ {
     }
 
     fn changes_on(&self, threads: Option<usize>) -> std::io::Result<Vec<FileChange>> {
+        if let Some(layers) = &self.layers {
+            return self.layered_changes(layers);
+        }
         let mut now = walk_tree_on(&self.root, &[], self.parents, threads)?;
         for rel in &self.tracked_ignored {
             if let Some(record) = entry_of(&self.root.join(rel)) {

@@ -14,6 +14,41 @@ use crate::workspace::snapshot::{Snapshot, SnapshotEntry};
 /// `parents`, the ignore files of the folders above `root` too (up to the
 /// repository's top: git's rules stop there).
 pub(super) fn walker(root: &Path, excludes: &[PathBuf], parents: bool) -> WalkBuilder {
+    let mut b = configured(root, parents);
+    let excludes: Vec<PathBuf> = excludes.to_vec();
+    b.filter_entry(move |e| {
+        if e.file_name() == ".git" {
+            return false;
+        }
+        !excludes.iter().any(|x| e.path() == x)
+    });
+    b
+}
+
+/// [`walker`] entering only the folders `dirs` names (relative to
+/// `root`), on one thread: what an overlay view's diff walks.
+pub(super) fn walker_within(
+    root: &Path,
+    parents: bool,
+    dirs: std::collections::HashSet<String>,
+) -> WalkBuilder {
+    let mut b = configured(root, parents);
+    let root = root.to_path_buf();
+    b.threads(1).filter_entry(move |e| {
+        if e.file_name() == ".git" {
+            return false;
+        }
+        if !e.file_type().is_some_and(|t| t.is_dir()) {
+            return true;
+        }
+        e.path()
+            .strip_prefix(&root)
+            .is_ok_and(|rel| rel.as_os_str().is_empty() || dirs.contains(&*rel.to_string_lossy()))
+    });
+    b
+}
+
+fn configured(root: &Path, parents: bool) -> WalkBuilder {
     let mut b = WalkBuilder::new(root);
     b.hidden(false)
         .git_ignore(true)
@@ -28,13 +63,6 @@ pub(super) fn walker(root: &Path, excludes: &[PathBuf], parents: bool) -> WalkBu
                 .map_or(2, |n| n.get())
                 .min(8),
         );
-    let excludes: Vec<PathBuf> = excludes.to_vec();
-    b.filter_entry(move |e| {
-        if e.file_name() == ".git" {
-            return false;
-        }
-        !excludes.iter().any(|x| e.path() == x)
-    });
     b
 }
 
@@ -172,4 +200,83 @@ pub(super) fn copy_entry(src: &Path, dest: &Path) -> std::io::Result<Option<Snap
         source,
         ..SnapshotEntry::from_metadata(&m, None)
     }))
+}
+
+/// What a copy made.
+pub(super) struct Copied {
+    pub snapshot: Snapshot,
+    /// What the policy denies reading, left out.
+    pub hidden: Vec<String>,
+    /// Folders holding a `.git` of their own.
+    pub nested: Vec<PathBuf>,
+}
+
+/// Copies `original` into `dest_root` on the walk's threads, leaving out
+/// what `hide` names.
+pub(super) fn copy_into(
+    original: &Path,
+    dest_root: &Path,
+    excludes: &[PathBuf],
+    parents: bool,
+    hide: &(dyn Fn(&str) -> bool + Sync),
+) -> std::io::Result<Copied> {
+    let snapshot = Mutex::new(BTreeMap::new());
+    let nested = Mutex::new(Vec::new());
+    let hidden = Mutex::new(Vec::new());
+    let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    walker(original, excludes, parents)
+        .build_parallel()
+        .run(|| {
+            let (snapshot, nested, hidden) = (&snapshot, &nested, &hidden);
+            let first_error = &first_error;
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Ok(rel) = entry.path().strip_prefix(original) else {
+                    return WalkState::Continue;
+                };
+                if rel.as_os_str().is_empty() {
+                    return WalkState::Continue;
+                }
+                let key = rel.to_string_lossy();
+                if hide(&key) {
+                    hidden.lock().unwrap().push(key.into_owned());
+                    return WalkState::Skip;
+                }
+                // The walk skips `.git`; a folder holding one is a
+                // repository of its own.
+                if entry.file_type().is_some_and(|t| t.is_dir())
+                    && entry.path().join(".git").symlink_metadata().is_ok()
+                {
+                    nested.lock().unwrap().push(rel.to_path_buf());
+                }
+                match copy_entry(entry.path(), &dest_root.join(rel)) {
+                    Ok(Some(rec)) => {
+                        snapshot
+                            .lock()
+                            .unwrap()
+                            .insert(rel.to_string_lossy().into_owned(), rec);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        let mut slot = first_error.lock().unwrap();
+                        slot.get_or_insert(std::io::Error::new(
+                            e.kind(),
+                            format!("copying {}: {e}", entry.path().display()),
+                        ));
+                        return WalkState::Quit;
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    Ok(Copied {
+        snapshot: snapshot.into_inner().unwrap(),
+        hidden: hidden.into_inner().unwrap(),
+        nested: nested.into_inner().unwrap(),
+    })
 }
