@@ -4,8 +4,14 @@
 //! Run with `cargo bench --bench isolation` (or `scripts/bench`). For each
 //! synthetic repository (1k, 10k and 100k files of about 2 KB, committed to
 //! git) and, when `BENCH_REPO` names one, a real repository, it times:
-//! - `runner`: [`IsolatedWorkspace::create`], the copy every task gets
-//!   (tracked and untracked files, ignored ones and `.git` left out);
+//! - `runner overlay`: [`IsolatedWorkspace::create`] as root, where the
+//!   task's copy is an overlay of the original (issue 77): the walk that
+//!   finds what the view hides, the whiteouts and the mount;
+//! - `runner copy`: [`IsolatedWorkspace::create_copy`], the copy every
+//!   task got before (tracked and untracked files, ignored ones and `.git`
+//!   left out), and still gets where no overlay can be mounted;
+//! - for both, finishing: three files edited in the copy, then the diff
+//!   ([`IsolatedWorkspace::changes`]) and the copy removed;
 //! - `git worktree add --detach`: tracked files only, plus git's index;
 //! - `cp -a`: everything, `.git` and ignored build folders included.
 //!
@@ -69,13 +75,28 @@ fn settle() {
     let _ = Command::new("sync").status();
 }
 
-fn time_runner(repo: &Path) -> Duration {
+/// A task's copy made (`copy`: by copying), then three files edited and
+/// its changes read and the copy removed: how long each took.
+fn time_runner(repo: &Path, copy: bool) -> (Duration, Duration) {
     settle();
     let start = Instant::now();
-    let ws = IsolatedWorkspace::create(repo, &[]).expect("copy");
-    let took = start.elapsed();
+    let ws = if copy {
+        IsolatedWorkspace::create_copy(repo, &[])
+    } else {
+        IsolatedWorkspace::create(repo, &[])
+    }
+    .expect("copy");
+    let ready = start.elapsed();
+    for i in [0, 1, 2] {
+        let f = ws.path().join(format!("src/m0000/f{i}.rs"));
+        std::fs::write(&f, format!("// edited {i}\n")).unwrap();
+    }
+    let start = Instant::now();
+    let changes = ws.changes().expect("changes");
     drop(ws);
-    took
+    let finish = start.elapsed();
+    assert_eq!(changes.len(), 3);
+    (ready, finish)
 }
 
 fn time_worktree(repo: &Path, scratch: &Path) -> Duration {
@@ -115,10 +136,18 @@ fn count_files(repo: &Path) -> usize {
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 100.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
 }
 
 fn main() {
+    // Overlays live in the process's own mount namespace, entered while it
+    // has one thread (as root; elsewhere every copy is a copy).
+    runner::workspace::overlay::init(runner::workspace::WorkspaceMode::Auto);
     // `cargo bench` passes `--bench`; a filter argument is not supported.
     let rounds: usize = std::env::var("BENCH_ROUNDS")
         .ok()
@@ -144,26 +173,40 @@ fn main() {
             .map_or(real.clone(), |n| n.to_string_lossy().into_owned());
         repos.push((format!("{name}, {} files", count_files(&p)), p));
     }
-    println!("| repository | runner copy | git worktree add | cp -a | runner / worktree |");
-    println!("|---|---|---|---|---|");
+    let overlay = IsolatedWorkspace::create(&repos[0].1, &[]).map(|w| w.record().mode);
+    if !matches!(overlay, Ok(runner_output::CopyMode::Overlay)) {
+        eprintln!("bench: no overlay here (not root?): both runner columns are copies");
+    }
+    println!(
+        "| repository | overlay ready | overlay diff + removal | copy ready | copy diff + removal | git worktree add | cp -a |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for (name, repo) in &repos {
         eprintln!("bench: timing {name}");
         // One warm-up round of each, so every method sees a warm page cache.
-        time_runner(repo);
+        time_runner(repo, false);
+        time_runner(repo, true);
         time_worktree(repo, scratch.path());
-        let r = median((0..rounds).map(|_| time_runner(repo)).collect());
+        let (o, c): (Vec<_>, Vec<_>) = (0..rounds)
+            .map(|_| (time_runner(repo, false), time_runner(repo, true)))
+            .unzip();
         let w = median(
             (0..rounds)
                 .map(|_| time_worktree(repo, scratch.path()))
                 .collect(),
         );
-        let c = median((0..rounds).map(|_| time_cp(repo, scratch.path())).collect());
+        let cp = median((0..rounds).map(|_| time_cp(repo, scratch.path())).collect());
+        let half = |v: &[(Duration, Duration)], first: bool| {
+            median(v.iter().map(|p| if first { p.0 } else { p.1 }).collect())
+        };
         println!(
-            "| {name} | {} | {} | {} | {:.2}x |",
-            ms(r),
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            ms(half(&o, true)),
+            ms(half(&o, false)),
+            ms(half(&c, true)),
+            ms(half(&c, false)),
             ms(w),
-            ms(c),
-            r.as_secs_f64() / w.as_secs_f64()
+            ms(cp),
         );
     }
 }

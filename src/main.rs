@@ -311,6 +311,8 @@ fn main() {
     match &cli.command {
         Command::Run(args) => runner::workspace::overlay::init(args.workspace_mode()),
         Command::Exec(args) => runner::workspace::overlay::init(args.workspace_mode()),
+        // It says whether a run here would have overlays.
+        Command::Doctor { .. } => runner::workspace::overlay::init(Default::default()),
         _ => {}
     }
     let github = match &cli.command {

@@ -39,7 +39,8 @@ pub fn doctor(format: DoctorFormat, require: &[String]) -> CliResult {
             )));
         }
     }
-    let report = crate::contain::doctor::examine();
+    let mut report = crate::contain::doctor::examine();
+    report.workspace_copy = crate::workspace::overlay::probe();
     match format {
         DoctorFormat::Json => println!(
             "{}",
@@ -77,6 +78,7 @@ fn text(r: &DoctorReport) -> String {
     out.push_str(&format!("user namespaces  {}\n", yes(r.user_namespaces)));
     out.push_str(&format!("exec follow      {}\n", yes(r.exec_follow)));
     out.push_str(&format!("capabilities     {}\n", r.capabilities));
+    out.push_str(&format!("workspace copy   {}\n", r.workspace_copy));
     out.push_str(&format!(
         "daemon sockets   {}\n",
         if r.daemon_sockets.is_empty() {

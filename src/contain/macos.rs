@@ -251,6 +251,7 @@ pub mod doctor {
         };
         let not_counted = "Seatbelt confines commands, but is not counted as a backstop (setuid programs keep their privileges; programs are decided by path): the analysis decides strictly";
         DoctorReport {
+            workspace_copy: String::new(),
             platform: std::env::consts::OS.into(),
             sandbox: if seatbelt { super::SANDBOX } else { "none" }.into(),
             kernel: String::new(),

@@ -136,6 +136,7 @@ pub mod doctor {
             why: format!("{}: {why}", super::WHY),
         };
         DoctorReport {
+            workspace_copy: String::new(),
             platform: std::env::consts::OS.into(),
             sandbox: super::SANDBOX.into(),
             kernel: String::new(),

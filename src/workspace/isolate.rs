@@ -105,6 +105,12 @@ impl IsolatedWorkspace {
         Self::build(original, excludes, None)
     }
 
+    /// [`IsolatedWorkspace::create`] as a copy, whatever the process
+    /// makes (what the benchmarks compare an overlay with).
+    pub fn create_copy(original: &Path, excludes: &[PathBuf]) -> std::io::Result<Self> {
+        Self::build_as(original, excludes, None, View::Copy(None))
+    }
+
     /// [`IsolatedWorkspace::create`], leaving out too the files and folders
     /// (workspace-relative, `/`-separated) for which `hide` is true: the
     /// ones the policy denies reading. git in the copy does not report

@@ -166,6 +166,13 @@ fn an_overlay_and_a_copy_of_a_20000_file_repository_leave_the_same_diff() {
         eprintln!("skipped: overlays need root");
         return;
     }
+    let doctor = runner()
+        .args(["doctor", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let said = report["workspace_copy"].as_str().unwrap();
+    assert!(said.starts_with("overlay"), "{said}");
     let overlay = check_mode("overlay");
     let copy = check_mode("copy");
     assert_eq!(overlay.0, copy.0);
@@ -192,6 +199,10 @@ fn a_runner_that_cannot_mount_copies_and_says_why_and_a_forced_overlay_fails() {
         "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: 'echo b > a.txt'}}\n  - text: done\n",
     );
     chmod_all(d);
+    let doctor = nobody(d, &["doctor", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let said = report["workspace_copy"].as_str().unwrap();
+    assert!(said.starts_with("copy: the runner is not root"), "{said}");
     let auto = nobody(d, &["run", "-q", "--out", "out-auto", "t.yaml"]);
     assert_eq!(auto.status.code(), Some(0), "{}", stderr(&auto));
     let t = read_json(d.join("out-auto/t/transcript.json"));

@@ -37,6 +37,10 @@ pub struct DoctorReport {
     /// kernel commits them (ptrace; the exec wall's second look).
     #[serde(default)]
     pub exec_follow: bool,
+    /// How a task's copy of its workspace is made here: `overlay` (nothing
+    /// copied) or `copy`, and why not an overlay.
+    #[serde(default)]
+    pub workspace_copy: String,
     /// Sockets of daemons that act outside a sandbox (a container engine,
     /// the system bus) that a command here could reach without the
     /// supervisor.

@@ -119,6 +119,7 @@ pub fn examine() -> DoctorReport {
     ];
     let sandbox_on = landlock.is_ok();
     DoctorReport {
+        workspace_copy: String::new(),
         platform: std::env::consts::OS.into(),
         sandbox: if landlock.is_ok() {
             super::SANDBOX

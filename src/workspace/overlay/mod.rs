@@ -120,6 +120,36 @@ pub(crate) fn choice() -> Choice {
     }
 }
 
+/// What `runner doctor` says of tasks' copies here: `overlay ...` when
+/// one was mounted (and taken away again), else `copy: why not`.
+pub fn probe() -> String {
+    match choice() {
+        Choice::Copy(why) => {
+            return format!("copy: {}", why.as_deref().unwrap_or("no overlay was tried"));
+        }
+        Choice::Refused(why) => return format!("copy: {why}"),
+        Choice::Overlay { .. } => {}
+    }
+    let tried = (|| -> io::Result<()> {
+        let lower = tempfile::Builder::new().prefix("runner-probe-").tempdir()?;
+        let target = tempfile::Builder::new().prefix("runner-probe-").tempdir()?;
+        std::fs::write(lower.path().join("f"), b"")?;
+        let layers = Layers::new()?;
+        layers.hide(lower.path(), "f")?;
+        let mounted = layers.mount(lower.path(), target.path())?;
+        let hidden = target.path().join("f").symlink_metadata().is_err();
+        drop(mounted);
+        match hidden {
+            true => Ok(()),
+            false => Err(io::Error::other("a whiteout did not hide its file")),
+        }
+    })();
+    match tried {
+        Ok(()) => "overlay (copy-on-write: nothing is copied, changes are read from the overlay's upper folder)".into(),
+        Err(e) => format!("copy: no overlay could be mounted: {e}"),
+    }
+}
+
 /// The upper and work folders of an overlay, in the temp folder; removed
 /// (after the overlay is taken away) when dropped.
 pub(crate) struct Layers {
