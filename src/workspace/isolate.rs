@@ -169,7 +169,12 @@ impl IsolatedWorkspace {
             _ => dir.path().to_path_buf(),
         };
         std::fs::create_dir_all(&dest_root)?;
-        let tracked = repo.as_ref().map(|_| TrackedIgnored::start(&original));
+        // Which tracked files an ignore rule matches: git says for a copy;
+        // a view lists them all and looks beneath its whiteouts.
+        let tracked = repo.as_ref().map(|_| match view {
+            View::Copy(_) => TrackedIgnored::start(&original),
+            View::Overlay => TrackedIgnored::start_every(&original),
+        });
         // Listed while the copy is made: what history holds.
         let mut scan = repo
             .as_ref()
@@ -194,6 +199,7 @@ impl IsolatedWorkspace {
             }
             kept
         };
+        let began = std::time::Instant::now();
         let made = match view {
             View::Copy(why) => {
                 let copied = copy_into(&original, &dest_root, excludes, parents, hide)?;
@@ -215,10 +221,18 @@ impl IsolatedWorkspace {
             }
             View::Overlay => {
                 let mut plan = layered::plan(&original, excludes, parents, hide)?;
-                let listed = keep_tracked(
-                    tracked.map(|t| t.finish()).unwrap_or_default(),
-                    &mut plan.hidden,
+                tracing::debug!(
+                    "view of {}: walked {} files in {:?}, {} whiteouts",
+                    original.display(),
+                    plan.files,
+                    began.elapsed(),
+                    plan.whiteouts.len()
                 );
+                let beneath: Vec<PathBuf> = (tracked.map(|t| t.finish()).unwrap_or_default())
+                    .into_iter()
+                    .filter(|p| layered::covered(&plan.whiteouts, &p.to_string_lossy()))
+                    .collect();
+                let listed = keep_tracked(beneath, &mut plan.hidden);
                 let tracked_ignored: Vec<String> = (listed.iter())
                     .map(|p| p.to_string_lossy().into_owned())
                     .filter(|p| !p.split('/').any(|c| c == ".git"))
@@ -256,6 +270,11 @@ impl IsolatedWorkspace {
         let mut object_stores = Vec::new();
         let mut histories = Vec::new();
         let history = |scan: Option<HistoryScan>| Some((hiding?, scan?));
+        tracing::debug!(
+            "{}: files ready in {:?}",
+            original.display(),
+            began.elapsed()
+        );
         let repo = repo.filter(|r| {
             match make_view(r, &original, dir.path(), &hidden, history(scan.take())) {
                 Some(view) => {
@@ -304,6 +323,11 @@ impl IsolatedWorkspace {
                 }
             }
         }
+        tracing::debug!(
+            "{}: git views ready in {:?}",
+            original.display(),
+            began.elapsed()
+        );
         Ok(Self {
             _mounted: mounted,
             files,

@@ -8,7 +8,7 @@
 //! top. Tracked files an ignore rule matches are part of the checkout:
 //! the whiteouts above them are pushed down to their siblings.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -38,72 +38,144 @@ pub(super) fn plan(
     parents: bool,
     hide: &(dyn Fn(&str) -> bool + Sync),
 ) -> std::io::Result<Plan> {
-    let shown = Mutex::new(HashSet::new());
-    let listed: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
-    let hidden = Mutex::new(Vec::new());
-    let nested = Mutex::new(Vec::new());
-    let first_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let found = Mutex::new(Found::default());
+    let mut builder = Builder {
+        original,
+        hide,
+        into: &found,
+    };
     walker(original, excludes, parents)
         .build_parallel()
-        .run(|| {
-            let (shown, listed, hidden, nested) = (&shown, &listed, &hidden, &nested);
-            let first_error = &first_error;
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Ok(rel) = entry.path().strip_prefix(original) else {
-                    return WalkState::Continue;
-                };
-                let key = rel.to_string_lossy().into_owned();
-                if !key.is_empty() && hide(&key) {
-                    hidden.lock().unwrap().push(key);
-                    return WalkState::Skip;
-                }
-                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if is_dir {
-                    if !key.is_empty() && entry.path().join(".git").symlink_metadata().is_ok() {
-                        nested.lock().unwrap().push(rel.to_path_buf());
-                    }
-                    match names_in(entry.path()) {
-                        Ok(names) => listed.lock().unwrap().push((key.clone(), names)),
-                        Err(e) => {
-                            let mut slot = first_error.lock().unwrap();
-                            slot.get_or_insert(std::io::Error::new(
-                                e.kind(),
-                                format!("listing {}: {e}", entry.path().display()),
-                            ));
-                            return WalkState::Quit;
-                        }
-                    }
-                }
-                if !key.is_empty() {
-                    shown.lock().unwrap().insert((key, is_dir));
-                }
-                WalkState::Continue
-            })
-        });
-    if let Some(e) = first_error.into_inner().unwrap() {
+        .visit(&mut builder);
+    let found = found.into_inner().unwrap();
+    if let Some(e) = found.error {
         return Err(e);
     }
-    let shown = shown.into_inner().unwrap();
-    let files = shown.iter().filter(|(_, dir)| !dir).count();
-    let shown: HashSet<String> = shown.into_iter().map(|(k, _)| k).collect();
-    let mut whiteouts = BTreeSet::new();
-    for (dir, names) in listed.into_inner().unwrap() {
-        for name in names {
-            let child = join(&dir, &name);
-            if !shown.contains(&child) {
-                whiteouts.insert(child);
-            }
+    // Every entry of a listed folder that the walk did not yield is
+    // hidden: mark the yielded ones in their folder's sorted names.
+    let mut folders: HashMap<&str, Vec<(&str, bool)>> = (found.listed.iter())
+        .map(|(dir, names)| {
+            let mut v: Vec<(&str, bool)> = names.iter().map(|n| (n.as_str(), false)).collect();
+            v.sort_unstable();
+            (dir.as_str(), v)
+        })
+        .collect();
+    for rel in &found.shown {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if let Some(names) = folders.get_mut(dir)
+            && let Ok(i) = names.binary_search_by(|(n, _)| n.cmp(&name))
+        {
+            names[i].1 = true;
         }
     }
+    let whiteouts = (folders.iter())
+        .flat_map(|(dir, names)| {
+            (names.iter())
+                .filter(|(_, shown)| !shown)
+                .map(|(name, _)| join(dir, name))
+        })
+        .collect();
     Ok(Plan {
         whiteouts,
-        hidden: hidden.into_inner().unwrap(),
-        nested: nested.into_inner().unwrap(),
-        files,
+        hidden: found.hidden,
+        nested: found.nested,
+        files: found.files,
     })
+}
+
+/// What the walk found: each thread's share, put together as it ends.
+#[derive(Default)]
+struct Found {
+    /// What was yielded (workspace-relative, the top left out).
+    shown: Vec<String>,
+    /// Each folder entered, with the names in it.
+    listed: Vec<(String, Vec<String>)>,
+    hidden: Vec<String>,
+    nested: Vec<PathBuf>,
+    files: usize,
+    error: Option<std::io::Error>,
+}
+
+impl Found {
+    fn absorb(&mut self, other: &mut Found) {
+        self.shown.append(&mut other.shown);
+        self.listed.append(&mut other.listed);
+        self.hidden.append(&mut other.hidden);
+        self.nested.append(&mut other.nested);
+        self.files += other.files;
+        if self.error.is_none() {
+            self.error = other.error.take();
+        }
+    }
+}
+
+struct Builder<'a> {
+    original: &'a Path,
+    hide: &'a (dyn Fn(&str) -> bool + Sync),
+    into: &'a Mutex<Found>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Builder<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            original: self.original,
+            hide: self.hide,
+            into: self.into,
+            found: Found::default(),
+        })
+    }
+}
+
+/// One walking thread: what it finds stays its own until it ends.
+struct Visitor<'a> {
+    original: &'a Path,
+    hide: &'a (dyn Fn(&str) -> bool + Sync),
+    into: &'a Mutex<Found>,
+    found: Found,
+}
+
+impl ignore::ParallelVisitor for Visitor<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(self.original) else {
+            return WalkState::Continue;
+        };
+        let key = rel.to_string_lossy().into_owned();
+        if !key.is_empty() && (self.hide)(&key) {
+            self.found.hidden.push(key);
+            return WalkState::Skip;
+        }
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            if !key.is_empty() && entry.path().join(".git").symlink_metadata().is_ok() {
+                self.found.nested.push(rel.to_path_buf());
+            }
+            match names_in(entry.path()) {
+                Ok(names) => self.found.listed.push((key.clone(), names)),
+                Err(e) => {
+                    self.found.error.get_or_insert(std::io::Error::new(
+                        e.kind(),
+                        format!("listing {}: {e}", entry.path().display()),
+                    ));
+                    return WalkState::Quit;
+                }
+            }
+        } else {
+            self.found.files += 1;
+        }
+        if !key.is_empty() {
+            self.found.shown.push(key);
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let mut into = self.into.lock().unwrap_or_else(|e| e.into_inner());
+        into.absorb(&mut self.found);
+    }
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -163,15 +235,20 @@ impl LayerState {
     /// Whether `rel` was hidden from the view from the start: it or a
     /// folder above it was a whiteout.
     pub fn hidden_from_start(&self, rel: &str) -> bool {
-        let mut end = rel.len();
-        loop {
-            if self.whiteouts.contains(&rel[..end]) {
-                return true;
-            }
-            match rel[..end].rfind('/') {
-                Some(i) => end = i,
-                None => return false,
-            }
+        covered(&self.whiteouts, rel)
+    }
+}
+
+/// Whether `rel` or a folder above it is one of `whiteouts`.
+pub(super) fn covered(whiteouts: &BTreeSet<String>, rel: &str) -> bool {
+    let mut end = rel.len();
+    loop {
+        if whiteouts.contains(&rel[..end]) {
+            return true;
+        }
+        match rel[..end].rfind('/') {
+            Some(i) => end = i,
+            None => return false,
         }
     }
 }
