@@ -26,9 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::diff::FileChange;
-use super::git_view::{
-    RepoInfo, TrackedIgnored, at_or_beneath, create_view, find_repo, mirror_parent_ignores,
-};
+use super::git_view::{RepoInfo, TrackedIgnored, create_view, find_repo, mirror_parent_ignores};
 use super::history::{History, HistoryScan, Settle};
 use super::snapshot::Snapshot;
 
@@ -36,38 +34,14 @@ mod changes;
 mod hidden;
 mod layered;
 mod layered_changes;
+mod make;
 mod tree;
 
 pub use changes::Differ;
+pub use make::WorkspaceView;
 
 use hidden::{Hidden, Revealed};
-use tree::{copy_into, copy_tracked_ignored};
-
-/// What a task's copy of its workspace is, for its transcript.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WorkspaceView {
-    /// An overlay of the original (copy-on-write).
-    Overlay,
-    /// A copy of the files; why not an overlay (`None`: not asked).
-    Copy { why: Option<String> },
-}
-
-/// How [`IsolatedWorkspace::build_as`] makes the copy.
-enum View {
-    Overlay,
-    Copy(Option<String>),
-}
-
-/// What either way made, before the git views.
-struct Made {
-    files: usize,
-    snapshot: Snapshot,
-    hidden: Vec<String>,
-    nested: Vec<PathBuf>,
-    tracked_ignored: Vec<String>,
-    mounted: Option<(crate::workspace::overlay::Mounted, layered::LayerState)>,
-    view: WorkspaceView,
-}
+use make::{Made, View};
 
 /// A task's private copy of a workspace; removed when dropped.
 pub struct IsolatedWorkspace {
@@ -184,73 +158,18 @@ impl IsolatedWorkspace {
             mirror_parent_ignores(r, dir.path())?;
         }
         let parents = repo.is_some();
-        let keep_tracked = |listed: Vec<PathBuf>, hidden: &mut Vec<String>| {
-            let mut kept = Vec::new();
-            for rel in listed {
-                let key = rel.to_string_lossy().into_owned();
-                if at_or_beneath(hidden, key.as_bytes()) {
-                    continue;
-                }
-                if hide(&key) {
-                    hidden.push(key);
-                    continue;
-                }
-                kept.push(rel);
-            }
-            kept
-        };
         let began = std::time::Instant::now();
+        let tracked = tracked.map(|t| t.finish()).unwrap_or_default();
+        let at = make::Places {
+            original: &original,
+            dest_root: &dest_root,
+            excludes,
+            parents,
+            hide,
+        };
         let made = match view {
-            View::Copy(why) => {
-                let copied = copy_into(&original, &dest_root, excludes, parents, hide)?;
-                let mut hidden = copied.hidden;
-                let mut snapshot = copied.snapshot;
-                let listed =
-                    keep_tracked(tracked.map(|t| t.finish()).unwrap_or_default(), &mut hidden);
-                let tracked_ignored =
-                    copy_tracked_ignored(&listed, &original, &dest_root, excludes, &mut snapshot)?;
-                Made {
-                    files: snapshot.len(),
-                    snapshot,
-                    hidden,
-                    nested: copied.nested,
-                    tracked_ignored,
-                    mounted: None,
-                    view: WorkspaceView::Copy { why },
-                }
-            }
-            View::Overlay => {
-                let mut plan = layered::plan(&original, excludes, parents, hide)?;
-                tracing::debug!(
-                    "view of {}: walked {} files in {:?}, {} whiteouts",
-                    original.display(),
-                    plan.files,
-                    began.elapsed(),
-                    plan.whiteouts.len()
-                );
-                let beneath: Vec<PathBuf> = (tracked.map(|t| t.finish()).unwrap_or_default())
-                    .into_iter()
-                    .filter(|p| layered::covered(&plan.whiteouts, &p.to_string_lossy()))
-                    .collect();
-                let listed = keep_tracked(beneath, &mut plan.hidden);
-                let tracked_ignored: Vec<String> = (listed.iter())
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .filter(|p| !p.split('/').any(|c| c == ".git"))
-                    .filter(|p| !excludes.iter().any(|x| original.join(p).starts_with(x)))
-                    .collect();
-                layered::punch_through(&mut plan.whiteouts, &original, &tracked_ignored)?;
-                let (mounted, layers) =
-                    layered::mount_view(&original, &dest_root, &plan.whiteouts)?;
-                Made {
-                    files: plan.files + tracked_ignored.len(),
-                    snapshot: Snapshot::new(),
-                    hidden: plan.hidden,
-                    nested: plan.nested,
-                    tracked_ignored,
-                    mounted: Some((mounted, layers)),
-                    view: WorkspaceView::Overlay,
-                }
-            }
+            View::Copy(why) => make::copied(&at, tracked, why)?,
+            View::Overlay => make::layered(&at, tracked, began)?,
         };
         let Made {
             files,
