@@ -15,7 +15,13 @@
 //! - `git worktree add --detach`: tracked files only, plus git's index;
 //! - `cp -a`: everything, `.git` and ignored build folders included.
 //!
-//! Prints a Markdown table (median of `BENCH_ROUNDS`, default 3, rounds).
+//! Then, through the binary, a task with one `bash` call and one edit on
+//! each repository, its workspace an overlay and a copy: when the
+//! workspace was ready, when the task finished, and how long finishing
+//! took after the model's last answer (from `--format json`'s events);
+//! and the disk eight overlay views of the largest repository take.
+//!
+//! Prints Markdown tables (median of `BENCH_ROUNDS`, default 3, rounds).
 //! Each timed run starts after `sync`, so the figures are the time to a copy
 //! in the page cache, not the disk's writeback of the run before.
 
@@ -126,6 +132,94 @@ fn time_cp(repo: &Path, scratch: &Path) -> Duration {
     took
 }
 
+/// One task (a `bash` call, an edit, an answer) on `repo` through the
+/// binary with `--workspace-mode MODE`: milliseconds to `workspace_ready`,
+/// from the last answer to `task_finished`, and to `run_finished`.
+fn time_task(repo: &Path, scratch: &Path, mode: &str) -> (u64, u64, u64) {
+    let task = scratch.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "name: t\nprompt: x\nworkspace: {}\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {{name: bash, args: {{command: 'ls src | head -3'}}}}\n      - {{name: read_file, args: {{file_path: src/m0000/f0.rs}}}}\n  - tool_calls:\n      - {{name: edit_file, args: {{file_path: src/m0000/f0.rs, old_string: \"// 0\\n\", new_string: \"// zero\\n\"}}}}\n  - text: done\n",
+            repo.display()
+        ),
+    )
+    .unwrap();
+    let out = scratch.join("task-out");
+    let _ = std::fs::remove_dir_all(&out);
+    settle();
+    let o = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["run", "--format", "json", "--workspace-mode", mode, "--out"])
+        .arg(&out)
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut at = std::collections::HashMap::new();
+    for line in o.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let kind = v["event"].as_str().unwrap_or_default().to_string();
+        at.insert(kind, v["time_ms"].as_u64().unwrap_or_default());
+    }
+    let diff = std::fs::read_to_string(out.join("t/changes.diff")).unwrap();
+    assert!(diff.contains("+// zero"), "{diff}");
+    let finished = at["task_finished"];
+    (
+        at["workspace_ready"],
+        finished - at["model_responded"],
+        at["run_finished"],
+    )
+}
+
+/// The disk (KB) that `n` overlay views of `repo`, each with three files
+/// edited, take in the temp folder, against one copy (`n` copies take `n`
+/// times that; making them would take minutes).
+fn disk_of_views(repo: &Path, n: usize) -> (u64, u64) {
+    let du = |copy: bool| {
+        let views: Vec<IsolatedWorkspace> = (0..if copy { 1 } else { n })
+            .map(|_| {
+                let ws = if copy {
+                    IsolatedWorkspace::create_copy(repo, &[])
+                } else {
+                    IsolatedWorkspace::create(repo, &[])
+                }
+                .unwrap();
+                for i in [0, 1, 2] {
+                    let f = ws.path().join(format!("src/m0000/f{i}.rs"));
+                    std::fs::write(&f, format!("// edited {i}\n")).unwrap();
+                }
+                ws
+            })
+            .collect();
+        let tmp = std::env::temp_dir();
+        let mut kb = 0;
+        for e in std::fs::read_dir(&tmp).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("runner-ov-") || name.starts_with("runner-ws-"))
+                || name.ends_with(".owner")
+            {
+                continue;
+            }
+            // The layers, and a copy's files; a view's mount point is
+            // the original's files, on the original's disk.
+            let o = Command::new("du")
+                .args(["-sk", "-x"])
+                .arg(e.path())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&o.stdout);
+            kb += text
+                .split_whitespace()
+                .next()
+                .and_then(|k| k.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        drop(views);
+        kb
+    };
+    (du(false), du(true))
+}
+
 fn count_files(repo: &Path) -> usize {
     let out = Command::new("git")
         .args(["ls-files"])
@@ -207,6 +301,42 @@ fn main() {
             ms(half(&c, false)),
             ms(w),
             ms(cp),
+        );
+    }
+    println!();
+    println!(
+        "| repository | overlay: workspace_ready | overlay: finishing | overlay: whole run | copy: workspace_ready | copy: finishing | copy: whole run |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (name, repo) in &repos {
+        eprintln!("bench: a task on {name}");
+        let o: Vec<_> = (0..rounds)
+            .map(|_| time_task(repo, scratch.path(), "auto"))
+            .collect();
+        let c: Vec<_> = (0..rounds)
+            .map(|_| time_task(repo, scratch.path(), "copy"))
+            .collect();
+        let med = |v: &[(u64, u64, u64)], f: fn(&(u64, u64, u64)) -> u64| {
+            let mut x: Vec<u64> = v.iter().map(f).collect();
+            x.sort();
+            x[x.len() / 2]
+        };
+        println!(
+            "| {name} | {} ms | {} ms | {} ms | {} ms | {} ms | {} ms |",
+            med(&o, |t| t.0),
+            med(&o, |t| t.1),
+            med(&o, |t| t.2),
+            med(&c, |t| t.0),
+            med(&c, |t| t.1),
+            med(&c, |t| t.2),
+        );
+    }
+    if let Some((name, repo)) = repos.last() {
+        let (views, copies) = disk_of_views(repo, 8);
+        println!();
+        println!(
+            "Eight tasks' copies of {name}, three files edited in each: {views} KB in the temp folder as overlays; one copy takes {copies} KB, eight {} KB.",
+            copies * 8
         );
     }
 }

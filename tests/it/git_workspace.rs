@@ -513,7 +513,12 @@ fn a_real_conflict_applies_one_task_and_marks_the_other() {
 /// a 2.5 s wait; 1.2 s in, while the copy has long been made, `edit`
 /// changes the original by hand. The run must end in a conflict; returns
 /// its transcript.
-fn apply_after_an_edit_by_hand(d: &Path, calls: &str, edit: impl FnOnce()) -> serde_json::Value {
+fn apply_after_an_edit_by_hand(
+    d: &Path,
+    mode: &str,
+    calls: &str,
+    edit: impl FnOnce(),
+) -> serde_json::Value {
     write(
         d,
         "task.yaml",
@@ -523,7 +528,8 @@ fn apply_after_an_edit_by_hand(d: &Path, calls: &str, edit: impl FnOnce()) -> se
     );
     let mut child = runner()
         .current_dir(d)
-        .args(["run", "-q", "--apply", "--out", "out", "task.yaml"])
+        .args(["run", "-q", "--apply", "--workspace-mode", mode])
+        .args(["--out", "out", "task.yaml"])
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1200));
@@ -541,45 +547,60 @@ fn apply_after_an_edit_by_hand(d: &Path, calls: &str, edit: impl FnOnce()) -> se
 /// task is a conflict and the hand's edit stays.
 #[test]
 fn apply_never_undoes_an_edit_made_while_the_task_ran() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    write(d, "ws/a.txt", "one\ntwo\n");
-    write(d, "ws/b.txt", "b\n");
-    let calls = r#"  - tool_calls:
+    for mode in workspace_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "ws/a.txt", "one\ntwo\n");
+        write(d, "ws/b.txt", "b\n");
+        let calls = r#"  - tool_calls:
       - {name: read_file, args: {file_path: a.txt}}
       - {name: read_file, args: {file_path: b.txt}}
   - tool_calls:
       - {name: edit_file, args: {file_path: a.txt, old_string: two, new_string: TWO}}
       - {name: edit_file, args: {file_path: b.txt, old_string: b, new_string: B}}
 "#;
-    apply_after_an_edit_by_hand(d, calls, || {
-        write(d, "ws/a.txt", "one\ntwo\nthree by hand\n");
-    });
-    assert_eq!(
-        std::fs::read_to_string(d.join("ws/a.txt")).unwrap(),
-        "one\ntwo\nthree by hand\n"
-    );
-    // All or nothing: b.txt is not applied either.
-    assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
+        apply_after_an_edit_by_hand(d, mode, calls, || {
+            write(d, "ws/a.txt", "one\ntwo\nthree by hand\n");
+        });
+        assert_eq!(
+            std::fs::read_to_string(d.join("ws/a.txt")).unwrap(),
+            "one\ntwo\nthree by hand\n",
+            "{mode}"
+        );
+        // All or nothing: b.txt is not applied either.
+        assert_eq!(std::fs::read_to_string(d.join("ws/b.txt")).unwrap(), "b\n");
+    }
+}
+
+/// The ways a task's copy can be made here: an overlay as root (where
+/// the original changing under the task is seen at once), and a copy.
+fn workspace_modes() -> Vec<&'static str> {
+    match crate::common::is_root() {
+        true => vec!["overlay", "copy"],
+        false => vec!["copy"],
+    }
 }
 
 /// A symlink changed in the original while the task ran is a conflict
 /// too: its new target is not undone.
 #[test]
 fn apply_never_undoes_a_symlink_changed_while_the_task_ran() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    write(d, "ws/a.txt", "a\n");
-    std::os::unix::fs::symlink("a.txt", d.join("ws/l")).unwrap();
-    let calls = "  - tool_calls:\n      - {name: bash, args: {command: ln -sfn b.txt l}}\n";
-    apply_after_an_edit_by_hand(d, calls, || {
-        std::fs::remove_file(d.join("ws/l")).unwrap();
-        std::os::unix::fs::symlink("by-hand.txt", d.join("ws/l")).unwrap();
-    });
-    assert_eq!(
-        std::fs::read_link(d.join("ws/l")).unwrap(),
-        Path::new("by-hand.txt")
-    );
+    for mode in workspace_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "ws/a.txt", "a\n");
+        std::os::unix::fs::symlink("a.txt", d.join("ws/l")).unwrap();
+        let calls = "  - tool_calls:\n      - {name: bash, args: {command: ln -sfn b.txt l}}\n";
+        apply_after_an_edit_by_hand(d, mode, calls, || {
+            std::fs::remove_file(d.join("ws/l")).unwrap();
+            std::os::unix::fs::symlink("by-hand.txt", d.join("ws/l")).unwrap();
+        });
+        assert_eq!(
+            std::fs::read_link(d.join("ws/l")).unwrap(),
+            Path::new("by-hand.txt"),
+            "{mode}"
+        );
+    }
 }
 
 /// The output folder inside the workspace is left out of the copy, even

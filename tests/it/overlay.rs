@@ -284,3 +284,62 @@ fn chmod_all(dir: &Path) {
         .unwrap();
     assert!(st.success());
 }
+
+/// A temp folder whose path overlay's options cannot hold (a `,`): `auto`
+/// copies and says why; `overlay` fails the task, and nothing is left
+/// mounted or half made.
+#[test]
+fn where_no_overlay_can_be_mounted_auto_copies_and_overlay_fails() {
+    if !is_root() {
+        eprintln!("skipped: overlays need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("temp,folder");
+    std::fs::create_dir(&tmp).unwrap();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        "name: t\nprompt: x\nworkspace: ws\npolicy:\n  default: allow\nscript:\n  - tool_calls:\n      - {name: bash, args: {command: 'echo b > a.txt'}}\n  - text: done\n",
+    );
+    let run = |mode: &str, out: &str| {
+        runner()
+            .current_dir(d)
+            .env("TMPDIR", &tmp)
+            .args([
+                "run",
+                "-q",
+                "--workspace-mode",
+                mode,
+                "--out",
+                out,
+                "t.yaml",
+            ])
+            .output()
+            .unwrap()
+    };
+    let auto = run("auto", "out-auto");
+    assert_eq!(auto.status.code(), Some(0), "{}", stderr(&auto));
+    let t = read_json(d.join("out-auto/t/transcript.json"));
+    assert_eq!(t["workspace_copy"]["mode"], "copy");
+    let why = t["workspace_copy"]["why"].as_str().unwrap();
+    assert!(
+        why.contains("no overlay could be mounted") && why.contains(','),
+        "{why}"
+    );
+    assert_eq!(t["changes"][0]["path"], "a.txt");
+    let forced = run("overlay", "out-forced");
+    assert_eq!(forced.status.code(), Some(1), "{}", stderr(&forced));
+    let t = read_json(d.join("out-forced/t/transcript.json"));
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("no overlay workspace"), "{reason}");
+    // Nothing of either run is left in the temp folder.
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
