@@ -21,7 +21,8 @@
 //! took after the model's last answer (from `--format json`'s events);
 //! and the disk eight overlay views of the largest repository take.
 //!
-//! Prints Markdown tables (median of `BENCH_ROUNDS`, default 3, rounds).
+//! Prints Markdown tables (median of `BENCH_ROUNDS`, default 3, rounds);
+//! `BENCH_DISK_ONLY=1` only weighs the views.
 //! Each timed run starts after `sync`, so the figures are the time to a copy
 //! in the page cache, not the disk's writeback of the run before.
 
@@ -195,13 +196,12 @@ fn disk_of_views(repo: &Path, n: usize) -> (u64, u64) {
         let mut kb = 0;
         for e in std::fs::read_dir(&tmp).unwrap().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with("runner-ov-") || name.starts_with("runner-ws-"))
-                || name.ends_with(".owner")
-            {
+            // A view's layers (its mount point shows the original's
+            // files, on the original's disk); a copy's files.
+            let ours = if copy { "runner-ws-" } else { "runner-ov-" };
+            if !name.starts_with(ours) || name.ends_with(".owner") {
                 continue;
             }
-            // The layers, and a copy's files; a view's mount point is
-            // the original's files, on the original's disk.
             let o = Command::new("du")
                 .args(["-sk", "-x"])
                 .arg(e.path())
@@ -270,6 +270,14 @@ fn main() {
     let overlay = IsolatedWorkspace::create(&repos[0].1, &[]).map(|w| w.record().mode);
     if !matches!(overlay, Ok(runner_output::CopyMode::Overlay)) {
         eprintln!("bench: no overlay here (not root?): both runner columns are copies");
+    }
+    // `BENCH_DISK_ONLY=1`: only the disk eight views take.
+    if std::env::var_os("BENCH_DISK_ONLY").is_some() {
+        if let Some((name, repo)) = repos.last() {
+            let (views, copies) = disk_of_views(repo, 8);
+            println!("{name}: eight views {views} KB; one copy {copies} KB");
+        }
+        return;
     }
     println!(
         "| repository | overlay ready | overlay diff + removal | copy ready | copy diff + removal | git worktree add | cp -a |"

@@ -246,7 +246,8 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Makes `root/.git` (the copy's repository top) show what the original
-/// shows. `root` holds the workspace's files at `repo.prefix`, without
+/// shows; `index_shown`: an overlay view shows the original's index
+/// there already. `root` holds the workspace's files at `repo.prefix`, without
 /// `hidden` (workspace-relative paths the policy denies reading).
 /// With `history` (what the policy denies reading, and the scan of the
 /// repository's history), the view's history is settled too (see
@@ -256,6 +257,7 @@ pub fn create_view(
     root: &Path,
     hidden: &[String],
     history: Option<Settle<'_>>,
+    index_shown: bool,
 ) -> std::io::Result<View> {
     let dot = root.join(".git");
     std::fs::create_dir_all(dot.join("objects/info"))?;
@@ -277,7 +279,12 @@ pub fn create_view(
         &dot.join("packed-refs"),
     )?;
     copy_if_present(&repo.common_dir.join("shallow"), &dot.join("shallow"))?;
-    copy_if_present(&repo.git_dir.join("index"), &dot.join("index"))?;
+    // An overlay view may show the original's index as it is (git
+    // replaces the file when it writes one: the original is never
+    // written); a copy gets a copy.
+    if !index_shown {
+        copy_if_present(&repo.git_dir.join("index"), &dot.join("index"))?;
+    }
     copy_if_present(
         &repo.common_dir.join("info/exclude"),
         &dot.join("info/exclude"),

@@ -179,6 +179,7 @@ impl IsolatedWorkspace {
             tracked_ignored,
             mounted,
             view,
+            index_shown,
         } = made;
         let (mounted, layers) = match mounted {
             Some((m, l)) => (Some(m), Some(l)),
@@ -195,7 +196,14 @@ impl IsolatedWorkspace {
             began.elapsed()
         );
         let repo = repo.filter(|r| {
-            match make_view(r, &original, dir.path(), &hidden, history(scan.take())) {
+            match make_view(
+                r,
+                &original,
+                dir.path(),
+                &hidden,
+                history(scan.take()),
+                index_shown,
+            ) {
                 Some(view) => {
                     credentials_removed = (view.credentials_removed.iter())
                         .map(|c| format!(".git/config {c}"))
@@ -227,9 +235,14 @@ impl IsolatedWorkspace {
                         HistoryScan::start(&r.dirs()),
                     )
                 });
-                if let Some(view) =
-                    make_view(&r, &folder, &dest_root.join(&rel), &beneath, inner_history)
-                {
+                if let Some(view) = make_view(
+                    &r,
+                    &folder,
+                    &dest_root.join(&rel),
+                    &beneath,
+                    inner_history,
+                    false,
+                ) {
                     credentials_removed.extend(
                         view.credentials_removed
                             .iter()
@@ -424,8 +437,9 @@ fn make_view(
     root: &Path,
     hidden: &[String],
     history: Option<Settle<'_>>,
+    index_shown: bool,
 ) -> Option<super::git_view::View> {
-    match create_view(repo, root, hidden, history) {
+    match create_view(repo, root, hidden, history, index_shown) {
         Ok(n) => Some(n),
         Err(e) => {
             tracing::warn!("no git view in the copy of {}: {e}", folder.display());

@@ -1,8 +1,8 @@
 //! Copy-on-write workspaces (issue 77): the same task on a generated
 //! 20,000-file repository, its workspace an overlay and a copy, leaves the
 //! same diff; a read-denied file is absent in both; an edit, a deletion
-//! (of a file, of a folder, of a folder made again), a new file and a
-//! symlink change are in the diff, which applies; `git status` and `git
+//! (of a file, of a folder, of a folder made again), a folder renamed, a
+//! new file and a symlink change are in the diff, which applies; `git status` and `git
 //! diff` in the view agree with it; build output an ignore rule matches
 //! is no change.
 
@@ -47,7 +47,7 @@ fn big_repo() -> &'static Path {
 /// The task's view of the repository, then its changes, then git's.
 const COMMANDS: &[&str] = &[
     "test ! -e secret/token.txt && echo absent; ls build; ls notes.log 2>&1 | head -1",
-    "printf 'uno\\ntwo\\n' > src/main.txt && rm old.txt && ln -sfn files/d1/f200.txt link && echo new > added.txt && rm -rf files/d5 && rm -rf files/d6 && mkdir files/d6 && echo n > files/d6/again.txt && mkdir -p build && echo x > build/made.bin",
+    "printf 'uno\\ntwo\\n' > src/main.txt && rm old.txt && ln -sfn files/d1/f200.txt link && echo new > added.txt && rm -rf files/d5 && rm -rf files/d6 && mkdir files/d6 && echo n > files/d6/again.txt && mkdir -p build && echo x > build/made.bin && mv files/d7 files/d7moved",
     "git status --porcelain",
     "git diff --name-status",
 ];
@@ -118,7 +118,9 @@ fn check_mode(mode: &str) -> (Vec<String>, String) {
         "deleted old.txt".into(),
         "modified src/main.txt".into(),
     ];
-    want.extend(deleted(5).chain(deleted(6)));
+    want.extend(deleted(5).chain(deleted(6)).chain(deleted(7)));
+    // A folder renamed (an overlay copies it up whole: no redirects).
+    want.extend((1400..1600).map(|i| format!("added files/d7moved/f{i}.txt")));
     let (mut got_sorted, mut want_sorted) = (changes.clone(), want);
     got_sorted.sort();
     want_sorted.sort();
@@ -342,4 +344,56 @@ fn where_no_overlay_can_be_mounted_auto_copies_and_overlay_fails() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// A view at a repository's top shows the original's git index (it is
+/// not copied); git's writes, and a command writing the file in place,
+/// land in the view: the original's index, HEAD and refs never change.
+#[test]
+fn an_overlay_views_git_never_writes_the_originals_index() {
+    if !is_root() {
+        eprintln!("skipped: overlays need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    write(&root, "a.txt", "a\n");
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "first"]);
+    let index = std::fs::read(root.join(".git/index")).unwrap();
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    let task = write(
+        dir.path(),
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: x\nworkspace: {}\npolicy:\n  default: allow\n  rules:\n    - allow: ['Edit(./.git/**)']\nscript:\n{}  - text: done\n",
+            root.display(),
+            bash_turns(&[
+                "git status --porcelain && echo clean",
+                "echo b >> a.txt && git add -A && git -c user.name=a -c user.email=a@b commit -qm agent && git log --oneline | wc -l",
+                "printf 'XXXX' | dd of=.git/index bs=1 count=4 conv=notrunc 2>/dev/null && echo wrote && ls .git | sort | tr '\\n' ' '",
+            ])
+        ),
+    );
+    let o = runner()
+        .args(["run", "-q", "--workspace-mode", "overlay", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = read_json(dir.path().join("out/t/transcript.json"));
+    assert_eq!(printed(&t, 0), "clean\n");
+    assert_eq!(printed(&t, 1).trim(), "2");
+    // The view's own git folder: none of the original's hooks or logs.
+    let listed = printed(&t, 2);
+    assert!(listed.starts_with("wrote\n"), "{listed}");
+    assert!(
+        !listed.contains("hooks") && listed.contains("index"),
+        "{listed}"
+    );
+    assert_eq!(std::fs::read(root.join(".git/index")).unwrap(), index);
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }

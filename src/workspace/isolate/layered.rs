@@ -219,6 +219,33 @@ pub(super) fn punch_through(
     Ok(())
 }
 
+/// Shows the original's git index (and a split index's shared part) in
+/// the view's `.git`, whose every other entry is hidden for the view's
+/// own: the index is the one large file of a view (8 MB for 100,000
+/// files), and git replaces it when it writes one, so a view that only
+/// reads it never copies it. Only for a repository's top whose `.git` is
+/// a folder (not a linked worktree's file); whether it did.
+pub(super) fn show_git_index(
+    whiteouts: &mut BTreeSet<String>,
+    original: &Path,
+) -> std::io::Result<bool> {
+    let dot = original.join(".git");
+    if !whiteouts.contains(".git") || !dot.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Ok(false);
+    }
+    let names = names_in(&dot)?;
+    if !names.iter().any(|n| n == "index") {
+        return Ok(false);
+    }
+    whiteouts.remove(".git");
+    for name in names {
+        if name != "index" && !name.starts_with("sharedindex.") {
+            whiteouts.insert(format!(".git/{name}"));
+        }
+    }
+    Ok(true)
+}
+
 /// What a view's changes are read from.
 #[derive(Debug)]
 pub(crate) struct LayerState {

@@ -32,6 +32,8 @@ pub(super) struct Made {
     pub tracked_ignored: Vec<String>,
     pub mounted: Option<(crate::workspace::overlay::Mounted, layered::LayerState)>,
     pub view: WorkspaceView,
+    /// The view shows the original's git index where its own goes.
+    pub index_shown: bool,
 }
 
 /// Where a copy is made from and to, and what it leaves out.
@@ -83,6 +85,7 @@ pub(super) fn copied(
         tracked_ignored,
         mounted: None,
         view: WorkspaceView::Copy { why },
+        index_shown: false,
     })
 }
 
@@ -111,6 +114,7 @@ pub(super) fn layered(
         .filter(|p| !excludes.iter().any(|x| original.join(p).starts_with(x)))
         .collect();
     layered::punch_through(&mut plan.whiteouts, original, &tracked_ignored)?;
+    let index_shown = layered::show_git_index(&mut plan.whiteouts, original)?;
     let (mounted, layers) = layered::mount_view(original, at.dest_root, &plan.whiteouts)?;
     Ok(Made {
         files: plan.files + tracked_ignored.len(),
@@ -120,5 +124,6 @@ pub(super) fn layered(
         tracked_ignored,
         mounted: Some((mounted, layers)),
         view: WorkspaceView::Overlay,
+        index_shown,
     })
 }

@@ -88,8 +88,11 @@ pub(super) fn mount_overlay(
         }
     }
     // No index: the same lower serves many overlays at once (`--jobs`).
+    // No redirects and no metadata-only copies, whatever the kernel's
+    // defaults: a folder renamed is copied up whole, and every change is
+    // a file of the upper layer, as the diff reads it.
     let options = format!(
-        "lowerdir={},upperdir={},workdir={},index=off",
+        "lowerdir={},upperdir={},workdir={},index=off,redirect_dir=off,metacopy=off",
         lower.display(),
         upper.display(),
         work.display()
