@@ -198,6 +198,11 @@ fn run_task(dir: &Path, envs: &[(&str, String)]) -> Duration {
         .env("CI", "true")
         .args(["run", "--quiet", "--out", "out", "task.yaml"])
         .stdout(Stdio::null());
+    // `BENCH_WORKSPACE_MODE=copy`: tasks' copies made the other way
+    // (`auto` is an overlay as root).
+    if let Ok(mode) = std::env::var("BENCH_WORKSPACE_MODE") {
+        c.args(["--workspace-mode", &mode]);
+    }
     for (k, v) in envs {
         c.env(k, v);
     }
