@@ -133,3 +133,8 @@ pub unsafe fn hide_secret_values(_secret: impl Fn(&str) -> bool) -> usize {
 pub fn unmount_detached(_target: &Path) -> std::io::Result<()> {
     Ok(())
 }
+
+/// No execute bits: any file may be tried.
+pub fn may_execute(_path: &Path) -> bool {
+    true
+}

@@ -83,6 +83,15 @@ pub fn may_write(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// Whether this process may execute `path` (its real user's rights).
+pub fn may_execute(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+}
+
 /// A name's bytes.
 pub fn os_bytes(s: &OsStr) -> std::borrow::Cow<'_, [u8]> {
     std::borrow::Cow::Borrowed(s.as_bytes())

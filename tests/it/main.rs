@@ -39,6 +39,7 @@ mod network;
 mod one_decision;
 mod ordinary_corpus;
 mod overlay;
+mod plain_commands;
 mod policy_corpus;
 mod policy_props;
 mod private_tmp;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::common::{bash_turns, git, is_root, read_json, runner, stderr, write};
+use crate::common::{bash_turns, git, is_root, printed, read_json, runner, stderr, write};
 
 /// How many files the generated repository holds (besides a few named).
 const FILES: usize = 20_000;
@@ -75,15 +75,6 @@ fn run_in(mode: &str) -> (serde_json::Value, String) {
     let dir = out.path().join("out/t");
     let diff = std::fs::read_to_string(dir.join("changes.diff")).unwrap();
     (read_json(dir.join("transcript.json")), diff)
-}
-
-/// What the bash call `i` printed.
-fn printed(t: &serde_json::Value, i: usize) -> String {
-    let call = &t["tool_calls"][i];
-    assert_eq!(call["status"], "ok", "{}", call["content"]);
-    let c = call["content"].as_str().unwrap();
-    let out = c.split("--- stdout ---\n").nth(1).unwrap_or("");
-    out.split("\n--- stderr ---").next().unwrap().to_string()
 }
 
 /// The transcript's changes as `KIND PATH` lines.

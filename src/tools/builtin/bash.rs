@@ -1,5 +1,7 @@
 //! bash: run a shell command in the workspace.
 
+mod plain;
+
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -99,18 +101,31 @@ impl Tool for Bash {
             None => ctx.workspace.root().to_path_buf(),
         };
         let timeout = Duration::from_millis(args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS));
-        let r = run_shell(CommandSpec {
-            argv: &[],
+        let spec = |argv, env| CommandSpec {
+            argv,
             script: &args.command,
             cwd: &cwd,
-            env: ctx.env.as_deref(),
+            env,
             timeout,
             max_output_bytes: MAX_STREAM_BYTES,
             confine: ctx.confine.clone(),
             stdin: None,
-        })
-        .await
-        .map_err(|e| ToolError::execution(format!("could not start bash: {e}")))?;
+        };
+        // A plain command starts without bash in front of it; where it
+        // cannot start (a wall refused the exec: nothing ran), bash runs
+        // it, and says what happened as it would have.
+        let plain =
+            (ctx.env.as_deref()).and_then(|env| plain::plain_command(&args.command, env, &cwd));
+        let direct = match &plain {
+            Some(p) => run_shell(spec(&p.argv, Some(&p.env))).await.ok(),
+            None => None,
+        };
+        let r = match direct {
+            Some(r) => r,
+            None => run_shell(spec(&[], ctx.env.as_deref()))
+                .await
+                .map_err(|e| ToolError::execution(format!("could not start bash: {e}")))?,
+        };
         let mut content = String::new();
         let status = if r.timed_out {
             format!(

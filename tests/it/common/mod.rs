@@ -329,3 +329,12 @@ pub fn compile_c(src: &Path, bin: &Path, flags: &[&str]) {
         String::from_utf8_lossy(&cc.stderr)
     );
 }
+
+/// What the bash call `i` printed.
+pub fn printed(t: &serde_json::Value, i: usize) -> String {
+    let call = &t["tool_calls"][i];
+    assert_eq!(call["status"], "ok", "{}", call["content"]);
+    let c = call["content"].as_str().unwrap();
+    let out = c.split("--- stdout ---\n").nth(1).unwrap_or("");
+    out.split("\n--- stderr ---").next().unwrap().to_string()
+}
