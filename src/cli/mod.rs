@@ -12,6 +12,7 @@ pub mod init;
 mod init_fleet;
 pub mod lint;
 pub mod man;
+mod matrix;
 pub mod merge;
 pub mod plan;
 mod repeat;

@@ -132,9 +132,20 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
     let policies = super::expand::expand_policy_args(&args.policies)
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
+    if args.models.is_some() {
+        super::matrix::check(
+            args.apply,
+            args.push.is_some(),
+            args.resume.is_some(),
+            args.repos.is_some(),
+        )?;
+    }
     let (layers, tasks, shadow) = (
         load_policies(&policies, &load.files),
-        load_tasks(&paths, &load),
+        match &args.models {
+            Some(models) => super::matrix::load_cells(&paths, &load, models),
+            None => load_tasks(&paths, &load),
+        },
         args.shadow.load(&load.files),
     );
     let (extra, tasks, shadow) = match (layers, tasks, shadow) {

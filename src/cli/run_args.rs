@@ -21,6 +21,11 @@ pub struct RunArgs {
     /// comma-separated list falls back to the next model when one fails.
     #[arg(long, value_parser = parse_models)]
     pub(super) model: Option<Models>,
+    /// Run every task under each of these models (comma-separated), each
+    /// run a task of its own (`TASK/VARIANT`); the summary and the report
+    /// set them side by side. With --repeat, each model's N attempts.
+    #[arg(long, value_name = "A,B,...", value_parser = super::matrix::parse_models, conflicts_with = "model")]
+    pub(super) models: Option<super::matrix::ModelList>,
     /// Tasks run in parallel (default 1; every task under --batch).
     #[arg(long)]
     pub(super) jobs: Option<usize>,

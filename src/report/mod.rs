@@ -7,6 +7,7 @@ pub mod bars;
 pub mod events;
 pub mod html;
 pub mod junit;
+pub(crate) mod matrix;
 pub mod progress;
 pub(crate) mod repeats;
 pub(crate) mod repositories;

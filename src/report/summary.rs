@@ -266,6 +266,9 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     let transcripts: Vec<&Transcript> = tasks.iter().map(|(t, _)| *t).collect();
     let mut s = repository_table(&transcripts);
     s.push_str(&render_table(&transcripts));
+    if let Some(m) = super::matrix::group(&transcripts) {
+        s.push_str(&super::matrix::summary_table(&m));
+    }
     if let Some(groups) = super::repeats::group(&transcripts) {
         s.push_str(&super::repeats::summary_table(&groups));
     }

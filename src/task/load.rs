@@ -125,6 +125,7 @@ pub fn load_task(path: &Path, opts: &LoadOptions) -> Result<Task, Vec<ConfigErro
         prompt,
         model,
         fallback,
+        matrix: None,
         policy: policy.expect("checked"),
         workspace,
         mode: tf.mode,

@@ -34,6 +34,8 @@ pub struct Task {
     pub model: ModelSpec,
     /// Models to fall back to, in order.
     pub fallback: Vec<ModelSpec>,
+    /// Which cell of a `--models` matrix this is.
+    pub matrix: Option<runner_output::MatrixCell>,
     /// The task's own policy layer (the built-in default when it names none).
     pub policy: Policy,
     pub workspace: PathBuf,

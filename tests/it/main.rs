@@ -34,6 +34,7 @@ mod leftovers;
 mod links;
 mod local_servers;
 mod long_runs;
+mod matrix;
 mod mcp;
 mod network;
 mod one_decision;

@@ -286,6 +286,12 @@ fn a_suggestion_keeps_the_bases_hooks_and_tests_and_never_breaks_a_test() {
     );
 }
 
+/// The DOM a headless Chromium makes of the page at `path`.
+pub(crate) fn chromium_dom(profile: &Path, path: &Path) -> String {
+    let url = format!("file://{}", path.display());
+    String::from_utf8(chromium(profile, &["--dump-dom", &url]).stdout).unwrap()
+}
+
 /// Headless Chromium (Debian's `chromium`; scripts/install-test-deps
 /// installs it) with a profile of its own.
 fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {

@@ -379,6 +379,10 @@ pub struct Transcript {
     /// telemetry (`runner export` makes one up for a transcript without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceIds>,
+    /// For a run under several models (`--models`): the task and the
+    /// variant this run is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<crate::MatrixCell>,
     /// The task's parameters with the values used.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parameters: BTreeMap<String, String>,

@@ -13,6 +13,7 @@
 
 mod agents;
 mod fleet;
+mod matrix;
 mod text;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -427,6 +428,7 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
         tasks.len()
     );
     h.push_str(&fleet::repositories(tasks));
+    h.push_str(&matrix::pivot(tasks));
     h.push_str("<table class=\"overview\"><thead><tr><th>task</th><th>outcome</th><th>turns</th><th>calls</th><th>denied</th><th>changed files</th><th>tokens</th><th>cost</th><th>duration</th></tr></thead><tbody>\n");
     for (i, (t, _)) in tasks.iter().enumerate() {
         let status = t.outcome.status.as_str();

@@ -176,6 +176,7 @@ pub(super) fn blank(task: &crate::task::Task) -> Transcript {
         workspace_copy: None,
         mode: task.mode,
         trace: None,
+        matrix: task.matrix.clone(),
         parameters: task.params.clone(),
         sandbox: String::new(),
         mcp_sandbox: Default::default(),
