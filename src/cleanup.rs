@@ -58,6 +58,12 @@ static MOUNTS: LiveSet = LiveSet::new();
 #[derive(Debug)]
 pub struct RegisteredMount(PathBuf);
 
+/// Whether `path` is at or beneath a mount registered now (a view this
+/// run made).
+pub fn within_mount(path: &Path) -> bool {
+    MOUNTS.paths().iter().any(|m| path.starts_with(m))
+}
+
 /// Registers the mount at `target` for a hurried exit.
 pub fn register_mount(target: &Path) -> RegisteredMount {
     MOUNTS.insert(target);

@@ -104,7 +104,7 @@ impl IsolatedWorkspace {
         excludes: &[PathBuf],
         hiding: Option<&(dyn Fn(&str) -> bool + Sync)>,
     ) -> std::io::Result<Self> {
-        use crate::workspace::overlay::{Choice, choice, overlay_failed};
+        use crate::workspace::overlay::{Choice, choice, overlay_failed, overlay_is_beneath};
         match choice() {
             Choice::Copy(why) => Self::build_as(original, excludes, hiding, View::Copy(why)),
             Choice::Refused(why) => Err(std::io::Error::other(format!(
@@ -113,6 +113,15 @@ impl IsolatedWorkspace {
             Choice::Overlay { forced } => {
                 match Self::build_as(original, excludes, hiding, View::Overlay) {
                     Ok(ws) => Ok(ws),
+                    // A view of a view (an isolated child agent's copy of
+                    // its parent's): the kernel stacks overlays two deep
+                    // at most. Such a copy is copied, and says why; the
+                    // run's other tasks keep their overlays.
+                    Err(e) if overlay_is_beneath(original) => {
+                        let why = format!("its original is a view this run mounted ({e})");
+                        tracing::debug!("the workspace is a copy: {why}");
+                        Self::build_as(original, excludes, hiding, View::Copy(Some(why)))
+                    }
                     Err(e) if forced => Err(std::io::Error::new(
                         e.kind(),
                         format!("no overlay workspace (--workspace-mode overlay): {e}"),

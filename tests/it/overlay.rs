@@ -388,3 +388,52 @@ fn an_overlay_views_git_never_writes_the_originals_index() {
     assert_eq!(git(&root, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
+
+/// An isolated child agent's copy is made from its parent's view: the
+/// kernel stacks overlays two deep at most, so the deepest is a copy, the
+/// child's work comes back, and the run's later tasks keep their
+/// overlays (even under `--workspace-mode overlay`).
+#[test]
+fn an_isolated_child_in_a_view_works_and_later_tasks_keep_their_overlays() {
+    if !is_root() {
+        eprintln!("skipped: overlays need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "a.yaml",
+        "name: a\nprompt: p\nworkspace: ws\npolicy: {default: allow}\nagents:\n  adder:\n    model: scripted\n    isolation: copy\n    script:\n      - tool_calls:\n          - {name: write_file, args: {file_path: b.txt, content: \"new\\n\"}}\n      - text: added b\nscript:\n  - tool_calls:\n      - {name: task, args: {agent: adder, prompt: add}}\n  - text: done\n",
+    );
+    write(
+        d,
+        "b.yaml",
+        "name: b\nprompt: p\nworkspace: ws\npolicy: {default: allow}\nscript:\n  - text: done\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args([
+            "run",
+            "-q",
+            "--workspace-mode",
+            "overlay",
+            "--out",
+            "out",
+            "a.yaml",
+            "b.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("WARN"), "{}", stderr(&o));
+    let a = read_json(d.join("out/a/transcript.json"));
+    assert_eq!(a["changes"][0]["path"], "b.txt", "{}", a["changes"]);
+    let b = read_json(d.join("out/b/transcript.json"));
+    assert_eq!(
+        b["workspace_copy"]["mode"], "overlay",
+        "{}",
+        b["workspace_copy"]
+    );
+}

@@ -103,6 +103,12 @@ pub(crate) fn overlay_failed(e: &io::Error) -> String {
     FAILED.get_or_init(|| why.clone()).clone()
 }
 
+/// Whether `path` lies in a view this run mounted (an isolated child
+/// agent's copy of its parent's workspace).
+pub(crate) fn overlay_is_beneath(path: &Path) -> bool {
+    crate::cleanup::within_mount(path)
+}
+
 /// What a workspace may be made as in this process.
 pub(crate) fn choice() -> Choice {
     let Some(s) = SETUP.get() else {
