@@ -311,8 +311,12 @@ fn main() {
     match &cli.command {
         Command::Run(args) => runner::workspace::overlay::init(args.workspace_mode()),
         Command::Exec(args) => runner::workspace::overlay::init(args.workspace_mode()),
-        // It says whether a run here would have overlays.
-        Command::Doctor { .. } => runner::workspace::overlay::init(Default::default()),
+        // It says whether a run here would have overlays; a command run
+        // under a task's sandbox, and one tool call, get the copy a run
+        // would make.
+        Command::Doctor { .. } | Command::Sandbox { .. } | Command::Tool { .. } => {
+            runner::workspace::overlay::init(Default::default())
+        }
         _ => {}
     }
     let github = match &cli.command {
