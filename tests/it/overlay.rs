@@ -30,6 +30,7 @@ fn big_repo() -> &'static Path {
         write(&root, ".gitignore", "build/\n*.log\n");
         write(&root, "src/main.txt", "one\ntwo\n");
         write(&root, "old.txt", "old\n");
+        write(&root, "flip.txt", "a file that becomes a folder\n");
         write(&root, "secret/token.txt", "s3cr3t\n");
         write(&root, "build/keep.txt", "tracked though ignored\n");
         write(&root, "build/out.bin", "ignored\n");
@@ -47,7 +48,7 @@ fn big_repo() -> &'static Path {
 /// The task's view of the repository, then its changes, then git's.
 const COMMANDS: &[&str] = &[
     "test ! -e secret/token.txt && echo absent; ls build; ls notes.log 2>&1 | head -1",
-    "printf 'uno\\ntwo\\n' > src/main.txt && rm old.txt && ln -sfn files/d1/f200.txt link && echo new > added.txt && rm -rf files/d5 && rm -rf files/d6 && mkdir files/d6 && echo n > files/d6/again.txt && mkdir -p build && echo x > build/made.bin && mv files/d7 files/d7moved",
+    "printf 'uno\\ntwo\\n' > src/main.txt && rm old.txt && ln -sfn files/d1/f200.txt link && echo new > added.txt && rm -rf files/d5 && rm -rf files/d6 && mkdir files/d6 && echo n > files/d6/again.txt && mkdir -p build && echo x > build/made.bin && mv files/d7 files/d7moved && rm -rf files/d8 && echo x > files/d8 && rm flip.txt && mkdir flip.txt && echo y > flip.txt/inner",
     "git status --porcelain",
     "git diff --name-status",
 ];
@@ -109,7 +110,18 @@ fn check_mode(mode: &str) -> (Vec<String>, String) {
         "deleted old.txt".into(),
         "modified src/main.txt".into(),
     ];
-    want.extend(deleted(5).chain(deleted(6)).chain(deleted(7)));
+    want.extend(
+        deleted(5)
+            .chain(deleted(6))
+            .chain(deleted(7))
+            .chain(deleted(8)),
+    );
+    // A folder that became a file, a file that became a folder.
+    want.extend([
+        "added files/d8".to_string(),
+        "deleted flip.txt".to_string(),
+        "added flip.txt/inner".to_string(),
+    ]);
     // A folder renamed (an overlay copies it up whole: no redirects).
     want.extend((1400..1600).map(|i| format!("added files/d7moved/f{i}.txt")));
     let (mut got_sorted, mut want_sorted) = (changes.clone(), want);

@@ -48,8 +48,18 @@ impl Differ {
                 new: Some(new),
             });
         }
+        // What went from below: whatever a whiteout or an opaque folder
+        // hides, a folder below that a file replaced, a file below that
+        // a folder replaced.
+        let is_dir_below =
+            |rel: &str| (self.original.join(rel).symlink_metadata()).is_ok_and(|m| m.is_dir());
+        let replaced = (written.iter()).filter(|r| is_dir_below(r)).chain(
+            scan.dirs
+                .iter()
+                .filter(|r| (self.original.join(r).symlink_metadata()).is_ok_and(|m| !m.is_dir())),
+        );
         let mut gone = BTreeSet::new();
-        for top in scan.removed.iter().chain(&scan.opaque) {
+        for top in scan.removed.iter().chain(&scan.opaque).chain(replaced) {
             if !layers.hidden_from_start(top) {
                 lower_files(&self.original, top, layers, &mut gone)?;
             }

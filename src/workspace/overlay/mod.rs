@@ -254,6 +254,9 @@ pub(crate) struct UpperScan {
     pub removed: Vec<String>,
     /// Folders removed from below and made again: nothing below shows.
     pub opaque: Vec<String>,
+    /// Every folder of the upper layer (where the one below may be a
+    /// file the task replaced by a folder).
+    pub dirs: Vec<String>,
 }
 
 /// Reads an upper layer.
@@ -276,6 +279,7 @@ pub(crate) fn scan_upper(upper: &Path) -> io::Result<UpperScan> {
                 if os::is_opaque(&entry.path()) {
                     scan.opaque.push(child.clone());
                 }
+                scan.dirs.push(child.clone());
                 stack.push(child);
             } else if os::is_whiteout(&meta) {
                 scan.removed.push(child);
