@@ -132,19 +132,33 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
     let policies = super::expand::expand_policy_args(&args.policies)
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
-    if args.models.is_some() {
-        super::matrix::check(
-            args.apply,
-            args.push.is_some(),
-            args.resume.is_some(),
-            args.repos.is_some(),
-        )?;
+    for (given, flag) in [
+        (args.models.is_some(), "--models"),
+        (!args.params_matrix.is_empty(), "--params"),
+    ] {
+        if given {
+            super::matrix::check(
+                flag,
+                args.apply,
+                args.push.is_some(),
+                args.resume.is_some(),
+                args.repos.is_some(),
+            )?;
+        }
+    }
+    for p in &args.params_matrix {
+        if load.params.contains_key(&p.name) {
+            return Err(CliError::Invalid(format!(
+                "--params {0}: --param {0} sets it too; give one",
+                p.name
+            )));
+        }
     }
     let (layers, tasks, shadow) = (
         load_policies(&policies, &load.files),
-        match &args.models {
-            Some(models) => super::matrix::load_cells(&paths, &load, models),
-            None => load_tasks(&paths, &load),
+        match (&args.models, args.params_matrix.as_slice()) {
+            (None, []) => load_tasks(&paths, &load),
+            (models, params) => super::matrix::load_cells(&paths, &load, models.as_ref(), params),
         },
         args.shadow.load(&load.files),
     );
@@ -167,8 +181,10 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
             .collect();
         crate::contain::learn_task_secrets(&redact, &t.env.set);
     }
-    // A --param no task declares is a typo, not something to ignore.
-    for name in load.params.keys() {
+    // A --param (or --params) no task declares is a typo, not something
+    // to ignore.
+    let names = (load.params.keys()).chain(args.params_matrix.iter().map(|p| &p.name));
+    for name in names {
         if !tasks.iter().any(|t| t.params.contains_key(name)) {
             return Err(CliError::Invalid(format!(
                 "--param {name}: no task declares a parameter `{name}`"

@@ -26,6 +26,11 @@ pub struct RunArgs {
     /// set them side by side. With --repeat, each model's N attempts.
     #[arg(long, value_name = "A,B,...", value_parser = super::matrix::parse_models, conflicts_with = "model")]
     pub(super) models: Option<super::matrix::ModelList>,
+    /// Run every task under each of these values of a task parameter
+    /// (`NAME=v1,v2`; repeatable: their product, and with --models), each
+    /// run a task of its own, set side by side as --models does.
+    #[arg(long = "params", value_name = "NAME=V1,V2,...", value_parser = super::matrix::parse_param_values)]
+    pub(super) params_matrix: Vec<super::matrix::ParamValues>,
     /// Tasks run in parallel (default 1; every task under --batch).
     #[arg(long)]
     pub(super) jobs: Option<usize>,

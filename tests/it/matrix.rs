@@ -176,3 +176,61 @@ fn bad_model_lists_and_clashes_are_refused_before_anything_runs() {
         stderr(&o)
     );
 }
+
+/// `--params NAME=v1,v2` does for a task parameter what `--models` does
+/// for models: each value a variant, in the prompt and checks where the
+/// task says; with `--models`, their product.
+#[test]
+fn parameter_values_are_variants_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        "name: t\nprompt: say {{flag}}\nworkspace: ws\nparameters:\n  flag:\n    description: good or bad\nscript:\n  - text: done\nchecks:\n  - run: test {{flag}} = good\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "--params", "flag=good,bad", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let good = read_json(d.join("out/t/flag-good/transcript.json"));
+    assert_eq!(good["outcome"]["status"], "passed", "{}", good["outcome"]);
+    assert_eq!(good["matrix"]["variant"], "flag=good");
+    assert_eq!(good["parameters"]["flag"], "good");
+    let bad = read_json(d.join("out/t/flag-bad/transcript.json"));
+    assert_eq!(bad["outcome"]["status"], "failed");
+    let summary = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("| task | flag=good | flag=bad |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| **tasks passed** | 1/1 | 0/1 |"),
+        "{summary}"
+    );
+    // A name no task declares, or one --param sets too, is refused.
+    for (args, says) in [
+        (
+            vec!["--params", "nope=a,b", "--param", "flag=good"],
+            "no task declares a parameter `nope`",
+        ),
+        (
+            vec!["--params", "flag=a,b", "--param", "flag=c"],
+            "--param flag sets it too",
+        ),
+        (vec!["--params", "flag=a"], "two or more values"),
+    ] {
+        let o = runner()
+            .current_dir(d)
+            .args(["run", "--out", "out2"])
+            .args(&args)
+            .arg("t.yaml")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
