@@ -75,7 +75,7 @@ pub use paths::{
     LexicalPaths, SignaturePaths, normalize_lexically, parse_interpreter_line, to_slash,
 };
 pub use pattern::{Pattern, PatternError};
-pub use plain_list::simple_commands;
+pub use plain_list::{is_shell_word, simple_commands};
 pub use policy::{BindError, FILES_PLACEHOLDER, FileTemplate, Policy, Rule};
 pub use redact_names::{redact_entry_error, redact_matches};
 pub use risk::Risk;

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 mod command;
 mod wrapped;
 
+pub use command::is_shell_word;
 use command::{plain_command, without_assignments};
 use wrapped::{shell_script, timeout_command};
 

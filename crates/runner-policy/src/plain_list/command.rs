@@ -21,6 +21,12 @@ const KEYWORDS: &[&str] = &[
     "in", "select", "function", "coproc", "[[", "]]",
 ];
 
+/// Whether bash reads `word` in a command's first place as a keyword
+/// or runs it as a builtin of its own (not as the program of that name).
+pub fn is_shell_word(word: &str) -> bool {
+    KEYWORDS.contains(&word) || BUILTINS.contains(&word) || matches!(word, "{" | "}" | "!" | "time")
+}
+
 /// bash's builtins (`compgen -b`): they run inside bash, and many of them
 /// evaluate names, subscripts or code (`let`, `printf -v 'a[$(..)]'`,
 /// `test -v`, `hash -p`, `compgen -C`, `shopt`, `alias`, `enable -f`).

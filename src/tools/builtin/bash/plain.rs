@@ -21,89 +21,6 @@
 
 use std::path::{Path, PathBuf};
 
-/// bash's builtins and reserved words (`compgen -b`, `compgen -k`): run
-/// by bash itself, or meaning something else in first place.
-const SHELL_WORDS: &[&str] = &[
-    ".",
-    ":",
-    "[",
-    "alias",
-    "bg",
-    "bind",
-    "break",
-    "builtin",
-    "caller",
-    "cd",
-    "command",
-    "compgen",
-    "complete",
-    "compopt",
-    "continue",
-    "declare",
-    "dirs",
-    "disown",
-    "echo",
-    "enable",
-    "eval",
-    "exec",
-    "exit",
-    "export",
-    "false",
-    "fc",
-    "fg",
-    "getopts",
-    "hash",
-    "help",
-    "history",
-    "jobs",
-    "kill",
-    "let",
-    "local",
-    "logout",
-    "mapfile",
-    "popd",
-    "printf",
-    "pushd",
-    "pwd",
-    "read",
-    "readarray",
-    "readonly",
-    "return",
-    "set",
-    "shift",
-    "shopt",
-    "source",
-    "suspend",
-    "test",
-    "times",
-    "trap",
-    "true",
-    "type",
-    "typeset",
-    "ulimit",
-    "umask",
-    "unalias",
-    "unset",
-    "wait",
-    "if",
-    "then",
-    "else",
-    "elif",
-    "fi",
-    "case",
-    "esac",
-    "for",
-    "select",
-    "while",
-    "until",
-    "do",
-    "done",
-    "in",
-    "function",
-    "time",
-    "coproc",
-];
-
 /// Whether bash reads `b` as itself in a word, in every place of one.
 fn plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_./:@%+,=-".contains(&b)
@@ -131,7 +48,7 @@ pub(super) fn plain_command(script: &str, env: &[(String, String)], cwd: &Path) 
         .map(String::from)
         .collect();
     let program = words.first()?;
-    if SHELL_WORDS.contains(&program.as_str()) || program.contains('=') {
+    if runner_policy::is_shell_word(program) || program.contains('=') {
         return None;
     }
     let path = find_program(program, env, cwd)?;
@@ -222,6 +139,8 @@ mod tests {
             "echo hi",
             "cd src",
             "true",
+            "time ls",
+            "coproc ls",
             "[ -f a ]",
             "if",
             "cat\ta",
