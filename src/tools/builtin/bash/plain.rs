@@ -61,7 +61,13 @@ pub(super) fn plain_command(script: &str, env: &[(String, String)], cwd: &Path) 
     if !env.iter().any(|(k, _)| k == "SHLVL") {
         env.push(("SHLVL".into(), "0".into()));
     }
-    env.push(("_".into(), path.display().to_string()));
+    // `_` is the path bash executes: a program named by a path as typed,
+    // one found on PATH with its folder.
+    let underscore = match program.contains('/') {
+        true => program.clone(),
+        false => path.display().to_string(),
+    };
+    env.push(("_".into(), underscore));
     // The program word as typed is its `argv[0]` (what `ps` shows), as
     // bash gives it; the child's `PATH` finds the same file.
     Some(Plain { argv: words, env })
@@ -157,6 +163,76 @@ mod tests {
                 "{script:?}"
             );
         }
+    }
+
+    /// The differential check: each script of the corpus run as a plain
+    /// command and by `bash -c`, from the same folder and environment,
+    /// prints the same (its words, each bracketed, and its environment).
+    #[test]
+    fn plain_commands_run_as_bash_runs_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let show = d.join("show");
+        std::fs::write(
+            &show,
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&show, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::copy("/usr/bin/env", d.join("sub/envcopy")).unwrap();
+        let base: Vec<(String, String)> = vec![
+            ("PATH".into(), format!("/usr/bin:/bin:{}", d.display())),
+            ("PWD".into(), "/somewhere/else".into()),
+            ("HOME".into(), "/nonexistent".into()),
+            ("LANG".into(), "C".into()),
+        ];
+        let run = |argv: &[&str], env: &[(String, String)]| {
+            let o = std::process::Command::new(argv[0])
+                .args(&argv[1..])
+                .current_dir(d)
+                .env_clear()
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .output()
+                .unwrap();
+            let mut lines: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(String::from)
+                .collect();
+            // An environment's order is no difference; words' order is.
+            if lines.iter().any(|l| l.starts_with("PATH=")) {
+                lines.sort();
+            }
+            (o.status.code(), lines)
+        };
+        let mut plain = 0;
+        for script in [
+            "./show a b=c --x=1 %:@+ ,comma trailing-",
+            "show  two   spaces",
+            "./show -- -n -e",
+            "sub/../show .. . ./x",
+            "show a:b@c%d+e,f=g",
+            "env",
+            "/usr/bin/env",
+            "sub/envcopy",
+            "./sub/envcopy",
+            "show 'quoted'",
+            "show a*b",
+            "show ~",
+            "show a#b",
+            "show {a,b}",
+            "show $x",
+        ] {
+            let by_bash = run(&["bash", "-c", script], &base);
+            let Some(p) = plain_command(script, &base, d) else {
+                continue;
+            };
+            plain += 1;
+            let argv: Vec<&str> = p.argv.iter().map(String::as_str).collect();
+            assert_eq!(run(&argv, &p.env), by_bash, "{script:?}");
+        }
+        assert_eq!(plain, 9, "the plain ones of the corpus");
     }
 
     #[test]
