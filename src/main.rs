@@ -307,23 +307,19 @@ fn main() {
         }
     };
     // Overlay workspaces live in a mount namespace of the runner's own,
-    // entered while it has one thread (see workspace::overlay).
-    match &cli.command {
-        Command::Run(args) => runner::workspace::overlay::init(args.workspace_mode()),
-        Command::Exec(args) => runner::workspace::overlay::init(args.workspace_mode()),
-        // It says whether a run here would have overlays; a command run
-        // under a task's sandbox, and one tool call, get the copy a run
-        // would make.
+    // entered while it has one thread (see workspace::overlay); doctor,
+    // sandbox and tool make what a run would.
+    let (github, mode) = match &cli.command {
+        Command::Run(args) => (args.github_output(), Some(args.workspace_mode())),
+        Command::Exec(args) => (args.github_output(), Some(args.workspace_mode())),
         Command::Doctor { .. } | Command::Sandbox { .. } | Command::Tool { .. } => {
-            runner::workspace::overlay::init(Default::default())
+            (None, Some(Default::default()))
         }
-        _ => {}
-    }
-    let github = match &cli.command {
-        Command::Run(args) => args.github_output(),
-        Command::Exec(args) => args.github_output(),
-        _ => None,
+        _ => (None, None),
     };
+    if let Some(mode) = mode {
+        runner::workspace::overlay::init(mode);
+    }
     let code = match try_main(cli) {
         Ok(exit) => exit.code(),
         Err(e) => {
