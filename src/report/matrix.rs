@@ -132,8 +132,7 @@ pub fn cell_text(s: &CellStats) -> String {
         "{mark} {}/{} · {} · {} turns",
         s.passed,
         s.runs,
-        s.cost
-            .map_or_else(|| "unknown".into(), |c| format!("${c:.4}")),
+        super::money::cost(s.cost),
         s.turns
     )
 }
@@ -164,7 +163,7 @@ pub fn summary_table(m: &Matrix) -> String {
     for (_, per_pass) in &totals {
         s.push_str(&format!(
             " {} |",
-            per_pass.map_or("—".to_string(), |c| format!("${c:.4}"))
+            per_pass.map_or("—".to_string(), super::money::usd)
         ));
     }
     s.push('\n');

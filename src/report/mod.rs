@@ -8,6 +8,7 @@ pub mod events;
 pub mod html;
 pub mod junit;
 pub(crate) mod matrix;
+pub(crate) mod money;
 pub mod progress;
 pub(crate) mod repeats;
 pub(crate) mod repositories;

@@ -166,8 +166,7 @@ pub fn summary_table(groups: &[Repeated]) -> String {
             " {} | {marks} | {:.1} ({lo}-{hi}) | {} |\n",
             if r.flaky() { "yes" } else { "no" },
             r.median_turns(),
-            r.median_cost()
-                .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"))
+            super::money::cost(r.median_cost())
         ));
     }
     s

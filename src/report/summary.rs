@@ -32,10 +32,7 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// A cost in USD, or `unknown` (never 0 for a price nobody knows).
-pub fn cost(c: Option<f64>) -> String {
-    c.map_or_else(|| "unknown".into(), |c| format!("${c:.4}"))
-}
+use super::money::cost;
 
 /// The lines a diff adds and removes (its `+++`/`---` headers left out).
 pub(crate) fn added_removed<'a>(lines: impl IntoIterator<Item = &'a str>) -> (usize, usize) {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::text::esc;
-use crate::report::summary::cost;
+use crate::report::money::cost;
 use crate::report::transcript::Transcript;
 
 /// The repositories' table; empty for a run that is not a fleet's.

@@ -44,7 +44,7 @@ pub fn pivot(tasks: &[(&Transcript, &str)]) -> String {
     }
     h.push_str("</tr>\n<tr class=\"total\"><td>cost per passing run</td>");
     for (_, per_pass) in &totals {
-        let c = per_pass.map_or("—".to_string(), |c| format!("${c:.4}"));
+        let c = per_pass.map_or("—".to_string(), crate::report::money::usd);
         let _ = write!(h, "<td class=\"n\">{}</td>", esc(&c));
     }
     h.push_str("</tr>\n</tbody></table>\n");

@@ -20,7 +20,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::summary::{added_removed, cost};
+use super::money::cost;
+use super::summary::added_removed;
 use super::transcript::{OutcomeStatus, Transcript};
 use crate::contain::redact;
 use crate::engine::{CallStatus, ToolCallRecord};
