@@ -12,7 +12,6 @@
 
 use std::path::PathBuf;
 
-use super::CliError;
 use crate::provider::ModelSpec;
 use crate::task::{LoadOptions, Task, load_tasks};
 
@@ -191,29 +190,6 @@ pub(super) fn load_cells(
 
 fn errors_has(errors: &[runner_policy::ConfigError], e: &runner_policy::ConfigError) -> bool {
     errors.iter().any(|o| o.to_string() == e.to_string())
-}
-
-/// `--models` or `--params` with the run's other options: not with what
-/// takes one change per task (`--apply`, `--push`), `--resume` or
-/// `--repos`; `--params` not for a name `--param` sets too.
-pub(super) fn check(
-    flag: &str,
-    apply: bool,
-    push: bool,
-    resume: bool,
-    repos: bool,
-) -> Result<(), CliError> {
-    for (on, what) in [
-        (apply, "--apply (which variant's changes?)"),
-        (push, "--push"),
-        (resume, "--resume"),
-        (repos, "--repos"),
-    ] {
-        if on {
-            return Err(CliError::Invalid(format!("{flag} cannot go with {what}")));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

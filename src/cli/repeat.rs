@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use super::CliError;
+use super::run_args::RunArgs;
 use crate::report::repeats::attempt_of;
 use crate::run::{Keep, TaskResult};
 use crate::task::Task;
@@ -29,49 +30,52 @@ pub(super) fn repeat(tasks: Vec<Task>, n: u32) -> Vec<Task> {
         .collect()
 }
 
-/// `--repeat`'s value with the run's other options: at least 1, and not
-/// with what takes one change per task (`--apply`, `--push`), goes on
-/// from an earlier run (`--resume`) or runs fleets (`--repos`).
-pub(super) fn check(
-    n: u32,
-    apply: bool,
-    push: bool,
-    resume: bool,
-    repos: bool,
-) -> Result<(), CliError> {
-    let clash = [
-        (
-            apply,
-            "--apply (which attempt's changes? best-of-N, --attempts, is to come)",
-        ),
-        (push, "--push"),
-        (resume, "--resume"),
-        (repos, "--repos"),
-    ];
-    if n == 0 {
-        return Err(CliError::Invalid(
-            "--repeat 0: give 1 or more attempts".into(),
-        ));
-    }
-    match clash.iter().find(|(on, _)| *on) {
-        Some((_, what)) => Err(CliError::Invalid(format!("--repeat cannot go with {what}"))),
-        None => Ok(()),
-    }
-}
-
-/// `--attempts`' value with the run's other options: at least 1, and not
-/// with `--resume` or `--repos`.
-pub(super) fn check_attempts(n: u32, resume: bool, repos: bool) -> Result<(), CliError> {
-    if n == 0 {
-        return Err(CliError::Invalid(
-            "--attempts 0: give 1 or more attempts".into(),
-        ));
-    }
-    for (on, what) in [(resume, "--resume"), (repos, "--repos")] {
-        if on {
+/// The options that run each task more than once (`--repeat`,
+/// `--attempts`, `--models`, `--params`) with the run's others: a count
+/// of at least 1, and none of what takes one change per task (`--apply`,
+/// `--push`; best-of-N keeps one, so it may apply), goes on from an
+/// earlier run (`--resume`) or runs fleets (`--repos`).
+pub(super) fn check(args: &RunArgs) -> Result<(), CliError> {
+    for (flag, n) in [("--repeat", args.repeat), ("--attempts", args.attempts)] {
+        if n == Some(0) {
             return Err(CliError::Invalid(format!(
-                "--attempts cannot go with {what}"
+                "{flag} 0: give 1 or more attempts"
             )));
+        }
+    }
+    let many = [
+        (
+            "--repeat",
+            args.repeat.is_some(),
+            "which attempt's changes? --attempts keeps one",
+        ),
+        ("--attempts", args.attempts.is_some(), ""),
+        (
+            "--models",
+            args.models.is_some(),
+            "which variant's changes?",
+        ),
+        (
+            "--params",
+            !args.params_matrix.is_empty(),
+            "which variant's changes?",
+        ),
+    ];
+    for (flag, _, why_not_apply) in many.into_iter().filter(|(_, given, _)| *given) {
+        let clashes = [
+            (
+                !why_not_apply.is_empty() && args.apply,
+                format!("--apply ({why_not_apply})"),
+            ),
+            (
+                !why_not_apply.is_empty() && args.push.is_some(),
+                "--push".into(),
+            ),
+            (args.resume.is_some(), "--resume".into()),
+            (args.repos.is_some(), "--repos".into()),
+        ];
+        if let Some((_, what)) = clashes.iter().find(|(on, _)| *on) {
+            return Err(CliError::Invalid(format!("{flag} cannot go with {what}")));
         }
     }
     Ok(())

@@ -132,20 +132,7 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
     let policies = super::expand::expand_policy_args(&args.policies)
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     // Every error of every file at once: the policies' and the tasks'.
-    for (given, flag) in [
-        (args.models.is_some(), "--models"),
-        (!args.params_matrix.is_empty(), "--params"),
-    ] {
-        if given {
-            super::matrix::check(
-                flag,
-                args.apply,
-                args.push.is_some(),
-                args.resume.is_some(),
-                args.repos.is_some(),
-            )?;
-        }
-    }
+    super::repeat::check(args)?;
     for p in &args.params_matrix {
         if load.params.contains_key(&p.name) {
             return Err(CliError::Invalid(format!(
@@ -192,20 +179,7 @@ fn load(args: &RunArgs) -> Result<Loaded, CliError> {
         }
     }
     let tasks = match (args.repeat, args.attempts) {
-        (Some(n), _) => {
-            super::repeat::check(
-                n,
-                args.apply,
-                args.push.is_some(),
-                args.resume.is_some(),
-                args.repos.is_some(),
-            )?;
-            super::repeat::repeat(tasks, n)
-        }
-        (None, Some(n)) => {
-            super::repeat::check_attempts(n, args.resume.is_some(), args.repos.is_some())?;
-            super::repeat::repeat(tasks, n)
-        }
+        (Some(n), _) | (None, Some(n)) => super::repeat::repeat(tasks, n),
         (None, None) => tasks,
     };
     Ok(Loaded {
