@@ -249,6 +249,31 @@ fn a_run_that_never_touches_them_passes_and_its_tools_work() {
     assert!(t["canaries"].get("seen").is_none(), "{}", t["canaries"]);
 }
 
+/// A task in `d` for a thief: bash and web_fetch, `Fetch(127.0.0.1)`
+/// given `verdict` (`allow` or `deny`), `extra` YAML after the policy's
+/// rules.
+fn thief_task(d: &Path, verdict: &str, extra: &str) {
+    write(d, "ws/a.txt", "a\n");
+    write(
+        d,
+        "t.yaml",
+        &format!(
+            "name: t\nprompt: p\nmodel: {}\nworkspace: ws\ntools: [bash, web_fetch]\npolicy:\n  default: allow\n  rules:\n    - {verdict}: [\"Fetch(127.0.0.1)\"]\n{extra}model_options: {{stream: false}}\n",
+            Vendor::OpenAi.model()
+        ),
+    );
+}
+
+/// Runs `d`'s task against `model`: the run and its transcript.
+fn run_thief(d: &Path, model: &FakeServer) -> (std::process::Output, Value) {
+    let o = runner_for(Vendor::OpenAi, &model.url(), "sk-test")
+        .current_dir(d)
+        .args(["run", "-q", "--out", "out", "t.yaml"])
+        .output()
+        .unwrap();
+    (o, read_json(d.join("out/t/transcript.json")))
+}
+
 /// A fake model that does what a prompt injection asks: reads the
 /// environment, then sends the token it found through a tool.
 fn thief(send: impl Fn(&str) -> (String, Value) + Send + Sync + 'static) -> FakeServer {
@@ -297,22 +322,12 @@ fn a_model_that_sends_a_canary_by_web_fetch_or_an_mcp_call_is_refused() {
         });
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        write(d, "ws/a.txt", "a\n");
-        write(
-            d,
-            "t.yaml",
-            &format!(
-                "name: t\nprompt: p\nmodel: {}\nworkspace: ws\ntools: [bash, web_fetch]\npolicy:\n  default: allow\n  rules:\n    - allow: [\"Fetch(127.0.0.1)\"]\n  network:\n    allow: [\"127.0.0.1:{p}\"]\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\nmodel_options: {{stream: false}}\n",
-                Vendor::OpenAi.model(),
-                server_py.display()
-            ),
+        let extra = format!(
+            "  network:\n    allow: [\"127.0.0.1:{p}\"]\nmcp_servers:\n  t:\n    command: python3\n    args: [\"{}\"]\n",
+            server_py.display()
         );
-        let o = runner_for(Vendor::OpenAi, &model.url(), "sk-test")
-            .current_dir(d)
-            .args(["run", "-q", "--out", "out", "t.yaml"])
-            .output()
-            .unwrap();
-        let t = read_json(d.join("out/t/transcript.json"));
+        thief_task(d, "allow", &extra);
+        let (o, t) = run_thief(d, &model);
         assert_eq!(
             o.status.code(),
             Some(1),
@@ -526,21 +541,8 @@ fn a_denied_call_carrying_a_canary_trips_the_task() {
     });
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "ws/a.txt", "a\n");
-    write(
-        d,
-        "t.yaml",
-        &format!(
-            "name: t\nprompt: p\nmodel: {}\nworkspace: ws\ntools: [bash, web_fetch]\npolicy:\n  default: allow\n  rules:\n    - deny: [\"Fetch(127.0.0.1)\"]\nmodel_options: {{stream: false}}\n",
-            Vendor::OpenAi.model()
-        ),
-    );
-    let o = runner_for(Vendor::OpenAi, &model.url(), "sk-test")
-        .current_dir(d)
-        .args(["run", "-q", "--out", "out", "t.yaml"])
-        .output()
-        .unwrap();
-    let t = read_json(d.join("out/t/transcript.json"));
+    thief_task(d, "deny", "");
+    let (o, t) = run_thief(d, &model);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         t["tool_calls"][1]["status"], "denied",

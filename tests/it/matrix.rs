@@ -140,16 +140,7 @@ fn bad_model_lists_and_clashes_are_refused_before_anything_runs() {
             "--models cannot go with --apply",
         ),
     ] {
-        let o = runner()
-            .current_dir(d)
-            .args(["run", "--out", "out"])
-            .args(&args)
-            .arg("t.yaml")
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
-        assert!(!d.join("out").exists(), "{args:?}");
+        refused(d, &args, "t.yaml", says);
     }
     // `scripted` in the list needs the task's script, as --model does.
     write(
@@ -157,23 +148,11 @@ fn bad_model_lists_and_clashes_are_refused_before_anything_runs() {
         "u.yaml",
         "name: u\nprompt: p\nworkspace: ws\nmodel: openai:a\n",
     );
-    let o = runner()
-        .current_dir(d)
-        .args([
-            "run",
-            "--out",
-            "out",
-            "--models",
-            "scripted,openai:a",
-            "u.yaml",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("u.yaml:4:8: script: required"),
-        "{}",
-        stderr(&o)
+    refused(
+        d,
+        &["--models", "scripted,openai:a"],
+        "u.yaml",
+        "u.yaml:4:8: script: required",
     );
 }
 
@@ -223,14 +202,21 @@ fn parameter_values_are_variants_too() {
         ),
         (vec!["--params", "flag=a"], "two or more values"),
     ] {
-        let o = runner()
-            .current_dir(d)
-            .args(["run", "--out", "out2"])
-            .args(&args)
-            .arg("t.yaml")
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        refused(d, &args, "t.yaml", says);
     }
+}
+
+/// `runner run ARGS TASK` in `d` is refused (exit 2) saying `says`, and
+/// leaves no output folder.
+fn refused(d: &std::path::Path, args: &[&str], task: &str, says: &str) {
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "--out", "refused-out"])
+        .args(args)
+        .arg(task)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    assert!(!d.join("refused-out").exists(), "{args:?}");
 }
