@@ -386,11 +386,6 @@ impl IsolatedWorkspace {
         self.files
     }
 
-    /// What the copy is: an overlay, or a copy and why.
-    pub fn view(&self) -> &WorkspaceView {
-        &self.view
-    }
-
     /// What the transcript says of the copy.
     pub fn record(&self) -> runner_output::WorkspaceCopy {
         let (mode, why) = match &self.view {

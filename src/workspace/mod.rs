@@ -29,7 +29,7 @@ pub(crate) use diff::{ChangeKind, FileChange, FileContent, render_file_diff, ren
 pub use diff_bound::{DEFAULT_MAX_DIFF_BYTES, render_bounded_diff};
 #[doc(hidden)]
 pub use history::forget_listings;
-pub use isolate::{Differ, IsolatedWorkspace, WorkspaceView};
+pub use isolate::{Differ, IsolatedWorkspace};
 pub use overlay::WorkspaceMode;
 pub(crate) use paths::{PathError, ResolveMemo, ResolvedPath};
 pub use paths::{Workspace, normalize_lexically};
