@@ -169,16 +169,7 @@ enum Command {
         policy: Option<PathBuf>,
     },
     /// Write a starter task, policy and workflow (never overwrites a file).
-    Init {
-        /// The repository to start (default: the current folder).
-        #[arg(default_value = ".")]
-        dir: PathBuf,
-        /// Write a fleet instead: a workflow that runs tasks/fleet/ across
-        /// the repositories of fleet/repos.txt, shard by shard, pushing a
-        /// branch and opening a pull request per passing repository.
-        #[arg(long)]
-        fleet: bool,
-    },
+    Init(cli::init::InitArgs),
     /// Print how to run a fleet (--repos) on a GitHub matrix or a
     /// Kubernetes Indexed Job, one shard per job.
     #[command(after_help = PLAN_EXAMPLES)]
@@ -447,7 +438,7 @@ fn try_main(cli: Cli) -> CliResult {
                 secret: &secret,
                 claim: &claim,
             }),
-            Command::Init { dir, fleet } => cli::init::init(&dir, fleet),
+            Command::Init(args) => cli::init::init(&args),
             Command::Completions { shell } => {
                 let mut cmd = <Cli as clap::CommandFactory>::command();
                 let mut text = Vec::new();

@@ -7,8 +7,31 @@
 
 use std::path::Path;
 
+use super::init_action::{self, ActionMode, ActionSource};
 use super::{CliError, CliResult, Exit};
 use crate::workspace::atomic_write_str;
+
+/// `runner init`'s options.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// The repository to start (default: the current folder).
+    #[arg(default_value = ".")]
+    pub dir: std::path::PathBuf,
+    /// Write a fleet instead: a workflow that runs tasks/fleet/ across
+    /// the repositories of fleet/repos.txt, shard by shard, pushing a
+    /// branch and opening a pull request per passing repository.
+    #[arg(long)]
+    pub fleet: bool,
+    /// Where the workflows get the action: `vendored` copies it into
+    /// .github/actions/runner/ and uses it from there (runner itself is
+    /// installed from the release of this version).
+    #[arg(long, value_enum, default_value_t, value_name = "MODE")]
+    pub action: ActionMode,
+    /// Use the action from this repository and ref instead of a copy
+    /// (OWNER/REPO@REF, such as acme/runner@v0.2.0).
+    #[arg(long, value_name = "OWNER/REPO@REF", conflicts_with = "action")]
+    pub action_repo: Option<String>,
+}
 
 const TASK: &str = r##"# A first task. It is scripted (`model: scripted`): its model's turns are
 # written below, so it runs offline, with no key. Make it real by naming a
@@ -91,8 +114,7 @@ jobs:
       - uses: actions/checkout@v5
         with:
           persist-credentials: false
-      # Pin the action to a release tag of the runner repository.
-      - uses: OWNER/runner@main
+      - uses: RUNNER_ACTION
         with:
           tasks: tasks/*.yaml
           out: runner-out
@@ -137,8 +159,7 @@ jobs:
         env:
           BASE: ${{ github.event.pull_request.base.sha || inputs.base }}
         run: git checkout --quiet "$BASE"
-      # Pin the action to a release tag of the runner repository.
-      - uses: OWNER/runner@main
+      - uses: RUNNER_ACTION
         with:
           tasks: tasks/*.yaml
           repeat: "5"
@@ -148,7 +169,7 @@ jobs:
           openai-api-key: ${{ secrets.OPENAI_API_KEY }}
       - name: Check out the change
         run: git checkout --quiet "$GITHUB_SHA"
-      - uses: OWNER/runner@main
+      - uses: RUNNER_ACTION
         with:
           tasks: tasks/*.yaml
           repeat: "5"
@@ -182,9 +203,14 @@ script:
   - text: The staged files have no trailing whitespace.
 "##;
 
-/// Writes the starter files into `dir`; exit 0, or 2 when one could not be
-/// written (the others are written all the same).
-pub fn init(dir: &Path, fleet: bool) -> CliResult {
+/// Writes the starter files into `args.dir`; exit 0, or 2 when one could
+/// not be written (the others are written all the same).
+pub fn init(args: &InitArgs) -> CliResult {
+    let (dir, fleet) = (args.dir.as_path(), args.fleet);
+    let source = match (&args.action_repo, args.action) {
+        (Some(spec), _) => ActionSource::repo(spec)?,
+        (None, ActionMode::Vendored) => ActionSource::vendored(),
+    };
     let starter = [
         ("tasks/example.yaml", TASK),
         ("policies/ci.yaml", POLICY),
@@ -192,13 +218,22 @@ pub fn init(dir: &Path, fleet: bool) -> CliResult {
         (".github/workflows/runner-compare.yml", COMPARE_WORKFLOW),
         ("tasks/pre-commit/staged-files.yaml", PRE_COMMIT_TASK),
     ];
-    let files: &[(&str, &str)] = if fleet {
+    let chosen: &[(&str, &str)] = if fleet {
         super::init_fleet::FILES
     } else {
         &starter
     };
+    let vendored: &[(&str, &str)] = match source {
+        ActionSource::Vendored { .. } => init_action::VENDORED_FILES,
+        ActionSource::Repo { .. } => &[],
+    };
     let mut failed = Vec::new();
-    for &(rel, text) in files {
+    for &(rel, template) in chosen.iter().chain(vendored) {
+        let text = &if rel.starts_with(".github/workflows/") {
+            init_action::render(template, &source)
+        } else {
+            template.to_string()
+        };
         let path = dir.join(rel);
         if path.symlink_metadata().is_ok() {
             eprintln!("skipped {rel}: it exists");
@@ -222,6 +257,9 @@ pub fn init(dir: &Path, fleet: bool) -> CliResult {
     }
     if !failed.is_empty() {
         return Err(CliError::Invalid(failed.join("; ")));
+    }
+    if let Some(note) = source.note() {
+        eprintln!("{note}");
     }
     if fleet {
         eprintln!(

@@ -54,9 +54,6 @@ permissions:
   contents: read
 
 env:
-  # A release tag of the runner repository.
-  RUNNER_VERSION: v0.1.0
-  RUNNER_REPOSITORY: OWNER/runner
   BRANCH: runner/fleet
 
 jobs:
@@ -68,14 +65,7 @@ jobs:
       - uses: actions/checkout@v5
         with:
           persist-credentials: false
-      - name: Install runner
-        env:
-          GH_TOKEN: ${{ github.token }}
-        run: |
-          gh release download "$RUNNER_VERSION" -R "$RUNNER_REPOSITORY" \
-            -p runner-x86_64-unknown-linux-musl.tar.gz -D "$RUNNER_TEMP"
-          tar -xzf "$RUNNER_TEMP/runner-x86_64-unknown-linux-musl.tar.gz" -C "$RUNNER_TEMP"
-          echo "$RUNNER_TEMP" >> "$GITHUB_PATH"
+      - uses: RUNNER_INSTALL
       - id: plan
         run: |
           matrix=$(runner plan --repos fleet/repos.txt --per-shard 20 --max-cost 50 --format github)
@@ -92,14 +82,7 @@ jobs:
       - uses: actions/checkout@v5
         with:
           persist-credentials: false
-      - name: Install runner
-        env:
-          GH_TOKEN: ${{ github.token }}
-        run: |
-          gh release download "$RUNNER_VERSION" -R "$RUNNER_REPOSITORY" \
-            -p runner-x86_64-unknown-linux-musl.tar.gz -D "$RUNNER_TEMP"
-          tar -xzf "$RUNNER_TEMP/runner-x86_64-unknown-linux-musl.tar.gz" -C "$RUNNER_TEMP"
-          echo "$RUNNER_TEMP" >> "$GITHUB_PATH"
+      - uses: RUNNER_INSTALL
       - name: Run the shard, push a branch per passing repository
         id: run
         env:
@@ -145,14 +128,10 @@ jobs:
     if: always()
     runs-on: ubuntu-latest
     steps:
-      - name: Install runner
-        env:
-          GH_TOKEN: ${{ github.token }}
-        run: |
-          gh release download "$RUNNER_VERSION" -R "$RUNNER_REPOSITORY" \
-            -p runner-x86_64-unknown-linux-musl.tar.gz -D "$RUNNER_TEMP"
-          tar -xzf "$RUNNER_TEMP/runner-x86_64-unknown-linux-musl.tar.gz" -C "$RUNNER_TEMP"
-          echo "$RUNNER_TEMP" >> "$GITHUB_PATH"
+      - uses: actions/checkout@v5
+        with:
+          persist-credentials: false
+      - uses: RUNNER_INSTALL
       - uses: actions/download-artifact@v7
         with:
           pattern: out-*

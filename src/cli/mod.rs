@@ -9,6 +9,7 @@ pub(crate) mod expand;
 pub mod export;
 pub mod github_output;
 pub mod init;
+mod init_action;
 mod init_fleet;
 pub mod lint;
 pub mod man;

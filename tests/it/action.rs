@@ -39,10 +39,19 @@ fn defaults(cwd: &Path) -> Vec<(String, String)> {
 /// `GITHUB_OUTPUT` in `cwd/github-output`; the runner built for the tests
 /// first on `PATH`.
 pub fn run_step(id: &str, cwd: &Path, env: &[(&str, &str)]) -> std::process::Output {
-    let action: serde_json::Value = serde_saphyr::from_str(
-        &std::fs::read_to_string(crate::common::repo().join("action.yml")).unwrap(),
-    )
-    .unwrap();
+    run_step_of(&crate::common::repo().join("action.yml"), id, cwd, env)
+}
+
+/// [`run_step`] of the action file `action` (a copy `runner init`
+/// vendored, say).
+pub fn run_step_of(
+    action: &Path,
+    id: &str,
+    cwd: &Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let action: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(action).unwrap()).unwrap();
     let step = action["runs"]["steps"]
         .as_array()
         .unwrap()

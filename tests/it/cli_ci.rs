@@ -862,7 +862,7 @@ fn init_starts_a_repository_that_runs_at_once() {
         std::fs::read_to_string(d.join("policies/ci.yaml")).unwrap(),
         "default: deny\n"
     );
-    assert_eq!(stderr(&o).matches("skipped").count(), 5, "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("skipped").count(), 8, "{}", stderr(&o));
 }
 
 /// The pre-commit hooks' entry (`.pre-commit-hooks.yaml`) in a fresh

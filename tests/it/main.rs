@@ -30,6 +30,7 @@ mod fleet;
 mod git_workspace;
 mod history;
 mod hooks;
+mod init_action;
 mod leftovers;
 mod links;
 mod local_servers;
