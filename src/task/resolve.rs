@@ -233,7 +233,7 @@ impl<'a> Resolve<'a> {
         let (policy, at) = match &tf.policy {
             None => return Some(Policy::builtin_default()),
             Some(PolicyRef::Path(p)) => {
-                let file = self.dir.join(&p.value);
+                let file = plainly(self.dir.join(&p.value));
                 if !file.is_file() {
                     let message = format!("policy: file {} not found", file.display());
                     self.error(&p.referenced, message);
@@ -269,20 +269,14 @@ impl<'a> Resolve<'a> {
             return std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         };
         let joined = self.dir.join(&w.value);
-        // `tasks/../examples/shop` is `examples/shop` where that is the
-        // same folder (not where a symlink on the way leads elsewhere).
-        let lexical = crate::workspace::normalize_lexically(&joined);
-        let same = lexical
-            .canonicalize()
-            .ok()
-            .is_some_and(|l| joined.canonicalize().ok() == Some(l));
         if !joined.is_dir() {
+            let lexical = crate::workspace::normalize_lexically(&joined);
             self.error(
                 &w.referenced,
                 format!("workspace: folder {} not found", lexical.display()),
             );
         }
-        if same { lexical } else { joined }
+        plainly(joined)
     }
 
     /// `tools:`: names the registry knows.
@@ -458,4 +452,20 @@ impl<'a> Resolve<'a> {
             }
         }
     }
+}
+
+/// `path` as printed and recorded: `tasks/../examples/shop` is
+/// `examples/shop`, and `tasks/..` is `.`, where that names the same file
+/// (not where a symlink on the way leads elsewhere, nor where it is
+/// missing).
+fn plainly(path: PathBuf) -> PathBuf {
+    let mut lexical = crate::workspace::normalize_lexically(&path);
+    if lexical.as_os_str().is_empty() {
+        lexical = PathBuf::from(".");
+    }
+    let same = lexical
+        .canonicalize()
+        .ok()
+        .is_some_and(|l| path.canonicalize().ok() == Some(l));
+    if same { lexical } else { path }
 }

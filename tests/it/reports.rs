@@ -115,7 +115,7 @@ fn replay_names_the_calls_a_policy_change_would_decide_otherwise() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("(task small, turn 1, write_file Edit(big.txt)): allow (allow Edit(big.txt), tasks/../policy.yaml:3) -> deny (deny Edit(*.txt), stricter.yaml:4)"),
+        text.contains("(task small, turn 1, write_file Edit(big.txt)): allow (allow Edit(big.txt), policy.yaml:3) -> deny (deny Edit(*.txt), stricter.yaml:4)"),
         "{text}"
     );
     assert!(
@@ -470,6 +470,21 @@ fn a_workspace_through_dotdot_is_named_plainly() {
     assert!(o.status.success(), "{}", stderr(&o));
     let t = read_json(d.join("out/t/transcript.json"));
     assert_eq!(t["workspace"], "examples/shop", "{}", t["workspace"]);
+    // The repository's top, named from tasks/, is `.` (it was `tasks/..`).
+    write(
+        d,
+        "tasks/top.yaml",
+        "prompt: p\nworkspace: ..\nscript:\n  - text: done\n",
+    );
+    let o = runner()
+        .current_dir(d)
+        .args(["run", "--out", "out", "--force-out", "tasks/top.yaml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = read_json(d.join("out/top/transcript.json"));
+    assert_eq!(t["workspace"], ".", "{}", t["workspace"]);
+    assert!(!stderr(&o).contains("tasks/.."), "{}", stderr(&o));
     write(
         d,
         "tasks/gone.yaml",
