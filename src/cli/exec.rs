@@ -63,8 +63,8 @@ pub struct ExecArgs {
     /// Apply the changes to the working tree when the task passes.
     #[arg(long)]
     apply: bool,
-    /// Reuse an output folder holding an earlier run's other tasks,
-    /// removing their folders.
+    /// Reuse an --out folder holding an earlier run's other tasks,
+    /// removing their folders (the default folder holds the last run).
     #[arg(long)]
     force_out: bool,
     /// Every event as a JSON line on stdout (`runner schema events`), in
@@ -232,7 +232,7 @@ pub async fn exec(args: ExecArgs) -> CliResult {
     let run = RunArgs::for_exec(
         task,
         ExecRun {
-            out,
+            out: args.out.clone(),
             policies,
             apply: args.apply,
             quiet: args.quiet,

@@ -263,7 +263,7 @@ async fn plan(args: &RunArgs, loaded: Loaded) -> Result<Planned, CliError> {
     let out = args.out_folder();
     // A fleet's folders are OUT/REPO/TASK, and --resume goes on in its own.
     if args.resume.is_none() && args.repos.is_none() {
-        super::run_checks::out_is_ours(&out, &tasks, args.force_out)?;
+        super::run_checks::out_is_ours(&out, &tasks, args.out.is_some(), args.force_out)?;
     }
     // Every task copies its workspace there: a temp folder that is not
     // there fails them all, each with a message about its copy.

@@ -132,8 +132,9 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "first-pass", requires = "attempts")]
     pub(super) keep: crate::run::Keep,
     /// Reuse an output folder that holds an earlier run's other tasks,
-    /// removing their folders (without it such a folder is refused: its
-    /// report would mix the two runs).
+    /// removing their folders (without it a folder given with --out is
+    /// refused: its report would mix the two runs; the default folder
+    /// holds the last run, and replaces it).
     #[arg(long)]
     pub(super) force_out: bool,
     /// How each task's copy of its workspace is made: `auto` mounts an
@@ -216,7 +217,7 @@ impl RunArgs {
         }
         let mut run = Defaults::parse_from(["runner", "x"]).run;
         run.tasks = vec![task.display().to_string()];
-        run.out = Some(x.out);
+        run.out = x.out;
         run.policies = x.policies;
         run.apply = x.apply;
         run.quiet = x.quiet;
@@ -243,7 +244,8 @@ impl RunArgs {
 
 /// What `runner exec` sets of a run.
 pub(super) struct ExecRun {
-    pub out: PathBuf,
+    /// `--out`, when given (else the default folder).
+    pub out: Option<PathBuf>,
     /// The policy files, each a layer beside the task's own.
     pub policies: Vec<PathBuf>,
     pub apply: bool,

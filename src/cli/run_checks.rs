@@ -69,10 +69,13 @@ fn others_in(out: &std::path::Path, ours: &[&str]) -> Vec<String> {
 
 /// An output folder holding an earlier run's other tasks would show them
 /// beside this run's in `runner report` while the summary counts only
-/// these: refused, unless `force` (their folders are removed then).
+/// these: refused when the folder was named (`--out`), unless `force`;
+/// the default folder (`runner-out`) holds the last run, so there, as
+/// with `force`, their folders are removed (and the default says so).
 pub(super) fn out_is_ours(
     out: &std::path::Path,
     tasks: &[Task],
+    named: bool,
     force: bool,
 ) -> Result<(), CliError> {
     let ours: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
@@ -80,18 +83,25 @@ pub(super) fn out_is_ours(
     if others.is_empty() {
         return Ok(());
     }
-    if !force {
+    if named && !force {
         return Err(CliError::Invalid(format!(
             "--out {}: holds an earlier run's other tasks ({}), which its report would show beside this run's; give another --out, remove the folder, or pass --force-out to remove those tasks' folders",
             out.display(),
             others.join(", ")
         )));
     }
-    for name in others {
-        let dir = out.join(&name);
+    for name in &others {
+        let dir = out.join(name);
         std::fs::remove_dir_all(&dir).map_err(|e| {
-            CliError::Invalid(format!("--force-out: removing {}: {e}", dir.display()))
+            CliError::Invalid(format!("removing the earlier run's {}: {e}", dir.display()))
         })?;
+    }
+    if !named {
+        eprintln!(
+            "{}: removed the earlier run's {} (the default output folder holds the last run; give --out to keep runs apart)",
+            out.display(),
+            others.join(", ")
+        );
     }
     Ok(())
 }

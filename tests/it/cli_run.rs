@@ -1061,7 +1061,8 @@ fn errors_name_things_in_plain_words() {
 
 /// `--out` holding an earlier run's other tasks is refused (its report
 /// would mix the two runs), unless `--force-out` removes their folders; a
-/// folder holding this run's tasks only is reused.
+/// folder holding this run's tasks only is reused; the default folder
+/// holds the last run.
 #[test]
 fn an_output_folder_with_another_runs_tasks_is_refused_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -1101,4 +1102,23 @@ fn an_output_folder_with_another_runs_tasks_is_refused_unless_forced() {
     assert!(!d.join("out/a").exists());
     let report = std::fs::read_to_string(d.join("out/summary.md")).unwrap();
     assert!(report.contains("1/1 tasks passed"), "{report}");
+    // The default folder (no --out) holds the last run: the earlier run's
+    // other tasks are removed, and it says so.
+    let default = |task: &str| {
+        runner()
+            .current_dir(d)
+            .args(["run", "-q", task])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(default("a.yaml").status.code(), Some(0));
+    let o = default("b.yaml");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("runner-out: removed the earlier run's a (the default output folder holds the last run; give --out to keep runs apart)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("runner-out/a").exists());
+    assert!(d.join("runner-out/b/transcript.json").is_file());
 }
