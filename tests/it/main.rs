@@ -27,6 +27,7 @@ mod exec_commit;
 mod exec_wall;
 mod fallback;
 mod fleet;
+mod getting_started;
 mod git_workspace;
 mod history;
 mod hooks;

@@ -342,3 +342,23 @@ fn completions_load_and_the_manual_renders() {
         assert!(text.contains(word), "{word} not in:\n{text}");
     }
 }
+
+/// The README's tour task is the shipped one it names, as it is: it runs
+/// as shown (the YAML test above runs it), saved where the README says.
+#[test]
+fn the_tours_task_is_the_file_it_names() {
+    let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let named = "This one is `tasks/fix-typos.yaml`";
+    let at = text.find(named).expect("the tour names its task's file");
+    let line = text[..at].matches('\n').count() + 1;
+    let (_, block) = blocks(&text, "yaml")
+        .into_iter()
+        .find(|(l, _)| *l > line)
+        .expect("a yaml block after it");
+    assert_eq!(
+        block,
+        std::fs::read_to_string(repo().join("tasks/fix-typos.yaml")).unwrap()
+    );
+    // And the README stays a front door.
+    assert!(text.lines().count() < 250, "{} lines", text.lines().count());
+}
