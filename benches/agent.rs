@@ -11,7 +11,7 @@
 //! `BENCH_ONLY=calls,batch` runs only the named parts (governor, redaction, search, calls,
 //! batch, turns, bash, journal, memory). `BENCH_RUNNER` runs another build of `runner`
 //! instead (the telemetry row needs this one's). Prints a Markdown table
-//! for docs/src/performance.md.
+//! for docs/src/performance-log.md.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

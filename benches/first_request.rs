@@ -15,7 +15,7 @@
 //! size; `BENCH_REPO=/path` adds a repository of your own (one with a
 //! long history: issue 72); `BENCH_RUNNER=/path/to/runner` measures another build (an
 //! earlier commit's, side by side). Prints a Markdown table for
-//! docs/src/performance.md.
+//! docs/src/performance-log.md.
 
 use std::io::BufReader;
 use std::net::TcpListener;

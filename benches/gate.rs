@@ -7,7 +7,7 @@
 //! `--shape NAME`), so that a hang is cut at `BENCH_TIMEOUT` seconds
 //! (default 30) and a crash is reported instead of ending the bench; the
 //! child prints its median time over `BENCH_ROUNDS` rounds (default 3) and
-//! its peak memory. Goals (docs/src/performance.md): any command up to the
+//! its peak memory. Goals (docs/src/performance-log.md): any command up to the
 //! 10,000-character limit decided in under 50 ms and 64 MB; a policy of
 //! 10,000 rules loaded in under 1 s.
 //!

@@ -15,7 +15,7 @@
  * environment the thread blocks in SECCOMP_IOCTL_NOTIF_RECV instead of
  * poll first (it then never sees the hang-up: it is left blocked when the
  * loop ends, which this program does not wait for).
- * docs/src/performance.md has what it measured; compare medians of several
+ * docs/src/performance-log.md has what it measured; compare medians of several
  * alternating runs, this machine is noisy.
  */
 #define _GNU_SOURCE

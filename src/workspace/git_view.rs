@@ -33,7 +33,7 @@
 //!   copy and the diff hold them, where a walk that honours `.gitignore`
 //!   would leave them out (and git in the copy would call them deleted).
 //!
-//! Measured against `git worktree add` in docs/src/performance.md. Without git
+//! Measured against `git worktree add` in docs/src/performance-log.md. Without git
 //! on the machine, or outside a repository, the copy has no `.git`, as
 //! before.
 

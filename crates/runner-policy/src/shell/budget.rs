@@ -13,7 +13,7 @@
 //!
 //! The bounds are far above what real scripts need (a CI step nests
 //! brackets four or five deep) and low enough that the worst case stays
-//! within the goals in docs/src/performance.md (under 50 ms for any script up
+//! within the goals in docs/src/performance-log.md (under 50 ms for any script up
 //! to [`super::MAX_SCRIPT_CHARS`]).
 
 /// Deepest nesting of `(`/`)` and `{`/`}` (every bracket counted) that is

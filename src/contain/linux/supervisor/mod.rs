@@ -227,7 +227,7 @@ impl Supervised {
             .spawn(move || {
                 // No `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`: handing over on
                 // one processor doubled the round trip on this project's
-                // 2-vCPU machines (docs/src/performance.md).
+                // 2-vCPU machines (docs/src/performance-log.md).
                 if let Some(listener) = receive_fd(&ours) {
                     let records = Records {
                         execs: &found,
