@@ -122,12 +122,18 @@ impl Repeated<'_> {
     }
 }
 
-/// The summary's table of repeated tasks, flaky ones first.
-pub fn summary_table(groups: &[Repeated]) -> String {
+/// The rows of a table of repeated tasks, flaky ones first, and the k of
+/// the pass@k columns (up to the most attempts, at most 5).
+pub fn rows_and_ks<'g, 'a>(groups: &'g [Repeated<'a>]) -> (Vec<&'g Repeated<'a>>, Vec<u32>) {
     let mut rows: Vec<&Repeated> = groups.iter().collect();
     rows.sort_by_key(|r| (!r.flaky(), r.task.clone()));
     let most = rows.iter().map(|r| r.runs()).max().unwrap_or(1);
-    let ks: Vec<u32> = (1..=most.min(5)).collect();
+    (rows, (1..=most.min(5)).collect())
+}
+
+/// The summary's table of repeated tasks, flaky ones first.
+pub fn summary_table(groups: &[Repeated]) -> String {
+    let (rows, ks) = rows_and_ks(groups);
     let mut s = String::from("\n### Repeated tasks\n\n| task | passed | pass rate |");
     for k in &ks {
         s.push_str(&format!(" pass@{k} |"));

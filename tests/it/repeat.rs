@@ -76,6 +76,38 @@ fn four_attempts_give_the_pass_rate_pass_at_k_and_flaky_junit() {
         .output()
         .expect("xmllint (scripts/install-test-deps installs it)");
     assert!(lint.status.success(), "{}", stderr(&lint));
+    // report.html, as a browser renders it: the same table, each attempt
+    // a mark linking to its section.
+    let profile = tempfile::tempdir().unwrap();
+    let dom = crate::reports::chromium_dom(profile.path(), &d.join("out/report.html"));
+    assert!(dom.contains("<h2>Repeated tasks</h2>"), "{dom}");
+    assert!(
+        dom.contains("<tr class=\"flaky\"><td>t</td><td class=\"n\">2/4</td><td class=\"n\">0.50</td><td class=\"n\">0.50</td><td class=\"n\">0.83</td>"),
+        "{dom}"
+    );
+    let marks = dom
+        .split("<td class=\"marks\">")
+        .nth(1)
+        .and_then(|m| m.split("</td>").next())
+        .unwrap_or_default();
+    let links: Vec<&str> = marks
+        .split("href=\"#")
+        .skip(1)
+        .map(|l| l.split('"').next().unwrap())
+        .collect();
+    assert_eq!(links.len(), 4, "{marks}");
+    for (k, id) in links.iter().enumerate() {
+        let section = dom
+            .split(&format!("id=\"{id}\""))
+            .nth(1)
+            .unwrap_or_default();
+        assert!(
+            section.starts_with(&format!("><h2>t/attempt-{} ", k + 1)),
+            "mark {k} links to {id}: {}",
+            &section[..section.len().min(80)]
+        );
+    }
+    assert_eq!(marks.matches('✅').count(), 2, "{marks}");
 }
 
 #[test]

@@ -14,6 +14,7 @@
 mod agents;
 mod fleet;
 mod matrix;
+mod repeats;
 mod text;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -430,6 +431,18 @@ pub fn render(tasks: &[(&Transcript, &str)]) -> String {
     );
     h.push_str(&fleet::repositories(tasks));
     h.push_str(&matrix::pivot(tasks));
+    h.push_str(&repeats::table(tasks));
+    let unstarted = tasks
+        .iter()
+        .filter(|(t, _)| crate::report::skipped_by_budget(t))
+        .count();
+    if unstarted > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">⏭ {unstarted} of {} runs not started: the run's <code>--max-cost</code> was spent.</p>",
+            tasks.len()
+        );
+    }
     h.push_str("<table class=\"overview\"><thead><tr><th>task</th><th>outcome</th><th>turns</th><th>calls</th><th>denied</th><th>changed files</th><th>tokens</th><th>cost</th><th>duration</th></tr></thead><tbody>\n");
     for (i, (t, _)) in tasks.iter().enumerate() {
         let status = t.outcome.status.as_str();
