@@ -1,5 +1,6 @@
 //! Command-line commands, one file each. stdout carries data, stderr logs.
 
+mod budget_plan;
 pub mod check;
 pub mod compare;
 pub mod doctor;

@@ -251,6 +251,12 @@ async fn plan(args: &RunArgs, loaded: Loaded) -> Result<Planned, CliError> {
         .unwrap_or(if args.batch { tasks.len() } else { 1 })
         .max(1);
     super::run_checks::models_usable(&tasks, args.max_cost.is_some())?;
+    if let Some(max) = args
+        .max_cost
+        .filter(|_| !args.quiet && args.resume.is_none())
+    {
+        eprintln!("{}", super::budget_plan::plan_line(&tasks, max));
+    }
     if let Some(dir) = &args.resume
         && !dir.join("junit.xml").is_file()
         && !dir.is_dir()
@@ -299,6 +305,7 @@ async fn plan(args: &RunArgs, loaded: Loaded) -> Result<Planned, CliError> {
         best_of: args
             .attempts
             .map(|_| Arc::new(crate::run::BestOf::new(args.keep))),
+        task_costs: Arc::default(),
     };
     Ok(Planned {
         tasks,
@@ -446,7 +453,10 @@ fn conclude(args: &RunArgs, done: Done) -> Exit {
                 .join(", ")
         );
     }
-    for line in super::run_end::closing_lines(&results, &out, args.quiet, exit) {
+    let spent = super::budget_plan::spent_line(&results);
+    for line in spent.into_iter().chain(super::run_end::closing_lines(
+        &results, &out, args.quiet, exit,
+    )) {
         eprintln!("{line}");
     }
     if let Some(line) = shadow_line {

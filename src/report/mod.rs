@@ -17,3 +17,12 @@ pub mod summary;
 pub mod transcript;
 
 pub use transcript::{CheckRecord, Outcome, OutcomeStatus, Transcript, TranscriptRecorder};
+
+/// How the reason of a task skipped because the run's `--max-cost` was
+/// spent begins.
+pub const BUDGET_SPENT: &str = "the run's --max-cost of $";
+
+/// Whether `t` did not start because the run's budget was spent.
+pub fn skipped_by_budget(t: &Transcript) -> bool {
+    t.outcome.status == OutcomeStatus::Skipped && t.outcome.reason.starts_with(BUDGET_SPENT)
+}

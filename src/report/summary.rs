@@ -323,6 +323,16 @@ fn render_table(transcripts: &[&Transcript]) -> String {
         .filter(|t| t.outcome.status == OutcomeStatus::Passed)
         .count();
     let mut s = format!("## runner: {passed}/{} tasks passed\n\n", transcripts.len());
+    let unstarted = transcripts
+        .iter()
+        .filter(|t| super::skipped_by_budget(t))
+        .count();
+    if unstarted > 0 {
+        s.push_str(&format!(
+            "⏭ {unstarted} of {} runs not started: the run's `--max-cost` was spent.\n\n",
+            transcripts.len()
+        ));
+    }
     s.push_str(
         "| task | outcome | turns | tool calls | denied | changed files | tokens | cost | reason |\n",
     );

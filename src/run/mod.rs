@@ -28,5 +28,5 @@ pub use outputs::{write_report_html, write_run_outputs, write_run_reports, write
 pub use resume::resumable;
 pub use schedule::run_tasks;
 pub use shard::{Shard, keep_shard, shards_of};
-pub(crate) use task::{CopyPlan, Prepared, revert_denied_changes};
+pub(crate) use task::{CopyPlan, Prepared, group_of, revert_denied_changes};
 pub use task::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry, unstarted};

@@ -524,6 +524,23 @@ fn the_runs_max_cost_skips_the_tasks_not_yet_started() {
             .contains("--max-cost of $0.01")
     );
     assert!(b["turns"].as_array().unwrap().is_empty());
+    // Said up front (neither task bounds its cost, so one starts for
+    // sure), in the summary, and at the end.
+    assert!(
+        stderr(&out).contains("plan: 2 runs under --max-cost $0.01: at least 1 start; `a` has no max_cost or max_tokens_total"),
+        "{}",
+        stderr(&out)
+    );
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("⏭ 1 of 2 runs not started: the run's `--max-cost` was spent."),
+        "{summary}"
+    );
+    assert!(
+        stderr(&out).contains("runner: 1 of 2 runs not started: the run's --max-cost was spent"),
+        "{}",
+        stderr(&out)
+    );
     let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
     assert!(
         junit.contains("<skipped message=\"skipped: the run&apos;s --max-cost"),
@@ -587,4 +604,94 @@ fn the_vendors_too_long_error_compacts_harder_and_retries() {
             compactions[0]["tokens_before"]
         );
     }
+}
+
+/// A task's `max_cost` covers all its runs together (issue 75 item 5):
+/// under `--repeat 3`, the first run spends two thirds of it, the second
+/// stops after the turn that passes what is left, and the third never
+/// starts.
+#[test]
+fn a_tasks_max_cost_covers_its_repeated_runs_together() {
+    let v = Vendor::OpenAi;
+    let dir = tempfile::tempdir().unwrap();
+    // Each conversation: three reads, then the answer; every turn costs
+    // the same (1,000 tokens in, 25 out).
+    let server = FakeServer::start(move |req, _| {
+        let results = req.body["messages"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        let mut t = if results < 3 {
+            turn(
+                "",
+                vec![call(
+                    &format!("call_{results}"),
+                    "read_file",
+                    json!({"file_path": "big.txt"}),
+                )],
+            )
+        } else {
+            turn("All read.", vec![])
+        };
+        t.input_tokens = 1000;
+        t.output_tokens = 25;
+        wire::reply(v, &t)
+    });
+    setup(dir.path(), v, "");
+    // What one run costs, alone.
+    let (out, t) = run(dir.path(), v, &server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let one = t["usage"]["cost_usd"].as_f64().unwrap();
+    assert!(one > 0.0);
+    let max = one * 1.5;
+    setup(dir.path(), v, &format!("max_cost: {max}\n"));
+    let out = wire::runner_for(v, &server.url(), "sk-test-long-runs")
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--out",
+            "out",
+            "--force-out",
+            "--repeat",
+            "3",
+            "--jobs",
+            "1",
+        ])
+        .args(["--max-cost", "1", "task.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The plan bounds the three runs by the task's one max_cost, not three.
+    assert!(
+        stderr(&out).contains(&format!(
+            "plan: 3 runs under --max-cost $1: all fit (at most about ${max:.2} in all)"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let attempt = |k: u32| {
+        read_json(
+            dir.path()
+                .join(format!("out/t/attempt-{k}/transcript.json")),
+        )
+    };
+    let (a1, a2, a3) = (attempt(1), attempt(2), attempt(3));
+    assert_eq!(a1["outcome"]["status"], "passed", "{}", a1["outcome"]);
+    assert_eq!(a2["outcome"]["status"], "failed", "{}", a2["outcome"]);
+    let reason = a2["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the cost budget is spent")
+            && reason.ends_with("(the task's runs together)"),
+        "{reason}"
+    );
+    // It stopped short of a whole run: the first's cost counted.
+    let cost2 = a2["usage"]["cost_usd"].as_f64().unwrap();
+    assert!(cost2 < one, "{cost2} {one}");
+    assert_eq!(a3["outcome"]["status"], "skipped", "{}", a3["outcome"]);
+    let reason = a3["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "the task's max_cost of ${max} was spent by its other runs"
+        )),
+        "{reason}"
+    );
 }

@@ -52,9 +52,19 @@ pub(super) fn admit(
         && b.spent() >= b.max
     {
         return Err(NotAdmitted::Skipped(format!(
-            "the run's --max-cost of ${} was spent (${:.4}) before it started",
+            "{}{} was spent (${:.4}) before it started",
+            crate::report::BUDGET_SPENT,
             b.max,
             b.spent()
+        )));
+    }
+    if let Some(m) = &scene.siblings
+        && m.others() >= m.max
+    {
+        return Err(NotAdmitted::Skipped(format!(
+            "the task's max_cost of ${} was spent by its other runs (${:.4}) before this one started",
+            m.max,
+            m.others()
         )));
     }
     if let Some(why) = (opts.best_of.as_ref()).and_then(|b| b.needless(&scene.task.name)) {

@@ -93,6 +93,10 @@ pub(super) async fn attempts(
             (ctx, Some(account))
         }
     };
+    // A task run more than once spends its max_cost with its other runs.
+    if let Some(m) = &scene.siblings {
+        limits.spending = Some(m.spending(limits.spending.take()));
+    }
     // The candidate policy, with the walls the run holds.
     let candidate = match scene.opts.shadow_policies.as_slice() {
         [] => &task.shadow_policy,
@@ -232,8 +236,13 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
         AgentStop::CostBudget(cost) => (
             OutcomeStatus::Failed,
             format!(
-                "the cost budget is spent: ${cost:.4} passed max_cost ${}",
-                task.max_cost.unwrap_or_default()
+                "the cost budget is spent: ${cost:.4} passed max_cost ${}{}",
+                task.max_cost.unwrap_or_default(),
+                if super::shared_cost::one_of_several(task) {
+                    " (the task's runs together)"
+                } else {
+                    ""
+                }
             ),
         ),
         AgentStop::ContextOverflow(o) => (OutcomeStatus::Failed, o.reason()),

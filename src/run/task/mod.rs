@@ -64,6 +64,7 @@ mod options;
 mod prepare;
 mod progress;
 mod scene;
+mod shared_cost;
 mod violations;
 mod workspace;
 
@@ -75,6 +76,7 @@ use crate::report::progress::{Fanout, TaskEvents};
 use crate::task::Task;
 
 pub use options::{FailureBreaker, RunBudget, RunOptions, TaskResult, task_registry};
+pub(crate) use shared_cost::group_of;
 pub(crate) use violations::revert_denied_changes;
 pub(crate) use workspace::{CopyPlan, Prepared};
 
@@ -129,6 +131,9 @@ pub async fn run_task(task: &Task, opts: &RunOptions) -> TaskResult {
     }
     if let (Some(b), Some(cost)) = (&opts.budget, result.transcript.usage.cost_usd) {
         b.add(cost);
+    }
+    if let Some(m) = &scene.siblings {
+        m.set(result.transcript.usage.cost_usd.unwrap_or(0.0));
     }
     opts.reporter.task_finished(&result.transcript);
     if let Some(t) = &opts.telemetry {

@@ -41,6 +41,9 @@ pub struct RunOptions {
     pub max_diff_bytes: u64,
     /// `--attempts N`: best-of-N, and which attempt it keeps.
     pub best_of: Option<Arc<crate::run::BestOf>>,
+    /// What the runs of each task run more than once have spent: a
+    /// task's `max_cost` covers them together.
+    pub task_costs: Arc<super::shared_cost::TaskCosts>,
 }
 
 /// `runner run --repos … --max-failures N`: once N repositories have a

@@ -29,6 +29,9 @@ pub(super) struct Scene<'t> {
     pub limits: AgentLimits,
     /// The task's decoy credentials (`canaries:`), fresh for this run.
     pub canaries: Option<Arc<crate::canary::Canaries>>,
+    /// This run's place among its task's runs, whose `max_cost` they
+    /// spend together (a task run more than once, with a budget).
+    pub siblings: Option<Arc<super::shared_cost::Member>>,
 }
 
 impl<'t> Scene<'t> {
@@ -52,6 +55,7 @@ impl<'t> Scene<'t> {
             net_log: Arc::new(crate::net::NetLog::new(epoch)),
             limits: limits(task, opts.max_parallel_calls, canaries.as_ref()),
             canaries,
+            siblings: opts.task_costs.join(task).map(Arc::new),
         }
     }
 }
