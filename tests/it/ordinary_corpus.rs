@@ -303,3 +303,47 @@ fn agent_written_false_denies() {
 /// inline code and heredoc programs stay refused), and with every
 /// backstop: none.
 const AGENT_FALSE_DENIES: [usize; 3] = [903, 17, 0];
+
+/// The second agent-written corpus (issue 73 item 8): 353 commands the
+/// Cursor agent ran, a harness the first corpus did not hold, labelled
+/// before the runner decided any. Decided as the first is; no deny row
+/// may be allowed as `runner check` decides, and the false denies are
+/// counted (policies.md, "Agent-written commands").
+#[test]
+fn cursor_agent_false_denies() {
+    let corpus = load("cursor-agents.yaml");
+    assert!(corpus.cases.len() >= 300, "{} cases", corpus.cases.len());
+    let check = false_decisions(&corpus, Backstops::default());
+    check.allows_no_denied_row();
+    check.denies_at_most(CURSOR_FALSE_DENIES[0], "runner check");
+    let network_on = Backstops {
+        reads: true,
+        edits: true,
+        confined: true,
+        network_off: false,
+        exec: false,
+        history: true,
+        private_tmp: false,
+    };
+    // In a run, the one deny row allowed is moot: a recursive grep that
+    // names `*.env*` files, whose `.env` the read backstop leaves out of
+    // the copy.
+    let moot = |t: &Tally| t.allowed.iter().all(|row| row.contains("*.env*"));
+    let run = false_decisions(&corpus, network_on);
+    run.denies_at_most(CURSOR_FALSE_DENIES[1], "network on");
+    assert!(moot(&run), "{run:#?}");
+    let every = Backstops {
+        network_off: true,
+        exec: true,
+        ..network_on
+    };
+    let run = false_decisions(&corpus, every);
+    run.denies_at_most(CURSOR_FALSE_DENIES[2], "every backstop");
+    assert!(moot(&run), "{run:#?}");
+}
+
+/// The false denies left on the Cursor corpus, of 706 decisions: as
+/// `runner check` decides (`git add` of named files read as a recursive
+/// read that meets `Read(.env)`, inline code), in a run with the network
+/// on, and with every backstop (policies.md, "Agent-written commands").
+const CURSOR_FALSE_DENIES: [usize; 3] = [22, 4, 1];

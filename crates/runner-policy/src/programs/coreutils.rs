@@ -90,6 +90,27 @@ pub(super) const SPECS: &[Spec] = &[
         )
     },
     reader(&["paste"], "d", &["--delimiters"]),
+    // `ls` reads the folders it lists (their names and metadata): inside
+    // the workspace that is what the agent's own tools show; elsewhere it
+    // is the machine's layout.
+    reader(
+        &["ls", "dir", "vdir"],
+        "IwT",
+        &[
+            "--ignore",
+            "--hide",
+            "--width",
+            "--tabsize",
+            "--block-size",
+            "--format",
+            "--sort",
+            "--time",
+            "--time-style",
+            "--color",
+            "--indicator-style",
+            "--quoting-style",
+        ],
+    ),
     reader(
         &["column"],
         "scoN",

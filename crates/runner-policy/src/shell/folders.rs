@@ -2,7 +2,9 @@
 //! subshells, pipelines and substitutions keep their `cd` to themselves,
 //! and a `cd` whose failure stops what follows (`cd DIR && ...`, or under
 //! a top-level `set -e`) leaves the script in DIR only. Otherwise a `cd`
-//! adds a folder the script may be in (`cd a || true` may stay).
+//! adds a folder the script may be in (`cd a || true` may stay). The
+//! folder a `cd` enters is read: what runs there uses it unnamed (`cd
+//! /elsewhere && git status` reads a repository outside the workspace).
 
 use brush_parser::ast;
 
@@ -72,6 +74,7 @@ impl Walker {
                         *cwds = next;
                     }
                 }
+                self.add_working_folder();
             }
             _ => self.cwds = None,
         }

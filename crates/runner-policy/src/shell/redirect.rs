@@ -33,6 +33,30 @@ impl Walker {
         self.add_use(false, path, tree, true);
     }
 
+    /// The folders a `cd` took the script to that lie above where it
+    /// started or elsewhere on the machine: programs use the folder they
+    /// run in unnamed (`git status`, `ls`, `make`), so entering one is
+    /// reading it. Folders beneath the start need no signature: what runs
+    /// there names its files, and they resolve beneath.
+    pub(super) fn add_working_folder(&mut self) {
+        let Some(cwds) = &self.cwds else {
+            return;
+        };
+        let away: Vec<String> = cwds
+            .iter()
+            .filter(|c| {
+                let p = crate::paths::normalize_lexically(std::path::Path::new(c.as_str()));
+                p.is_absolute() || p.starts_with("..")
+            })
+            .cloned()
+            .collect();
+        for folder in away {
+            let saved = self.cwds.replace(vec![".".to_string()]);
+            self.add_use(false, &folder, false, false);
+            self.cwds = saved;
+        }
+    }
+
     fn add_file(&mut self, write: bool, path: &str, tree: bool) {
         self.add_use(write, path, tree, false);
     }

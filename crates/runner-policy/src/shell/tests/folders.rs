@@ -160,3 +160,18 @@ fn loop_variables_bound_to_words() {
             .is_some()
     );
 }
+
+/// A `cd` above the start or elsewhere on the machine reads the folder
+/// it enters: what runs there uses it unnamed (`git status`, `ls`,
+/// `make`). Beneath the start, nothing is added. `ls` reads what it lists.
+#[test]
+fn a_cd_away_reads_the_folder_it_enters() {
+    assert_eq!(files("cd .. && git status").0, ["Read(/)"]);
+    assert_eq!(files("cd /srv/other && make").0, ["Read(/srv/other)"]);
+    assert_eq!(files("cd sub && git status").0, Vec::<String>::new());
+    assert_eq!(files("cd sub && cd ../.. && ls").0, ["Read(/)"]);
+    // Each folder the script may be in (`|| true` may stay).
+    assert_eq!(files("cd /a || true; make").0, ["Read(/a)"]);
+    assert_eq!(files("ls -la ../x /etc").0, ["Read(/x)", "Read(/etc)"]);
+    assert_eq!(files("ls -I '*.o' src").0, ["Read(src)"]);
+}
