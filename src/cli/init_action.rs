@@ -3,9 +3,10 @@
 //! one in: by default the action is vendored into the repository being
 //! started (`.github/actions/runner/`, a path its owners control and
 //! review), and installs runner from the home a release build was given
-//! (`RUNNER_HOME_REPOSITORY` at build time, which the release workflow
-//! sets); `--action-repo OWNER/REPO@REF` names the action's repository
-//! instead.
+//! (`RUNNER_HOME_REPOSITORY` at build time: the release workflow sets it,
+//! and `build.rs` takes a GitHub clone's `origin`), or from the GitHub
+//! repository `cargo install --git` built it from; `--action-repo
+//! OWNER/REPO@REF` names the action's repository instead.
 
 use super::CliError;
 
