@@ -60,6 +60,10 @@ pub struct Canaries {
     file: Option<String>,
     epoch: Instant,
     state: Mutex<State>,
+    /// The longest form of any decoy, in bytes.
+    longest: usize,
+    /// The task's proxy reads HTTPS for them (`inspect_https`).
+    pub inspect_https: bool,
 }
 
 #[derive(Debug, Default)]
@@ -122,7 +126,15 @@ impl Canaries {
             file: None,
             epoch,
             state: Mutex::default(),
+            longest: forms.iter().map(String::len).max().unwrap_or(0),
+            inspect_https: false,
         }
+    }
+
+    /// The longest form any decoy takes (plain, base64, hex, URL-encoded),
+    /// in bytes: how much of a stream's end a scan must keep.
+    pub fn longest_form(&self) -> usize {
+        self.longest
     }
 
     /// The decoys.

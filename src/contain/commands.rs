@@ -121,6 +121,9 @@ impl CommandSetup {
             vars.retain(|(k, _)| !crate::net::is_proxy_var(k));
             vars.extend(crate::net::proxy_env(port));
         }
+        if let Some(ca) = &sandbox.proxy_ca {
+            trust_proxy_ca(ca, &mut vars, tmp.path()).map_err(CommandSetupError::TempFolder)?;
+        }
         if let Some(decoys) = &env.decoys {
             plant_decoys(decoys, &mut vars, tmp.path()).map_err(CommandSetupError::TempFolder)?;
         }
@@ -184,5 +187,33 @@ fn plant_decoys(
     decoys.make_home(&home, real.as_deref())?;
     vars.retain(|(k, _)| k != "HOME");
     vars.push(("HOME".into(), home.display().to_string()));
+    Ok(())
+}
+
+/// The variables commands read for their root certificates, pointed at
+/// the machine's roots and the task proxy's CA `ca` (written to `tmp`):
+/// the proxy reads their HTTPS (see `net::inspect`).
+fn trust_proxy_ca(ca: &str, vars: &mut Vec<(String, String)>, tmp: &Path) -> std::io::Result<()> {
+    const BUNDLE_VARS: [&str; 5] = [
+        "SSL_CERT_FILE",
+        "CURL_CA_BUNDLE",
+        "REQUESTS_CA_BUNDLE",
+        "GIT_SSL_CAINFO",
+        "PIP_CERT",
+    ];
+    let only = tmp.join("runner-proxy-ca.pem");
+    let bundle = tmp.join("runner-ca-bundle.pem");
+    std::fs::write(&only, ca)?;
+    let mut roots = crate::net::inspect::machine_roots_pem();
+    if !roots.is_empty() && !roots.ends_with('\n') {
+        roots.push('\n');
+    }
+    roots.push_str(ca);
+    std::fs::write(&bundle, roots)?;
+    vars.retain(|(k, _)| !BUNDLE_VARS.contains(&k.as_str()) && k != "NODE_EXTRA_CA_CERTS");
+    for k in BUNDLE_VARS {
+        vars.push((k.to_string(), bundle.display().to_string()));
+    }
+    vars.push(("NODE_EXTRA_CA_CERTS".into(), only.display().to_string()));
     Ok(())
 }

@@ -24,6 +24,9 @@ pub struct SandboxSettings {
     /// port only, where the kernel's Landlock has network rules (ABI 4+);
     /// elsewhere they get no network at all.
     pub proxy_port: Option<u16>,
+    /// The task proxy's CA (PEM) when it reads HTTPS: commands are told
+    /// to trust it (see `net::inspect`).
+    pub proxy_ca: Option<std::sync::Arc<str>>,
     /// More folders commands may write (absolute, or relative to the task
     /// file; `~/` is the home folder).
     pub write: Vec<PathBuf>,
@@ -67,6 +70,7 @@ impl Default for SandboxSettings {
             mode: SandboxMode::BestEffort,
             network: true,
             proxy_port: None,
+            proxy_ca: None,
             write: Vec::new(),
             cpu_seconds: None,
             memory_bytes: None,

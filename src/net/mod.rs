@@ -10,6 +10,7 @@
 //! (see `contain`'s Linux sandbox).
 
 pub mod admit;
+pub mod inspect;
 pub mod log;
 pub mod proxy;
 pub mod resolve;

@@ -6,7 +6,8 @@
 //! header must name the same host). Each connection is decided on the host
 //! as a URL parser reads it ([`Host::parse`]), resolved here, refused if it
 //! resolves to a private address no entry names, and logged with its bytes.
-//! The proxy never reads inside a tunnel. A plain request is sent on with
+//! The proxy reads inside a tunnel only where the task asks it to look for
+//! its canaries in HTTPS (see `inspected` and [`super::inspect`]). A plain request is sent on with
 //! `Connection: close`, its body framed as its head says (a length, or
 //! chunks), and nothing more of the client's: after the response the
 //! connection is closed. A second request pipelined behind the first
@@ -19,6 +20,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -55,6 +57,8 @@ struct Shared {
     log: Arc<NetLog>,
     /// The task's decoy credentials: a request carrying one is refused.
     canaries: Option<Arc<crate::canary::Canaries>>,
+    /// Tunnels are read for them too (`canaries: {inspect_https: true}`).
+    inspector: Option<Arc<super::inspect::Inspector>>,
 }
 
 impl Proxy {
@@ -63,7 +67,10 @@ impl Proxy {
         policy: Arc<PolicySet>,
         resolver: Resolver,
         log: Arc<NetLog>,
-        canaries: Option<Arc<crate::canary::Canaries>>,
+        (canaries, inspector): (
+            Option<Arc<crate::canary::Canaries>>,
+            Option<Arc<super::inspect::Inspector>>,
+        ),
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let port = listener.local_addr()?.port();
@@ -72,6 +79,7 @@ impl Proxy {
             resolver,
             log,
             canaries,
+            inspector,
         });
         let task = tokio::spawn(async move {
             // Dropped with the accept loop: aborting it ends every
@@ -337,7 +345,34 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
             }
         }
     }
+    let inspected = match (&shared.inspector, &shared.canaries, &target.forward) {
+        (Some(i), Some(c), None) => Some((i, c)),
+        _ => None,
+    };
     match open(shared, &target, &mut record).await {
+        Ok(upstream) if let Some((inspector, canaries)) = inspected => {
+            let host = target.host.as_rule_text();
+            let to = format!("{host}:{}", target.port);
+            let (sent, received) = (AtomicU64::new(0), AtomicU64::new(0));
+            let counts = (&sent, &received);
+            let (host, to) = (host.as_str(), to.as_str());
+            let closed =
+                inspected::relay(client, upstream, (host, to), inspector, canaries, counts).await;
+            record.bytes_sent = sent.load(Ordering::Relaxed);
+            record.bytes_received = received.load(Ordering::Relaxed);
+            if let Err(why) = closed {
+                let refused_by = match why {
+                    inspected::Closed::Canary => Some("canary"),
+                    inspected::Closed::OtherHost { .. } => Some("tls host"),
+                    _ => None,
+                };
+                if let Some(rule) = refused_by {
+                    record.allowed = false;
+                    record.rule = Some(rule.into());
+                }
+                record.reason = why.to_string();
+            }
+        }
         Ok(upstream) => {
             let (sent, received) = relay(client, upstream, target.forward, rest).await;
             record.bytes_sent = sent;
@@ -445,6 +480,7 @@ async fn relay(
 
 mod body;
 mod canary;
+mod inspected;
 
 #[cfg(test)]
 mod tests;

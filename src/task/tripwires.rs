@@ -103,10 +103,13 @@ pub fn canaries<'a>(
     } else {
         ci
     };
+    let inspect_https =
+        task.is_some_and(|t| t.inspect_https) || said.iter().any(|l| l.inspect_https);
     enabled.then(|| CanariesFile {
         enabled,
         fail_on_read,
         file: task.and_then(|t| t.file.clone()),
+        inspect_https,
     })
 }
 
@@ -155,6 +158,7 @@ mod tests {
             enabled,
             fail_on_read,
             file: None,
+            inspect_https: false,
         });
         p
     }
@@ -164,6 +168,7 @@ mod tests {
             enabled,
             fail_on_read: false,
             file: None,
+            inspect_https: false,
         })
     }
 

@@ -13,6 +13,7 @@ mod batch;
 mod big_diffs;
 mod book;
 mod canaries;
+mod canaries_https;
 mod cli_ci;
 mod cli_run;
 mod compare;

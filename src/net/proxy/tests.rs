@@ -207,7 +207,7 @@ async fn heads_are_read_in_pieces_up_to_the_bound() {
 async fn a_dropped_proxy_stops_listening() {
     let log = Arc::new(NetLog::new(Instant::now()));
     let policy = Arc::new(PolicySet::new(Vec::new()));
-    let proxy = Proxy::start(policy, Resolver::default(), log, None)
+    let proxy = Proxy::start(policy, Resolver::default(), log, (None, None))
         .await
         .unwrap();
     let port = proxy.port();

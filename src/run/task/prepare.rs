@@ -87,12 +87,24 @@ pub(super) async fn prepare<'p>(
     let task = scene.task;
     // With `network:` rules, commands, hooks and MCP servers reach the
     // network through the task's proxy only (stopped with the world).
+    // Canaries looked for inside HTTPS: a CA of the task's own.
+    let inspector = match &scene.canaries {
+        Some(c) if c.inspect_https && scene.policy.has_network_rules() => {
+            match crate::net::inspect::Inspector::new() {
+                Ok(i) => Some(std::sync::Arc::new(i)),
+                Err(e) => {
+                    return Err(failure(format!("canaries.inspect_https: {e}")).into());
+                }
+            }
+        }
+        _ => None,
+    };
     let proxy = if scene.policy.has_network_rules() {
         let started = crate::net::Proxy::start(
             scene.policy.clone(),
             crate::net::Resolver::from_env(),
             scene.net_log.clone(),
-            scene.canaries.clone(),
+            (scene.canaries.clone(), inspector.clone()),
         )
         .await;
         match started {
@@ -105,6 +117,7 @@ pub(super) async fn prepare<'p>(
     let proxy_port = proxy.as_ref().map(crate::net::Proxy::port);
     let mut plan = copy_plan(scene);
     plan.sandbox.proxy_port = proxy_port;
+    plan.sandbox.proxy_ca = inspector.map(|i| std::sync::Arc::from(i.ca_pem()));
     let mut copy = tokio::task::spawn_blocking(move || plan.prepare());
     let mut registry = super::options::task_registry(task, &Registry::builtin());
     // A resumed task's first request is its recorded conversation's

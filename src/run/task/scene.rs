@@ -39,7 +39,8 @@ impl<'t> Scene<'t> {
         let epoch = Instant::now();
         let policy = task_policy(task, opts);
         let canaries = crate::task::canaries(task.canaries.as_ref(), policy.layers()).map(|c| {
-            let decoys = crate::canary::Canaries::new(c.fail_on_read, c.file, epoch);
+            let mut decoys = crate::canary::Canaries::new(c.fail_on_read, c.file, epoch);
+            decoys.inspect_https = c.inspect_https;
             // The model must read a decoy as a thief would: not redacted.
             for d in decoys.list() {
                 crate::contain::add_decoy(&d.value);
