@@ -804,17 +804,10 @@ fn init_starts_a_repository_that_runs_at_once() {
     }
     // The workflows it writes pass actionlint (the compare one runs the
     // tasks with --repeat on both sides, then runner compare).
-    let lint = Command::new("actionlint")
-        .arg("-no-color")
-        .arg(d.join(".github/workflows/runner.yml"))
-        .arg(d.join(".github/workflows/runner-compare.yml"))
-        .output()
-        .expect("actionlint (scripts/install-test-deps installs it)");
-    assert!(
-        lint.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lint.stdout)
-    );
+    crate::common::actionlint(&[
+        d.join(".github/workflows/runner.yml"),
+        d.join(".github/workflows/runner-compare.yml"),
+    ]);
     let compare = std::fs::read_to_string(d.join(".github/workflows/runner-compare.yml")).unwrap();
     assert!(
         compare.contains("repeat: \"5\"") && compare.contains("runner compare base-out new-out")

@@ -547,16 +547,7 @@ fn init_fleet_writes_a_workflow_and_a_task_that_runs() {
     ] {
         assert!(text.contains(part), "{part}");
     }
-    let lint = Command::new("actionlint")
-        .arg("-no-color")
-        .arg(&workflow)
-        .output()
-        .expect("actionlint (scripts/install-test-deps installs it)");
-    assert!(
-        lint.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lint.stdout)
-    );
+    crate::common::actionlint(&[&workflow]);
     // The example task across a local repository, as written.
     repository(&d.join("src/one"), "ok");
     write(

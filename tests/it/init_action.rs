@@ -9,19 +9,6 @@ use std::process::Command;
 
 use crate::common::{runner, stderr, write};
 
-fn lint(files: &[std::path::PathBuf]) {
-    let lint = Command::new("actionlint")
-        .arg("-no-color")
-        .args(files)
-        .output()
-        .expect("actionlint (scripts/install-test-deps installs it)");
-    assert!(
-        lint.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lint.stdout)
-    );
-}
-
 fn workflows(d: &Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(d.join(".github/workflows"))
         .unwrap()
@@ -72,7 +59,7 @@ fn init_vendors_the_action_and_its_step_runs_every_task() {
     assert!(!used.iter().any(|u| u.contains("OWNER")), "{used:?}");
     // actionlint reads the local action's inputs, so a misspelled one
     // fails here.
-    lint(&workflows(d));
+    crate::common::actionlint(&workflows(d));
     // A build that knows where it is published (a release's, or one
     // from a GitHub clone) names it; one that does not says so and leaves
     // the line for the user.
@@ -137,7 +124,7 @@ fn init_uses_a_named_action_repository_in_every_workflow() {
             !ours.is_empty() && ours.iter().all(|u| *u == want),
             "{used:?}"
         );
-        lint(&workflows(d));
+        crate::common::actionlint(&workflows(d));
     }
     // A reference that is not OWNER/REPO@REF is refused, and nothing is
     // written.
@@ -193,7 +180,7 @@ fn a_cargo_installed_runner_fills_in_where_it_came_from() {
         ),
         "{workflow}"
     );
-    lint(&workflows(&d));
+    crate::common::actionlint(&workflows(&d));
 }
 
 /// The install script: a runner on `PATH` is kept; with none and nothing

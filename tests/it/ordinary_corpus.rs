@@ -269,26 +269,12 @@ fn agent_written_false_denies() {
     check.denies_at_most(AGENT_FALSE_DENIES[0], "runner check");
     // A run with Landlock, network on: the team's `Bash(git push:*)` has no
     // backstop, so its inline code stays refused; login shells do not.
-    let network_on = Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: false,
-        exec: false,
-        history: true,
-        private_tmp: false,
-    };
-    let run = false_decisions(&corpus, network_on);
+    let run = false_decisions(&corpus, AGENT_RUN);
     run.allows_no_denied_row();
     run.denies_at_most(AGENT_FALSE_DENIES[1], "network on");
     assert!(!run.has_cause(&["login"]), "{run:#?}");
     // Every backstop, the supervisor's included.
-    let every = Backstops {
-        network_off: true,
-        exec: true,
-        ..network_on
-    };
-    let run = false_decisions(&corpus, every);
+    let run = false_decisions(&corpus, AGENT_RUN_EVERY);
     run.allows_no_denied_row();
     run.denies_at_most(AGENT_FALSE_DENIES[2], "every backstop");
     assert!(
@@ -296,6 +282,25 @@ fn agent_written_false_denies() {
         "{run:#?}"
     );
 }
+
+/// The backstops of a run with Landlock and the network on, as the
+/// agent-written corpora are decided.
+const AGENT_RUN: Backstops = Backstops {
+    reads: true,
+    edits: true,
+    confined: true,
+    network_off: false,
+    exec: false,
+    history: true,
+    private_tmp: false,
+};
+
+/// Every backstop, the supervisor's included.
+const AGENT_RUN_EVERY: Backstops = Backstops {
+    network_off: true,
+    exec: true,
+    ..AGENT_RUN
+};
 
 /// The false denies left on the agent-written corpus (README, "Agent-written
 /// commands"), of 1,054 decisions: as `runner check` decides, in a run
@@ -316,28 +321,14 @@ fn cursor_agent_false_denies() {
     let check = false_decisions(&corpus, Backstops::default());
     check.allows_no_denied_row();
     check.denies_at_most(CURSOR_FALSE_DENIES[0], "runner check");
-    let network_on = Backstops {
-        reads: true,
-        edits: true,
-        confined: true,
-        network_off: false,
-        exec: false,
-        history: true,
-        private_tmp: false,
-    };
     // In a run, the one deny row allowed is moot: a recursive grep that
     // names `*.env*` files, whose `.env` the read backstop leaves out of
     // the copy.
     let moot = |t: &Tally| t.allowed.iter().all(|row| row.contains("*.env*"));
-    let run = false_decisions(&corpus, network_on);
+    let run = false_decisions(&corpus, AGENT_RUN);
     run.denies_at_most(CURSOR_FALSE_DENIES[1], "network on");
     assert!(moot(&run), "{run:#?}");
-    let every = Backstops {
-        network_off: true,
-        exec: true,
-        ..network_on
-    };
-    let run = false_decisions(&corpus, every);
+    let run = false_decisions(&corpus, AGENT_RUN_EVERY);
     run.denies_at_most(CURSOR_FALSE_DENIES[2], "every backstop");
     assert!(moot(&run), "{run:#?}");
 }

@@ -338,3 +338,17 @@ pub fn printed(t: &serde_json::Value, i: usize) -> String {
     let out = c.split("--- stdout ---\n").nth(1).unwrap_or("");
     out.split("\n--- stderr ---").next().unwrap().to_string()
 }
+
+/// actionlint passes on `files` (workflows); its findings otherwise.
+pub fn actionlint<P: AsRef<Path>>(files: &[P]) {
+    let lint = Command::new("actionlint")
+        .arg("-no-color")
+        .args(files.iter().map(AsRef::as_ref))
+        .output()
+        .expect("actionlint (scripts/install-test-deps installs it)");
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
