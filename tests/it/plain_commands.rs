@@ -79,10 +79,21 @@ fn a_plain_command_the_wall_refuses_is_recorded_once() {
     let d = dir.path();
     write(d, "ws/a.txt", "a\n");
     let commands = ["cp \"$(command -v git)\" ./g", "./g push origin HEAD:main"];
-    let t = run_task(d, &task(d, &commands, ""), &[], 0);
+    let file = task(d, &commands, "");
+    let o = crate::common::runner()
+        .current_dir(d)
+        .args(["run", "--out", "out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
+    let t = crate::common::read_json(d.join("out/t/transcript.json"));
     if crate::exec_wall::without_supervisor(&t) {
         return;
     }
+    // Said once on stderr too, though the plain start and bash both met it.
+    let said = crate::common::stderr(&o).matches("exec refused").count();
+    assert_eq!(said, 1, "{}", crate::common::stderr(&o));
     let pushed = &t["tool_calls"][1];
     assert!(
         pushed["content"]

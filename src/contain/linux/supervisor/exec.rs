@@ -375,11 +375,22 @@ fn refuse_unread(
 
 /// Keeps `refusal` for the spawn's record (at most 100) and logs it. A
 /// shell looking a program up tries each folder of `PATH`: the same
-/// refusal in a row is said and kept once.
+/// refusal in a row is said and kept once. A plain command the wall
+/// refuses is tried again by bash (which then says why to the model): the
+/// same refusal said a moment ago, by another spawn, is not said again.
 pub(super) fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
+    static LAST_SAID: Mutex<Option<(String, std::time::Instant)>> = Mutex::new(None);
     let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
     if list.last() != Some(&refusal) {
-        tracing::warn!("sandbox: exec refused: {refusal}");
+        let text = refusal.to_string();
+        let mut last = LAST_SAID.lock().unwrap_or_else(|e| e.into_inner());
+        let repeated = last
+            .as_ref()
+            .is_some_and(|(t, at)| *t == text && at.elapsed() < std::time::Duration::from_secs(2));
+        if !repeated {
+            tracing::warn!("sandbox: exec refused: {text}");
+        }
+        *last = Some((text, std::time::Instant::now()));
         if list.len() < 100 {
             list.push(refusal);
         }
