@@ -5,8 +5,10 @@
 //! (a denied agent otherwise burns its budget asking for what it will
 //! not get).
 //!
-//! The count is the task's, across its attempts: one `Tripwires` is
-//! shared by every attempt (the agent's limits hold an `Arc`). What counts
+//! The count is the task's, across its attempts and its child agents: one
+//! `Tripwires` is shared by every attempt and every agent of the tree (the
+//! agents' limits hold an `Arc`), and a wire one of them trips ends the
+//! others at their next turn. What counts
 //! as a denied call is what `counts.denied_calls` counts
 //! ([`ToolCallRecord::is_denied`]).
 
@@ -27,6 +29,9 @@ pub struct Tripwires {
     denied: AtomicU32,
     /// The task's canaries: one that moved trips the task.
     canaries: Option<Arc<Canaries>>,
+    /// The wire tripped, once one has: a child agent's trip ends its
+    /// parents at their next turn too.
+    tripped: std::sync::Mutex<Option<Tripped>>,
 }
 
 /// Why a tripwire ended the task.
@@ -45,6 +50,7 @@ impl Tripwires {
             fail_fast,
             denied: AtomicU32::new(0),
             canaries: None,
+            tripped: std::sync::Mutex::new(None),
         }
     }
 
@@ -81,7 +87,8 @@ impl Tripwires {
 
     /// Looks at one turn's finished calls (in the model's order) and the
     /// connections refused or made while they ran; the first wire they
-    /// trip.
+    /// trip, or the one an agent sharing these wires (a child, a parent)
+    /// tripped before.
     pub fn observe(
         &self,
         records: &[ToolCallRecord],
@@ -90,6 +97,16 @@ impl Tripwires {
         if !self.is_set() {
             return None;
         }
+        let mut latched = self.tripped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = latched.as_ref() {
+            return Some(t.clone());
+        }
+        let now = self.trips(records, connections);
+        latched.clone_from(&now);
+        now
+    }
+
+    fn trips(&self, records: &[ToolCallRecord], connections: &[Connection]) -> Option<Tripped> {
         if let Some(c) = &self.canaries {
             let strict = self.fails_fast(Tripwire::Canary);
             if let Some(s) = c.tripped().or_else(|| c.first_read().filter(|_| strict)) {

@@ -790,3 +790,65 @@ script:
     assert_eq!(child["output"]["count"], 3);
     assert_eq!(child["turns"].as_array().unwrap().len(), 2);
 }
+
+/// A child's denied calls are the task's (issue 76): under `max_denials:
+/// 2`, a child denied twice ends the task at the parent's next step, the
+/// parent not asked again. Without the budget the task goes on (the
+/// control).
+#[test]
+fn a_childs_denied_calls_count_toward_the_tasks_max_denials() {
+    let task = |budget: &str| {
+        format!(
+            r#"name: t
+prompt: p
+workspace: ws
+{budget}policy:
+  default: allow
+  rules:
+    - deny: ["Bash(rm:*)"]
+      reason: not here
+agents:
+  cleaner:
+    model: scripted
+    script:
+      - tool_calls:
+          - {{name: bash, args: {{command: "rm -f a.txt"}}}}
+      - tool_calls:
+          - {{name: bash, args: {{command: "rm -rf ."}}}}
+      - text: tried
+script:
+  - tool_calls:
+      - {{name: task, args: {{agent: cleaner, prompt: "remove a.txt"}}}}
+  - tool_calls:
+      - {{name: ls, args: {{path: .}}}}
+  - text: done
+"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ws/a.txt", "a\n");
+    write(dir.path(), "task.yaml", &task("max_denials: 2\n"));
+    let (out, t) = run(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(t["outcome"]["tripwire"], "denials", "{}", t["outcome"]);
+    let reason = t["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("denials: 2 call(s) were denied"),
+        "{reason}"
+    );
+    // The parent was not asked again: its `ls` never ran.
+    assert!(
+        !t["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["tool"] == "ls"),
+        "{}",
+        t["tool_calls"]
+    );
+    // The control: no budget, the parent goes on.
+    write(dir.path(), "task.yaml", &task(""));
+    let (out, t) = run(dir.path(), &["--force-out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t["outcome"]["tripwire"].is_null());
+}

@@ -113,6 +113,8 @@ fn a_fetch_denial_or_a_refused_connection_is_network() {
     .unwrap();
     let mut made = refused.clone();
     made.allowed = true;
+    // Fresh wires: tripped ones stay tripped (see below).
+    let wires = Tripwires::new(None, vec![Tripwire::Network]);
     assert_eq!(wires.observe(&[allowed(1)], &[made]), None);
     let t = wires.observe(&[allowed(2)], &[refused]).unwrap();
     assert_eq!(t.wire, Tripwire::Network);
@@ -137,4 +139,15 @@ fn an_exec_the_wall_refused_is_exec_and_counts_as_a_denial() {
         budget.observe(&[walled], &[]).unwrap().wire,
         Tripwire::Denials
     );
+}
+
+/// A tripped wire stays tripped for every agent that shares it: a
+/// child's trip ends its parent at the parent's next look, whatever the
+/// parent's own calls were.
+#[test]
+fn a_tripped_wire_stays_tripped_for_those_sharing_it() {
+    let wires = Tripwires::new(Some(1), vec![]);
+    let t = wires.observe(&[denied(1)], &[]).unwrap();
+    assert_eq!(t.wire, Tripwire::Denials);
+    assert_eq!(wires.observe(&[allowed(2)], &[]), Some(t));
 }

@@ -269,7 +269,7 @@ impl Child<'_> {
             tool_choice: ToolChoice::Auto,
             spending: (!p.agents.is_empty())
                 .then(|| account.clone() as Arc<dyn crate::engine::Spending>),
-            tripwires: None,
+            tripwires: tree.tripwires.clone(),
         };
         let env = AgentEnv {
             provider: provider.as_ref(),

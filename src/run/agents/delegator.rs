@@ -30,6 +30,10 @@ pub struct Tree {
     /// The original workspace, unreadable to commands when the policy
     /// denies reading some of it: an isolated child's commands too.
     pub hidden: Option<crate::contain::HiddenTree>,
+    /// The task's tripwires: a child's denied calls count toward the
+    /// task's `max_denials` and `fail_fast`, and a wire a child trips
+    /// ends the task.
+    pub tripwires: Option<Arc<crate::engine::Tripwires>>,
 }
 
 /// One agent's power to start children.

@@ -77,6 +77,7 @@ pub(super) async fn attempts(
                 proxy_port: ready.proxy.as_ref().map(crate::net::Proxy::port),
                 spill_dir: scene.task_out.join("tool-results"),
                 hidden: p.hidden.clone(),
+                tripwires: limits.tripwires.clone(),
             });
             let root = crate::run::agents::Delegator::new(
                 tree,
