@@ -41,7 +41,7 @@ pub(super) fn decide_exec(
     listener: &OwnedFd,
     guard: &ExecGuard,
     rules: &Rules,
-    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusals: &Refused<'_>,
     spawning: &mut bool,
 ) -> First {
     // The spawn's own execs the runner cannot read (see `first_look`)
@@ -62,7 +62,7 @@ fn first_look(
     listener: &OwnedFd,
     guard: &ExecGuard,
     view: Option<&TmpView>,
-    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusals: &Refused<'_>,
     spawning: &mut bool,
     read: &mut Vec<String>,
 ) -> Answer {
@@ -363,7 +363,7 @@ fn folder_of(pid: i32, view: Option<&TmpView>) -> Option<PathBuf> {
 fn refuse_unread(
     listener: &OwnedFd,
     req: &libc::seccomp_notif,
-    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusals: &Refused<'_>,
     refusal: ExecRefusal,
 ) -> Answer {
     if !still_valid(listener, req.id) {
@@ -373,27 +373,32 @@ fn refuse_unread(
     Answer::Error(libc::EPERM)
 }
 
-/// Keeps `refusal` for the spawn's record (at most 100) and logs it. A
-/// shell looking a program up tries each folder of `PATH`: the same
-/// refusal in a row is said and kept once. A plain command the wall
-/// refuses is tried again by bash (which then says why to the model): the
-/// same refusal said a moment ago, by another spawn, is not said again.
-pub(super) fn record(refusals: &Mutex<Vec<ExecRefusal>>, refusal: ExecRefusal) {
-    static LAST_SAID: Mutex<Option<(String, std::time::Instant)>> = Mutex::new(None);
-    let mut list = refusals.lock().unwrap_or_else(|e| e.into_inner());
-    if list.last() != Some(&refusal) {
-        let text = refusal.to_string();
-        let mut last = LAST_SAID.lock().unwrap_or_else(|e| e.into_inner());
-        let repeated = last
-            .as_ref()
-            .is_some_and(|(t, at)| *t == text && at.elapsed() < std::time::Duration::from_secs(2));
-        if !repeated {
-            tracing::warn!("sandbox: exec refused: {text}");
-        }
-        *last = Some((text, std::time::Instant::now()));
-        if list.len() < 100 {
-            list.push(refusal);
-        }
+/// A spawn's exec refusals, and the one its task said last.
+pub(super) struct Refused<'a> {
+    /// The spawn's record.
+    pub list: &'a Mutex<Vec<ExecRefusal>>,
+    /// The refusal the task's spawns said last on stderr (see
+    /// [`Rules::said`]).
+    pub said: &'a Mutex<Option<ExecRefusal>>,
+}
+
+/// Keeps `refusal` for the spawn's record (at most 100) and says it on
+/// stderr. A shell looking a program up tries each folder of `PATH`: the
+/// same refusal in a row is kept once. It is said once in a row for the
+/// task: a plain command the wall refuses is tried again by bash, which
+/// meets the same refusal in a spawn of its own.
+pub(super) fn record(refusals: &Refused<'_>, refusal: ExecRefusal) {
+    let mut list = refusals.list.lock().unwrap_or_else(|e| e.into_inner());
+    if list.last() == Some(&refusal) {
+        return;
+    }
+    let mut said = refusals.said.lock().unwrap_or_else(|e| e.into_inner());
+    if said.as_ref() != Some(&refusal) {
+        tracing::warn!("sandbox: exec refused: {refusal}");
+        *said = Some(refusal.clone());
+    }
+    if list.len() < 100 {
+        list.push(refusal);
     }
 }
 
@@ -405,7 +410,7 @@ pub(super) fn follow_exec(
     req: &libc::seccomp_notif,
     rules: &Rules,
     alarm: &mut Option<follow::Alarm>,
-    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusals: &Refused<'_>,
     read: &[String],
 ) -> Result<(i32, i32), Answer> {
     let tid = req.pid as i32;
@@ -452,7 +457,7 @@ pub(super) fn conclude(
     tgid: i32,
     guard: &ExecGuard,
     rules: &Rules,
-    refusals: &Mutex<Vec<ExecRefusal>>,
+    refusals: &Refused<'_>,
 ) {
     let committed = follow::await_exec(alarm, tid, tgid, rules.killable_recv);
     if let follow::Committed::Exec(pid) = committed {

@@ -365,7 +365,10 @@ fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
 /// Serves the listener until no process uses the filter any more (the
 /// kernel then reports a hang-up).
 fn serve(listener: &OwnedFd, rules: &Rules, records: Records, escapes: &Escapes, mut root: Root) {
-    let refusals = records.execs;
+    let refusals = &exec::Refused {
+        list: records.execs,
+        said: &rules.said,
+    };
     // Until a call comes that the runner can read, the calls are the
     // spawn's own `execve`s of the program the runner chose (one per
     // folder of `PATH` tried): nothing else runs under the filter yet.

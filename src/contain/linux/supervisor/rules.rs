@@ -51,6 +51,10 @@ pub struct Rules {
     /// Where commands have a private `/tmp`: their paths as the runner
     /// finds them (see `private_tmp`).
     pub tmp: Option<Arc<crate::contain::os::private_tmp::TmpView>>,
+    /// The exec refusal the task's spawns said last on stderr: shared by
+    /// the task's copies of these rules, so one refusal met twice in a row
+    /// (a plain command, then bash trying it) is said once.
+    pub(super) said: Arc<std::sync::Mutex<Option<crate::contain::ExecRefusal>>>,
 }
 
 impl Rules {
@@ -70,6 +74,7 @@ impl Rules {
             follows: false,
             killable_recv: false,
             tmp: None,
+            said: Arc::default(),
         }
     }
 
