@@ -324,8 +324,9 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
         shared.log.ms_at(start),
     );
     let mut rest = rest;
+    let host = target.host.as_rule_text();
+    let to = format!("{host}:{}", target.port);
     if let Some(c) = &shared.canaries {
-        let to = format!("{}:{}", target.host.as_rule_text(), target.port);
         let body = target.forward.as_ref().map(|(_, b)| *b);
         match canary::inspect(c, &raw, (&to, body), &mut client, rest).await {
             Ok(body) => rest = body,
@@ -351,13 +352,11 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
     };
     match open(shared, &target, &mut record).await {
         Ok(upstream) if let Some((inspector, canaries)) = inspected => {
-            let host = target.host.as_rule_text();
-            let to = format!("{host}:{}", target.port);
             let (sent, received) = (AtomicU64::new(0), AtomicU64::new(0));
             let counts = (&sent, &received);
-            let (host, to) = (host.as_str(), to.as_str());
+            let names = (host.as_str(), to.as_str());
             let closed =
-                inspected::relay(client, upstream, (host, to), inspector, canaries, counts).await;
+                inspected::relay(client, upstream, names, inspector, canaries, counts).await;
             record.bytes_sent = sent.load(Ordering::Relaxed);
             record.bytes_received = received.load(Ordering::Relaxed);
             if let Err(why) = closed {

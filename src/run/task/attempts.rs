@@ -239,7 +239,7 @@ fn stopped(task: &Task, stop: AgentStop) -> Result<Answer, Outcome> {
             format!(
                 "the cost budget is spent: ${cost:.4} passed max_cost ${}{}",
                 task.max_cost.unwrap_or_default(),
-                if super::shared_cost::one_of_several(task) {
+                if super::shared_cost::group_of(task).is_some() {
                     " (the task's runs together)"
                 } else {
                     ""

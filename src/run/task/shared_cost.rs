@@ -60,22 +60,17 @@ pub(crate) fn group_of(task: &Task) -> Option<(PathBuf, String)> {
     base_name(task).map(|b| (task.file.clone(), b.to_string()))
 }
 
-/// Whether `task` is one of several runs of one task.
-pub(super) fn one_of_several(task: &Task) -> bool {
-    base_name(task).is_some()
-}
-
 impl TaskCosts {
     /// `task`'s place in its group, when it has a budget and is one of
     /// several runs of one task.
     pub(super) fn join(&self, task: &Task) -> Option<Member> {
         let max = task.max_cost?;
-        let base = base_name(task)?;
+        let key = group_of(task)?;
         let group = self
             .groups
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .entry((task.file.clone(), base.to_string()))
+            .entry(key)
             .or_default()
             .clone();
         let slot = {
