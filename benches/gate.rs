@@ -264,6 +264,17 @@ fn child(name: &str) {
             let cmd = fill(&format!("{cds}cat"), " a/b", 10_000);
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
         }
+        "cds-away" => {
+            let ws = workspace(0, 0);
+            let cds: String = (0..)
+                .map(|i| format!("cd /d{i} || true; "))
+                .scan(0, |len, cd| {
+                    *len += cd.len();
+                    (*len < 9_990).then_some(cd)
+                })
+                .collect();
+            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &format!("{cds}ls"))
+        }
         "curl-output-dirs" => {
             let ws = workspace(0, 0);
             let cmd = fill("curl -: https://x", " --output-dir d -o f", 10_000);

@@ -49,6 +49,10 @@ pub const SHAPES: &[Shape] = &[
         what: "40 `cd dN || true`, then `cat` with 10,000 characters of operands",
     },
     Shape {
+        name: "cds-away",
+        what: "`cd /dN || true;` to 10,000 characters (each folder away read where the script may be in it), then `ls`",
+    },
+    Shape {
         name: "find-roots-braces",
         what: "`find` with 300 roots and `-exec cat` with 2,000 `{}`",
     },
