@@ -189,3 +189,28 @@ fn a_canary_sent_inside_https_is_read_and_refused_when_asked() {
         t["tool_calls"][0]["content"]
     );
 }
+
+/// A command whose TLS names another host than the tunnel it asked for
+/// (`CONNECT 127.0.0.1:P`, then SNI `evil.example`) is refused: the proxy
+/// decided on the tunnel's host. Its connection record says why.
+#[test]
+fn a_tls_naming_another_host_than_its_tunnel_is_refused() {
+    let listener = HttpsListener::start();
+    let p = listener.port;
+    let ca = listener.ca_file.path().to_path_buf();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fronted = format!(
+        "openssl s_client -proxy ${{https_proxy#http://}} -connect 127.0.0.1:{p} -servername evil.example </dev/null; echo done"
+    );
+    task(d, "{inspect_https: true}", p, &[&fronted]);
+    let t = run(d, &ca, 0);
+    let refused = &t["connections"][0];
+    assert_eq!(refused["allowed"], false, "{}", t["connections"]);
+    assert_eq!(refused["rule"], "tls host", "{refused}");
+    assert!(
+        refused["reason"].as_str().unwrap().contains("evil.example"),
+        "{refused}"
+    );
+    assert_eq!(listener.received(), "");
+}
