@@ -26,7 +26,7 @@ mod support {
     pub mod gate_shapes;
 }
 
-use support::gate_shapes::SHAPES;
+use support::gate_shapes::{SHAPES, cds_away};
 
 fn rounds() -> usize {
     std::env::var("BENCH_ROUNDS")
@@ -265,15 +265,8 @@ fn child(name: &str) {
             decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &cmd)
         }
         "cds-away" => {
-            let ws = workspace(0, 0);
-            let cds: String = (0..)
-                .map(|i| format!("cd /d{i} || true; "))
-                .scan(0, |len, cd| {
-                    *len += cd.len();
-                    (*len < 9_990).then_some(cd)
-                })
-                .collect();
-            decide_bash(ws.path(), &policy(EVERYDAY_POLICY), &format!("{cds}ls"))
+            let cmd = cds_away();
+            decide_bash(workspace(0, 0).path(), &policy(EVERYDAY_POLICY), &cmd)
         }
         "curl-output-dirs" => {
             let ws = workspace(0, 0);

@@ -185,3 +185,17 @@ pub fn issue_71_command(name: &str, ws: &std::path::Path) -> String {
     }
     cmd
 }
+
+/// `cd /dN || true; ` to 10,000 characters, then `ls`: each `cd` a folder
+/// away, read for each folder the script may be in.
+pub fn cds_away() -> String {
+    let mut s = String::new();
+    for i in 0.. {
+        let cd = format!("cd /d{i} || true; ");
+        if s.len() + cd.len() + 2 > 9_990 {
+            break;
+        }
+        s.push_str(&cd);
+    }
+    s + "ls"
+}
