@@ -3,13 +3,12 @@
 //! same gate a run uses (`decide_call`), beside an everyday command.
 //!
 //! Each shape runs in a child process of its own, on a thread with a tokio
-//! worker's 2 MiB stack (this binary with
-//! `--shape NAME`), so that a hang is cut at `BENCH_TIMEOUT` seconds
-//! (default 30) and a crash is reported instead of ending the bench; the
-//! child prints its median time over `BENCH_ROUNDS` rounds (default 3) and
-//! its peak memory. Goals (docs/src/performance-log.md): any command up to the
-//! 10,000-character limit decided in under 50 ms and 64 MB; a policy of
-//! 10,000 rules loaded in under 1 s.
+//! worker's 2 MiB stack (this binary with `--shape NAME`), so that a hang
+//! is cut at `BENCH_TIMEOUT` seconds (default 30) and a crash is reported
+//! instead of ending the bench; the child prints its median time over
+//! `BENCH_ROUNDS` rounds (default 3) and its peak memory. Goals (see
+//! docs/src/performance-log.md): any command up to the 10,000-character
+//! limit decided in under 50 ms and 64 MB; 10,000 rules loaded in 1 s.
 //!
 //! Run with `cargo bench --features test-tools --bench gate`.
 
